@@ -1,0 +1,46 @@
+// The gangway command: one subcommand per file, dispatched here.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "../config.h"
+#include "commands.hpp"
+
+namespace {
+
+void usage(std::FILE* out) {
+    std::fputs(
+        "usage: gangway <command> [options]\n"
+        "\n"
+        "gangway turns a SLURM job step into an instant cluster. Its SPANK plugin sets\n"
+        "MASTER_ADDR, MASTER_PORT, NODE_RANK, WORLD_SIZE and the rest in every task.\n"
+        "\n"
+        "commands:\n"
+        "  env [--explain]   print the variables gangway set for this task (run it under srun)\n"
+        "  version           print the version and the SLURM it was built for\n"
+        "  help              this text\n"
+        "\n"
+        "See gangway(1) and gangway.so(8).\n",
+        out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const std::string cmd = argv[1];
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+        usage(stdout);
+        return 0;
+    }
+    if (cmd == "version" || cmd == "--version" || cmd == "-V") {
+        std::printf("gangway %s (built for SLURM %s)\n", PACKAGE_VERSION, GANGWAY_SLURM_BUILT_FOR);
+        return 0;
+    }
+    if (cmd == "env") return gangway::cli::cmd_env(argc - 1, argv + 1);
+    std::fprintf(stderr, "gangway: unknown command \"%s\"; run `gangway help` for the list\n", cmd.c_str());
+    return 2;
+}

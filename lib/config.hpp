@@ -1,0 +1,46 @@
+// Site configuration (key=value words on the plugstack.conf line) and the
+// user's choices (SPANK options, GANGWAY_* environment), validated into one
+// plain struct. Precedence: command line > GANGWAY_* env > site default.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "port.hpp"
+
+namespace gangway {
+
+enum class Mode { Auto, Node, Task, Off };
+
+struct Config {
+    Mode mode = Mode::Auto;
+    std::string iface;          // data network interface; empty: use the node name's address
+    std::string addr_template;  // e.g. "%h-ib": name whose address is the node's data address
+    PortRange ports;
+    bool batch = true;          // also set the variables in the batch script
+};
+
+// Parses the plugstack.conf arguments. Throws gangway::Error naming the bad
+// word and the known keys.
+Config parse_site_args(const std::vector<std::string>& args);
+
+// "auto", "node", "task", "off" (and on = auto). `origin` names where the
+// value came from ("--gangway", "GANGWAY_MODE", "mode=") for the message.
+Mode parse_mode(std::string_view text, std::string_view origin);
+std::string_view to_string(Mode m);
+
+// An interface name as Linux accepts it (IFNAMSIZ, no '/', no blanks).
+void check_iface_name(std::string_view name, std::string_view origin);
+
+// A user's choices; unset fields leave the site's value.
+struct UserChoice {
+    std::optional<Mode> mode;
+    std::optional<std::string> iface;
+};
+Config apply_user(Config site, const UserChoice& user);
+
+// "%h-ib" with node "gpu01" -> "gpu01-ib"; %% is a literal percent sign.
+std::string expand_addr_template(std::string_view tmpl, std::string_view node);
+
+}  // namespace gangway

@@ -1,0 +1,28 @@
+// The rendezvous port of a job step, chosen with no communication so that
+// every node of the step computes the same one.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gangway {
+
+struct PortRange {
+    std::uint16_t lo = 61000;  // above Linux's default ephemeral range (32768-60999)
+    std::uint16_t hi = 65535;
+};
+
+// Ports are handed out in blocks of this size so that frameworks that use
+// PORT+1 and PORT+2 (Megatron, DeepSpeed) stay inside the step's block.
+inline constexpr unsigned kPortBlock = 4;
+
+// SLURM_STEP_RESV_PORTS ("12000-12003" or "12000,12005"): its first port, or
+// nullopt when the string is empty. Throws gangway::Error when malformed.
+std::optional<std::uint16_t> first_reserved_port(std::string_view resv_ports);
+
+// A port in `range` from the job and step ids. Steps of one job get distinct
+// blocks (the step id walks the blocks), so two steps of a job never collide
+// until the range is exhausted; jobs are spread by a hash of the job id.
+std::uint16_t hashed_port(std::uint32_t job_id, std::uint32_t step_id, PortRange range);
+
+}  // namespace gangway

@@ -1,0 +1,12 @@
+// srun, sbatch and salloc (SPANK's local and allocator contexts): validate
+// everything before any allocation, so that a mistake costs one clear line and
+// no queue time.
+#pragma once
+#include "spank_api.hpp"
+
+namespace gangway::plugin::local {
+
+int init(spank_t sp, int ac, char** av);
+int init_post_opt(spank_t sp);
+
+}  // namespace gangway::plugin::local

@@ -1,0 +1,10 @@
+#include "log.hpp"
+
+#include "spank_api.hpp"
+
+namespace gangway::plugin {
+
+void log_error(const std::string& msg) { slurm_error("gangway: %s", msg.c_str()); }
+void log_info(const std::string& msg) { slurm_info("gangway: %s", msg.c_str()); }
+
+}  // namespace gangway::plugin

@@ -1,0 +1,11 @@
+// Every message carries the plugin's name; SLURM adds "srun: error:" or
+// "slurmstepd: error:" in front of it.
+#pragma once
+#include <string>
+
+namespace gangway::plugin {
+
+void log_error(const std::string& msg);  // to the user (and slurmd's log in remote context)
+void log_info(const std::string& msg);   // slurmd's log / srun -v only
+
+}  // namespace gangway::plugin

@@ -1,0 +1,86 @@
+#include "options.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "../lib/error.hpp"
+#include "log.hpp"
+#include "state.hpp"
+
+namespace gangway::plugin {
+namespace {
+
+enum OptVal { kMode = 1, kIface = 2 };
+
+// The option callback runs in srun/sbatch to validate (remote == 0) and again
+// in slurmstepd (remote == 1), where a failure must not abort the daemon's
+// callback chain: it is kept and reported at task start.
+int on_option(int val, const char* optarg, int remote) {
+    try {
+        const std::string arg = optarg ? optarg : "";
+        if (val == kMode) state().cli.mode = parse_mode(arg, "--gangway");
+        if (val == kIface) {
+            check_iface_name(arg, "--gangway-iface");
+            state().cli.iface = arg;
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        if (remote) {
+            note_error(e.what());
+            return 0;
+        }
+        log_error(e.what());
+        return -1;
+    }
+}
+
+char kModeName[] = "gangway";
+char kModeArg[] = "MODE";
+char kModeUsage[] =
+    "[gangway] instant-cluster variables: auto (default), node (one task per node: torchrun), task (one task per "
+    "GPU/rank), off. Env: GANGWAY_MODE";
+char kIfaceName[] = "gangway-iface";
+char kIfaceArg[] = "IFACE";
+char kIfaceUsage[] = "[gangway] data network interface for addresses, NCCL and Gloo (default: site iface=). Env: GANGWAY_IFACE";
+
+struct spank_option kOptions[] = {
+    {kModeName, kModeArg, kModeUsage, 1, kMode, on_option},
+    {kIfaceName, kIfaceArg, kIfaceUsage, 1, kIface, on_option},
+    SPANK_OPTIONS_TABLE_END,
+};
+
+std::string context_getenv(spank_t sp, const char* name) {
+    if (spank_remote(sp)) {
+        char buf[256];
+        if (spank_getenv(sp, name, buf, sizeof buf) == ESPANK_SUCCESS) return buf;
+        return {};
+    }
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+}  // namespace
+
+int register_options(spank_t sp) {
+    for (auto* o = kOptions; o->name; ++o) {
+        const spank_err_t rc = spank_option_register(sp, o);
+        if (rc != ESPANK_SUCCESS) {
+            log_error(std::string("cannot register option --") + o->name + ": " + spank_strerror(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void apply_env_fallbacks(spank_t sp) {
+    auto& cli = state().cli;
+    if (!cli.mode)
+        if (auto v = context_getenv(sp, "GANGWAY_MODE"); !v.empty()) cli.mode = parse_mode(v, "GANGWAY_MODE");
+    if (!cli.iface)
+        if (auto v = context_getenv(sp, "GANGWAY_IFACE"); !v.empty()) {
+            check_iface_name(v, "GANGWAY_IFACE");
+            cli.iface = v;
+        }
+}
+
+}  // namespace gangway::plugin

@@ -1,0 +1,123 @@
+#include "remote.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../lib/error.hpp"
+#include "../lib/sys/net_io.hpp"
+#include "../lib/data_addr.hpp"
+#include "log.hpp"
+#include "options.hpp"
+#include "state.hpp"
+
+namespace gangway::plugin::remote {
+namespace {
+
+std::optional<std::string> get_env(spank_t sp, const std::string& name) {
+    std::vector<char> buf(4096);
+    for (;;) {
+        const spank_err_t rc = spank_getenv(sp, name.c_str(), buf.data(), static_cast<int>(buf.size()));
+        if (rc == ESPANK_SUCCESS) return std::string(buf.data());
+        if (rc != ESPANK_NOSPACE || buf.size() > (1u << 24)) return std::nullopt;
+        buf.resize(buf.size() * 4);
+    }
+}
+
+std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item) {
+    std::uint32_t v = 0;
+    if (spank_get_item(sp, item, &v) != ESPANK_SUCCESS) return std::nullopt;
+    return v;
+}
+
+SlurmFacts read_facts(spank_t sp, bool per_task) {
+    SlurmFacts f;
+    f.job_id = item_u32(sp, S_JOB_ID).value_or(0);
+    f.step_id = item_u32(sp, S_JOB_STEPID).value_or(0);
+    f.nnodes = item_u32(sp, S_JOB_NNODES);
+    f.node_id = item_u32(sp, S_JOB_NODEID);
+    f.total_tasks = item_u32(sp, S_JOB_TOTAL_TASK_COUNT);
+    f.local_tasks = item_u32(sp, S_JOB_LOCAL_TASK_COUNT);
+    if (per_task) {
+        f.task_rank = item_u32(sp, S_TASK_GLOBAL_ID);
+        int local = -1;
+        if (spank_get_item(sp, S_TASK_ID, &local) == ESPANK_SUCCESS && local >= 0)
+            f.task_local_id = static_cast<std::uint32_t>(local);
+    }
+    for (const auto& name : step_env_names())
+        if (auto v = get_env(sp, name)) f.env[name] = *v;
+    return f;
+}
+
+Config effective_config() { return apply_user(state().site, state().cli); }
+
+}  // namespace
+
+int init(spank_t sp, int ac, char** av) {
+    try {
+        state().site = parse_site_args(std::vector<std::string>(av, av + ac));
+    } catch (const Error& e) {
+        note_error(std::string(e.what()) + "; ask your SLURM administrator to fix the gangway line");
+    }
+    // Without registration the options srun forwarded would not be parsed here.
+    if (register_options(sp) != 0) note_error("could not register gangway's options in slurmstepd");
+    return 0;
+}
+
+int init_post_opt(spank_t sp) {
+    try {
+        apply_env_fallbacks(sp);
+    } catch (const Error& e) {
+        note_error(e.what());
+    }
+    return 0;
+}
+
+int user_init(spank_t sp) {
+    if (!state().error.empty()) return 0;
+    try {
+        const Config cfg = effective_config();
+        if (cfg.mode == Mode::Off) return 0;
+        const StepView step = make_step_view(read_facts(sp, false));
+        if (step.kind == StepKind::Extern || step.kind == StepKind::Interactive || step.heterogeneous) return 0;
+        if (step.kind == StepKind::Batch && !cfg.batch) return 0;
+        // Once per step and node: task_init of every task inherits the result.
+        const auto nets = cfg.iface.empty() ? std::vector<IfaceAddr>{} : sys::iface_addrs(cfg.iface);
+        state().addrs = find_node_addrs(cfg, step.nodes, step.node_index, nets, sys::resolve_host);
+        state().addrs_ready = true;
+    } catch (const Error& e) {
+        note_error(e.what());
+    }
+    return 0;
+}
+
+int task_init(spank_t sp) {
+    auto& st = state();
+    if (!st.error.empty()) {
+        log_error(st.error);
+        return -1;
+    }
+    if (!st.addrs_ready) return 0;  // off, or a step left alone on purpose
+    try {
+        const Config cfg = effective_config();
+        const StepView step = make_step_view(read_facts(sp, true));
+        EnvMap current;
+        for (const auto& name : contract_names())
+            if (auto v = get_env(sp, name)) current[name] = *v;
+        if (auto v = get_env(sp, kSetRecordVar)) current[kSetRecordVar] = *v;
+        const EnvPlan plan = plan_env(cfg, step, st.addrs, current);
+        for (const auto& [name, value] : plan.set) {
+            const spank_err_t rc = value.empty() && name != kSetRecordVar
+                                       ? spank_unsetenv(sp, name.c_str())
+                                       : spank_setenv(sp, name.c_str(), value.c_str(), 1);
+            if (rc != ESPANK_SUCCESS)
+                throw Error("cannot set " + name + " in the task's environment: " + spank_strerror(rc));
+        }
+    } catch (const Error& e) {
+        log_error(e.what());
+        return -1;
+    }
+    return 0;
+}
+
+}  // namespace gangway::plugin::remote

@@ -1,0 +1,23 @@
+// Per-process plugin state. Each SLURM process (srun, sbatch, slurmstepd)
+// loads its own copy of the plugin; in slurmstepd the tasks are forked after
+// user_init, so what user_init computed is inherited by every task_init.
+#pragma once
+#include <string>
+
+#include "../lib/config.hpp"
+#include "../lib/cluster_env.hpp"
+
+namespace gangway::plugin {
+
+struct State {
+    Config site;
+    UserChoice cli;           // from --gangway* options
+    std::string error;        // first problem found; reported where failing is safe
+    bool addrs_ready = false;
+    NodeAddrs addrs;
+};
+
+State& state();
+void note_error(const std::string& message);  // keeps the first one
+
+}  // namespace gangway::plugin

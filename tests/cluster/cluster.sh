@@ -1,0 +1,414 @@
+#!/bin/bash
+# A real SLURM cluster of N nodes on one machine, each node a network
+# namespace with a management (eth0) and a data (eth1) interface.
+#
+#   cluster.sh up [-n N] [--task-plugin=task/none|task/affinity]
+#   cluster.sh down [--purge]
+#   cluster.sh status
+#   cluster.sh wait [TIMEOUT_SECONDS]
+#   cluster.sh exec NODE CMD...
+#   cluster.sh nodes
+#
+# See tests/cluster/README.md for the address plan and the traps.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+DIR=${GANGWAY_CLUSTER_DIR:-/var/tmp/gangway-cluster}
+CONF=$DIR/etc/slurm.conf
+CTLD_PORT=${GANGWAY_SLURMCTLD_PORT:-16817}
+WAIT_TIMEOUT=${GANGWAY_CLUSTER_TIMEOUT:-60}
+MGMT_NET=198.18.0   # eth0, SLURM NodeAddr; RFC 2544 range, never routed
+DATA_NET=198.19.0   # eth1, the plugin's data network
+MGMT_BR=gw0
+DATA_BR=gw1
+FIRST_NODE_NUM=8    # node08, node09, node10, node11: crosses a digit boundary on purpose
+FIRST_HOST_OCTET=11
+
+# The node running the sbin tools may lack /usr/sbin in PATH (sudo, CI).
+export PATH=/usr/sbin:/sbin:/usr/bin:/bin:$PATH
+# Our clients must talk to our controller, never a default /etc/slurm one.
+export SLURM_CONF=$CONF
+
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+log() { echo "cluster.sh: $*" >&2; }
+
+node_name() { printf 'node%02d' $((FIRST_NODE_NUM + $1)); }
+mgmt_addr() { echo "$MGMT_NET.$((FIRST_HOST_OCTET + $1))"; }
+data_addr() { echo "$DATA_NET.$((FIRST_HOST_OCTET + $1))"; }
+
+# Node count of the running (or last) cluster, from the state we wrote at up.
+saved_n() {
+    if [[ -r $DIR/cluster.state ]]; then
+        sed -n 's/^N=//p' "$DIR/cluster.state"
+    fi
+}
+
+all_nodes() {  # all_nodes N -> names, one per line
+    local i
+    for ((i = 0; i < $1; i++)); do node_name "$i"; echo; done
+}
+
+# Node names in our namespace list, whatever N was: down must clean up a
+# cluster even when the state file is gone or was for another N.
+existing_netns() {
+    ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^node[0-9]+$' || true
+}
+
+pid_alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
+read_pid() { [[ -r $1 ]] && cat "$1" 2>/dev/null || true; }
+
+# PIDs whose command line mentions our slurm.conf: the controller and
+# any slurmd whose pid file we lost.  Exact, never a broad name match.
+pids_using_conf() {
+    local p cmd
+    for p in /proc/[0-9]*; do
+        cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+        case $cmd in
+            *slurm*"$CONF"*) echo "${p#/proc/}" ;;
+        esac
+    done
+}
+
+kill_and_wait() {  # kill_and_wait PID... : TERM, then KILL after 5 s
+    local p t
+    [[ $# -gt 0 ]] || return 0
+    kill -TERM "$@" 2>/dev/null || true
+    for ((t = 0; t < 50; t++)); do
+        local alive=0
+        for p in "$@"; do pid_alive "$p" && alive=1; done
+        [[ $alive = 0 ]] && return 0
+        sleep 0.1
+    done
+    kill -KILL "$@" 2>/dev/null || true
+    sleep 0.2
+}
+
+# ---------------------------------------------------------------- down
+
+cmd_down() {
+    local purge=0 n pids
+    [[ ${1:-} = --purge ]] && purge=1
+    # Everything running inside a node namespace: slurmd, slurmstepd, the
+    # tasks, the namespace anchor.  Killing them also frees the private
+    # mount namespaces, so no mounts are left on the host.
+    for n in $(existing_netns); do
+        pids=$(ip netns pids "$n" 2>/dev/null || true)
+        # shellcheck disable=SC2086
+        kill_and_wait $pids
+    done
+    # shellcheck disable=SC2046
+    kill_and_wait $(read_pid "$DIR/run/slurmctld.pid") $(pids_using_conf)
+    for n in $(existing_netns); do
+        ip netns del "$n" 2>/dev/null || true
+    done
+    # Host-side veth ends normally vanish with their namespace; a half-made
+    # node may have left one behind.
+    for n in $(ip -o link show 2>/dev/null | sed -n 's/^[0-9]*: \([md]-node[0-9]*\)[@:].*/\1/p'); do
+        ip link del "$n" 2>/dev/null || true
+    done
+    for n in $MGMT_BR $DATA_BR; do
+        ip link del "$n" 2>/dev/null || true
+    done
+    rm -f "$DIR"/run/*.pid "$DIR/cluster.state"
+    if [[ $purge = 1 ]]; then
+        rm -rf "$DIR"
+    fi
+    log "down"
+}
+
+# ---------------------------------------------------------------- up
+
+write_config() {  # write_config N TASK_PLUGIN
+    local n=$1 task=$2 i lines="" host fqdn
+    host=$(hostname -s)
+    fqdn=$(hostname -f 2>/dev/null || echo "$host")
+    mkdir -p "$DIR"/{etc,log,run,spool,nodes}
+    for ((i = 0; i < n; i++)); do
+        # CPUs > real cores is fine thanks to config_overrides; Boards/Sockets
+        # given explicitly so task/affinity sees a consistent layout.
+        lines+="NodeName=$(node_name "$i") NodeAddr=$(mgmt_addr "$i") NodeHostname=$(node_name "$i") CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1024 State=UNKNOWN"$'\n'
+    done
+    # awk, not sed: the node lines are multi-line.
+    awk -v dir="$DIR" -v host="$host" -v port="$CTLD_PORT" -v task="$task" -v nodes="$lines" '
+        { gsub(/@DIR@/, dir); gsub(/@CTLD_HOST@/, host); gsub(/@CTLD_PORT@/, port);
+          gsub(/@TASK_PLUGIN@/, task) }
+        /^@NODE_LINES@$/ { printf "%s", nodes; next }
+        { print }' "$HERE/slurm.conf.in" >"$CONF.tmp"
+    mv "$CONF.tmp" "$CONF"
+    # Tests write plugstack.conf; we only make sure it exists.
+    [[ -e $DIR/etc/plugstack.conf ]] || : >"$DIR/etc/plugstack.conf"
+
+    # One hosts file for all nodes: node names resolve to MANAGEMENT
+    # addresses (as on a real cluster where DNS knows only the admin
+    # network), so the plugin has to discover the data address itself.
+    {
+        echo "127.0.0.1 localhost"
+        echo "::1 localhost ip6-localhost ip6-loopback"
+        if [[ $fqdn != "$host" ]]; then
+            echo "$MGMT_NET.1 $fqdn $host"
+        else
+            echo "$MGMT_NET.1 $host"
+        fi
+        for ((i = 0; i < n; i++)); do
+            echo "$(mgmt_addr "$i") $(node_name "$i")"
+        done
+    } >"$DIR/etc/hosts"
+    for ((i = 0; i < n; i++)); do
+        local nd=$DIR/nodes/$(node_name "$i")
+        mkdir -p "$nd"
+        cp "$DIR/etc/hosts" "$nd/hosts"
+        echo "$(node_name "$i")" >"$nd/hostname"
+    done
+
+    cat >"$DIR/env.sh" <<EOF
+# Source me: points SLURM clients at the gangway test cluster.
+export SLURM_CONF=$CONF
+export GANGWAY_CLUSTER_DIR=$DIR
+export GANGWAY_CLUSTER_N=$n
+export GANGWAY_CLUSTER_NODES="$(all_nodes "$n" | tr '\n' ' ' | sed 's/ $//')"
+export GANGWAY_CLUSTER_MGMT_NET=$MGMT_NET.0/24
+export GANGWAY_CLUSTER_DATA_NET=$DATA_NET.0/24
+export GANGWAY_CLUSTER_PLUGSTACK=$DIR/etc/plugstack.conf
+case ":\$PATH:" in *:/usr/sbin:*) ;; *) export PATH=\$PATH:/usr/sbin ;; esac
+EOF
+}
+
+make_bridge() {  # make_bridge NAME ADDR/PREFIX
+    ip link add "$1" type bridge
+    # br_netfilter may be loaded (it is on these VMs): keep host firewall
+    # rules, if any appear, from filtering bridged node-to-node traffic.
+    ip link set "$1" type bridge nf_call_iptables 0 nf_call_ip6tables 0 nf_call_arptables 0 2>/dev/null || true
+    ip addr add "$2" dev "$1"
+    ip link set "$1" up
+}
+
+make_node_net() {  # make_node_net INDEX
+    local i=$1 n
+    n=$(node_name "$i")
+    ip netns add "$n"
+    ip -n "$n" link set lo up
+    # Create each veth with its inner end already in the namespace, named
+    # eth0/eth1 there; the host end keeps a predictable name so that tests
+    # can `tc qdisc add dev d-node08 ...` or `ip link set d-node08 down`.
+    ip link add "m-$n" type veth peer name eth0 netns "$n"
+    ip link add "d-$n" type veth peer name eth1 netns "$n"
+    ip link set "m-$n" master "$MGMT_BR" up
+    ip link set "d-$n" master "$DATA_BR" up
+    ip -n "$n" addr add "$(mgmt_addr "$i")/24" dev eth0
+    ip -n "$n" addr add "$(data_addr "$i")/24" dev eth1
+    ip -n "$n" link set eth0 up
+    ip -n "$n" link set eth1 up
+    # Anything else (e.g. the machine's own uplink address) goes via the host.
+    ip -n "$n" route add default via "$MGMT_NET.1"
+}
+
+# A long-lived process that owns the node's mount and UTS namespaces, so
+# `exec` works and slurmd can be (re)started inside them even while no
+# slurmd runs.  Private /tmp: SLURM and PMIx put per-node sockets and
+# files there (they would collide across nodes otherwise).  Private
+# /dev/shm: shared-memory transports must not see other "nodes".
+start_anchor() {  # start_anchor INDEX
+    local n nd
+    n=$(node_name "$1")
+    nd=$DIR/nodes/$n
+    rm -f "$nd/anchor.pid"
+    setsid nsenter --net="/run/netns/$n" -- \
+        unshare --mount --uts --propagation private -- \
+        /bin/sh -c '
+            set -e
+            mount -t tmpfs -o mode=1777 tmpfs /tmp
+            mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+            mount --bind "$1/hosts" /etc/hosts
+            mount --bind "$1/hostname" /etc/hostname
+            hostname "$2"
+            echo $$ >"$1/anchor.pid"
+            exec sleep infinity' anchor "$nd" "$n" \
+        </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 &
+    local t
+    for ((t = 0; t < 50; t++)); do
+        [[ -s $nd/anchor.pid ]] && return 0
+        sleep 0.1
+    done
+    die "namespace anchor for $n did not start, see $DIR/log/anchor-$n.log"
+}
+
+# Run a command inside a node: its network, mount (private /tmp, hosts)
+# and UTS namespaces.  Not `ip netns exec`: that remounts /sys, and slurmd
+# then finds no cgroup hierarchy.
+in_node() {  # in_node NODE CMD...
+    local n=$1 pid
+    shift
+    pid=$(read_pid "$DIR/nodes/$n/anchor.pid")
+    pid_alive "$pid" || die "node $n is not running (no namespace anchor); run: $0 up"
+    nsenter --target "$pid" --net --mount --uts -- "$@"
+}
+
+start_slurmd() {  # start_slurmd NODE
+    # -N: several slurmd's on one machine, each with its own node name.
+    # slurmd daemonizes and writes $DIR/run/slurmd-NODE.pid.
+    pid_alive "$(read_pid "$DIR/nodes/$1/anchor.pid")" || die "node $1 has no namespace anchor"
+    in_node "$1" slurmd -f "$CONF" -N "$1" >>"$DIR/log/slurmd-$1.start.log" 2>&1 \
+        || die "slurmd $1 failed to start, see $DIR/log/slurmd-$1.log and $DIR/log/slurmd-$1.start.log"
+}
+
+start_slurmctld() {
+    slurmctld -f "$CONF" >>"$DIR/log/slurmctld.start.log" 2>&1 \
+        || die "slurmctld failed to start, see $DIR/log/slurmctld.log and $DIR/log/slurmctld.start.log"
+}
+
+# Node states, "node08 idle" per line; empty if the controller is down.
+node_states() {
+    timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null | sort -u || true
+}
+
+# True if all N expected nodes are idle/mix/alloc (a trailing * means the
+# node does not respond, ~ power saving, # powering up: all unhealthy).
+all_nodes_ok() {  # all_nodes_ok N
+    local n=$1 states ok
+    states=$(node_states)
+    ok=$(awk '$2 ~ /^(idle|mix|alloc)$/' <<<"$states" | wc -l)
+    [[ $ok -eq $n ]] && [[ $(wc -l <<<"$states") -eq $n ]]
+}
+
+cmd_wait() {
+    local timeout=${1:-$WAIT_TIMEOUT} n t
+    n=$(saved_n)
+    [[ -n $n ]] || die "no cluster state in $DIR (run: $0 up)"
+    for ((t = 0; t < timeout * 2; t++)); do
+        all_nodes_ok "$n" && return 0
+        sleep 0.5
+    done
+    {
+        echo "cluster.sh: nodes not all idle after ${timeout}s; sinfo says:"
+        node_states | sed 's/^/    /'
+        echo "cluster.sh: see $DIR/log/slurmctld.log and $DIR/log/slurmd-NODE.log; last controller lines:"
+        tail -n 15 "$DIR/log/slurmctld.log" 2>/dev/null | sed 's/^/    /'
+    } >&2
+    return 1
+}
+
+# Editing the template or this script must restart the cluster on `up`.
+source_sum() {
+    cat "$HERE/slurm.conf.in" "$HERE/cluster.sh" | md5sum | cut -d' ' -f1
+}
+
+# Healthy and configured as asked: then `up` has nothing to do.
+is_up_as() {  # is_up_as N TASK_PLUGIN
+    local n=$1 task=$2 node
+    [[ -r $DIR/cluster.state ]] || return 1
+    grep -qx "N=$n" "$DIR/cluster.state" || return 1
+    grep -qx "TASK_PLUGIN=$task" "$DIR/cluster.state" || return 1
+    grep -qx "SRC=$HERE" "$DIR/cluster.state" || return 1
+    grep -qx "SUM=$(source_sum)" "$DIR/cluster.state" || return 1
+    pid_alive "$(read_pid "$DIR/run/slurmctld.pid")" || return 1
+    for node in $(all_nodes "$n"); do
+        pid_alive "$(read_pid "$DIR/nodes/$node/anchor.pid")" || return 1
+        pid_alive "$(read_pid "$DIR/run/slurmd-$node.pid")" || return 1
+    done
+    all_nodes_ok "$n"
+}
+
+# The Debian postinst may have started distribution daemons (only where
+# systemd runs).  Ours use other ports/namespaces, but a default slurmctld
+# on the same machine confuses anyone reading logs: warn, don't kill.
+warn_foreign_daemons() {
+    local p cmd
+    for p in $(pgrep -x slurmctld; pgrep -x slurmd); do
+        cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+        case $cmd in *"$CONF"*) ;; *) log "warning: foreign SLURM daemon pid $p ($cmd) is running; ignoring it" ;; esac
+    done
+}
+
+cmd_up() {
+    local n=4 task=${GANGWAY_TASK_PLUGIN:-task/none} i node
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            -n) n=${2:?-n needs a number}; shift 2 ;;
+            -n*) n=${1#-n}; shift ;;
+            --task-plugin=*) task=${1#*=}; shift ;;
+            --task-plugin) task=${2:?}; shift 2 ;;
+            *) die "up: unknown argument '$1'" ;;
+        esac
+    done
+    [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 240)) || die "up: -n must be 1..240"
+    for cmd in slurmctld slurmd sinfo ip nsenter unshare setsid; do
+        command -v "$cmd" >/dev/null || die "'$cmd' not found; install: apt-get install slurmctld slurmd slurm-client iproute2 util-linux"
+    done
+
+    if is_up_as "$n" "$task"; then
+        log "already up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $task"
+        return 0
+    fi
+    # Anything else (partial, other N, other task plugin, dead daemon):
+    # start from scratch; it takes seconds and leaves no doubt.
+    if [[ -e $DIR/cluster.state || -n $(existing_netns) ]] || ip link show "$MGMT_BR" >/dev/null 2>&1; then
+        log "not up as requested (or unhealthy): restarting"
+        cmd_down
+    fi
+    warn_foreign_daemons
+
+    write_config "$n" "$task"
+    # Fresh logs and controller state for each cluster: no stale jobs, and
+    # a failing test's logs contain only its cluster's life.
+    rm -rf "$DIR/spool" "$DIR"/log/*
+    mkdir -p "$DIR/spool/slurmctld"
+    for node in $(all_nodes "$n"); do mkdir -p "$DIR/spool/$node"; done
+
+    make_bridge "$MGMT_BR" "$MGMT_NET.1/24"
+    make_bridge "$DATA_BR" "$DATA_NET.1/24"
+    for ((i = 0; i < n; i++)); do
+        make_node_net "$i"
+        start_anchor "$i"
+    done
+    printf 'N=%s\nTASK_PLUGIN=%s\nSRC=%s\nSUM=%s\n' "$n" "$task" "$HERE" "$(source_sum)" >"$DIR/cluster.state"
+
+    start_slurmctld
+    for node in $(all_nodes "$n"); do start_slurmd "$node"; done
+    if ! cmd_wait "$WAIT_TIMEOUT"; then
+        die "cluster did not come up; logs in $DIR/log/"
+    fi
+    log "up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $task; source $DIR/env.sh"
+}
+
+cmd_status() {
+    local n
+    n=$(saved_n)
+    if [[ -z $n ]]; then
+        echo "down"
+        return 1
+    fi
+    node_states
+    all_nodes_ok "$n"
+}
+
+cmd_exec() {
+    [[ $# -ge 2 ]] || die "usage: $0 exec NODE CMD..."
+    in_node "$@"
+}
+
+usage() {
+    sed -n '2,12s/^# \{0,1\}//p' "$0"
+    exit 2
+}
+
+main() {
+    [[ $# -ge 1 ]] || usage
+    if [[ $(id -u) -ne 0 ]]; then
+        echo "cluster.sh: needs root (network namespaces, bridges, mounts); skipping" >&2
+        exit 77
+    fi
+    local sub=$1
+    shift
+    case $sub in
+        up) cmd_up "$@" ;;
+        down) cmd_down "$@" ;;
+        status) cmd_status ;;
+        wait) cmd_wait "$@" ;;
+        exec) cmd_exec "$@" ;;
+        nodes) all_nodes "$(saved_n)" ;;
+        -h | --help | help) usage ;;
+        *) die "unknown command '$sub' (up, down, status, wait, exec, nodes)" ;;
+    esac
+}
+
+main "$@"

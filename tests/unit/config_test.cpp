@@ -1,0 +1,68 @@
+#include <catch2/catch.hpp>
+
+#include "lib/config.hpp"
+
+using namespace gangway;
+using W = std::vector<std::string>;
+
+TEST_CASE("site defaults") {
+    const Config c = parse_site_args({});
+    CHECK(c.mode == Mode::Auto);
+    CHECK(c.iface.empty());
+    CHECK(c.ports.lo == 61000);
+    CHECK(c.ports.hi == 65535);
+    CHECK(c.batch);
+}
+
+TEST_CASE("every site key") {
+    const Config c = parse_site_args(W{"mode=task", "iface=ib0", "addr_template=%h-ib", "port_range=20000-20099", "batch=no"});
+    CHECK(c.mode == Mode::Task);
+    CHECK(c.iface == "ib0");
+    CHECK(c.addr_template == "%h-ib");
+    CHECK(c.ports.lo == 20000);
+    CHECK(c.ports.hi == 20099);
+    CHECK_FALSE(c.batch);
+}
+
+TEST_CASE("bad site words name the key and what to do") {
+    CHECK_THROWS_WITH(parse_site_args(W{"ifcae=ib0"}), Catch::Contains("unknown key \"ifcae\"") && Catch::Contains("known keys"));
+    CHECK_THROWS_WITH(parse_site_args(W{"iface"}), Catch::Contains("not key=value"));
+    CHECK_THROWS_WITH(parse_site_args(W{"=x"}), Catch::Contains("not key=value"));
+    CHECK_THROWS_WITH(parse_site_args(W{"mode=fast"}), Catch::Contains("mode=fast is not a mode"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=100-200"}), Catch::Contains("port_range=100-200"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=62000-61000"}), Catch::Contains("LO-HI"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=61000"}), Catch::Contains("LO-HI"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=61000-70000"}), Catch::Contains("LO-HI"));
+    CHECK_THROWS_WITH(parse_site_args(W{"batch=maybe"}), Catch::Contains("yes/no"));
+    CHECK_THROWS_WITH(parse_site_args(W{"iface=a/b"}), Catch::Contains("not an interface name"));
+    CHECK_THROWS_WITH(parse_site_args(W{"iface=averyveryverylongname"}), Catch::Contains("not an interface name"));
+    CHECK_THROWS_WITH(parse_site_args(W{"addr_template=ib-node"}), Catch::Contains("no %h"));
+    CHECK_THROWS_WITH(parse_site_args(W{"addr_template=%h-%x"}), Catch::Contains("neither %h nor %%"));
+}
+
+TEST_CASE("user choices override the site") {
+    Config site = parse_site_args(W{"mode=node", "iface=ib0"});
+    UserChoice u;
+    CHECK(apply_user(site, u).mode == Mode::Node);
+    u.mode = Mode::Off;
+    u.iface = "eth1";
+    const Config c = apply_user(site, u);
+    CHECK(c.mode == Mode::Off);
+    CHECK(c.iface == "eth1");
+}
+
+TEST_CASE("mode words") {
+    CHECK(parse_mode("auto", "--gangway") == Mode::Auto);
+    CHECK(parse_mode("on", "--gangway") == Mode::Auto);
+    CHECK(parse_mode("node", "--gangway") == Mode::Node);
+    CHECK(parse_mode("task", "--gangway") == Mode::Task);
+    CHECK(parse_mode("off", "--gangway") == Mode::Off);
+    CHECK_THROWS_WITH(parse_mode("nodes", "--gangway"), Catch::StartsWith("--gangway=nodes is not a mode"));
+    CHECK_THROWS_WITH(parse_mode("", "GANGWAY_MODE"), Catch::StartsWith("GANGWAY_MODE= is not a mode"));
+}
+
+TEST_CASE("address templates") {
+    CHECK(expand_addr_template("%h-ib", "gpu01") == "gpu01-ib");
+    CHECK(expand_addr_template("ib-%h.cluster", "n1") == "ib-n1.cluster");
+    CHECK(expand_addr_template("%h%%", "n1") == "n1%");
+}

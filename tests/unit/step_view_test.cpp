@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include "lib/step_view.hpp"
+
+using namespace gangway;
+
+namespace {
+
+SlurmFacts normal_step() {
+    SlurmFacts f;
+    f.job_id = 42;
+    f.step_id = 3;
+    f.nnodes = 4;
+    f.node_id = 2;
+    f.total_tasks = 7;
+    f.local_tasks = 2;
+    f.task_rank = 5;
+    f.task_local_id = 1;
+    f.env = {{"SLURM_STEP_NODELIST", "node[08-11]"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}};
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("a normal step with uneven tasks") {
+    const StepView v = make_step_view(normal_step());
+    CHECK(v.kind == StepKind::Normal);
+    CHECK(v.nodes == std::vector<std::string>{"node08", "node09", "node10", "node11"});
+    CHECK(v.node_index == 2);
+    CHECK(v.tasks_per_node == std::vector<unsigned>{2, 2, 2, 1});
+    CHECK(v.total_tasks == 7);
+    CHECK(*v.rank == 5);
+    CHECK(*v.local_rank == 1);
+    CHECK(*v.local_tasks == 2);
+    CHECK(v.gpus_on_node == 0);
+    CHECK_FALSE(v.reserved_port);
+}
+
+TEST_CASE("GPUs and reserved ports are read from the step environment") {
+    SlurmFacts f = normal_step();
+    f.env["SLURM_GPUS_ON_NODE"] = "8";
+    f.env["SLURM_STEP_RESV_PORTS"] = "12000-12001";
+    const StepView v = make_step_view(f);
+    CHECK(v.gpus_on_node == 8);
+    CHECK(*v.reserved_port == 12000);
+}
+
+TEST_CASE("the batch script sees the job's allocation") {
+    SlurmFacts f;
+    f.job_id = 7;
+    f.step_id = kBatchStep;
+    f.nnodes = 0;  // what SLURM reports for the batch step
+    f.env = {{"SLURM_JOB_NODELIST", "node[08-09]"}, {"SLURM_TASKS_PER_NODE", "1(x2)"}};
+    const StepView v = make_step_view(f);
+    CHECK(v.kind == StepKind::Batch);
+    CHECK(v.nodes.size() == 2);
+    CHECK(v.node_index == 0);
+    CHECK(v.total_tasks == 2);
+    CHECK_FALSE(v.rank);
+}
+
+TEST_CASE("extern and interactive steps are recognised and need nothing") {
+    SlurmFacts f;
+    f.step_id = kExternStep;
+    CHECK(make_step_view(f).kind == StepKind::Extern);
+    f.step_id = kInteractiveStep;
+    CHECK(make_step_view(f).kind == StepKind::Interactive);
+}
+
+TEST_CASE("heterogeneous steps are flagged") {
+    SlurmFacts f = normal_step();
+    f.env["SLURM_HET_SIZE"] = "2";
+    CHECK(make_step_view(f).heterogeneous);
+}
+
+TEST_CASE("inconsistent facts are refused with the variable named") {
+    SlurmFacts f = normal_step();
+    f.env["SLURM_STEP_TASKS_PER_NODE"] = "2(x3)";
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_STEP_TASKS_PER_NODE lists 3 nodes"));
+    f = normal_step();
+    f.nnodes = 5;
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_STEP_NODELIST has 4 nodes but the step has 5"));
+    f = normal_step();
+    f.env.erase("SLURM_STEP_NODELIST");
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_STEP_NODELIST is not set"));
+    f = normal_step();
+    f.total_tasks = 8;
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("adds up to 7"));
+    f = normal_step();
+    f.env["SLURM_GPUS_ON_NODE"] = "eight";
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_GPUS_ON_NODE"));
+}
+
+TEST_CASE("facts from a task's environment") {
+    EnvMap env = {{"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "3"}, {"SLURM_NODEID", "1"}, {"SLURM_PROCID", "4"},
+                  {"SLURM_LOCALID", "0"}, {"SLURM_STEP_NUM_NODES", "4"}, {"SLURM_STEP_NUM_TASKS", "7"},
+                  {"SLURM_STEP_NODELIST", "node[08-11]"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}};
+    const StepView v = make_step_view(facts_from_env(env));
+    CHECK(v.job_id == 42);
+    CHECK(v.step_id == 3);
+    CHECK(v.node_index == 1);
+    CHECK(*v.rank == 4);
+    CHECK(*v.local_tasks == 2);
+    env.erase("SLURM_STEP_ID");
+    env["SLURM_JOB_NODELIST"] = "node[08-11]";
+    env["SLURM_TASKS_PER_NODE"] = "2(x3),1";
+    CHECK(make_step_view(facts_from_env(env)).kind == StepKind::Batch);
+}
