@@ -2,7 +2,7 @@
 # A real SLURM cluster of N nodes on one machine, each node a network
 # namespace with a management (eth0) and a data (eth1) interface.
 #
-#   cluster.sh up [-n N] [--task-plugin=task/none|task/affinity]
+#   cluster.sh up [-n N] [--task-plugin=task/none|task/affinity] [--cpus=C]
 #   cluster.sh down [--purge]
 #   cluster.sh status
 #   cluster.sh wait [TIMEOUT_SECONDS]
@@ -118,15 +118,15 @@ cmd_down() {
 
 # ---------------------------------------------------------------- up
 
-write_config() {  # write_config N TASK_PLUGIN
-    local n=$1 task=$2 i lines="" host fqdn
+write_config() {  # write_config N TASK_PLUGIN CPUS
+    local n=$1 task=$2 cpus=$3 i lines="" host fqdn
     host=$(hostname -s)
     fqdn=$(hostname -f 2>/dev/null || echo "$host")
     mkdir -p "$DIR"/{etc,log,run,spool,nodes}
     for ((i = 0; i < n; i++)); do
-        # CPUs > real cores is fine thanks to config_overrides; Boards/Sockets
-        # given explicitly so task/affinity sees a consistent layout.
-        lines+="NodeName=$(node_name "$i") NodeAddr=$(mgmt_addr "$i") NodeHostname=$(node_name "$i") CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=1024 State=UNKNOWN"$'\n'
+        # CPUs > real cores is fine thanks to config_overrides (task/affinity
+        # can then bind at most the real core count per node, see README).
+        lines+="NodeName=$(node_name "$i") NodeAddr=$(mgmt_addr "$i") NodeHostname=$(node_name "$i") CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=1024 State=UNKNOWN"$'\n'
     done
     # awk, not sed: the node lines are multi-line.
     awk -v dir="$DIR" -v host="$host" -v port="$CTLD_PORT" -v task="$task" -v nodes="$lines" '
@@ -165,6 +165,8 @@ write_config() {  # write_config N TASK_PLUGIN
 export SLURM_CONF=$CONF
 export GANGWAY_CLUSTER_DIR=$DIR
 export GANGWAY_CLUSTER_N=$n
+export GANGWAY_CLUSTER_CPUS_PER_NODE=$cpus
+export GANGWAY_CLUSTER_TASK_PLUGIN=$task
 export GANGWAY_CLUSTER_NODES="$(all_nodes "$n" | tr '\n' ' ' | sed 's/ $//')"
 export GANGWAY_CLUSTER_MGMT_NET=$MGMT_NET.0/24
 export GANGWAY_CLUSTER_DATA_NET=$DATA_NET.0/24
@@ -293,11 +295,12 @@ source_sum() {
 }
 
 # Healthy and configured as asked: then `up` has nothing to do.
-is_up_as() {  # is_up_as N TASK_PLUGIN
-    local n=$1 task=$2 node
+is_up_as() {  # is_up_as N TASK_PLUGIN CPUS
+    local n=$1 task=$2 cpus=$3 node
     [[ -r $DIR/cluster.state ]] || return 1
     grep -qx "N=$n" "$DIR/cluster.state" || return 1
     grep -qx "TASK_PLUGIN=$task" "$DIR/cluster.state" || return 1
+    grep -qx "CPUS=$cpus" "$DIR/cluster.state" || return 1
     grep -qx "SRC=$HERE" "$DIR/cluster.state" || return 1
     grep -qx "SUM=$(source_sum)" "$DIR/cluster.state" || return 1
     pid_alive "$(read_pid "$DIR/run/slurmctld.pid")" || return 1
@@ -320,23 +323,28 @@ warn_foreign_daemons() {
 }
 
 cmd_up() {
-    local n=4 task=${GANGWAY_TASK_PLUGIN:-task/none} i node
+    local n=4 task=${GANGWAY_TASK_PLUGIN:-task/none}
+    local cpus=${GANGWAY_CLUSTER_CPUS:-4} i node
     while [[ $# -gt 0 ]]; do
         case $1 in
             -n) n=${2:?-n needs a number}; shift 2 ;;
             -n*) n=${1#-n}; shift ;;
             --task-plugin=*) task=${1#*=}; shift ;;
             --task-plugin) task=${2:?}; shift 2 ;;
+            --cpus=*) cpus=${1#*=}; shift ;;
+            --cpus) cpus=${2:?}; shift 2 ;;
             *) die "up: unknown argument '$1'" ;;
         esac
     done
     [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 240)) || die "up: -n must be 1..240"
+    [[ $cpus =~ ^[0-9]+$ ]] && ((cpus >= 1)) || die "up: --cpus must be a positive number"
+    case $task in task/none | task/affinity) ;; *) die "up: --task-plugin must be task/none or task/affinity" ;; esac
     for cmd in slurmctld slurmd sinfo ip nsenter unshare setsid; do
         command -v "$cmd" >/dev/null || die "'$cmd' not found; install: apt-get install slurmctld slurmd slurm-client iproute2 util-linux"
     done
 
-    if is_up_as "$n" "$task"; then
-        log "already up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $task"
+    if is_up_as "$n" "$task" "$cpus"; then
+        log "already up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task"
         return 0
     fi
     # Anything else (partial, other N, other task plugin, dead daemon):
@@ -347,7 +355,7 @@ cmd_up() {
     fi
     warn_foreign_daemons
 
-    write_config "$n" "$task"
+    write_config "$n" "$task" "$cpus"
     # Fresh logs and controller state for each cluster: no stale jobs, and
     # a failing test's logs contain only its cluster's life.
     rm -rf "$DIR/spool" "$DIR"/log/*
@@ -360,14 +368,14 @@ cmd_up() {
         make_node_net "$i"
         start_anchor "$i"
     done
-    printf 'N=%s\nTASK_PLUGIN=%s\nSRC=%s\nSUM=%s\n' "$n" "$task" "$HERE" "$(source_sum)" >"$DIR/cluster.state"
+    printf 'N=%s\nTASK_PLUGIN=%s\nCPUS=%s\nSRC=%s\nSUM=%s\n' "$n" "$task" "$cpus" "$HERE" "$(source_sum)" >"$DIR/cluster.state"
 
     start_slurmctld
     for node in $(all_nodes "$n"); do start_slurmd "$node"; done
     if ! cmd_wait "$WAIT_TIMEOUT"; then
         die "cluster did not come up; logs in $DIR/log/"
     fi
-    log "up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $task; source $DIR/env.sh"
+    log "up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task; source $DIR/env.sh"
 }
 
 cmd_status() {

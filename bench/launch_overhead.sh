@@ -1,0 +1,37 @@
+#!/bin/bash
+# What gangway adds to step launch: `srun -N4 -n8 true` on the test cluster
+# with the plugin loaded and without it, interleaved in one run so both see
+# the same machine noise. Prints the medians and their ratio (goal <= 1.05).
+#
+#   sudo bench/launch_overhead.sh [ROUNDS]     (after a build; default 30 rounds)
+set -euo pipefail
+rounds=${1:-30}
+top=$(cd "$(dirname "$0")/.." && pwd)
+export top_srcdir=$top top_builddir=${top_builddir:-$top}
+[ -r "$top_builddir/spank/.libs/gangway.so" ] || top_builddir=$top/_build
+export GANGWAY_PLUGIN=$top_builddir/spank/.libs/gangway.so GANGWAY_BIN=$top_builddir/launcher/gangway
+# lib.sh installs the plugin and brings the cluster up; reuse it, then drop its test bookkeeping.
+set +eu
+. "$top/tests/integration/lib.sh"
+set -eu
+
+now_ms() { date +%s%N | awk '{printf "%.3f", $1 / 1e6}'; }
+once() {  # prints the wall time of one launch in ms
+  local t0 t1; t0=$(now_ms); srun -N4 -n8 true; t1=$(now_ms)
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", b - a}'
+}
+with=() without=()
+for ((i = 0; i < 3; i++)); do plugstack $SITE_ARGS; once >/dev/null; no_plugstack; once >/dev/null; done  # warm-up
+for ((i = 0; i < rounds; i++)); do
+  # Alternate which goes first, so a drift in the machine's load favours neither.
+  if ((i % 2)); then
+    plugstack $SITE_ARGS; with+=("$(once)"); no_plugstack; without+=("$(once)")
+  else
+    no_plugstack; without+=("$(once)"); plugstack $SITE_ARGS; with+=("$(once)")
+  fi
+done
+plugstack $SITE_ARGS
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+mw=$(median "${with[@]}"); mo=$(median "${without[@]}")
+echo "rounds=$rounds  median with gangway: ${mw} ms  without: ${mo} ms  ratio: $(awk -v a="$mw" -v b="$mo" 'BEGIN {printf "%.3f", a / b}')"
+echo "host: $(nproc) cores, $(uname -r), SLURM $(srun --version | awk '{print $2}'), $(date -u +%F)"

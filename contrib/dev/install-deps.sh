@@ -1,0 +1,22 @@
+#!/bin/bash
+# Installs, from Debian 12's own archive, everything gangway needs to build,
+# test, and run its local test cluster. Safe to run again.
+set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "install-deps.sh: run as root (sudo $0): it installs Debian packages" >&2; exit 1; }
+pkgs=(
+  # build
+  g++ make autoconf automake libtool pkg-config binutils
+  libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2
+  # the local test cluster and the real clients the tests run
+  slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
+  # man pages are checked for warnings
+  man-db groff-base
+)
+missing=()
+for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

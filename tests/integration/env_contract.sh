@@ -1,0 +1,79 @@
+#!/bin/bash
+# The environment contract on a real 4-node SLURM cluster, through srun and
+# sbatch: node and task layouts, uneven tasks, precedence, the batch script,
+# several steps of one job, job arrays, reserved ports, and turning it off.
+. "$(dirname "$0")/lib.sh"
+plugstack $SITE_ARGS
+
+step() {  # step NAME SRUN_ARGS... : runs the dump in every task, output in $WORK/NAME.out
+  local name=$1; shift
+  srun "$@" $DUMP >"$WORK/$name.out" 2>"$WORK/$name.err"
+}
+verify() {  # verify NAME DESCRIPTION CHECK_ARGS...
+  local name=$1 what=$2; shift 2
+  local out
+  if out=$($CHECK "$WORK/$name.out" "$@"); then pass "$what ($out)"; else fail "$what: $out $(head -c 600 "$WORK/$name.err")"; fi
+}
+
+step node4 -N4 -n4 && verify node4 "one task per node: node layout, torchrun's PET_* set" --mode node --tpn 1,1,1,1 \
+  || fail "srun -N4 -n4: $(cat "$WORK/node4.err")"
+step task8 -N4 -n8 && verify task8 "two tasks per node: task layout" --mode task --tpn 2,2,2,2 \
+  || fail "srun -N4 -n8: $(cat "$WORK/task8.err")"
+step uneven -N4 -n7 && verify uneven "uneven 2(x3),1: LOCAL_WORLD_SIZE per node" --mode task --tpn 2,2,2,1 \
+  || fail "srun -N4 -n7: $(cat "$WORK/uneven.err")"
+step forced_task -N4 -n4 --gangway=task && verify forced_task "--gangway=task forces the task layout" --mode task --tpn 1,1,1,1 \
+  || fail "--gangway=task: $(cat "$WORK/forced_task.err")"
+GANGWAY_MODE=task step env_task -N2 -n2 && verify env_task "GANGWAY_MODE=task is the fallback" --mode task --tpn 1,1 \
+  || fail "GANGWAY_MODE=task: $(cat "$WORK/env_task.err")"
+GANGWAY_MODE=task step cli_wins -N2 -n2 --gangway=node && verify cli_wins "the command line wins over GANGWAY_MODE" --mode node --tpn 1,1 \
+  || fail "cli over env: $(cat "$WORK/cli_wins.err")"
+step off -N2 -n2 --gangway=off && verify off "--gangway=off sets nothing" --tpn 1,1 --off \
+  || fail "--gangway=off: $(cat "$WORK/off.err")"
+MASTER_PORT=29999 NUM_TRAINERS=2 step user -N4 -n4 && verify user "the user's MASTER_PORT and NUM_TRAINERS win, derived values follow" \
+  --mode node --tpn 1,1,1,1 --port 29999 --trainers 2 --world 8 || fail "user values: $(cat "$WORK/user.err")"
+step resv -N2 -n2 --resv-ports=2 && {
+  want=$(awk '/^GWENV/ {print}' "$WORK/resv.out" | $TORCH_PY -c 'import json,sys; print({json.loads(l.split(" ",1)[1]).get("SLURM_STEP_RESV_PORTS","").split("-")[0].split(",")[0] for l in sys.stdin}.pop())')
+  if [ -n "$want" ]; then verify resv "srun --resv-ports: the reserved port is used" --mode node --tpn 1,1 --port "$want"
+  else fail "--resv-ports gave no SLURM_STEP_RESV_PORTS (MpiParams=ports missing in the test cluster?)"; fi
+} || fail "--resv-ports: $(cat "$WORK/resv.err")"
+
+# The batch script gets the job's view; srun steps inside it get their own
+# values, not the batch script's (which they inherit and must not take for the user's).
+cat >"$WORK/batch.sh" <<EOS
+#!/bin/bash
+$DUMP >$WORK/batch_script.out
+srun $DUMP >$WORK/batch_step0.out
+srun -n8 $DUMP >$WORK/batch_step1.out
+EOS
+if sbatch --wait -N4 -o "$WORK/batch.log" "$WORK/batch.sh" >/dev/null 2>"$WORK/batch.err"; then
+  $TORCH_PY - "$WORK" <<'PY' && pass "batch script: NODE_RANK 0, NUM_NODES 4, primary on the data network" || fail "batch script view"
+import json, sys
+t = json.loads(open(sys.argv[1] + "/batch_script.out").read().split(" ", 1)[1])
+want = {"NODE_RANK": "0", "NUM_NODES": "4", "MASTER_ADDR": "198.19.0.11", "NODE_ADDR": "198.19.0.11",
+        "WORLD_SIZE": "4", "GANGWAY_LAYOUT": "node"}
+bad = {k: (t.get(k), v) for k, v in want.items() if t.get(k) != v}
+bad.update({k: (t[k], None) for k in ("RANK", "PET_NNODES") if k in t})
+print(bad or "", end="")
+sys.exit(1 if bad else 0)
+PY
+  p0=$($CHECK "$WORK/batch_step0.out" --mode node --tpn 1,1,1,1) && pass "srun in the batch script recomputes the node layout ($p0)" \
+    || fail "step 0 in batch: $p0"
+  p1=$($CHECK "$WORK/batch_step1.out" --mode task --tpn 2,2,2,2) && pass "second srun in the batch script gets the task layout ($p1)" \
+    || fail "step 1 in batch: $p1"
+  bp=port=$($TORCH_PY -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().split(" ",1)[1])["MASTER_PORT"])' "$WORK/batch_script.out")
+  if [ "$p0" != "$p1" ] && [ "$p0" != "$bp" ] && [ "$p1" != "$bp" ]; then pass "batch script and its two steps use three ports ($bp, $p0, $p1)"
+  else fail "ports collide: batch $bp, step0 $p0, step1 $p1"; fi
+else
+  fail "sbatch --wait failed: $(cat "$WORK/batch.err" "$WORK/batch.log" 2>/dev/null | head -5)"
+fi
+
+# Job arrays: each array task is its own job, with its own port.
+rm -f "$WORK"/array_*.out
+if sbatch --wait --array=1-2 -N2 -o /dev/null --wrap "srun $DUMP >$WORK/array_\$SLURM_ARRAY_TASK_ID.out" >/dev/null 2>"$WORK/array.err"; then
+  a1=$($CHECK "$WORK/array_1.out" --mode node --tpn 1,1) && a2=$($CHECK "$WORK/array_2.out" --mode node --tpn 1,1) \
+    && [ "$a1" != "$a2" ] && pass "job array tasks each get a full, distinct environment ($a1, $a2)" \
+    || fail "job array: $a1 / ${a2:-}"
+else
+  fail "sbatch --array: $(cat "$WORK/array.err")"
+fi
+finish

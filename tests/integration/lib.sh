@@ -1,0 +1,57 @@
+# Shared set-up for the real-cluster tests: sourced, not run.
+# Installs the freshly built plugin and launcher where every namespace node
+# sees them (not /tmp: the nodes mount a private /tmp), brings the test
+# cluster up (idempotent), and offers small helpers.
+set -u
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${GANGWAY_PLUGIN:=$top_builddir/spank/.libs/gangway.so}"
+: "${GANGWAY_BIN:=$top_builddir/launcher/gangway}"
+GANGWAY_CLUSTER_DIR=${GANGWAY_CLUSTER_DIR:-/var/tmp/gangway-cluster}
+export GANGWAY_CLUSTER_DIR
+TEST_NAME=$(basename "$0" .sh)
+WORK=$GANGWAY_CLUSTER_DIR/work/$TEST_NAME
+TORCH_PY=/usr/bin/python3   # Debian's python3-torch lives here; the python3 first on PATH may lack it
+
+skip_or_fail() {  # a test that cannot run here: skip with the reason, but never under CI
+  if [ "${CI:-}" = true ]; then
+    echo "FAIL (CI=true forbids skipping): $*"; exit 1
+  fi
+  echo "SKIP: $*"; exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip_or_fail "needs root to create network namespaces and run slurmd (run make check as root)"
+command -v slurmd >/dev/null || [ -x /usr/sbin/slurmd ] || skip_or_fail "slurmd is not installed (apt-get install slurmd slurmctld slurm-client)"
+[ -r "$GANGWAY_PLUGIN" ] || { echo "FAIL: $GANGWAY_PLUGIN not built"; exit 1; }
+
+"$top_srcdir/tests/cluster/cluster.sh" up >/dev/null || { echo "FAIL: the test cluster did not come up"; exit 1; }
+# shellcheck disable=SC1091
+. "$GANGWAY_CLUSTER_DIR/env.sh"
+
+INSTALL=$GANGWAY_CLUSTER_DIR/install
+mkdir -p "$INSTALL" "$WORK"
+# Copy, then rename: a step that is loading the plugin never sees a half-written file.
+install -m 0755 "$GANGWAY_PLUGIN" "$INSTALL/gangway.so.new" && mv -f "$INSTALL/gangway.so.new" "$INSTALL/gangway.so"
+install -m 0755 "$GANGWAY_BIN" "$INSTALL/gangway.new" && mv -f "$INSTALL/gangway.new" "$INSTALL/gangway"
+export PATH=$INSTALL:$PATH
+PLUGSTACK=$GANGWAY_CLUSTER_DIR/etc/plugstack.conf
+
+# The cluster's nodes: names resolve to the management network (eth0);
+# "<name>-data" resolves to the data network (eth1).
+SITE_ARGS="iface=eth1 addr_template=%h-data"
+plugstack() {  # plugstack [ARGS...]: load gangway with these site arguments (SLURM re-reads it per job)
+  echo "required $INSTALL/gangway.so $*" >"$PLUGSTACK.new" && mv -f "$PLUGSTACK.new" "$PLUGSTACK"
+}
+no_plugstack() { : >"$PLUGSTACK"; }
+
+fails=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+finish() { [ $fails = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"; exit $((fails > 0)); }
+
+next_job_id() { scontrol show config | awk '$1 == "NEXT_JOB_ID" {print $3}'; }
+
+# Each task prints one JSON object with its view; check_env.py compares them
+# with what the layout says they must be.
+DUMP="$TORCH_PY $top_srcdir/tests/integration/dump_env.py"
+CHECK="$TORCH_PY $top_srcdir/tests/integration/check_env.py"
