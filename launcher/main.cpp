@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "../config.h"
+#include "config.h"
 #include "commands.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // The SPANK entry points: each catches everything (no C++ exception may cross
 // into slurmstepd) and dispatches on the context to one module per context.
-#include "../config.h"
+#include "config.h"
 #include "local.hpp"
 #include "log.hpp"
 #include "remote.hpp"
