@@ -55,7 +55,7 @@ existing_netns() {
 }
 
 pid_alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
-read_pid() { [[ -r $1 ]] && cat "$1" 2>/dev/null || true; }
+read_pid() { if [[ -r $1 ]]; then cat "$1" 2>/dev/null || true; fi; }
 
 # PIDs whose command line mentions our slurm.conf: the controller and
 # any slurmd whose pid file we lost.  Exact, never a broad name match.
@@ -129,8 +129,8 @@ write_config() {  # write_config N TASK_PLUGIN CPUS
         lines+="NodeName=$(node_name "$i") NodeAddr=$(mgmt_addr "$i") NodeHostname=$(node_name "$i") CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=1024 State=UNKNOWN"$'\n'
     done
     # awk, not sed: the node lines are multi-line.
-    awk -v dir="$DIR" -v host="$host" -v port="$CTLD_PORT" -v task="$task" -v nodes="$lines" '
-        { gsub(/@DIR@/, dir); gsub(/@CTLD_HOST@/, host); gsub(/@CTLD_PORT@/, port);
+    awk -v dir="$DIR" -v host="$host" -v port="$CTLD_PORT" -v mgmt="$MGMT_NET" -v task="$task" -v nodes="$lines" '
+        { gsub(/@DIR@/, dir); gsub(/@CTLD_HOST@/, host); gsub(/@CTLD_PORT@/, port); gsub(/@MGMT_NET@/, mgmt);
           gsub(/@TASK_PLUGIN@/, task) }
         /^@NODE_LINES@$/ { printf "%s", nodes; next }
         { print }' "$HERE/slurm.conf.in" >"$CONF.tmp"
@@ -140,7 +140,8 @@ write_config() {  # write_config N TASK_PLUGIN CPUS
 
     # One hosts file for all nodes: node names resolve to MANAGEMENT
     # addresses (as on a real cluster where DNS knows only the admin
-    # network), so the plugin has to discover the data address itself.
+    # network), so the plugin has to discover the data address itself;
+    # "<node>-data" names the data address, as "<node>-ib" does at many sites.
     {
         echo "127.0.0.1 localhost"
         echo "::1 localhost ip6-localhost ip6-loopback"
@@ -151,13 +152,15 @@ write_config() {  # write_config N TASK_PLUGIN CPUS
         fi
         for ((i = 0; i < n; i++)); do
             echo "$(mgmt_addr "$i") $(node_name "$i")"
+            echo "$(data_addr "$i") $(node_name "$i")-data"
         done
     } >"$DIR/etc/hosts"
     for ((i = 0; i < n; i++)); do
-        local nd=$DIR/nodes/$(node_name "$i")
+        local nd
+        nd=$DIR/nodes/$(node_name "$i")
         mkdir -p "$nd"
         cp "$DIR/etc/hosts" "$nd/hosts"
-        echo "$(node_name "$i")" >"$nd/hostname"
+        printf '%s\n' "$(node_name "$i")" >"$nd/hostname"
     done
 
     cat >"$DIR/env.sh" <<EOF
@@ -214,6 +217,7 @@ start_anchor() {  # start_anchor INDEX
     n=$(node_name "$1")
     nd=$DIR/nodes/$n
     rm -f "$nd/anchor.pid"
+    # shellcheck disable=SC2016 # $1/$2/$$ belong to the inner shell
     setsid nsenter --net="/run/netns/$n" -- \
         unshare --mount --uts --propagation private -- \
         /bin/sh -c '
@@ -225,7 +229,7 @@ start_anchor() {  # start_anchor INDEX
             hostname "$2"
             echo $$ >"$1/anchor.pid"
             exec sleep infinity' anchor "$nd" "$n" \
-        </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 &
+        </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
     local t
     for ((t = 0; t < 50; t++)); do
         [[ -s $nd/anchor.pid ]] && return 0
@@ -249,12 +253,12 @@ start_slurmd() {  # start_slurmd NODE
     # -N: several slurmd's on one machine, each with its own node name.
     # slurmd daemonizes and writes $DIR/run/slurmd-NODE.pid.
     pid_alive "$(read_pid "$DIR/nodes/$1/anchor.pid")" || die "node $1 has no namespace anchor"
-    in_node "$1" slurmd -f "$CONF" -N "$1" >>"$DIR/log/slurmd-$1.start.log" 2>&1 \
+    in_node "$1" slurmd -f "$CONF" -N "$1" >>"$DIR/log/slurmd-$1.start.log" 2>&1 9>&- \
         || die "slurmd $1 failed to start, see $DIR/log/slurmd-$1.log and $DIR/log/slurmd-$1.start.log"
 }
 
 start_slurmctld() {
-    slurmctld -f "$CONF" >>"$DIR/log/slurmctld.start.log" 2>&1 \
+    slurmctld -f "$CONF" >>"$DIR/log/slurmctld.start.log" 2>&1 9>&- \
         || die "slurmctld failed to start, see $DIR/log/slurmctld.log and $DIR/log/slurmctld.start.log"
 }
 
@@ -282,7 +286,7 @@ cmd_wait() {
     done
     {
         echo "cluster.sh: nodes not all idle after ${timeout}s; sinfo says:"
-        node_states | sed 's/^/    /'
+        node_states | sed 's/^/    /' | grep . || echo "    (no answer: is slurmctld running?)"
         echo "cluster.sh: see $DIR/log/slurmctld.log and $DIR/log/slurmd-NODE.log; last controller lines:"
         tail -n 15 "$DIR/log/slurmctld.log" 2>/dev/null | sed 's/^/    /'
     } >&2
@@ -315,9 +319,12 @@ is_up_as() {  # is_up_as N TASK_PLUGIN CPUS
 # systemd runs).  Ours use other ports/namespaces, but a default slurmctld
 # on the same machine confuses anyone reading logs: warn, don't kill.
 warn_foreign_daemons() {
-    local p cmd
-    for p in $(pgrep -x slurmctld; pgrep -x slurmd); do
-        cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+    local p cmd comm
+    for p in /proc/[0-9]*; do  # not pgrep: procps may be absent
+        comm=$(cat "$p/comm" 2>/dev/null) || continue
+        [[ $comm = slurmctld || $comm = slurmd ]] || continue
+        cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+        p=${p#/proc/}
         case $cmd in *"$CONF"*) ;; *) log "warning: foreign SLURM daemon pid $p ($cmd) is running; ignoring it" ;; esac
     done
 }
@@ -336,10 +343,11 @@ cmd_up() {
             *) die "up: unknown argument '$1'" ;;
         esac
     done
-    [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 240)) || die "up: -n must be 1..240"
-    [[ $cpus =~ ^[0-9]+$ ]] && ((cpus >= 1)) || die "up: --cpus must be a positive number"
+    if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 1 || n > 240)); then die "up: -n must be 1..240"; fi
+    if ! [[ $cpus =~ ^[0-9]+$ ]] || ((cpus < 1)); then die "up: --cpus must be a positive number"; fi
     case $task in task/none | task/affinity) ;; *) die "up: --task-plugin must be task/none or task/affinity" ;; esac
-    for cmd in slurmctld slurmd sinfo ip nsenter unshare setsid; do
+    local cmd
+    for cmd in slurmctld slurmd sinfo ip nsenter unshare setsid flock; do
         command -v "$cmd" >/dev/null || die "'$cmd' not found; install: apt-get install slurmctld slurmd slurm-client iproute2 util-linux"
     done
 
@@ -407,6 +415,15 @@ main() {
     fi
     local sub=$1
     shift
+    # Tests may call up/down concurrently: serialize them.  Daemons are
+    # started with fd 9 closed, or they would hold the lock forever.
+    case $sub in
+        up | down)
+            mkdir -p "$DIR"
+            exec 9>"$DIR/.lock"
+            flock -w 120 9 || die "another cluster.sh holds $DIR/.lock"
+            ;;
+    esac
     case $sub in
         up) cmd_up "$@" ;;
         down) cmd_down "$@" ;;
