@@ -78,7 +78,10 @@ StepView make_step_view(const SlurmFacts& f) {
         // the job's own variables describe the allocation.
         v.nodes = expand_hostlist(required(f.env, "SLURM_JOB_NODELIST"));
         v.node_index = 0;
-        if (const std::string* tpn = get(f.env, "SLURM_TASKS_PER_NODE")) v.tasks_per_node = expand_counts(*tpn);
+        // Without -n/--ntasks-per-node SLURM_TASKS_PER_NODE counts CPUs, not
+        // tasks; a plain srun in the script then starts one task per node.
+        const std::string* tpn = get(f.env, "SLURM_TASKS_PER_NODE");
+        if (tpn && get(f.env, "SLURM_NTASKS")) v.tasks_per_node = expand_counts(*tpn);
         else v.tasks_per_node.assign(v.nodes.size(), 1);
     } else {
         v.nodes = expand_hostlist(required(f.env, "SLURM_STEP_NODELIST"));

@@ -24,9 +24,11 @@ ap.add_argument("--off", action="store_true", help="gangway must have set nothin
 a = ap.parse_args()
 
 tpn = [int(x) for x in a.tpn.split(",")]
-nodes = ["node%02d" % (8 + i) for i in range(len(tpn))]
-data = ["198.19.0.%d" % (11 + i) for i in range(len(tpn))]
 tasks = [json.loads(l.split(" ", 1)[1]) for l in open(a.file) if l.startswith("GWENV ")]
+# The step's nodes in SLURM's order (by name here; zero padded, so text order
+# is number order); node08 is the cluster's first node, with data address .11.
+nodes = sorted({t.get("SLURMD_NODENAME", "?") for t in tasks})
+data = ["198.19.0.%d" % (int(n[4:]) - 8 + 11) if n[4:].isdigit() else "?" for n in nodes]
 errors = []
 
 
@@ -36,6 +38,8 @@ def expect(task, key, want):
         errors.append("%s rank %s: %s=%r, want %r" % (task.get("SLURMD_NODENAME"), task.get("SLURM_PROCID"), key, got, want))
 
 
+if len(nodes) != len(tpn):
+    errors.append("tasks ran on %r, want %d nodes" % (nodes, len(tpn)))
 if len(tasks) != sum(tpn):
     errors.append("%d tasks reported, want %d" % (len(tasks), sum(tpn)))
 ports = {t.get("MASTER_PORT") for t in tasks}
@@ -51,6 +55,8 @@ for t in tasks:
             expect(t, k, None)
         continue
     addr = a.addr or data[0]
+    if i >= len(tpn):
+        continue
     port = str(a.port) if a.port else t.get("MASTER_PORT")
     expect(t, "SLURM_NODEID", str(i))
     for k in ("PRIMARY_ADDR", "MASTER_ADDR"):
@@ -89,9 +95,15 @@ if not a.off:
     if len(ports) != 1:
         errors.append("tasks disagree on MASTER_PORT: %r" % sorted(map(str, ports)))
     port = next(iter(ports)) if ports else None
+    resv = {t.get("SLURM_STEP_RESV_PORTS") for t in tasks}
     if not a.port and port is not None:
         p = int(port)
-        if not (61000 <= p <= 65535 and (p - 61000) % 4 == 0):
+        if resv != {None}:
+            # srun reserved ports (MpiParams=ports=): the first one is the step's.
+            first = {int(r.replace("-", ",").split(",")[0]) for r in resv if r}
+            if first != {p} or None in resv:
+                errors.append("port %d is not the first of SLURM_STEP_RESV_PORTS %r" % (p, sorted(map(str, resv))))
+        elif not (61000 <= p <= 65535 and (p - 61000) % 4 == 0):
             errors.append("port %d is not a block start in 61000-65535" % p)
     if a.mode == "task":
         ranks = sorted(int(t.get("RANK", -1)) for t in tasks)

@@ -6,8 +6,12 @@
 plugstack $SITE_ARGS
 
 step() {  # step NAME SRUN_ARGS... : runs the dump in every task, output in $WORK/NAME.out
-  local name=$1; shift
-  srun "$@" $DUMP >"$WORK/$name.out" 2>"$WORK/$name.err"
+  # One file per task: srun may cut long lines of concurrent tasks into each other.
+  local name=$1 rc; shift
+  rm -f "$WORK/$name".*.part
+  srun -o "$WORK/$name.%t.part" "$@" $DUMP 2>"$WORK/$name.err"; rc=$?
+  cat "$WORK/$name".*.part >"$WORK/$name.out" 2>/dev/null
+  return $rc
 }
 verify() {  # verify NAME DESCRIPTION CHECK_ARGS...
   local name=$1 what=$2; shift 2
@@ -39,11 +43,14 @@ step resv -N2 -n2 --resv-ports=2 && {
 
 # The batch script gets the job's view; srun steps inside it get their own
 # values, not the batch script's (which they inherit and must not take for the user's).
+rm -f "$WORK"/batch_*
 cat >"$WORK/batch.sh" <<EOS
 #!/bin/bash
 $DUMP >$WORK/batch_script.out
-srun $DUMP >$WORK/batch_step0.out
-srun -n8 $DUMP >$WORK/batch_step1.out
+srun -o $WORK/batch_step0.%t.part $DUMP
+srun -n8 -o $WORK/batch_step1.%t.part $DUMP
+cat $WORK/batch_step0.*.part >$WORK/batch_step0.out
+cat $WORK/batch_step1.*.part >$WORK/batch_step1.out
 EOS
 if sbatch --wait -N4 -o "$WORK/batch.log" "$WORK/batch.sh" >/dev/null 2>"$WORK/batch.err"; then
   $TORCH_PY - "$WORK" <<'PY' && pass "batch script: NODE_RANK 0, NUM_NODES 4, primary on the data network" || fail "batch script view"
@@ -68,8 +75,8 @@ else
 fi
 
 # Job arrays: each array task is its own job, with its own port.
-rm -f "$WORK"/array_*.out
-if sbatch --wait --array=1-2 -N2 -o /dev/null --wrap "srun $DUMP >$WORK/array_\$SLURM_ARRAY_TASK_ID.out" >/dev/null 2>"$WORK/array.err"; then
+rm -f "$WORK"/array_*
+if sbatch --wait --array=1-2 -N2 -o /dev/null --wrap "srun -o $WORK/array_\$SLURM_ARRAY_TASK_ID.%t.part $DUMP; cat $WORK/array_\$SLURM_ARRAY_TASK_ID.*.part >$WORK/array_\$SLURM_ARRAY_TASK_ID.out" >/dev/null 2>"$WORK/array.err"; then
   a1=$($CHECK "$WORK/array_1.out" --mode node --tpn 1,1) && a2=$($CHECK "$WORK/array_2.out" --mode node --tpn 1,1) \
     && [ "$a1" != "$a2" ] && pass "job array tasks each get a full, distinct environment ($a1, $a2)" \
     || fail "job array: $a1 / ${a2:-}"

@@ -50,13 +50,27 @@ TEST_CASE("the batch script sees the job's allocation") {
     f.job_id = 7;
     f.step_id = kBatchStep;
     f.nnodes = 0;  // what SLURM reports for the batch step
-    f.env = {{"SLURM_JOB_NODELIST", "node[08-09]"}, {"SLURM_TASKS_PER_NODE", "1(x2)"}};
+    f.env = {{"SLURM_JOB_NODELIST", "node[08-09]"}, {"SLURM_TASKS_PER_NODE", "1(x2)"}, {"SLURM_NTASKS", "2"}};
     const StepView v = make_step_view(f);
     CHECK(v.kind == StepKind::Batch);
     CHECK(v.nodes.size() == 2);
     CHECK(v.node_index == 0);
     CHECK(v.total_tasks == 2);
     CHECK_FALSE(v.rank);
+}
+
+TEST_CASE("the batch script without -n: SLURM_TASKS_PER_NODE counts CPUs, srun starts one task per node") {
+    SlurmFacts f;
+    f.step_id = kBatchStep;
+    f.env = {{"SLURM_JOB_NODELIST", "node[08-09]"}, {"SLURM_TASKS_PER_NODE", "4(x2)"}};
+    StepView v = make_step_view(f);
+    CHECK(v.tasks_per_node == std::vector<unsigned>{1, 1});
+    CHECK(v.total_tasks == 2);
+    f.env["SLURM_NTASKS"] = "3";
+    f.env["SLURM_TASKS_PER_NODE"] = "2,1";
+    v = make_step_view(f);
+    CHECK(v.tasks_per_node == std::vector<unsigned>{2, 1});
+    CHECK(v.total_tasks == 3);
 }
 
 TEST_CASE("extern and interactive steps are recognised and need nothing") {
