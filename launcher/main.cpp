@@ -17,6 +17,7 @@ void usage(std::FILE* out) {
         "\n"
         "commands:\n"
         "  env [--explain]   print the variables gangway set for this task (run it under srun)\n"
+        "  topo [--json]     plan GPU, NIC and CPU pinning for this node's tasks (see topo --help)\n"
         "  version           print the version and the SLURM it was built for\n"
         "  help              this text\n"
         "\n"
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (cmd == "env") return gangway::cli::cmd_env(argc - 1, argv + 1);
+    if (cmd == "topo") return gangway::cli::cmd_topo(argc - 1, argv + 1);
     std::fprintf(stderr, "gangway: unknown command \"%s\"; run `gangway help` for the list\n", cmd.c_str());
     return 2;
 }

@@ -1,0 +1,75 @@
+#!/bin/bash
+# gangway topo against the fixtures: every scenario of
+# tests/fixtures/topology/scenarios.tsv must print its expected plan (compared
+# as JSON, structurally), the cache must give the same plans, and bad input
+# must give one clear line and a non-zero exit.
+set -u
+bin=${GANGWAY_BIN:?}
+fx=${top_srcdir:-.}/tests/fixtures/topology
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+same_json() {  # same_json FILE_A FILE_B
+  python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])) == json.load(open(sys.argv[2])) else 1)' "$1" "$2"
+}
+
+n=0
+while IFS=$'\t' read -r fixture tasks gpus cpus expected; do
+  case $fixture in ''|'#'*) continue ;; esac
+  args=(--tasks "$tasks")
+  [ "$gpus" != all ] && args+=(--gpus "$gpus")
+  [ "$cpus" != all ] && args+=(--cpus "$cpus")
+  what="$fixture ${args[*]}"
+  for src in xml cache; do
+    topo=$fx/$fixture.xml
+    if [ $src = cache ]; then
+      topo=$tmp/$fixture.cache
+      [ -f "$topo" ] || "$bin" topo --topology "$fx/$fixture.xml" --write-cache "$topo" >/dev/null || { echo "FAIL: write cache for $fixture"; fail=1; continue; }
+    fi
+    if ! "$bin" topo --topology "$topo" "${args[@]}" --json >"$tmp/out.json" 2>"$tmp/err"; then
+      echo "FAIL: $what ($src): exit $?: $(cat "$tmp/err")"; fail=1; continue
+    fi
+    if same_json "$tmp/out.json" "$fx/$expected"; then
+      n=$((n + 1))
+    else
+      echo "FAIL: $what ($src) differs from $expected:"; cat "$tmp/out.json"; fail=1
+    fi
+  done
+done <"$fx/scenarios.tsv"
+echo "ok: $n scenario plans match their expected JSON"
+
+check() {  # check DESCRIPTION EXPECTED_RC REGEX -- CMD...
+  local what=$1 want_rc=$2 re=$3; shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" != "$want_rc" ] || ! grep -qE -- "$re" <<<"$out"; then
+    echo "FAIL: $what: rc=$rc (want $want_rc), output:"; echo "$out"; fail=1
+  elif [ "$want_rc" != 0 ] && [ "$(wc -l <<<"$out")" != 1 ]; then
+    echo "FAIL: $what: want one line, got:"; echo "$out"; fail=1
+  else
+    echo "ok: $what"
+  fi
+}
+h100=$fx/dgx-h100.xml
+check "table has the columns" 0 '^task +GPU +NIC +netdev +NUMA +cores +PCIe distance$' -- "$bin" topo --topology "$h100" --tasks 8
+check "table shows compact cpu lists" 0 '0-7,16-23' -- "$bin" topo --topology "$h100" --tasks 2
+check "table ends with NCCL_IB_HCA" 0 '^NCCL_IB_HCA==mlx5_0:1,mlx5_3:1,' -- "$bin" topo --topology "$h100"
+check "help" 0 'write-cache' -- "$bin" topo --help
+check "gangway help lists topo" 0 'topo' -- "$bin" help
+check "zero tasks" 1 '^gangway topo: .*no tasks' -- "$bin" topo --topology "$h100" --tasks 0
+check "GPU index the node lacks" 1 '^gangway topo: GPU index 8 is not on this node' -- "$bin" topo --topology "$h100" --gpus 0,8
+check "CPU the node lacks" 1 '^gangway topo: CPU 32 of the step' -- "$bin" topo --topology "$h100" --cpus 30-33
+check "bad cpu list" 1 '^gangway topo: bad cpu list' -- "$bin" topo --topology "$h100" --cpus 3-1
+check "bad GPU list" 1 '^gangway topo: bad GPU list' -- "$bin" topo --topology "$h100" --gpus x
+check "bad task count" 2 'not a task count' -- "$bin" topo --topology "$h100" --tasks -3
+check "missing topology file" 1 '^gangway topo: .*cannot be read' -- "$bin" topo --topology "$tmp/nope.xml"
+printf 'gangway-topology 1\ncore 0\n' >"$tmp/trunc.cache"
+check "truncated cache" 1 '^gangway topo: topology cache .* is corrupt' -- "$bin" topo --topology "$tmp/trunc.cache"
+printf '<topology version="2.0"><object' >"$tmp/broken.xml"
+check "broken XML" 1 '^gangway topo: topology XML .* is not an hwloc topology' -- "$bin" topo --topology "$tmp/broken.xml"
+check "unknown option" 2 'unknown option "--bogus"' -- "$bin" topo --bogus
+check "option without value" 2 'needs a value' -- "$bin" topo --tasks
+check "unwritable cache" 1 '^gangway topo: cannot write the topology cache' -- "$bin" topo --topology "$h100" --write-cache /nonexistent-dir/c
+check "live machine plans" 0 '^NCCL_IB_HCA=' -- "$bin" topo
+exit $fail

@@ -1,0 +1,273 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "lib/error.hpp"
+#include "lib/placement.hpp"
+#include "lib/placement_format.hpp"
+#include "lib/sys/hwloc_topology.hpp"
+
+using namespace gangway;
+
+namespace {
+
+std::string fixture_dir() {
+    const char* top = std::getenv("top_srcdir");
+    return std::string(top && *top ? top : ".") + "/tests/fixtures/topology/";
+}
+
+const Topology& fixture(const std::string& name) {
+    static std::map<std::string, Topology> cache;
+    auto it = cache.find(name);
+    if (it == cache.end()) it = cache.emplace(name, sys::load_topology_xml(fixture_dir() + name + ".xml")).first;
+    return it->second;
+}
+
+std::string read_compact(const std::string& path) {
+    std::ifstream in(path);
+    REQUIRE(in);
+    std::string out;
+    for (char c; in.get(c);)
+        if (c != ' ' && c != '\n' && c != '\t') out += c;  // no JSON string here holds whitespace
+    return out;
+}
+
+PlacementRequest request(const Topology& t, unsigned tasks, const std::string& gpus = "all",
+                         const std::string& cpus = "all") {
+    PlacementRequest r;
+    r.local_tasks = tasks;
+    if (gpus == "all") {
+        for (unsigned i = 0; i < t.gpus.size(); ++i) r.gpus.push_back(i);
+    } else if (gpus != "none") {
+        r.gpus = parse_cpu_list(gpus);  // the same list syntax
+    }
+    r.cpus = cpus == "all" ? all_cpus(t) : parse_cpu_list(cpus);
+    return r;
+}
+
+struct Scenario {
+    std::string fixture, gpus, cpus, expected;
+    unsigned tasks;
+};
+
+std::vector<Scenario> scenarios() {
+    std::ifstream in(fixture_dir() + "scenarios.tsv");
+    REQUIRE(in);
+    std::vector<Scenario> out;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream f(line);
+        Scenario s;
+        f >> s.fixture >> s.tasks >> s.gpus >> s.cpus >> s.expected;
+        out.push_back(s);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every fixture scenario plans as documented", "[topo]") {
+    const auto all = scenarios();
+    REQUIRE(all.size() >= 20);
+    for (const auto& s : all) {
+        INFO(s.fixture << " tasks=" << s.tasks << " gpus=" << s.gpus << " cpus=" << s.cpus << " -> " << s.expected);
+        const Topology& t = fixture(s.fixture);
+        const Placement p = plan_placement(t, request(t, s.tasks, s.gpus, s.cpus));
+        CHECK(format_placement_json(p) == read_compact(fixture_dir() + s.expected));
+        // Never outside the cpuset, never empty, tasks with distinct GPUs never overlap.
+        const CpuList cs = s.cpus == "all" ? all_cpus(t) : parse_cpu_list(s.cpus);
+        for (const auto& task : p.tasks) {
+            CHECK_FALSE(task.cpus.empty());
+            for (unsigned c : task.cpus) CHECK(std::binary_search(cs.begin(), cs.end(), c));
+        }
+    }
+}
+
+TEST_CASE("DGX H100: NCCL_IB_HCA lists the 8 compute HCAs exactly, storage ones never", "[topo]") {
+    const Topology& t = fixture("dgx-h100");
+    const Placement p = plan_placement(t, request(t, 8));
+    CHECK(p.nccl_ib_hca == "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1");
+    for (const auto& task : p.tasks) {
+        REQUIRE(task.nics.size() == 1);
+        for (const char* storage : {"mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8", "eno3"}) CHECK(task.nics[0].name != storage);
+        CHECK(task.nics[0].port == 1);
+    }
+    CHECK(p.tasks[5].nics[0].netdev == "ibp192s0");
+    CHECK(p.tasks[5].gpu_indexes == std::vector<unsigned>{5});
+    CHECK(gpu_bus_id(t, 5) == "0000:c3:00.0");
+}
+
+TEST_CASE("the table is readable", "[topo]") {
+    const Topology& t = fixture("dgx-h100");
+    const std::string table = format_placement_table(plan_placement(t, request(t, 2)));
+    CHECK_THAT(table, Catch::StartsWith("task  GPU"));
+    CHECK_THAT(table, Catch::Contains("PCIe distance"));
+    CHECK_THAT(table, Catch::Contains("0-7,16-23"));
+    CHECK_THAT(table, Catch::Contains("mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1"));
+    CHECK_THAT(table, Catch::Contains("ibp24s0,ibp64s0"));
+    CHECK_THAT(table, Catch::Contains("switch"));
+    CHECK_THAT(table, Catch::EndsWith("NCCL_IB_HCA==mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,"
+                                      "mlx5_11:1\n"));
+}
+
+TEST_CASE("site exclude list: the next nearest compute NIC, spread over GPUs", "[topo]") {
+    const Topology& t = fixture("pcie-4gpu");
+    auto r = request(t, 4);
+    r.nics.exclude = {"mlx5_2"};
+    const Placement p = plan_placement(t, r);
+    CHECK(p.nccl_ib_hca == "=mlx5_0:1,mlx5_1:1");
+    // GPU2 and GPU3 (socket 1) now only have socket 0's HCAs; the tie is spread.
+    CHECK(p.tasks[2].nics[0].name == "mlx5_0");
+    CHECK(p.tasks[3].nics[0].name == "mlx5_1");
+    CHECK(*p.tasks[2].distance == PciDistance::System);
+    // Excluding by netdev name works too.
+    r.nics.exclude = {"ibp135s0"};
+    CHECK(plan_placement(t, r).nccl_ib_hca == "=mlx5_0:1,mlx5_1:1");
+}
+
+TEST_CASE("site include list: only those, even if no GPU is near", "[topo]") {
+    const Topology& t = fixture("cpu-2numa");
+    auto r = request(t, 2);
+    r.nics.include = {"mlx5_0", "mlx5_99"};  // a name the node lacks is ignored
+    const Placement p = plan_placement(t, r);
+    CHECK(p.nccl_ib_hca == "=mlx5_0:1");
+    CHECK(p.tasks[0].nics[0].name == "mlx5_0");
+    CHECK(*p.tasks[0].distance == PciDistance::Numa);
+    CHECK(p.tasks[1].nics[0].name == "mlx5_0");
+    CHECK(*p.tasks[1].distance == PciDistance::System);
+
+    const Topology& h = fixture("dgx-h100");
+    auto rh = request(h, 8);
+    rh.nics.include = {"mlx5_0", "mlx5_1"};
+    const Placement ph = plan_placement(h, rh);
+    CHECK(ph.nccl_ib_hca == "=mlx5_0:1,mlx5_1:1");
+    CHECK(ph.tasks[0].nics[0].name == "mlx5_0");
+    CHECK(*ph.tasks[0].distance == PciDistance::Switch);
+    // GPU1-3 tie between both (NUMA distance): spread over those three GPUs.
+    CHECK(ph.tasks[1].nics[0].name == "mlx5_0");
+    CHECK(ph.tasks[2].nics[0].name == "mlx5_1");  // a storage HCA, by the site's choice
+    CHECK(*ph.tasks[2].distance == PciDistance::Numa);
+}
+
+TEST_CASE("NICs whose ports are all down are not used", "[topo]") {
+    Topology t = fixture("dgx-h100");
+    for (auto& n : t.nics)
+        if (n.name == "mlx5_0") n.ports[0].state = 1;
+    const Placement p = plan_placement(t, request(t, 8));
+    CHECK(p.nccl_ib_hca == "=mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1");
+    // GPU0 falls back to the socket's other compute HCAs (different host bridges: NUMA distance).
+    CHECK(*p.tasks[0].distance == PciDistance::Numa);
+    CHECK(p.tasks[0].nics[0].name == "mlx5_3");
+}
+
+TEST_CASE("partial cpusets: never outside, fall back to the NUMA node, then socket, then all", "[topo]") {
+    const Topology& t = fixture("dgx-a100");
+    // GPU0 (NUMA 3) with a cpuset on NUMA 2 only (same socket): the whole cpuset.
+    const Placement p = plan_placement(t, request(t, 2, "0,1", "8-11,40-43"));
+    CHECK(p.tasks[0].cpus == CpuList{8, 9, 40, 41});
+    CHECK(p.tasks[1].cpus == CpuList{10, 11, 42, 43});
+    // GPU0 and GPU4 with cpus from both sockets but not their NUMA nodes: each its own socket's part.
+    const Placement q = plan_placement(t, request(t, 2, "0,4", "0,32,16,48"));
+    CHECK(q.tasks[0].cpus == CpuList{0, 32});
+    CHECK(q.tasks[1].cpus == CpuList{16, 48});
+}
+
+TEST_CASE("more tasks than cores or PUs: split PUs, then share", "[topo]") {
+    const Topology& t = fixture("dgx-h100");
+    const Placement p = plan_placement(t, request(t, 4, "0", "0,16"));
+    CHECK(p.tasks[0].cpus == CpuList{0});
+    CHECK(p.tasks[1].cpus == CpuList{0});
+    CHECK(p.tasks[2].cpus == CpuList{16});
+    CHECK(p.tasks[3].cpus == CpuList{16});
+    const Placement q = plan_placement(t, request(t, 2, "0", "0,16"));
+    CHECK(q.tasks[0].cpus == CpuList{0});
+    CHECK(q.tasks[1].cpus == CpuList{16});
+}
+
+TEST_CASE("uneven GPU blocks weigh the core split by GPU count", "[topo]") {
+    const Topology& t = fixture("dgx-h100");
+    // 3 tasks: GPUs {0,1,2}, {3,4,5}, {6,7}. NUMA 0 (8 cores): 3 GPUs of task 0, 1 of task 1.
+    const Placement p = plan_placement(t, request(t, 3));
+    CHECK(p.tasks[0].gpu_indexes == std::vector<unsigned>{0, 1, 2});
+    CHECK(p.tasks[0].cpus == parse_cpu_list("0-5,16-21"));
+    // Task 1: 1 of NUMA 0's 4 GPUs (2 cores) and 2 of NUMA 1's 4 (4 cores).
+    CHECK(p.tasks[1].cpus == parse_cpu_list("6-11,22-27"));
+    CHECK(p.tasks[1].numa == -1);
+    CHECK(p.tasks[2].cpus == parse_cpu_list("12-15,28-31"));
+}
+
+TEST_CASE("CPU-only step on a GPU node: NUMA spread, nearest compute NIC", "[topo]") {
+    const Topology& t = fixture("dgx-h100");
+    const Placement p = plan_placement(t, request(t, 2, "none"));
+    CHECK(p.tasks[0].gpus.empty());
+    CHECK(p.tasks[0].numa == 0);
+    CHECK(p.tasks[0].cpus == parse_cpu_list("0-7,16-23"));
+    REQUIRE(p.tasks[0].nics.size() == 1);
+    CHECK(p.tasks[0].nics[0].name == "mlx5_0");
+    CHECK(*p.tasks[0].distance == PciDistance::Numa);
+    CHECK(p.tasks[1].nics[0].name == "mlx5_6");
+    // Two tasks on one NUMA node spread over its HCAs.
+    const Placement q = plan_placement(t, request(t, 2, "none", "0-7,16-23"));
+    CHECK(q.tasks[0].nics[0].name == "mlx5_0");
+    CHECK(q.tasks[1].nics[0].name == "mlx5_3");
+}
+
+TEST_CASE("a hand-built topology reaches the NUMA distance class", "[topo]") {
+    Topology t;
+    for (unsigned c = 0; c < 4; ++c) {
+        t.cores.push_back({{c}});
+        t.pus.push_back({c, c, 0, 0});
+    }
+    t.numa_nodes.push_back({0, 0, {0, 1, 2, 3}});
+    t.packages.push_back({0, {0, 1, 2, 3}});
+    auto dev = [](std::string bus, std::vector<std::string> anc) {
+        PciLocation l;
+        l.bus_id = std::move(bus);
+        l.ancestry = std::move(anc);
+        l.numa = 0;
+        l.package = 0;
+        l.local_cpus = {0, 1, 2, 3};
+        return l;
+    };
+    t.gpus.push_back({dev("0000:01:00.0", {"0000:00:01.0", "host:0000:00"}), 0x10de, 0x2330, ""});
+    t.gpus.push_back({dev("0000:41:00.0", {"0000:40:02.0", "0000:40:01.0", "host:0000:40"}), 0x10de, 0x2330, ""});
+    Nic n;
+    n.pci = dev("0000:42:00.0", {"0000:40:03.0", "0000:40:01.0", "host:0000:40"});
+    n.name = "mlx5_0";
+    t.nics.push_back(n);
+    const Placement p = plan_placement(t, request(t, 2));
+    CHECK(*p.tasks[0].distance == PciDistance::Numa);
+    CHECK(*p.tasks[1].distance == PciDistance::Switch);
+    CHECK(p.tasks[0].cpus == CpuList{0, 1});
+    CHECK(p.tasks[1].cpus == CpuList{2, 3});
+    CHECK(p.nccl_ib_hca == "=mlx5_0:1");
+}
+
+TEST_CASE("bad input is a clear error", "[topo]") {
+    const Topology& t = fixture("dgx-h100");
+    CHECK_THROWS_WITH(plan_placement(t, request(t, 0)), Catch::Contains("no tasks"));
+    auto r = request(t, 2);
+    r.cpus.clear();
+    CHECK_THROWS_WITH(plan_placement(t, r), Catch::Contains("cpuset") && Catch::Contains("empty"));
+    CHECK_THROWS_WITH(plan_placement(t, request(t, 2, "7,8")),
+                      Catch::Contains("GPU index 8 is not on this node") && Catch::Contains("8 GPUs, indexes 0-7"));
+    auto d = request(t, 2);
+    d.gpus = {3, 3};
+    CHECK_THROWS_WITH(plan_placement(t, d), Catch::Contains("listed twice"));
+    CHECK_THROWS_WITH(plan_placement(t, request(t, 2, "all", "0-40")),
+                      Catch::Contains("CPU 32") && Catch::Contains("regenerate"));
+    const Topology& c = fixture("cpu-2numa");
+    CHECK_THROWS_WITH(plan_placement(c, request(c, 1, "0")), Catch::Contains("it has no GPUs"));
+    CHECK_THROWS_WITH(gpu_bus_id(t, 9), Catch::Contains("GPU index 9"));
+}
+
+TEST_CASE("planning is deterministic", "[topo]") {
+    const Topology& t = fixture("dgx-a100");
+    const auto r = request(t, 8);
+    CHECK(format_placement_json(plan_placement(t, r)) == format_placement_json(plan_placement(t, r)));
+}
