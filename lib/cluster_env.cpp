@@ -41,7 +41,9 @@ const std::vector<std::string>& contract_names() {
         "PRIMARY_ADDR", "MASTER_ADDR", "PRIMARY_PORT", "MASTER_PORT", "HOST_NODE_ADDR", "NODE_ADDR",
         "NODE_RANK", "NUM_NODES", "NUM_TRAINERS", "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
         "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR", "PET_MASTER_PORT",
-        "JAX_COORDINATOR_ADDRESS", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NODE_ADDRS", "GANGWAY_LAYOUT"};
+        "JAX_COORDINATOR_ADDRESS", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NODE_ADDRS", "GANGWAY_LAYOUT",
+        "CUDA_DEVICE_ORDER", "NCCL_IB_HCA", "UCX_NET_DEVICES", "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+        "GANGWAY_GPUS", "GANGWAY_NICS", "GANGWAY_CPUS"};
     return names;
 }
 
@@ -52,7 +54,8 @@ Mode resolve_mode(Mode requested, const StepView& step) {
     return one_per_node ? Mode::Node : Mode::Task;
 }
 
-EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs, const EnvMap& current) {
+EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs, const EnvMap& current,
+                 const std::vector<std::pair<std::string, std::string>>& extra) {
     EnvPlan plan;
     if (cfg.mode == Mode::Off) {
         plan.skip_reason = "turned off (--gangway=off, GANGWAY_MODE=off or mode=off)";
@@ -145,6 +148,7 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
     for (const auto& a : addrs.nodes) all += (all.empty() ? "" : ",") + to_string(a);
     want.emplace_back("NODE_ADDRS", all);
     want.emplace_back("GANGWAY_LAYOUT", std::string(to_string(plan.mode)));
+    want.insert(want.end(), extra.begin(), extra.end());
 
     std::string record;
     for (auto& [name, value] : want) {

@@ -43,7 +43,9 @@ const std::vector<std::string>& contract_names();
 // GANGWAY_SET (absent names are simply missing). A value the user set wins
 // and what derives from it follows it; a value inherited from gangway in an
 // earlier step is recomputed.
-EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs, const EnvMap& current);
+// `extra` (the pinning variables of lib/pin_env) joins the plan under the same rules.
+EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs, const EnvMap& current,
+                 const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 // Mode chosen for a step: Auto is Node when every node runs one task.
 Mode resolve_mode(Mode requested, const StepView& step);

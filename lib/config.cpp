@@ -1,5 +1,6 @@
 #include "config.hpp"
 
+#include <cctype>
 #include <charconv>
 
 #include "error.hpp"
@@ -7,7 +8,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -33,7 +34,43 @@ PortRange parse_range(std::string_view v) {
     return {static_cast<std::uint16_t>(lo), static_cast<std::uint16_t>(hi)};
 }
 
+std::vector<std::string> split_names(std::string_view v, const std::string& key) {
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while (pos <= v.size()) {
+        const auto comma = v.find(',', pos);
+        const std::string_view name = v.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        bool ok = !name.empty();
+        for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+        if (!ok)
+            throw Error("plugstack.conf: " + key + "=" + std::string(v) +
+                        " is not a comma-separated list of device names such as mlx5_0,mlx5_3");
+        out.emplace_back(name);
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
 }  // namespace
+
+PinMode parse_pin(std::string_view t, std::string_view origin) {
+    if (t == "on" || t == "yes" || t == "1" || t == "auto") return PinMode::On;
+    if (t == "narrow") return PinMode::Narrow;
+    if (t == "off" || t == "no" || t == "0") return PinMode::Off;
+    throw Error(std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(t) +
+                " is not a pinning mode; use on (cores and NIC follow the task's GPU), narrow (also "
+                "CUDA_VISIBLE_DEVICES) or off");
+}
+
+std::string_view to_string(PinMode m) {
+    switch (m) {
+        case PinMode::On: return "on";
+        case PinMode::Narrow: return "narrow";
+        case PinMode::Off: return "off";
+    }
+    return "on";
+}
 
 Mode parse_mode(std::string_view t, std::string_view origin) {
     if (t == "auto" || t == "on" || t == "yes" || t == "1") return Mode::Auto;
@@ -86,6 +123,16 @@ Config parse_site_args(const std::vector<std::string>& args) {
             c.ports = parse_range(val);
         } else if (key == "batch") {
             c.batch = parse_bool(val, key);
+        } else if (key == "pin") {
+            c.pin = parse_pin(val, "plugstack.conf: pin=");
+        } else if (key == "topology") {
+            if (val.empty() || val.front() != '/')
+                throw Error("plugstack.conf: topology=" + std::string(val) +
+                            " is not an absolute path; write the cache with `gangway topo --write-cache PATH`");
+            c.topology = val;
+        } else if (key == "nic_include" || key == "nic_exclude") {
+            auto& list = key == "nic_include" ? c.nic_include : c.nic_exclude;
+            list = split_names(val, key);
         } else {
             throw Error("plugstack.conf: unknown key \"" + key + "\"; known keys: " + std::string(kKnownKeys) +
                         " (see gangway.so(8))");
@@ -97,6 +144,7 @@ Config parse_site_args(const std::vector<std::string>& args) {
 Config apply_user(Config c, const UserChoice& u) {
     if (u.mode) c.mode = *u.mode;
     if (u.iface) c.iface = *u.iface;
+    if (u.pin) c.pin = *u.pin;
     return c;
 }
 

@@ -13,12 +13,20 @@ namespace gangway {
 
 enum class Mode { Auto, Node, Task, Off };
 
+// Pinning: `on` binds each task's cores and picks its NIC after the GPU its
+// LOCAL_RANK selects, every GPU staying visible; `narrow` also narrows
+// CUDA_VISIBLE_DEVICES to the task's own GPU(s); `off` leaves binding to SLURM.
+enum class PinMode { On, Narrow, Off };
+
 struct Config {
     Mode mode = Mode::Auto;
     std::string iface;          // data network interface; empty: use the node name's address
     std::string addr_template;  // e.g. "%h-ib": name whose address is the node's data address
     PortRange ports;
     bool batch = true;          // also set the variables in the batch script
+    PinMode pin = PinMode::On;
+    std::string topology;       // topology cache or hwloc XML; empty or absent file: live discovery
+    std::vector<std::string> nic_include, nic_exclude;  // site NIC policy, exact names
 };
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad
@@ -30,6 +38,9 @@ Config parse_site_args(const std::vector<std::string>& args);
 Mode parse_mode(std::string_view text, std::string_view origin);
 std::string_view to_string(Mode m);
 
+PinMode parse_pin(std::string_view text, std::string_view origin);
+std::string_view to_string(PinMode m);
+
 // An interface name as Linux accepts it (IFNAMSIZ, no '/', no blanks).
 void check_iface_name(std::string_view name, std::string_view origin);
 
@@ -37,6 +48,7 @@ void check_iface_name(std::string_view name, std::string_view origin);
 struct UserChoice {
     std::optional<Mode> mode;
     std::optional<std::string> iface;
+    std::optional<PinMode> pin;
 };
 Config apply_user(Config site, const UserChoice& user);
 

@@ -10,7 +10,7 @@
 namespace gangway::plugin {
 namespace {
 
-enum OptVal { kMode = 1, kIface = 2 };
+enum OptVal { kMode = 1, kIface = 2, kPin = 3 };
 
 // The option callback runs in srun/sbatch to validate (remote == 0) and again
 // in slurmstepd (remote == 1), where a failure must not abort the daemon's
@@ -19,6 +19,7 @@ int on_option(int val, const char* optarg, int remote) {
     try {
         const std::string arg = optarg ? optarg : "";
         if (val == kMode) state().cli.mode = parse_mode(arg, "--gangway");
+        if (val == kPin) state().cli.pin = parse_pin(arg, "--gangway-pin");
         if (val == kIface) {
             check_iface_name(arg, "--gangway-iface");
             state().cli.iface = arg;
@@ -43,9 +44,16 @@ char kIfaceName[] = "gangway-iface";
 char kIfaceArg[] = "IFACE";
 char kIfaceUsage[] = "[gangway] data network interface for addresses, NCCL and Gloo (default: site iface=). Env: GANGWAY_IFACE";
 
+char kPinName[] = "gangway-pin";
+char kPinArg[] = "PIN";
+char kPinUsage[] =
+    "[gangway] pinning: on (default: cores and NIC follow the GPU of LOCAL_RANK, all GPUs visible), narrow "
+    "(also CUDA_VISIBLE_DEVICES), off. Env: GANGWAY_PIN";
+
 struct spank_option kOptions[] = {
     {kModeName, kModeArg, kModeUsage, 1, kMode, on_option},
     {kIfaceName, kIfaceArg, kIfaceUsage, 1, kIface, on_option},
+    {kPinName, kPinArg, kPinUsage, 1, kPin, on_option},
     SPANK_OPTIONS_TABLE_END,
 };
 
@@ -76,6 +84,8 @@ void apply_env_fallbacks(spank_t sp) {
     auto& cli = state().cli;
     if (!cli.mode)
         if (auto v = context_getenv(sp, "GANGWAY_MODE"); !v.empty()) cli.mode = parse_mode(v, "GANGWAY_MODE");
+    if (!cli.pin)
+        if (auto v = context_getenv(sp, "GANGWAY_PIN"); !v.empty()) cli.pin = parse_pin(v, "GANGWAY_PIN");
     if (!cli.iface)
         if (auto v = context_getenv(sp, "GANGWAY_IFACE"); !v.empty()) {
             check_iface_name(v, "GANGWAY_IFACE");

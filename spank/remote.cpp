@@ -7,22 +7,14 @@
 #include "../lib/error.hpp"
 #include "../lib/sys/net_io.hpp"
 #include "../lib/data_addr.hpp"
+#include "env_access.hpp"
 #include "log.hpp"
+#include "pinning.hpp"
 #include "options.hpp"
 #include "state.hpp"
 
 namespace gangway::plugin::remote {
 namespace {
-
-std::optional<std::string> get_env(spank_t sp, const std::string& name) {
-    std::vector<char> buf(4096);
-    for (;;) {
-        const spank_err_t rc = spank_getenv(sp, name.c_str(), buf.data(), static_cast<int>(buf.size()));
-        if (rc == ESPANK_SUCCESS) return std::string(buf.data());
-        if (rc != ESPANK_NOSPACE || buf.size() > (1u << 24)) return std::nullopt;
-        buf.resize(buf.size() * 4);
-    }
-}
 
 std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item) {
     std::uint32_t v = 0;
@@ -77,14 +69,17 @@ int user_init(spank_t sp) {
     if (!state().error.empty()) return 0;
     try {
         const Config cfg = effective_config();
-        if (cfg.mode == Mode::Off) return 0;
+        if (cfg.mode == Mode::Off && cfg.pin == PinMode::Off) return 0;
         const StepView step = make_step_view(read_facts(sp, false));
         if (step.kind == StepKind::Extern || step.kind == StepKind::Interactive || step.heterogeneous) return 0;
-        if (step.kind == StepKind::Batch && !cfg.batch) return 0;
-        // Once per step and node: task_init of every task inherits the result.
-        const auto nets = cfg.iface.empty() ? std::vector<IfaceAddr>{} : sys::iface_addrs(cfg.iface);
-        state().addrs = find_node_addrs(cfg, step.nodes, step.node_index, nets, sys::resolve_host);
-        state().addrs_ready = true;
+        // Once per step and node: task_init of every task inherits the results.
+        if (cfg.mode != Mode::Off && (step.kind != StepKind::Batch || cfg.batch)) {
+            const auto nets = cfg.iface.empty() ? std::vector<IfaceAddr>{} : sys::iface_addrs(cfg.iface);
+            state().addrs = find_node_addrs(cfg, step.nodes, step.node_index, nets, sys::resolve_host);
+            state().addrs_ready = true;
+        }
+        // The batch script is one process on one node: SLURM's binding is right for it.
+        if (cfg.pin != PinMode::Off && step.kind == StepKind::Normal) pinning::plan_node(sp, cfg, step);
     } catch (const Error& e) {
         note_error(e.what());
     }
@@ -97,7 +92,7 @@ int task_init(spank_t sp) {
         log_error(st.error);
         return -1;
     }
-    if (!st.addrs_ready) return 0;  // off, or a step left alone on purpose
+    if (!st.addrs_ready && !st.pin_ready) return 0;  // off, or a step left alone on purpose
     try {
         const Config cfg = effective_config();
         const StepView step = make_step_view(read_facts(sp, true));
@@ -105,14 +100,25 @@ int task_init(spank_t sp) {
         for (const auto& name : contract_names())
             if (auto v = get_env(sp, name)) current[name] = *v;
         if (auto v = get_env(sp, kSetRecordVar)) current[kSetRecordVar] = *v;
-        const EnvPlan plan = plan_env(cfg, step, st.addrs, current);
-        for (const auto& [name, value] : plan.set) {
+        // In narrow mode SLURM's CUDA_VISIBLE_DEVICES is the input, not a user's choice to keep.
+        if (cfg.pin == PinMode::Narrow) current.erase("CUDA_VISIBLE_DEVICES");
+        const auto pin_vars = st.pin_ready ? pinning::task_vars(sp, cfg, step)
+                                           : std::vector<std::pair<std::string, std::string>>{};
+        std::vector<std::pair<std::string, std::string>> set;
+        if (st.addrs_ready) {
+            set = plan_env(cfg, step, st.addrs, current, pin_vars).set;
+        } else {
+            for (const auto& kv : pin_vars)
+                if (!current.count(kv.first)) set.push_back(kv);  // the user's value wins
+        }
+        for (const auto& [name, value] : set) {
             const spank_err_t rc = value.empty() && name != kSetRecordVar
                                        ? spank_unsetenv(sp, name.c_str())
                                        : spank_setenv(sp, name.c_str(), value.c_str(), 1);
             if (rc != ESPANK_SUCCESS)
                 throw Error("cannot set " + name + " in the task's environment: " + spank_strerror(rc));
         }
+        if (st.pin_ready) pinning::bind_task(step);
     } catch (const Error& e) {
         log_error(e.what());
         return -1;

@@ -6,6 +6,7 @@
 
 #include "../lib/config.hpp"
 #include "../lib/cluster_env.hpp"
+#include "../lib/placement.hpp"
 
 namespace gangway::plugin {
 
@@ -15,6 +16,9 @@ struct State {
     std::string error;        // first problem found; reported where failing is safe
     bool addrs_ready = false;
     NodeAddrs addrs;
+    bool pin_ready = false;   // user_init planned this node's placement
+    Placement placement;
+    std::vector<unsigned> step_gpus;
 };
 
 State& state();

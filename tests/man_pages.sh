@@ -12,10 +12,10 @@ plugin_text=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -E UTF-8 -l "$top_srcdir/man/gangw
 # Every variable the plugin can set (lib/cluster_env.cpp's contract_names) and every site key.
 names=$(sed -n '/contract_names()/,/};/p' "$top_srcdir/lib/cluster_env.cpp" | grep -o '"[A-Z_]*"' | tr -d '"')
 keys=$(grep -o 'kKnownKeys = "[^"]*"' "$top_srcdir/lib/config.cpp" | sed 's/.*= "//; s/"//; s/, / /g')
-for n in $names GANGWAY_SET GANGWAY_MODE GANGWAY_IFACE; do
+for n in $names GANGWAY_SET GANGWAY_MODE GANGWAY_IFACE GANGWAY_PIN; do
   grep -qw -- "$n" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) does not mention $n"; fail=1; }
 done
 for k in $keys; do grep -q -- "$k=" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) does not document site key $k"; fail=1; }; done
-for o in --gangway= --gangway-iface=; do grep -q -- "$o" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) lacks $o"; fail=1; }; done
+for o in --gangway= --gangway-iface= --gangway-pin=; do grep -q -- "$o" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) lacks $o"; fail=1; }; done
 [ $fail = 0 ] && echo "ok: gangway.so(8) covers $(wc -w <<<"$names") variables and the keys: $keys"
 exit $fail

@@ -1,0 +1,117 @@
+#include "pinning.hpp"
+
+#include <sched.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "../lib/cluster_env.hpp"
+#include "../lib/error.hpp"
+#include "../lib/pin_env.hpp"
+#include "../lib/sys/hwloc_topology.hpp"
+#include "env_access.hpp"
+#include "log.hpp"
+#include "state.hpp"
+
+namespace gangway::plugin::pinning {
+namespace {
+
+CpuList own_affinity() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        throw Error(std::string("cannot read slurmstepd's CPU affinity: ") + std::strerror(errno));
+    CpuList out;
+    for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) out.push_back(c);
+    return out;
+}
+
+// The step's cpuset here: slurmstepd's own affinity (what the step may use;
+// SLURM binds only the tasks), narrowed to the step's allocated cores when
+// SLURM names them in this node's numbering.
+CpuList step_cpuset(spank_t sp, const Topology& topo) {
+    CpuList cpus = own_affinity();
+    char* cores = nullptr;
+    if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) == ESPANK_SUCCESS && cores && *cores) {
+        try {
+            const CpuList ids = parse_cpu_list(cores);
+            const CpuList pus = pus_of_cores(topo, std::vector<unsigned>(ids.begin(), ids.end()));
+            CpuList both;
+            for (unsigned c : cpus)
+                if (std::binary_search(pus.begin(), pus.end(), c)) both.push_back(c);
+            cpus = both;
+        } catch (const Error& e) {
+            // slurm.conf declares cores this node lacks (config_overrides): the affinity alone bounds us.
+            log_info(std::string("step cores \"") + cores + "\" do not match this node's topology (" + e.what() +
+                     "); using slurmstepd's affinity as the step's cpuset");
+        }
+    }
+    if (cpus.empty())
+        throw Error("the step's cpuset on this node is empty; check the job's CPU allocation (--cpus-per-task, -c)");
+    return cpus;
+}
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while (!s.empty() && pos <= s.size()) {
+        const auto comma = s.find(',', pos);
+        out.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+void plan_node(spank_t sp, const Config& cfg, const StepView& step) {
+    struct stat st {};
+    // A configured cache that is not there yet (first boot, before the admin
+    // wrote it) costs a live discovery, not a failed job.
+    const std::string source = !cfg.topology.empty() && stat(cfg.topology.c_str(), &st) == 0 ? cfg.topology : "";
+    const Topology topo = sys::load_topology(source);
+    auto& s = state();
+    s.step_gpus.clear();
+    if (auto gpus = get_env(sp, "SLURM_STEP_GPUS"); gpus && !gpus->empty()) {
+        const CpuList ids = parse_cpu_list(*gpus);
+        s.step_gpus.assign(ids.begin(), ids.end());
+    }
+    PlacementRequest req;
+    req.local_tasks = step.local_tasks.value_or(step.tasks_per_node.at(step.node_index));
+    req.gpus = s.step_gpus;
+    req.cpus = step_cpuset(sp, topo);
+    req.nics = NicFilter{cfg.nic_include, cfg.nic_exclude};
+    s.placement = plan_placement(topo, req);
+    s.pin_ready = true;
+}
+
+std::vector<std::pair<std::string, std::string>> task_vars(spank_t sp, const Config& cfg, const StepView& step) {
+    const auto& s = state();
+    PinInput in;
+    in.plan = &s.placement;
+    in.local_rank = step.local_rank.value_or(0);
+    in.pin = cfg.pin;
+    in.layout = resolve_mode(cfg.mode == Mode::Off ? Mode::Auto : cfg.mode, step);
+    in.step_gpus = s.step_gpus;
+    if (auto v = get_env(sp, "CUDA_VISIBLE_DEVICES")) in.cuda_visible = split(*v);
+    return pin_env(in);
+}
+
+void bind_task(const StepView& step) {
+    const auto& tasks = state().placement.tasks;
+    const unsigned rank = step.local_rank.value_or(0);
+    if (rank >= tasks.size()) throw Error("local task " + std::to_string(rank) + " has no placement");
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned c : tasks[rank].cpus)
+        if (c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+        throw Error("cannot bind local task " + std::to_string(rank) + " to CPUs " + format_cpu_list(tasks[rank].cpus) +
+                    ": " + std::strerror(errno) + "; run with --gangway-pin=off to keep SLURM's binding");
+}
+
+}  // namespace gangway::plugin::pinning
