@@ -1,5 +1,10 @@
 #include "local.hpp"
 
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,32 @@ int init_post_opt(spank_t sp) {
         apply_env_fallbacks(sp);
     } catch (const Error& e) {
         log_error(e.what());
+        return -1;
+    }
+    return 0;
+}
+
+int user_init(spank_t) {
+    unsigned char key[32];
+    std::size_t got = 0;
+    while (got < sizeof key) {
+        const ssize_t n = getrandom(key + got, sizeof key - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            log_error(std::string("cannot create the step's secret: getrandom: ") + std::strerror(errno));
+            return -1;
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    static const char hex[] = "0123456789abcdef";
+    std::string secret;
+    for (unsigned char b : key) {
+        secret += hex[b >> 4];
+        secret += hex[b & 15];
+    }
+    // Overwrite: an srun inside a step or batch script makes a new step, with a new secret.
+    if (setenv("GANGWAY_SECRET", secret.c_str(), 1) != 0) {
+        log_error("cannot put the step's secret in the environment");
         return -1;
     }
     return 0;

@@ -59,6 +59,10 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
     });
 }
 
+extern "C" int slurm_spank_local_user_init(spank_t sp, int, char**) {
+    return guarded("local_user_init", [&] { return gangway::plugin::local::user_init(sp); });
+}
+
 extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
     return guarded("user_init", [&] { return spank_remote(sp) ? gangway::plugin::remote::user_init(sp) : 0; });
 }
