@@ -62,7 +62,7 @@ read_pid() { if [[ -r $1 ]]; then cat "$1" 2>/dev/null || true; fi; }
 pids_using_conf() {
     local p cmd
     for p in /proc/[0-9]*; do
-        cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+        cmd=$( { tr "\0" " " <"$p/cmdline"; } 2>/dev/null) || continue
         case $cmd in
             *slurm*"$CONF"*) echo "${p#/proc/}" ;;
         esac
