@@ -72,10 +72,6 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
             break;
         case StepKind::Normal: break;
     }
-    if (step.heterogeneous) {
-        plan.skip_reason = "heterogeneous job: its components are separate node lists; set the variables per component";
-        return plan;
-    }
     const bool batch = step.kind == StepKind::Batch;
     plan.mode = resolve_mode(cfg.mode, step);
 

@@ -39,8 +39,8 @@ const std::vector<std::string>& step_env_names() {
         "SLURM_STEP_NODELIST",  "SLURM_STEP_TASKS_PER_NODE", "SLURM_JOB_NODELIST", "SLURM_TASKS_PER_NODE",
         "SLURM_NTASKS",         "SLURM_GPUS_ON_NODE",        "SLURM_STEP_RESV_PORTS", "SLURM_HET_SIZE",
         "SLURM_JOB_ID",         "SLURM_STEP_ID",             "SLURM_NODEID",        "SLURM_PROCID",
-        "SLURM_LOCALID",        "SLURM_STEP_NUM_NODES",      "SLURM_STEP_NUM_TASKS", "SLURM_JOB_NUM_NODES",
-        "SLURM_STEPID"};
+        "SLURM_STEP_NUM_NODES",      "SLURM_STEP_NUM_TASKS", "SLURM_JOB_NUM_NODES",
+        "SLURM_STEPID",         "SLURM_LOCALID",             "SLURM_JOB_ID_PACK_GROUP_0", "SLURM_JOB_ID_HET_GROUP_0"};
     return names;
 }
 
@@ -72,6 +72,22 @@ StepView make_step_view(const SlurmFacts& f) {
                                              : StepKind::Normal;
     v.heterogeneous = get(f.env, "SLURM_HET_SIZE") != nullptr;
     if (v.kind == StepKind::Extern || v.kind == StepKind::Interactive) return v;
+    SlurmFacts het;
+    if (v.heterogeneous && v.kind == StepKind::Normal) {
+        // In a heterogeneous step (srun ... : ...) the SPANK items describe this
+        // component only, while SLURM's variables describe the whole step, which
+        // is what the ranks join: take those, and the leader's job id, so that
+        // every component computes the same port.
+        het = facts_from_env(f.env);
+        het.local_tasks.reset();
+        if (!het.node_id) throw Error("this node's index in the heterogeneous step is unknown (SLURM_NODEID is not set)");
+        auto leader = number(f.env, "SLURM_JOB_ID_HET_GROUP_0");
+        if (!leader) leader = number(f.env, "SLURM_JOB_ID_PACK_GROUP_0");
+        het.job_id = leader.value_or(f.job_id);
+        het.step_id = f.step_id;
+    }
+    const SlurmFacts& src = v.heterogeneous && v.kind == StepKind::Normal ? het : f;
+    v.job_id = src.job_id;
 
     if (v.kind == StepKind::Batch) {
         // The batch step's SPANK node count is 0: SLURM never fills it in, so
@@ -86,11 +102,11 @@ StepView make_step_view(const SlurmFacts& f) {
     } else {
         v.nodes = expand_hostlist(required(f.env, "SLURM_STEP_NODELIST"));
         v.tasks_per_node = expand_counts(required(f.env, "SLURM_STEP_TASKS_PER_NODE"));
-        if (!f.node_id) throw Error("this node's index in the step is unknown (SLURM_NODEID is not set)");
-        v.node_index = *f.node_id;
-        if (f.nnodes && *f.nnodes != v.nodes.size())
+        if (!src.node_id) throw Error("this node's index in the step is unknown (SLURM_NODEID is not set)");
+        v.node_index = *src.node_id;
+        if (src.nnodes && *src.nnodes != v.nodes.size())
             throw Error("SLURM_STEP_NODELIST has " + std::to_string(v.nodes.size()) + " nodes but the step has " +
-                        std::to_string(*f.nnodes) + "; was SLURM_STEP_NODELIST overwritten?");
+                        std::to_string(*src.nnodes) + "; was SLURM_STEP_NODELIST overwritten?");
     }
     if (v.tasks_per_node.size() != v.nodes.size())
         throw Error(std::string(v.kind == StepKind::Batch ? "SLURM_TASKS_PER_NODE" : "SLURM_STEP_TASKS_PER_NODE") +
@@ -102,16 +118,18 @@ StepView make_step_view(const SlurmFacts& f) {
                     std::to_string(v.nodes.size()) + " nodes");
     const unsigned sum = std::accumulate(v.tasks_per_node.begin(), v.tasks_per_node.end(), 0u);
     if (v.kind == StepKind::Batch) v.total_tasks = number(f.env, "SLURM_NTASKS").value_or(sum);
-    else v.total_tasks = f.total_tasks.value_or(sum);
+    else v.total_tasks = src.total_tasks.value_or(sum);
     if (v.kind == StepKind::Normal && v.total_tasks != sum)
         throw Error("the step has " + std::to_string(v.total_tasks) + " tasks but SLURM_STEP_TASKS_PER_NODE adds up to " +
                     std::to_string(sum));
     v.gpus_on_node = number(f.env, "SLURM_GPUS_ON_NODE").value_or(0);
-    if (const std::string* rp = get(f.env, "SLURM_STEP_RESV_PORTS")) v.reserved_port = first_reserved_port(*rp);
+    // Each component of a heterogeneous step reserves its own ports: the hash is what they share.
+    if (const std::string* rp = get(f.env, "SLURM_STEP_RESV_PORTS"); rp && !v.heterogeneous)
+        v.reserved_port = first_reserved_port(*rp);
     if (v.kind == StepKind::Normal) {
-        v.rank = f.task_rank;
-        v.local_rank = f.task_local_id;
-        v.local_tasks = f.local_tasks ? f.local_tasks : std::optional<unsigned>(v.tasks_per_node[v.node_index]);
+        v.rank = src.task_rank;
+        v.local_rank = src.task_local_id;
+        v.local_tasks = src.local_tasks ? src.local_tasks : std::optional<unsigned>(v.tasks_per_node[v.node_index]);
     }
     return v;
 }

@@ -36,7 +36,7 @@ struct StepView {
     unsigned total_tasks = 0;
     unsigned gpus_on_node = 0;             // 0: no GPUs allocated to the step here
     std::optional<std::uint16_t> reserved_port;
-    bool heterogeneous = false;            // a het-job step: left alone on purpose
+    bool heterogeneous = false;            // srun ... : ... (its values come from SLURM's step variables)
     // Per task (unset for the batch script and in user_init).
     std::optional<unsigned> rank, local_rank, local_tasks;
 };

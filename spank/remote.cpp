@@ -65,21 +65,32 @@ int init_post_opt(spank_t sp) {
     return 0;
 }
 
+// The work done once per step and node: data addresses and the pinning plan.
+void prepare_node(spank_t sp, const Config& cfg, const StepView& step) {
+    if (step.kind == StepKind::Extern || step.kind == StepKind::Interactive) return;
+    if (cfg.mode != Mode::Off && (step.kind != StepKind::Batch || cfg.batch)) {
+        const auto nets = cfg.iface.empty() ? std::vector<IfaceAddr>{} : sys::iface_addrs(cfg.iface);
+        state().addrs = find_node_addrs(cfg, step.nodes, step.node_index, nets, sys::resolve_host);
+        state().addrs_ready = true;
+    }
+    // The batch script is one process on one node: SLURM's binding is right for it.
+    if (cfg.pin != PinMode::Off && step.kind == StepKind::Normal) pinning::plan_node(sp, cfg, step);
+}
+
 int user_init(spank_t sp) {
     if (!state().error.empty()) return 0;
     try {
         const Config cfg = effective_config();
         if (cfg.mode == Mode::Off && cfg.pin == PinMode::Off) return 0;
-        const StepView step = make_step_view(read_facts(sp, false));
-        if (step.kind == StepKind::Extern || step.kind == StepKind::Interactive || step.heterogeneous) return 0;
-        // Once per step and node: task_init of every task inherits the results.
-        if (cfg.mode != Mode::Off && (step.kind != StepKind::Batch || cfg.batch)) {
-            const auto nets = cfg.iface.empty() ? std::vector<IfaceAddr>{} : sys::iface_addrs(cfg.iface);
-            state().addrs = find_node_addrs(cfg, step.nodes, step.node_index, nets, sys::resolve_host);
-            state().addrs_ready = true;
+        SlurmFacts facts = read_facts(sp, false);
+        // A heterogeneous step is described by per-task variables (SLURM_NODEID)
+        // that do not exist yet: its tasks prepare the node themselves.
+        if (facts.env.count("SLURM_HET_SIZE") && !facts.env.count("SLURM_NODEID")) {
+            state().deferred = true;
+            return 0;
         }
-        // The batch script is one process on one node: SLURM's binding is right for it.
-        if (cfg.pin != PinMode::Off && step.kind == StepKind::Normal) pinning::plan_node(sp, cfg, step);
+        // Once per step and node: task_init of every task inherits the results.
+        prepare_node(sp, cfg, make_step_view(facts));
     } catch (const Error& e) {
         note_error(e.what());
     }
@@ -92,9 +103,10 @@ int task_init(spank_t sp) {
         log_error(st.error);
         return -1;
     }
-    if (!st.addrs_ready && !st.pin_ready) return 0;  // off, or a step left alone on purpose
     try {
         const Config cfg = effective_config();
+        if (st.deferred) prepare_node(sp, cfg, make_step_view(read_facts(sp, true)));
+        if (!st.addrs_ready && !st.pin_ready) return 0;  // off, or a step left alone on purpose
         const StepView step = make_step_view(read_facts(sp, true));
         EnvMap current;
         for (const auto& name : contract_names())

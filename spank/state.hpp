@@ -14,6 +14,7 @@ struct State {
     Config site;
     UserChoice cli;           // from --gangway* options
     std::string error;        // first problem found; reported where failing is safe
+    bool deferred = false;    // heterogeneous step: each task prepares (user_init lacks SLURM_NODEID)
     bool addrs_ready = false;
     NodeAddrs addrs;
     bool pin_ready = false;   // user_init planned this node's placement

@@ -21,6 +21,7 @@ ap.add_argument("--port", type=int)
 ap.add_argument("--addr")
 ap.add_argument("--world", type=int)
 ap.add_argument("--off", action="store_true", help="gangway must have set nothing")
+ap.add_argument("--hashed", action="store_true", help="the port must be hashed even if SLURM reserved ports")
 a = ap.parse_args()
 
 tpn = [int(x) for x in a.tpn.split(",")]
@@ -98,7 +99,7 @@ if not a.off:
     resv = {t.get("SLURM_STEP_RESV_PORTS") for t in tasks}
     if not a.port and port is not None:
         p = int(port)
-        if resv != {None}:
+        if resv != {None} and not a.hashed:
             # srun reserved ports (MpiParams=ports=): the first one is the step's.
             first = {int(r.replace("-", ",").split(",")[0]) for r in resv if r}
             if first != {p} or None in resv:

@@ -41,6 +41,23 @@ step resv -N2 -n2 --resv-ports=2 && {
   else fail "--resv-ports gave no SLURM_STEP_RESV_PORTS (MpiParams=ports missing in the test cluster?)"; fi
 } || fail "--resv-ports: $(cat "$WORK/resv.err")"
 
+# A heterogeneous step (srun ... : ...) is one rendezvous across its components.
+rm -f "$WORK"/het.*.part
+srun -o "$WORK/het.%t.part" -N1 $DUMP : -N1 $DUMP 2>"$WORK/het.err" && cat "$WORK"/het.*.part >"$WORK/het.out" \
+  && verify het "heterogeneous step: one primary, ranks across components, one hashed port" --mode node --tpn 1,1 --hashed \
+  || fail "het step: $(cat "$WORK/het.err")"
+
+# salloc, and the options listed where users look for them.
+rm -f "$WORK"/salloc.*.part
+salloc -N2 srun -o "$WORK/salloc.%t.part" $DUMP </dev/null >/dev/null 2>"$WORK/salloc.err" && cat "$WORK"/salloc.*.part >"$WORK/salloc.out" \
+  && verify salloc "srun inside salloc" --mode node --tpn 1,1 || fail "salloc: $(cat "$WORK/salloc.err")"
+for cmd in srun sbatch salloc; do
+  help=$($cmd --help 2>&1)
+  if grep -q -- '--gangway=MODE' <<<"$help" && grep -q -- '--gangway-iface=IFACE' <<<"$help" && grep -q -- '--gangway-pin=PIN' <<<"$help"; then
+    pass "$cmd --help lists --gangway, --gangway-iface and --gangway-pin"
+  else fail "$cmd --help lacks gangway's options"; fi
+done
+
 # The batch script gets the job's view; srun steps inside it get their own
 # values, not the batch script's (which they inherit and must not take for the user's).
 rm -f "$WORK"/batch_*

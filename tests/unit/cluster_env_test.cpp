@@ -189,9 +189,6 @@ TEST_CASE("steps left alone on purpose") {
     v.kind = StepKind::Interactive;
     CHECK(plan_env(eth1(), v, addrs(2, 0), {}).set.empty());
     v.kind = StepKind::Normal;
-    v.heterogeneous = true;
-    CHECK(plan_env(eth1(), v, addrs(2, 0), {}).set.empty());
-    v.heterogeneous = false;
     v.kind = StepKind::Batch;
     Config c = eth1();
     c.batch = false;

@@ -81,10 +81,31 @@ TEST_CASE("extern and interactive steps are recognised and need nothing") {
     CHECK(make_step_view(f).kind == StepKind::Interactive);
 }
 
-TEST_CASE("heterogeneous steps are flagged") {
-    SlurmFacts f = normal_step();
-    f.env["SLURM_HET_SIZE"] = "2";
-    CHECK(make_step_view(f).heterogeneous);
+TEST_CASE("heterogeneous steps take the whole step from SLURM's variables, the port from the leader job") {
+    // Component 1 of `srun -N1 : -N1`: SPANK items say 1 node, node 0, job 31;
+    // SLURM's variables say node 1 of 2, rank 1, and the leader is job 30.
+    SlurmFacts f;
+    f.job_id = 31;
+    f.step_id = 0;
+    f.nnodes = 1;
+    f.node_id = 0;
+    f.total_tasks = 1;
+    f.task_rank = 0;
+    f.task_local_id = 0;
+    f.env = {{"SLURM_HET_SIZE", "2"}, {"SLURM_JOB_ID_PACK_GROUP_0", "30"}, {"SLURM_STEP_NODELIST", "node[08-09]"},
+             {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"}, {"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_STEP_NUM_TASKS", "2"},
+             {"SLURM_NODEID", "1"}, {"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "0"}, {"SLURM_STEP_ID", "0"},
+             {"SLURM_JOB_ID", "31"}, {"SLURM_STEP_RESV_PORTS", "12010"}};
+    const StepView v = make_step_view(f);
+    CHECK(v.heterogeneous);
+    CHECK(v.job_id == 30);
+    CHECK(v.node_index == 1);
+    CHECK(*v.rank == 1);
+    CHECK(v.total_tasks == 2);
+    CHECK(*v.local_tasks == 1);
+    CHECK_FALSE(v.reserved_port);  // each component reserves its own
+    f.env.erase("SLURM_NODEID");
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_NODEID"));
 }
 
 TEST_CASE("inconsistent facts are refused with the variable named") {
