@@ -1,9 +1,18 @@
 #pragma once
+#include <string>
 
 namespace gangway::cli {
 
 // argv[0] is the subcommand's name. Each returns the process exit code.
 int cmd_env(int argc, char** argv);
 int cmd_topo(int argc, char** argv);
+int cmd_doctor(int argc, char** argv);
+int cmd_run(int argc, char** argv);    // cmd_run.cpp: the preflight, then exec
+int cmd_check(int argc, char** argv);  // cmd_run.cpp: the preflight alone
+int cmd_gpu_check(int argc, char** argv);  // cmd_gpu_check.cpp: GPU/RDMA stages on this node
+
+// cmd_doctor.cpp: one line for `gangway --version` when the running SLURM's
+// major.minor differs from the one gangway was built for, else empty.
+std::string version_mismatch_warning();
 
 }  // namespace gangway::cli

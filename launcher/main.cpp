@@ -18,6 +18,10 @@ void usage(std::FILE* out) {
         "commands:\n"
         "  env [--explain]   print the variables gangway set for this task (run it under srun)\n"
         "  topo [--json]     plan GPU, NIC and CPU pinning for this node's tasks (see topo --help)\n"
+        "  run -- CMD        check the step's nodes and network, then exec CMD (see run --help)\n"
+        "  check             the same check alone; exit code 0 healthy, 3 degraded, 4 unreachable\n"
+        "  doctor            check that SLURM will load this node's gangway (versions, plugstack.conf)\n"
+        "  gpu-check --local the GPU and RDMA stages (cuda, nccl, verbs) on this node alone\n"
         "  version           print the version and the SLURM it was built for\n"
         "  help              this text\n"
         "\n"
@@ -39,10 +43,15 @@ int main(int argc, char** argv) {
     }
     if (cmd == "version" || cmd == "--version" || cmd == "-V") {
         std::printf("gangway %s (built for SLURM %s)\n", PACKAGE_VERSION, GANGWAY_SLURM_BUILT_FOR);
+        if (const auto w = gangway::cli::version_mismatch_warning(); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
         return 0;
     }
     if (cmd == "env") return gangway::cli::cmd_env(argc - 1, argv + 1);
     if (cmd == "topo") return gangway::cli::cmd_topo(argc - 1, argv + 1);
+    if (cmd == "run") return gangway::cli::cmd_run(argc - 1, argv + 1);
+    if (cmd == "check") return gangway::cli::cmd_check(argc - 1, argv + 1);
+    if (cmd == "doctor") return gangway::cli::cmd_doctor(argc - 1, argv + 1);
+    if (cmd == "gpu-check") return gangway::cli::cmd_gpu_check(argc - 1, argv + 1);
     std::fprintf(stderr, "gangway: unknown command \"%s\"; run `gangway help` for the list\n", cmd.c_str());
     return 2;
 }

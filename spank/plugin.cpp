@@ -16,6 +16,11 @@ extern const unsigned int spank_plugin_version;
 }
 SPANK_PLUGIN(gangway, 1);
 
+// The version as one string in the file, for `gangway doctor` and what(1)
+// (the log line below is assembled in registers at -O2, so it is not one).
+[[gnu::used]] static const char gangway_ident[] =
+    "@(#)gangway " PACKAGE_VERSION " (built for SLURM " GANGWAY_SLURM_BUILT_FOR ")";
+
 namespace {
 
 template <class F>

@@ -18,4 +18,19 @@ done
 for k in $keys; do grep -q -- "$k=" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) does not document site key $k"; fail=1; }; done
 for o in --gangway= --gangway-iface= --gangway-pin=; do grep -q -- "$o" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) lacks $o"; fail=1; }; done
 [ $fail = 0 ] && echo "ok: gangway.so(8) covers $(wc -w <<<"$names") variables and the keys: $keys"
+# gangway(1) names every command of `gangway help` and every option of each `gangway CMD --help`.
+if [ -n "${GANGWAY_BIN:-}" ] && [ -x "$GANGWAY_BIN" ]; then
+  cmd_text=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -E UTF-8 -l "$top_srcdir/man/gangway.1" 2>/dev/null)
+  cmds=$("$GANGWAY_BIN" help | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p' | grep -vx help)
+  nopts=0
+  for c in $cmds; do
+    grep -qw -- "$c" <<<"$cmd_text" || { echo "FAIL: gangway(1) does not document the command $c"; fail=1; }
+    [ "$c" = version ] && continue
+    for o in $("$GANGWAY_BIN" "$c" --help 2>&1 | grep -oE -- '--[a-z][a-z0-9-]*' | grep -vx -- --help | sort -u); do
+      nopts=$((nopts + 1))
+      grep -q -- "$o" <<<"$cmd_text" || { echo "FAIL: gangway(1) does not document $c $o"; fail=1; }
+    done
+  done
+  [ $fail = 0 ] && echo "ok: gangway(1) covers the commands" $cmds "and their $nopts options"
+fi
 exit $fail

@@ -33,5 +33,16 @@ if make -j"$(nproc)" spank/gangway.la >make.out 2>&1; then
 else
   echo "FAIL: the plugin does not build against the newer spank.h:"; grep -E 'error' make.out | head; fail=1
 fi
+# That plugin on this SLURM: gangway doctor reads its plugin_version and says what to rebuild.
+if [ -n "${GANGWAY_BIN:-}" ] && [ -f spank/.libs/gangway.so ]; then
+  built=$("$GANGWAY_BIN" --version 2>/dev/null | sed -n 's/.*built for SLURM \([0-9.]*\)).*/\1/p')
+  mkdir -p "$work/bin" && printf '#!/bin/sh\necho "slurm %s"\n' "$built" >"$work/bin/srun" && chmod +x "$work/bin/srun"
+  out=$(PATH="$work/bin:$PATH" "$GANGWAY_BIN" doctor --plugin "$PWD/spank/.libs/gangway.so" --plugstack /dev/null 2>&1)
+  if grep -q "PROBLEM: .*gangway.so was built for SLURM 23.11 but SLURM $built runs here: .*rebuild gangway against SLURM ${built%.*}'s headers" <<<"$out"; then
+    echo "ok: gangway doctor reports the 23.11 plugin on SLURM $built and what to rebuild"
+  else
+    echo "FAIL: gangway doctor did not report the mismatch:"; echo "$out"; fail=1
+  fi
+fi
 [ $fail = 0 ] && echo "ok: configure --with-slurm found a 23.11 spank.h, detected spank_prepend_task_argv, built the plugin"
 exit $fail

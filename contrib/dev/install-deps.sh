@@ -11,6 +11,8 @@ pkgs=(
   slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
   # man pages are checked for warnings
   man-db groff-base
+  # the Debian package (contrib/dev/build-deb.sh) and the doctor test's ELF patching
+  debhelper dpkg-dev fakeroot python3
 )
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done

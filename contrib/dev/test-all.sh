@@ -1,7 +1,10 @@
 #!/bin/bash
 # The whole test suite, as CI runs it: build out of tree, make check (unit
 # tests, plugin ABI, CLI, and the real-cluster integration tests, which need
-# root), then the unit tests again under AddressSanitizer and UBSan.
+# root), then the unit tests again under AddressSanitizer and UBSan, then
+# make distcheck, then the Debian package: built, installed with dpkg -i, and
+# the real-cluster env_contract and bad_input tests run against the installed
+# plugin and command (GANGWAY_KEEP_DEB=1 leaves it installed afterwards).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -19,15 +22,54 @@ mkdir -p _build _build-asan
 (cd _build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers; } && make -j"$jobs" >/dev/null \
   && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1
 
-# One summary line over both builds, in the form CI reads.
-pass=0 failn=0 skip=0
-for log in _build/test-suite.log _build-asan/test-suite.log; do
+# The GPU stages compiled against the CUDA toolkit's headers (--with-cuda):
+# CI machines have /usr/local/cuda, so there its absence fails the run.
+if [ -f /usr/local/cuda/include/cuda_runtime.h ]; then
+  mkdir -p _build-cuda
+  (cd _build-cuda && { [ -f Makefile ] || ../configure -q --with-cuda --disable-cluster-tests; } && make -j"$jobs" >/dev/null \
+    && make check TESTS='tests/unit/unit_tests') || status=1
+elif [ "${CI:-}" = true ]; then
+  echo "FAIL: CI=true but /usr/local/cuda/include/cuda_runtime.h is missing: the --with-cuda build cannot run"; status=1
+else
+  echo "NOTE: no CUDA toolkit in /usr/local/cuda: the --with-cuda build (_build-cuda) is not tested"
+fi
+
+# make distcheck: the tarball builds, passes make check (without the cluster
+# tests: AM_DISTCHECK_CONFIGURE_FLAGS) and installs and uninstalls cleanly.
+extra_pass=0 extra_fail=0
+step() {  # step NAME CMD...: one more PASS or FAIL for the summary, output in _build/NAME.log
+  local name=$1 t0=$SECONDS; shift
+  if "$@" >"$top/_build/$name.log" 2>&1; then
+    echo "PASS: $name ($((SECONDS - t0)) s)"; extra_pass=$((extra_pass + 1))
+  else
+    echo "FAIL: $name ($((SECONDS - t0)) s); the end of _build/$name.log:"; tail -40 "$top/_build/$name.log"
+    extra_fail=$((extra_fail + 1)); status=1
+  fi
+}
+step distcheck make -C _build -j"$jobs" distcheck
+
+# The Debian package, and the cluster tests against what it installed.
+plugin=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm/gangway.so
+step deb-build env DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" contrib/dev/build-deb.sh "$top/_deb"
+deb=$(ls "$top"/_deb/gangway_*.deb 2>/dev/null | head -1)
+step deb-install dpkg -i "${deb:-_deb/gangway_*.deb}"
+step deb-contents test -x /usr/bin/gangway -a -f "$plugin" -a -f /etc/slurm/plugstack.conf.d/gangway.conf
+step deb-doctor /usr/bin/gangway doctor
+for t in env_contract bad_input; do
+  step "installed-$t" env top_srcdir="$top" top_builddir="$top/_build" GANGWAY_PLUGIN="$plugin" GANGWAY_BIN=/usr/bin/gangway \
+    bash "$top/tests/integration/$t.sh"
+done
+[ "${GANGWAY_KEEP_DEB:-}" = 1 ] || dpkg -r gangway >/dev/null 2>&1 || true
+
+# One summary line over everything, in the form CI reads.
+pass=$extra_pass failn=$extra_fail skip=0
+for log in _build/test-suite.log _build-asan/test-suite.log _build-cuda/test-suite.log; do
   [ -f "$log" ] || continue
   pass=$((pass + $(awk '/^# PASS:/ {print $3}' "$log" | head -1)))
   failn=$((failn + $(awk '/^# (FAIL|ERROR|XPASS):/ {s += $3} END {print s+0}' "$log")))
   skip=$((skip + $(awk '/^# SKIP:/ {print $3}' "$log" | head -1)))
 done
-for log in _build/test-suite.log _build-asan/test-suite.log; do
+for log in _build/test-suite.log _build-asan/test-suite.log _build-cuda/test-suite.log; do
   [ -f "$log" ] && grep -qE '^# (FAIL|ERROR):[[:space:]]+[1-9]' "$log" && cat "$log"
 done
 echo "$pass passed, $failn failed, $skip skipped"

@@ -24,6 +24,22 @@ skip_or_fail() {  # a test that cannot run here: skip with the reason, but never
 command -v slurmd >/dev/null || [ -x /usr/sbin/slurmd ] || skip_or_fail "slurmd is not installed (apt-get install slurmd slurmctld slurm-client)"
 [ -r "$GANGWAY_PLUGIN" ] || { echo "FAIL: $GANGWAY_PLUGIN not built"; exit 1; }
 
+# One test at a time on the one cluster of this machine (several builds' make
+# check may run at once): a lock directory naming the test's pid, taken over
+# once that process is gone (no flock: the daemons a test restarts would
+# inherit it).
+mkdir -p "$GANGWAY_CLUSTER_DIR"
+CLUSTER_LOCK=$GANGWAY_CLUSTER_DIR/.test.lock
+cluster_waited=0
+while ! mkdir "$CLUSTER_LOCK" 2>/dev/null; do
+  cluster_owner=$(cat "$CLUSTER_LOCK/pid" 2>/dev/null)
+  if [ -n "$cluster_owner" ] && ! kill -0 "$cluster_owner" 2>/dev/null; then rm -rf "$CLUSTER_LOCK"; continue; fi
+  [ $cluster_waited = 0 ] && echo "waiting for the test cluster: pid ${cluster_owner:-?} holds $CLUSTER_LOCK"
+  [ $cluster_waited -ge 1800 ] && { echo "FAIL: pid $cluster_owner held the test cluster for 30 min"; exit 1; }
+  sleep 2; cluster_waited=$((cluster_waited + 2))
+done
+echo $$ >"$CLUSTER_LOCK/pid"
+trap 'rm -rf "$CLUSTER_LOCK"' EXIT  # a test's own EXIT trap replaces this; the pid check then frees the lock
 "$top_srcdir/tests/cluster/cluster.sh" up >/dev/null || { echo "FAIL: the test cluster did not come up"; exit 1; }
 # shellcheck disable=SC1091
 . "$GANGWAY_CLUSTER_DIR/env.sh"

@@ -8,7 +8,7 @@ cores=$(nproc)
 "$top_srcdir/tests/cluster/cluster.sh" up --task-plugin=task/affinity --cpus="$cores" >/dev/null \
   || { echo "FAIL: cluster with task/affinity did not come up"; exit 1; }
 # Whatever happens, leave the default cluster for the tests that follow.
-trap '"$top_srcdir/tests/cluster/cluster.sh" up >/dev/null 2>&1' EXIT
+trap '"$top_srcdir/tests/cluster/cluster.sh" up >/dev/null 2>&1; rm -rf "$CLUSTER_LOCK"' EXIT
 plugstack $SITE_ARGS
 
 probe='echo PIN $SLURMD_NODENAME $SLURM_LOCALID $(awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status) ${GANGWAY_CPUS:-none} ${OMP_NUM_THREADS:-unset}'

@@ -1,0 +1,378 @@
+// `gangway doctor`: is this node's gangway installation one SLURM will load?
+// SLURM refuses a plugin built for another major.minor release and says only
+// "Incompatible Slurm plugin version" (at verbose level), so this command
+// compares, and names what to rebuild: the running SLURM (srun/sinfo/slurmd
+// --version), the SLURM the plugin .so was built for (its plugin_version
+// symbol, read from the ELF file: the plugin is linked -z now and its spank_*
+// symbols only resolve inside SLURM, so it cannot be dlopen'ed here), the
+// SLURM this command was built for, and the plugstack.conf line.
+#include <elf.h>
+#include <glob.h>
+
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../lib/config.hpp"
+#include "../lib/error.hpp"
+#include "commands.hpp"
+#include "config.h"
+
+#ifndef GANGWAY_PLUGIN_DEFAULT
+#define GANGWAY_PLUGIN_DEFAULT "/usr/lib/slurm/gangway.so"
+#endif
+
+namespace gangway::cli {
+
+namespace {
+
+struct Version {
+    int major = 0, minor = 0, micro = 0;
+    std::string text() const {
+        return std::to_string(major) + "." + (minor < 10 ? "0" : "") + std::to_string(minor) + "." +
+               std::to_string(micro);
+    }
+    std::string release() const { return std::to_string(major) + "." + (minor < 10 ? "0" : "") + std::to_string(minor); }
+    bool same_release(const Version& o) const { return major == o.major && minor == o.minor; }
+};
+
+// The first N.N.N in `text` ("slurm 22.05.8", "slurm-wlm 23.11.1-1").
+std::optional<Version> parse_version(const std::string& text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1]))))
+            continue;
+        int part[3] = {0, 0, 0};
+        std::size_t j = i;
+        int k = 0;
+        for (; k < 3; ++k) {
+            const std::size_t start = j;
+            while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && j - start < 6)
+                part[k] = part[k] * 10 + (text[j++] - '0');
+            if (j == start) break;
+            if (k < 2) {
+                if (j >= text.size() || text[j] != '.') break;
+                ++j;
+            }
+        }
+        if (k == 3) return Version{part[0], part[1], part[2]};
+    }
+    return std::nullopt;
+}
+
+Version from_number(std::uint32_t n) {
+    return Version{static_cast<int>((n >> 16) & 0xff), static_cast<int>((n >> 8) & 0xff), static_cast<int>(n & 0xff)};
+}
+
+std::string rebuild_hint(const Version& running) {
+    return "rebuild gangway against SLURM " + running.release() +
+           "'s headers (libslurm-dev or slurm-devel " + running.release() +
+           ", or ./configure --with-slurm=PREFIX) and reinstall it: contrib/dev/build-deb.sh, "
+           "rpmbuild -ba contrib/rpm/gangway.spec, or make install";
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string run_capture(const std::string& cmd) {
+    std::string out;
+    // A client without slurm.conf looks the controller up in DNS: never wait long for it.
+    if (FILE* p = popen(("timeout 5 " + cmd + " 2>/dev/null").c_str(), "r")) {
+        char buf[256];
+        while (std::fgets(buf, sizeof buf, p)) out += buf;
+        pclose(p);
+    }
+    return out;
+}
+
+// What a shared object says about itself, read from the file.
+struct PluginInfo {
+    std::string error;  // non-empty: not readable as a 64-bit ELF plugin
+    std::optional<std::uint32_t> plugin_version;
+    std::optional<std::string> plugin_type, plugin_name;
+    std::optional<std::string> gangway_version;  // from the plugin's @(#) ident string
+};
+
+PluginInfo inspect_plugin(const std::string& path) {
+    PluginInfo info;
+    const std::string f = read_file(path);
+    if (f.empty()) {
+        info.error = "cannot be read";
+        return info;
+    }
+    if (f.size() < sizeof(Elf64_Ehdr) || std::memcmp(f.data(), ELFMAG, SELFMAG) != 0 ||
+        f[EI_CLASS] != ELFCLASS64) {
+        info.error = "is not a 64-bit ELF shared object";
+        return info;
+    }
+    Elf64_Ehdr eh;
+    std::memcpy(&eh, f.data(), sizeof eh);
+    const auto shdr = [&](std::size_t i) -> std::optional<Elf64_Shdr> {
+        const std::size_t off = eh.e_shoff + i * sizeof(Elf64_Shdr);
+        if (i >= eh.e_shnum || off + sizeof(Elf64_Shdr) > f.size()) return std::nullopt;
+        Elf64_Shdr s;
+        std::memcpy(&s, f.data() + off, sizeof s);
+        return s;
+    };
+    // File bytes of an object at virtual address `addr`, through its section.
+    const auto at = [&](std::uint16_t shndx, std::uint64_t addr, std::size_t len) -> const char* {
+        auto s = shdr(shndx);
+        if (!s || s->sh_type == SHT_NOBITS || addr < s->sh_addr) return nullptr;
+        const std::uint64_t off = s->sh_offset + (addr - s->sh_addr);
+        if (off + len > f.size()) return nullptr;
+        return f.data() + off;
+    };
+    for (std::size_t i = 0; i < eh.e_shnum; ++i) {
+        auto s = shdr(i);
+        if (!s || s->sh_type != SHT_DYNSYM || s->sh_entsize != sizeof(Elf64_Sym)) continue;
+        auto strtab = shdr(s->sh_link);
+        if (!strtab) break;
+        for (std::uint64_t k = 0; k < s->sh_size / sizeof(Elf64_Sym); ++k) {
+            const std::uint64_t off = s->sh_offset + k * sizeof(Elf64_Sym);
+            if (off + sizeof(Elf64_Sym) > f.size()) break;
+            Elf64_Sym sym;
+            std::memcpy(&sym, f.data() + off, sizeof sym);
+            if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE) continue;
+            if (strtab->sh_offset + sym.st_name >= f.size()) continue;
+            const std::string name = f.data() + strtab->sh_offset + sym.st_name;
+            if (name == "plugin_version" && sym.st_size == 4) {
+                if (const char* p = at(sym.st_shndx, sym.st_value, 4)) {
+                    std::uint32_t v;
+                    std::memcpy(&v, p, 4);
+                    info.plugin_version = v;
+                }
+            } else if ((name == "plugin_type" || name == "plugin_name") && sym.st_size > 0) {
+                if (const char* p = at(sym.st_shndx, sym.st_value, sym.st_size))
+                    (name == "plugin_type" ? info.plugin_type : info.plugin_name) = std::string(p, strnlen(p, sym.st_size));
+            }
+        }
+    }
+    // spank/plugin.cpp's ident string: "@(#)gangway VERSION (built for SLURM X)".
+    const std::string ident = "@(#)gangway ";
+    if (const auto pos = f.find(ident); pos != std::string::npos) {
+        const auto end = f.find(' ', pos + ident.size());
+        if (end != std::string::npos && end - pos < 64) info.gangway_version = f.substr(pos + ident.size(), end - pos - ident.size());
+    }
+    if (!info.plugin_version) info.error = "exports no plugin_version (not a SLURM plugin)";
+    return info;
+}
+
+struct PlugstackLine {
+    std::string file;
+    int line = 0;
+    std::string kind;  // required or optional
+    std::string path;
+    std::vector<std::string> args;
+};
+
+std::string dirname_of(const std::string& p) {
+    const auto slash = p.rfind('/');
+    return slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+}
+
+// Every line of plugstack.conf (and its includes) that loads a gangway.so.
+void scan_plugstack(const std::string& file, std::vector<PlugstackLine>& out, std::vector<std::string>& read,
+                    int depth = 0) {
+    if (depth > 8) return;
+    std::ifstream in(file);
+    if (!in) return;
+    read.push_back(file);
+    std::string text;
+    for (int n = 1; std::getline(in, text); ++n) {
+        if (auto hash = text.find('#'); hash != std::string::npos) text.erase(hash);
+        std::istringstream words(text);
+        std::vector<std::string> w;
+        for (std::string x; words >> x;) w.push_back(x);
+        if (w.empty()) continue;
+        if (w[0] == "include" && w.size() >= 2) {
+            std::string pattern = w[1];
+            if (pattern[0] != '/') pattern = dirname_of(file) + "/" + pattern;
+            glob_t g{};
+            if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+                for (std::size_t i = 0; i < g.gl_pathc; ++i) scan_plugstack(g.gl_pathv[i], out, read, depth + 1);
+            globfree(&g);
+            continue;
+        }
+        if (w.size() < 2) continue;
+        const std::string& p = w[1];
+        const auto base = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
+        if (base != "gangway.so") continue;
+        out.push_back(PlugstackLine{file, n, w[0], p, std::vector<std::string>(w.begin() + 2, w.end())});
+    }
+}
+
+// SLURM's plugstack.conf: PlugStackConfig in slurm.conf, else next to slurm.conf.
+std::string default_plugstack() {
+    const char* env = std::getenv("SLURM_CONF");
+    const std::string slurm_conf = env && *env ? env : "/etc/slurm/slurm.conf";
+    std::ifstream in(slurm_conf);
+    std::string line;
+    while (std::getline(in, line)) {
+        // PlugStackConfig=PATH (keys are case-insensitive; blanks around '=' allowed)
+        std::string key, value;
+        std::istringstream words(line.substr(0, line.find('#')));
+        std::string w, joined;
+        while (words >> w) joined += w;
+        const auto eq = joined.find('=');
+        if (eq == std::string::npos) continue;
+        key = joined.substr(0, eq);
+        value = joined.substr(eq + 1);
+        for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (key == "plugstackconfig" && !value.empty()) return value;
+    }
+    return dirname_of(slurm_conf) + "/plugstack.conf";
+}
+
+struct Report {
+    int problems = 0;
+    void ok(const std::string& s) { std::printf("ok: %s\n", s.c_str()); }
+    void note(const std::string& s) { std::printf("note: %s\n", s.c_str()); }
+    void problem(const std::string& s) {
+        std::printf("PROBLEM: %s\n", s.c_str());
+        ++problems;
+    }
+};
+
+}  // namespace
+
+std::optional<std::pair<std::string, std::string>> running_slurm_version() {
+    // srun and sinfo on login nodes, slurmd on compute nodes (often not on PATH).
+    for (const char* cmd : {"srun --version", "sinfo --version", "slurmd -V", "/usr/sbin/slurmd -V"}) {
+        const std::string out = run_capture(cmd);
+        if (auto v = parse_version(out)) return std::make_pair(v->text(), std::string(cmd));
+    }
+    return std::nullopt;
+}
+
+std::string version_mismatch_warning() {
+    const auto built = parse_version(GANGWAY_SLURM_BUILT_FOR);
+    const auto running = running_slurm_version();
+    if (!built || !running) return {};
+    const auto run = parse_version(running->first);
+    if (!run || built->same_release(*run)) return {};
+    return "gangway: warning: built for SLURM " + built->release() + " but `" + running->second + "` is SLURM " +
+           running->first + ": SLURM will refuse the plugin (\"Incompatible Slurm plugin version\"); " +
+           rebuild_hint(*run) + "; `gangway doctor` checks the installation";
+}
+
+int cmd_doctor(int argc, char** argv) {
+    std::string plugin, plugstack;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if ((a == "--plugin" || a == "--plugstack") && i + 1 < argc) {
+            (a == "--plugin" ? plugin : plugstack) = argv[++i];
+        } else if (a.rfind("--plugin=", 0) == 0) {
+            plugin = a.substr(9);
+        } else if (a.rfind("--plugstack=", 0) == 0) {
+            plugstack = a.substr(12);
+        } else if (a == "--help" || a == "-h") {
+            std::puts("usage: gangway doctor [--plugin PATH] [--plugstack FILE]\n"
+                      "Checks that SLURM will load gangway on this node: the running SLURM release against the\n"
+                      "one the plugin and this command were built for, and the plugstack.conf line. Prints one\n"
+                      "line per check, PROBLEM: lines saying what to fix; exits 1 if there is a problem.\n"
+                      "--plugin    the gangway.so to check (default: the one plugstack.conf loads, else\n"
+                      "            " GANGWAY_PLUGIN_DEFAULT ")\n"
+                      "--plugstack the plugstack.conf to read (default: PlugStackConfig of $SLURM_CONF or\n"
+                      "            /etc/slurm/slurm.conf, else plugstack.conf next to it)");
+            return 0;
+        } else {
+            std::fprintf(stderr, "gangway doctor: unknown option \"%s\"; see `gangway doctor --help`\n", a.c_str());
+            return 2;
+        }
+    }
+    Report r;
+    const auto built = parse_version(GANGWAY_SLURM_BUILT_FOR);
+    r.ok("gangway " PACKAGE_VERSION " command, built for SLURM " GANGWAY_SLURM_BUILT_FOR);
+
+    // 1. The running SLURM.
+    std::optional<Version> running;
+    if (auto rv = running_slurm_version()) {
+        running = parse_version(rv->first);
+        r.ok("running SLURM " + rv->first + " (" + rv->second + ")");
+        if (built && running && !built->same_release(*running))
+            r.problem("this gangway command was built for SLURM " + built->release() + " but SLURM " + running->text() +
+                      " runs here: " + rebuild_hint(*running));
+    } else {
+        r.note("no srun, sinfo or slurmd found: cannot tell which SLURM runs here");
+    }
+
+    // 2. plugstack.conf.
+    if (plugstack.empty()) plugstack = default_plugstack();
+    std::vector<PlugstackLine> lines;
+    std::vector<std::string> read;
+    scan_plugstack(plugstack, lines, read);
+    if (read.empty()) {
+        r.problem(plugstack + " does not exist or cannot be read: create it with the line `required " +
+                  (plugin.empty() ? std::string(GANGWAY_PLUGIN_DEFAULT) : plugin) +
+                  "` (or `include plugstack.conf.d/*.conf`) on login and compute nodes");
+    } else if (lines.empty()) {
+        r.problem("no line of " + plugstack + (read.size() > 1 ? " or its includes" : "") +
+                  " loads gangway.so: add `required " +
+                  (plugin.empty() ? std::string(GANGWAY_PLUGIN_DEFAULT) : plugin) + " [iface=...]` (or `include " +
+                  dirname_of(plugstack) + "/plugstack.conf.d/*.conf`)");
+    } else {
+        if (lines.size() > 1)
+            r.problem("gangway.so is loaded " + std::to_string(lines.size()) + " times (" + lines[0].file + ":" +
+                      std::to_string(lines[0].line) + ", " + lines[1].file + ":" + std::to_string(lines[1].line) +
+                      "): keep one line");
+        for (const auto& l : lines) {
+            const std::string where = l.file + ":" + std::to_string(l.line);
+            if (l.kind == "optional")
+                r.problem(where + " loads gangway.so as optional: SLURM then ignores its failures and tasks start "
+                                  "without their variables; use required");
+            else if (l.kind != "required")
+                r.problem(where + ": \"" + l.kind + "\" is not required or optional");
+            try {
+                parse_site_args(l.args);
+                std::string args;
+                for (const auto& a : l.args) args += " " + a;
+                r.ok(where + " loads " + l.path + " (" + l.kind + ")" + (args.empty() ? "" : ";" + args));
+            } catch (const Error& e) {
+                r.problem(where + ": " + e.what());
+            }
+            if (l.path[0] != '/')
+                r.note(where + ": " + l.path + " is relative: SLURM looks for it in its PluginDir");
+        }
+        if (plugin.empty() && lines[0].path[0] == '/') plugin = lines[0].path;
+    }
+
+    // 3. The plugin file.
+    if (plugin.empty()) plugin = GANGWAY_PLUGIN_DEFAULT;
+    const PluginInfo info = inspect_plugin(plugin);
+    if (!info.error.empty()) {
+        r.problem(plugin + " " + info.error + ": install gangway's plugin there (make install, or the gangway package)");
+    } else {
+        const Version pv = from_number(*info.plugin_version);
+        const std::string what = plugin + " (gangway " + info.gangway_version.value_or("?") + ", built for SLURM " +
+                                 pv.text() + ")";
+        if (info.plugin_type.value_or("") != "spank")
+            r.problem(plugin + " has plugin_type \"" + info.plugin_type.value_or("") + "\", not spank");
+        if (running && !pv.same_release(*running))
+            r.problem(plugin + " was built for SLURM " + pv.release() + " but SLURM " + running->text() +
+                      " runs here: srun and slurmd refuse it (\"Incompatible Slurm plugin version\"); " +
+                      rebuild_hint(*running));
+        else
+            r.ok(what + (running ? ": SLURM " + running->release() + " will load it" : ""));
+        if (built && !pv.same_release(*built))
+            r.problem("the plugin (SLURM " + pv.release() + ") and this command (SLURM " + built->release() +
+                      ") come from different builds: install both from one build");
+        else if (info.gangway_version && *info.gangway_version != PACKAGE_VERSION)
+            r.note("the plugin is gangway " + *info.gangway_version + ", this command " PACKAGE_VERSION);
+    }
+    if (r.problems == 0) std::puts("gangway doctor: no problems found");
+    else std::printf("gangway doctor: %d problem(s)\n", r.problems);
+    return r.problems ? 1 : 0;
+}
+
+}  // namespace gangway::cli

@@ -1,0 +1,161 @@
+// `gangway gpu-check --local`: the preflight's GPU and RDMA stages (cuda,
+// nccl, verbs) on this node alone, printed as `gangway check` prints stages,
+// or as its JSON report. Runs on any node: without GPUs, NCCL or RDMA devices
+// the stages say "skipped" (or "failed" when required).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../lib/error.hpp"
+#include "../lib/gpu/checks.hpp"
+#include "../lib/preflight/report.hpp"
+#include "../lib/sys/gpu_stages.hpp"
+#include "commands.hpp"
+
+extern char** environ;
+
+namespace gangway::cli {
+namespace {
+
+const char* kUsage =
+    "usage: gangway gpu-check --local [--json] [--full] [--stages=LIST] [--require=LIST]\n"
+    "                         [--nccl-lib=PATH] [--sysfs-root=DIR] [--timeout=SEC]\n"
+    "Runs the preflight's GPU and RDMA stages on this node and prints their results:\n"
+    "  cuda   GPU count against the allocation; per GPU: context, allocation, a memory\n"
+    "         check, pinned host-to-device and device-to-host bandwidth (256 MiB copies)\n"
+    "         against the model's PCIe figure, and outliers among the GPUs (median/MAD)\n"
+    "  nccl   one all-reduce of this node's GPUs at 1 GiB with NCCL_ALGO=Ring: algbw and\n"
+    "         busbw as nccl-tests computes them, against the model's figure\n"
+    "  verbs  each compute HCA port: state, physical state, rate and width, MTU, RoCE v2 GID\n"
+    "  --local          this node only (the multi-node stages run in gangway check)\n"
+    "  --json           the JSON report instead of the table\n"
+    "  --full           more copies and an all-reduce sweep (64 MiB, 256 MiB, 1 GiB)\n"
+    "  --stages=LIST    which of cuda,nccl,verbs to run (default: all)\n"
+    "  --require=LIST   a stage that cannot run here fails instead of being skipped  [GANGWAY_REQUIRE]\n"
+    "  --nccl-lib=PATH  the libnccl.so.2 the job uses (default: PyTorch's bundled one,\n"
+    "                   then LD_LIBRARY_PATH, then ldconfig's)                      [GANGWAY_NCCL_LIB]\n"
+    "  --sysfs-root=DIR read /sys under DIR (tests); the verbs stage only\n"
+    "  --timeout=SEC    deadline per stage (default 60)\n"
+    "Thresholds: GANGWAY_H2D_GBPS, GANGWAY_GPU_BW_RATIO, GANGWAY_NCCL_BUSBW_GBPS, GANGWAY_NCCL_RATIO,\n"
+    "GANGWAY_NCCL_BYTES, GANGWAY_IB_RATE_GBPS, GANGWAY_IB_GID_INDEX, GANGWAY_OUTLIER_Z (gangway(1)).\n"
+    "exit codes: 0 ok or skipped, 3 a stage failed, 2 usage";
+
+bool has_stage(const std::string& list, const char* s) {
+    if (list.empty()) return true;
+    std::string l = "," + list + ",";
+    return l.find(std::string(",") + s + ",") != std::string::npos;
+}
+
+}  // namespace
+
+int cmd_gpu_check(int argc, char** argv) {
+    bool local = false, json = false, full = false;
+    std::string stages, require, nccl_lib, root = "/";
+    double timeout = 60;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto val = [&](const char* name) -> std::optional<std::string> {
+            const std::string p = std::string(name) + "=";
+            if (a.rfind(p, 0) == 0) return a.substr(p.size());
+            if (a == name && i + 1 < argc) return std::string(argv[++i]);
+            return std::nullopt;
+        };
+        if (a == "--help" || a == "-h") {
+            std::puts(kUsage);
+            return 0;
+        } else if (a == "--local") local = true;
+        else if (a == "--json") json = true;
+        else if (a == "--full") full = true;
+        else if (auto v = val("--stages")) stages = *v;
+        else if (auto v = val("--require")) require = *v;
+        else if (auto v = val("--nccl-lib")) nccl_lib = *v;
+        else if (auto v = val("--sysfs-root")) root = *v;
+        else if (auto v = val("--timeout")) {
+            try {
+                timeout = std::stod(*v);
+            } catch (...) {
+                timeout = -1;
+            }
+            if (!(timeout > 0)) {
+                std::fprintf(stderr, "gangway gpu-check: --timeout wants seconds > 0, not \"%s\"\n", v->c_str());
+                return 2;
+            }
+        } else {
+            std::fprintf(stderr, "gangway gpu-check: unknown option \"%s\"\n%s\n", a.c_str(), kUsage);
+            return 2;
+        }
+    }
+    if (!local) {
+        std::fprintf(stderr,
+                     "gangway gpu-check: only --local is supported; the stages across nodes run in `srun gangway check`\n");
+        return 2;
+    }
+    EnvMap env;
+    for (char** e = environ; *e; ++e) {
+        const char* eq = std::strchr(*e, '=');
+        if (eq) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
+    }
+    if (!require.empty()) env["GANGWAY_REQUIRE"] = require + (env.count("GANGWAY_REQUIRE") ? "," + env["GANGWAY_REQUIRE"] : "");
+    sys::LocalStagesOptions lo;
+    for (const char* st : {"cuda", "nccl", "verbs"})
+        if (has_stage(stages, st)) lo.stages.push_back(st);
+    lo.full = full;
+    lo.timeout_s = timeout;
+    lo.nccl_lib = nccl_lib;
+    lo.root = root;
+    lo.env = env;
+    std::vector<sys::StageOutcome> outs;
+    try {
+        outs = sys::run_local_stages(lo);
+    } catch (const Error& e) {
+        std::fprintf(stderr, "gangway gpu-check: %s\n", e.what());
+        return 2;
+    }
+
+    preflight::Report rep;
+    rep.mode = full ? "full" : "quick";
+    rep.bootstrap = "local";
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    preflight::NodeResult me;
+    me.name = host;
+    bool failed = false;
+    for (const auto& o : outs) {
+        rep.stages.push_back(o.result);
+        rep.seconds += o.result.seconds;
+        for (const auto& f : o.findings) {
+            rep.findings.push_back(std::string(host) + ": " + o.result.name + ": " + f.what + ": " + f.problem);
+            me.reasons.push_back(f.what + ": " + f.problem);
+        }
+        if (o.result.status == "failed" || o.result.status == "aborted") {
+            failed = true;
+            if (o.findings.empty()) {
+                me.reasons.push_back(o.result.name + ": " + o.result.detail);
+                rep.findings.push_back(std::string(host) + ": " + o.result.name + ": " + o.result.detail);
+            }
+        }
+    }
+    if (failed) {
+        me.status = preflight::NodeStatus::faulty;
+    }
+    rep.nodes.push_back(me);
+    if (json) {
+        std::fputs(preflight::render_json(rep).c_str(), stdout);
+    } else {
+        std::printf("gangway gpu-check on %s: %s\n", host, failed ? "failed" : "ok");
+        for (const auto& s : rep.stages)
+            std::printf("  %-6s %-8s %6.2f s  %s\n", s.name.c_str(), s.status.c_str(), s.seconds, s.detail.c_str());
+        for (const auto& o : outs)
+            for (const auto& f : o.findings) std::printf("  finding: %s: %s: %s\n", o.result.name.c_str(), f.what.c_str(), f.problem.c_str());
+    }
+    std::fflush(stdout);
+    // A stage left behind by its deadline may still hold a CUDA or verbs call: do not wait for it.
+    if (failed) std::_Exit(preflight::kExitDegraded);
+    std::_Exit(0);
+}
+
+}  // namespace gangway::cli

@@ -1,0 +1,325 @@
+// `gangway run` and `gangway check`: the preflight, then (run) the user's
+// command in place of this process, or the failure policy.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../lib/error.hpp"
+#include "../lib/hostlist.hpp"
+#include "../lib/preflight/report.hpp"
+#include "commands.hpp"
+#include "preflight.hpp"
+
+namespace gangway::cli {
+namespace {
+
+const char* kRunHelp =
+    "usage: gangway run [options] -- CMD [ARGS...]\n"
+    "       gangway check [options]\n"
+    "\n"
+    "Checks the job step's nodes before the real work starts, then (run) replaces itself with\n"
+    "CMD: same pid, signals and exit code. Start it with srun, any number of tasks per node:\n"
+    "    srun gangway run -- python3 -m torch.distributed.run train.py\n"
+    "One task per node checks its node; every task waits for the verdict.\n"
+    "\n"
+    "The check: every task checks in at node 0 (authenticated TCP at PRIMARY_ADDR:PRIMARY_PORT+1);\n"
+    "each node publishes a card (NICs, rates, GPUs, versions) and mismatches are reported; TCP\n"
+    "reachability over the data network to ring neighbours, node 0 and random peers; TCP bandwidth\n"
+    "in ring-shift rounds where all nodes send at once; a node whose links are slow is confirmed\n"
+    "against a known-good peer. The verdict table goes to stderr.\n"
+    "\n"
+    "options (environment fallback in brackets):\n"
+    "  --check=none|quick|full    none: check-in and cards only; quick (default): 1 bandwidth round;\n"
+    "                             full: more rounds and sizes                         [GANGWAY_CHECK]\n"
+    "  --on-fail=abort|warn|requeue  run only. abort (default): do not start CMD, exit with the\n"
+    "                             verdict's code; warn: start CMD anyway; requeue: requeue this batch\n"
+    "                             job with the bad nodes added to its excluded nodes  [GANGWAY_ON_FAIL]\n"
+    "  --report=FILE.json         write the JSON report (node 0 writes it)            [GANGWAY_REPORT]\n"
+    "  --heatmap=FILE.svg         write the node-to-node bandwidth heatmap            [GANGWAY_HEATMAP]\n"
+    "  --timeout=SEC              the whole check's deadline (default 15)       [GANGWAY_CHECK_TIMEOUT]\n"
+    "  --join-timeout=SEC         until every task has checked in (default 10)   [GANGWAY_JOIN_TIMEOUT]\n"
+    "  --slow-ratio=F             a link below F x expected is slow (default 0.5)  [GANGWAY_SLOW_RATIO]\n"
+    "  --expect-gbps=G            expected per-link Gb/s (default: measured)      [GANGWAY_EXPECT_GBPS]\n"
+    "  --round-ms=MS              length of a bandwidth round (500 quick, 1000 full) [GANGWAY_ROUND_MS]\n"
+    "  --drain-dir=DIR            write a drain request per bad node there if DIR exists, for the\n"
+    "                             admins' Epilog (default /var/spool/gangway/drain) [GANGWAY_DRAIN_DIR]\n"
+    "  --nccl-lib=PATH            the libnccl.so.2 the job uses, for the nccl stage (default: PyTorch's\n"
+    "                             bundled one, then LD_LIBRARY_PATH, then ldconfig's) [GANGWAY_NCCL_LIB]\n"
+    "  --insecure                 no GANGWAY_SECRET (tests outside SLURM only)     [GANGWAY_INSECURE=1]\n"
+    "\n"
+    "exit codes: 0 healthy, 3 degraded (slow node, mismatched card, failed link, failed GPU or\n"
+    "RDMA stage), 4 unreachable\n"
+    "(a node unreachable, missing or lost), 5 the check could not run, 2 usage; `run` exits with\n"
+    "CMD's code once CMD started. See gangway(1) for the report's schema.\n";
+
+struct Args {
+    PreflightOptions opt;
+    std::vector<char*> cmd;
+};
+
+double to_num(const std::string& what, const std::string& v, double lo, double hi) {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !(x >= lo && x <= hi))
+        throw Error(what + " must be a number from " + std::to_string(lo).substr(0, 5) + " to " +
+                    std::to_string(hi).substr(0, 7) + ", not \"" + v + "\"");
+    return x;
+}
+
+void set_opt(PreflightOptions& o, const std::string& name, const std::string& v) {
+    if (name == "check") {
+        if (v != "none" && v != "quick" && v != "full") throw Error("--check must be none, quick or full, not \"" + v + "\"");
+        o.check = v;
+    } else if (name == "on-fail") {
+        if (v != "abort" && v != "warn" && v != "requeue")
+            throw Error("--on-fail must be abort, warn or requeue, not \"" + v + "\"");
+        o.on_fail = v;
+    } else if (name == "report") o.report = v;
+    else if (name == "heatmap") o.heatmap = v;
+    else if (name == "timeout") o.timeout_s = to_num("--timeout", v, 1, 3600);
+    else if (name == "join-timeout") o.join_timeout_s = to_num("--join-timeout", v, 1, 3600);
+    else if (name == "slow-ratio") o.slow_ratio = to_num("--slow-ratio", v, 0.01, 1);
+    else if (name == "expect-gbps") o.expect_gbps = to_num("--expect-gbps", v, 0.001, 1e6);
+    else if (name == "round-ms") o.round_ms = static_cast<int>(to_num("--round-ms", v, 50, 60000));
+    else if (name == "drain-dir") o.drain_dir = v;
+    else if (name == "nccl-lib") o.nccl_lib = v;
+    else throw Error("unknown option --" + name);
+}
+
+Args parse(int argc, char** argv, bool is_run) {
+    Args a;
+    a.opt.drain_dir = "/var/spool/gangway/drain";
+    // Environment first, the command line wins.
+    const std::pair<const char*, const char*> envs[] = {
+        {"GANGWAY_CHECK", "check"},         {"GANGWAY_ON_FAIL", "on-fail"},       {"GANGWAY_REPORT", "report"},
+        {"GANGWAY_HEATMAP", "heatmap"},     {"GANGWAY_CHECK_TIMEOUT", "timeout"}, {"GANGWAY_JOIN_TIMEOUT", "join-timeout"},
+        {"GANGWAY_SLOW_RATIO", "slow-ratio"}, {"GANGWAY_EXPECT_GBPS", "expect-gbps"}, {"GANGWAY_ROUND_MS", "round-ms"},
+        {"GANGWAY_DRAIN_DIR", "drain-dir"}, {"GANGWAY_NCCL_LIB", "nccl-lib"}};
+    for (const auto& [env, name] : envs)
+        if (const char* v = std::getenv(env); v && *v) {
+            try {
+                set_opt(a.opt, name, v);
+            } catch (const Error& e) {
+                throw Error(std::string(env) + ": " + e.what());
+            }
+        }
+    if (const char* v = std::getenv("GANGWAY_INSECURE")) a.opt.insecure = std::strcmp(v, "1") == 0;
+    int i = 1;
+    for (; i < argc; ++i) {
+        const std::string s = argv[i];
+        if (s == "--") {
+            ++i;
+            break;
+        }
+        if (s == "--insecure") {
+            a.opt.insecure = true;
+            continue;
+        }
+        if (s.rfind("--", 0) != 0) break;  // the command starts (allowed without "--")
+        const auto eq = s.find('=');
+        if (eq == std::string::npos) {
+            if (i + 1 >= argc) throw Error("option " + s + " needs a value (" + s + "=VALUE)");
+            set_opt(a.opt, s.substr(2), argv[++i]);
+        } else {
+            set_opt(a.opt, s.substr(2, eq - 2), s.substr(eq + 1));
+        }
+    }
+    for (; i < argc; ++i) a.cmd.push_back(argv[i]);
+    if (is_run && a.cmd.empty()) throw Error("no command to run: gangway run [options] -- CMD [ARGS...]");
+    if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
+    if (a.opt.join_timeout_s > a.opt.timeout_s) a.opt.join_timeout_s = a.opt.timeout_s;
+    a.cmd.push_back(nullptr);
+    return a;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        if (!(out << text)) {
+            std::fprintf(stderr, "gangway: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+            return false;
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::fprintf(stderr, "gangway: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+        std::remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
+int run_quiet(const std::vector<std::string>& args, std::string* output = nullptr) {
+    std::string cmd;
+    for (const auto& a : args) {
+        cmd += "'";
+        for (char c : a) cmd += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        cmd += "' ";
+    }
+    cmd += "2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    std::string out;
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    const int st = ::pclose(p);
+    if (output) *output = out;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// Drain requests for the admins' Epilog (contrib/epilog/gangway-drain.sh): one
+// file per bad node, only where the directory exists.
+void write_drain_requests(const PreflightOptions& opt, const preflight::Report& r) {
+    if (opt.drain_dir.empty()) return;
+    struct stat st{};
+    if (::stat(opt.drain_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    for (const auto& n : r.nodes) {
+        using preflight::NodeStatus;
+        if (n.status != NodeStatus::slow && n.status != NodeStatus::unreachable && n.status != NodeStatus::mismatch &&
+            n.status != NodeStatus::faulty)
+            continue;
+        std::string reason = std::string(to_string(n.status));
+        if (!n.reasons.empty()) reason += " " + n.reasons.front();
+        for (auto& c : reason)
+            if (c == '\n' || c == '"' || c == '\'' || c == '`' || c == '$' || c == '\\') c = ' ';
+        if (reason.size() > 120) reason.resize(120);
+        const auto path = opt.drain_dir + "/gangway-drain." + r.job_id + "." + n.name;
+        if (write_file(path, "node=" + n.name + "\njob=" + r.job_id + "\nreason=" + reason + "\n"))
+            std::fprintf(stderr, "gangway: drain request for %s written to %s\n", n.name.c_str(), path.c_str());
+    }
+}
+
+// Requeue this batch job with the bad nodes excluded. Users may change
+// ExcNodeList only while the job is pending, so: requeue, then update.
+int requeue(const std::vector<std::string>& bad) {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    if (!job) {
+        std::fprintf(stderr, "gangway: --on-fail=requeue needs SLURM_JOB_ID; not starting the command\n");
+        return preflight::kExitUnreachable;
+    }
+    const long restarts = std::getenv("SLURM_RESTART_COUNT") ? std::atol(std::getenv("SLURM_RESTART_COUNT")) : 0;
+    const long max = std::getenv("GANGWAY_REQUEUE_MAX") ? std::atol(std::getenv("GANGWAY_REQUEUE_MAX")) : 3;
+    if (restarts >= max) {
+        std::fprintf(stderr, "gangway: job %s was already requeued %ld times (GANGWAY_REQUEUE_MAX=%ld); aborting instead\n",
+                     job, restarts, max);
+        return preflight::kExitUnreachable;
+    }
+    std::string show;
+    std::string excl;
+    if (run_quiet({"scontrol", "-o", "show", "job", job}, &show) == 0) {
+        const auto p = show.find("ExcNodeList=");
+        if (p != std::string::npos) {
+            auto e = show.find_first_of(" \n", p);
+            excl = show.substr(p + 12, e - p - 12);
+            if (excl == "(null)") excl.clear();
+        }
+    }
+    std::vector<std::string> names;
+    try {
+        if (!excl.empty()) names = expand_hostlist(excl);
+    } catch (const Error&) {
+        names.clear();
+    }
+    for (const auto& b : bad)
+        if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+    // The requeue ends this step: finish the update before SIGTERM stops us.
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, nullptr);
+    std::string out;
+    if (run_quiet({"scontrol", "requeue", job}, &out) != 0) {
+        std::fprintf(stderr, "gangway: scontrol requeue %s failed (only batch jobs can be requeued): %s", job, out.c_str());
+        return preflight::kExitUnreachable;
+    }
+    int rc = -1;
+    for (int tries = 0; tries < 50 && rc != 0; ++tries) {
+        rc = run_quiet({"scontrol", "update", std::string("JobId=") + job, "ExcNodeList=" + list}, &out);
+        if (rc != 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    if (rc != 0)
+        std::fprintf(stderr, "gangway: job %s requeued, but excluding %s failed: %s", job, list.c_str(), out.c_str());
+    else
+        std::fprintf(stderr, "gangway: job %s requeued, excluding %s\n", job, list.c_str());
+    return preflight::kExitUnreachable;
+}
+
+int preflight_main(int argc, char** argv, bool is_run) {
+    const char* name = is_run ? "run" : "check";
+    for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i)
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+            std::fputs(kRunHelp, stdout);
+            return 0;
+        }
+    Args a;
+    try {
+        a = parse(argc, argv, is_run);
+    } catch (const Error& e) {
+        std::fprintf(stderr, "gangway %s: %s; see `gangway %s --help`\n", name, e.what(), name);
+        return preflight::kExitUsage;
+    }
+    StepFacts step;
+    try {
+        step = step_facts_from_env(a.opt.insecure);
+    } catch (const Error& e) {
+        std::fprintf(stderr, "gangway %s: %s\n", name, e.what());
+        if (is_run && a.opt.on_fail == "warn") {
+            std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s without a check\n", a.cmd[0]);
+            ::execvp(a.cmd[0], a.cmd.data());
+            std::fprintf(stderr, "gangway run: cannot start %s: %s\n", a.cmd[0], std::strerror(errno));
+            return 127;
+        }
+        return preflight::kExitCannotCheck;
+    }
+    const Outcome out = run_preflight(a.opt, step);
+    if (out.coordinator && out.report) {
+        std::fputs(render_table(*out.report).c_str(), stderr);
+        if (!a.opt.report.empty()) write_file(a.opt.report, render_json(*out.report));
+        if (!a.opt.heatmap.empty()) write_file(a.opt.heatmap, render_svg(*out.report));
+        if (out.exit_code != 0) write_drain_requests(a.opt, *out.report);
+    } else if (out.exit_code != 0 && (step.local == 0 || out.message.find("coordinator") != std::string::npos)) {
+        std::fprintf(stderr, "gangway %s on %s (task %u): %s\n", name,
+                     step.node_rank < step.nodes.size() ? step.nodes[step.node_rank].c_str() : "?", step.rank,
+                     out.message.c_str());
+    }
+    if (!is_run) return out.exit_code;
+    if (out.exit_code != 0) {
+        if (a.opt.on_fail == "warn") {
+            if (out.coordinator) std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s anyway\n", a.cmd[0]);
+        } else if (a.opt.on_fail == "requeue" && out.coordinator && !out.bad_nodes.empty()) {
+            return requeue(out.bad_nodes);
+        } else {
+            if (out.coordinator)
+                std::fprintf(stderr, "gangway run: not starting %s (--on-fail=%s); exit %d\n", a.cmd[0],
+                             a.opt.on_fail.c_str(), out.exit_code);
+            return out.exit_code;
+        }
+    }
+    std::fflush(nullptr);
+    ::execvp(a.cmd[0], a.cmd.data());
+    std::fprintf(stderr, "gangway run: cannot start %s: %s\n", a.cmd[0], std::strerror(errno));
+    return 127;
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) { return preflight_main(argc, argv, true); }
+int cmd_check(int argc, char** argv) { return preflight_main(argc, argv, false); }
+
+}  // namespace gangway::cli

@@ -1,0 +1,54 @@
+// The preflight engine behind `gangway run` and `gangway check`: bootstrap,
+// cards, stages, verdict. Every task of the step calls run_preflight; node 0's
+// first task coordinates, each node's first task (the speaker) runs its
+// node's share of the checks, the other tasks only wait for the verdict.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../lib/preflight/report.hpp"
+
+namespace gangway::cli {
+
+struct PreflightOptions {
+    std::string check = "quick";   // none, quick, full
+    std::string on_fail = "abort"; // abort, warn, requeue
+    std::string report, heatmap;   // files the coordinator writes
+    double timeout_s = 15;         // the whole check, bootstrap included
+    double join_timeout_s = 10;    // until every task has checked in
+    double slow_ratio = 0.5;       // a link below this fraction of the expected rate is slow
+    std::optional<double> expect_gbps;  // the expected per-link rate; default: measured (75th percentile)
+    int round_ms = 0;              // bandwidth round length; 0: 500 (quick) or 1000 (full)
+    bool insecure = false;
+    std::string drain_dir;         // where drain requests go ("" = none)
+    std::string nccl_lib;          // --nccl-lib: the libnccl the job uses ("" = find it as the framework would)
+};
+
+struct StepFacts {
+    unsigned rank = 0, ntasks = 1, node_rank = 0, nnodes = 1, local = 0;
+    std::vector<std::string> nodes;         // SLURM node names in step order
+    std::vector<unsigned> tasks_per_node;
+    std::vector<std::string> node_addrs;    // data addresses, step order
+    std::string primary_addr;               // node 0's data address
+    unsigned port = 0;                      // PRIMARY_PORT: PORT+1 rendezvous, PORT+2 data listener
+    std::string node_addr, data_iface;
+    std::string job_id, step_id;
+    std::string key;                        // HMAC key
+};
+
+// From the environment of a task; throws gangway::Error naming what is missing.
+StepFacts step_facts_from_env(bool insecure);
+
+struct Outcome {
+    preflight::Verdict verdict = preflight::Verdict::ok;
+    int exit_code = 0;                      // the verdict's exit code, or kExitCannotCheck
+    bool coordinator = false;
+    std::vector<std::string> bad_nodes;
+    std::string message;                    // one line for a task's stderr
+    std::optional<preflight::Report> report; // coordinator only
+};
+
+Outcome run_preflight(const PreflightOptions& opt, const StepFacts& step);
+
+}  // namespace gangway::cli

@@ -1,0 +1,105 @@
+#include "localize.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace gangway::preflight {
+namespace {
+
+std::string gbps(double bps) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f Gb/s", bps * 8 / 1e9);
+    return b;
+}
+
+}  // namespace
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const auto m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+BwAnalysis analyse_rounds(unsigned n, const std::vector<Measurement>& ring, double ratio, std::optional<double> expected) {
+    BwAnalysis a;
+    std::vector<double> rates;
+    for (const auto& m : ring)
+        if (m.ok) rates.push_back(m.bps);
+    std::sort(rates.begin(), rates.end());
+    if (!rates.empty()) {
+        const std::size_t rank = static_cast<std::size_t>(std::ceil(0.75 * rates.size()));
+        a.expected_bps = rates[std::max<std::size_t>(rank, 1) - 1];
+    }
+    if (expected && *expected > a.expected_bps) a.expected_bps = *expected;
+    std::vector<unsigned> slow_out(n), slow_in(n), any(n);
+    for (const auto& m : ring) {
+        const bool s = !m.ok || m.bps < ratio * a.expected_bps;
+        a.slow.push_back(s);
+        if (m.from < n) any[m.from]++;
+        if (m.to < n) any[m.to]++;
+        if (!s) continue;
+        if (m.from < n) slow_out[m.from]++;
+        if (m.to < n) slow_in[m.to]++;
+    }
+    std::vector<unsigned> both, one;
+    for (unsigned i = 0; i < n; ++i) {
+        if (slow_out[i] && slow_in[i]) both.push_back(i);
+        else if (slow_out[i] || slow_in[i]) one.push_back(i);
+        else if (any[i]) a.good.push_back(i);
+    }
+    a.suspects = both;
+    a.suspects.insert(a.suspects.end(), one.begin(), one.end());
+    return a;
+}
+
+std::vector<NodeBw> decide_nodes(unsigned n, const std::vector<Measurement>& ring, const BwAnalysis& a,
+                                 const std::vector<Measurement>& confirm, double ratio) {
+    std::vector<NodeBw> out(n);
+    std::vector<std::vector<double>> tx(n), rx(n);
+    std::vector<bool> slow_out(n), slow_in(n);
+    for (std::size_t k = 0; k < ring.size(); ++k) {
+        const auto& m = ring[k];
+        if (m.from >= n || m.to >= n) continue;
+        if (m.ok) {
+            tx[m.from].push_back(m.bps);
+            rx[m.to].push_back(m.bps);
+        }
+        if (k < a.slow.size() && a.slow[k]) {
+            slow_out[m.from] = true;
+            slow_in[m.to] = true;
+        }
+    }
+    for (unsigned i = 0; i < n; ++i) {
+        if (!tx[i].empty()) out[i].tx_bps = median(tx[i]);
+        if (!rx[i].empty()) out[i].rx_bps = median(rx[i]);
+    }
+    const double limit = ratio * a.expected_bps;
+    for (unsigned s : a.suspects) {
+        if (s >= n) continue;
+        bool tested = false, bad = false;
+        std::string why;
+        for (const auto& m : confirm) {
+            if (m.from != s && m.to != s) continue;
+            tested = true;
+            if (!m.ok || m.bps < limit) {
+                bad = true;
+                const std::string dir = m.from == s ? "sending" : "receiving";
+                why += (why.empty() ? "" : "; ") + dir + " " +
+                       (m.ok ? gbps(m.bps) : "failed (" + m.error + ")") + " against a good peer, expected " + gbps(a.expected_bps);
+            }
+        }
+        if (tested) {
+            out[s].slow = bad;
+            out[s].reason = why;
+        } else if (slow_out[s] && slow_in[s]) {
+            out[s].slow = true;
+            out[s].reason = "both its sending and receiving links slow (no good peer left to confirm), expected " +
+                            gbps(a.expected_bps);
+        }
+    }
+    return out;
+}
+
+}  // namespace gangway::preflight

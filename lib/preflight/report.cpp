@@ -1,0 +1,262 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace gangway::preflight {
+
+const char* to_string(NodeStatus s) {
+    switch (s) {
+        case NodeStatus::ok: return "ok";
+        case NodeStatus::slow: return "slow";
+        case NodeStatus::mismatch: return "mismatch";
+        case NodeStatus::faulty: return "faulty";
+        case NodeStatus::unreachable: return "unreachable";
+        case NodeStatus::missing: return "missing";
+        case NodeStatus::lost: return "lost";
+    }
+    return "?";
+}
+
+const char* to_string(Verdict v) {
+    switch (v) {
+        case Verdict::ok: return "ok";
+        case Verdict::degraded: return "degraded";
+        case Verdict::unreachable: return "unreachable";
+    }
+    return "?";
+}
+
+Verdict verdict(const Report& r) {
+    Verdict v = Verdict::ok;
+    for (const auto& n : r.nodes) {
+        if (n.status == NodeStatus::unreachable || n.status == NodeStatus::missing || n.status == NodeStatus::lost)
+            return Verdict::unreachable;
+        if (n.status != NodeStatus::ok) v = Verdict::degraded;
+    }
+    for (const auto& l : r.links)
+        if (!l.ok) v = Verdict::degraded;
+    if (!r.findings.empty()) v = Verdict::degraded;
+    return v;
+}
+
+int exit_code(Verdict v) {
+    switch (v) {
+        case Verdict::ok: return kExitOk;
+        case Verdict::degraded: return kExitDegraded;
+        case Verdict::unreachable: return kExitUnreachable;
+    }
+    return kExitCannotCheck;
+}
+
+std::vector<std::string> bad_nodes(const Report& r) {
+    std::vector<std::string> out;
+    for (const auto& n : r.nodes)
+        if (n.status != NodeStatus::ok) out.push_back(n.name);
+    return out;
+}
+
+namespace {
+
+std::string fmt(const char* f, double x) {
+    char b[64];
+    std::snprintf(b, sizeof b, f, x);
+    return b;
+}
+
+std::string gbit(std::optional<double> bps) { return bps ? fmt("%.2f", *bps * 8 / 1e9) : "-"; }
+
+std::string xml_escape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '<') o += "&lt;";
+        else if (c == '>') o += "&gt;";
+        else if (c == '&') o += "&amp;";
+        else if (c == '"') o += "&quot;";
+        else o += c;
+    }
+    return o;
+}
+
+std::string num(double x) {
+    if (!std::isfinite(x)) return "null";
+    return fmt("%.6g", x);
+}
+
+}  // namespace
+
+std::string render_table(const Report& r) {
+    std::string out;
+    const auto v = verdict(r);
+    out += "gangway preflight (" + r.mode + ", " + std::to_string(r.nodes.size()) + " nodes, " + fmt("%.2f s", r.seconds) +
+           "): " + to_string(v) + "\n";
+    std::size_t w = 4;
+    for (const auto& n : r.nodes) w = std::max(w, n.name.size());
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-*s  %-15s  %-11s  %8s  %8s  %8s  %s\n", int(w), "node", "address", "status",
+                  "tx Gb/s", "rx Gb/s", "expected", "reason");
+    out += line;
+    const std::string exp = r.expected_bps > 0 ? fmt("%.2f", r.expected_bps * 8 / 1e9) : "-";
+    for (const auto& n : r.nodes) {
+        std::string reason;
+        for (const auto& x : n.reasons) reason += (reason.empty() ? "" : "; ") + x;
+        std::snprintf(line, sizeof line, "  %-*s  %-15s  %-11s  %8s  %8s  %8s  %s\n", int(w), n.name.c_str(),
+                      n.addr.c_str(), to_string(n.status), gbit(n.tx_bps).c_str(), gbit(n.rx_bps).c_str(), exp.c_str(),
+                      reason.c_str());
+        out += line;
+    }
+    for (const auto& l : r.links) {
+        if (l.ok || l.from >= r.nodes.size() || l.to >= r.nodes.size()) continue;
+        out += "  link " + r.nodes[l.from].name + " -> " + r.nodes[l.to].name + " (" + l.stage + "): " +
+               (l.bps ? gbit(l.bps) + " Gb/s" : std::string("failed")) + (l.error.empty() ? "" : " " + l.error) + "\n";
+    }
+    for (const auto& f : r.findings) out += "  finding: " + f + "\n";
+    for (const auto& s : r.stages)
+        if (s.status != "ok")
+            out += "  stage " + s.name + ": " + s.status + (s.detail.empty() ? "" : " (" + s.detail + ")") + "\n";
+    return out;
+}
+
+std::string json_escape(const std::string& s) {
+    std::string o;
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': o += "\\\""; break;
+            case '\\': o += "\\\\"; break;
+            case '\n': o += "\\n"; break;
+            case '\t': o += "\\t"; break;
+            default:
+                if (c < 0x20) {
+                    char b[8];
+                    std::snprintf(b, sizeof b, "\\u%04x", c);
+                    o += b;
+                }
+                else o += char(c);
+        }
+    }
+    return o;
+}
+
+std::string render_json(const Report& r) {
+    auto q = [](const std::string& s) { return "\"" + json_escape(s) + "\""; };
+    auto opt = [](std::optional<double> x) { return x ? num(*x) : std::string("null"); };
+    std::string o = "{\n";
+    o += "  \"schema\": \"gangway-preflight/1\",\n";
+    o += "  \"verdict\": " + q(to_string(verdict(r))) + ",\n";
+    o += "  \"exit_code\": " + std::to_string(exit_code(verdict(r))) + ",\n";
+    o += "  \"job_id\": " + q(r.job_id) + ",\n  \"step_id\": " + q(r.step_id) + ",\n";
+    o += "  \"mode\": " + q(r.mode) + ",\n  \"bootstrap\": " + q(r.bootstrap) + ",\n";
+    o += "  \"seconds\": " + num(r.seconds) + ",\n";
+    o += "  \"expected_bps\": " + num(r.expected_bps) + ",\n";
+    o += "  \"slow_ratio\": " + num(r.slow_ratio) + ",\n";
+    o += "  \"nodes\": [";
+    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
+        const auto& n = r.nodes[i];
+        o += i ? ",\n" : "\n";
+        o += "    {\"name\": " + q(n.name) + ", \"addr\": " + q(n.addr) + ", \"status\": " + q(to_string(n.status)) +
+             ", \"tx_bps\": " + opt(n.tx_bps) + ", \"rx_bps\": " + opt(n.rx_bps) +
+             ", \"nic_mbps\": " + std::to_string(n.nic_mbps) + ", \"reasons\": [";
+        for (std::size_t k = 0; k < n.reasons.size(); ++k) o += (k ? ", " : "") + q(n.reasons[k]);
+        o += "]}";
+    }
+    o += "\n  ],\n  \"links\": [";
+    for (std::size_t i = 0; i < r.links.size(); ++i) {
+        const auto& l = r.links[i];
+        o += i ? ",\n" : "\n";
+        const std::string from = l.from < r.nodes.size() ? r.nodes[l.from].name : "?";
+        const std::string to = l.to < r.nodes.size() ? r.nodes[l.to].name : "?";
+        o += "    {\"from\": " + q(from) + ", \"to\": " + q(to) + ", \"stage\": " + q(l.stage) +
+             ", \"ok\": " + (l.ok ? "true" : "false") + ", \"bps\": " + opt(l.bps) + ", \"ms\": " + opt(l.ms) +
+             ", \"error\": " + q(l.error) + "}";
+    }
+    o += "\n  ],\n  \"stages\": [";
+    for (std::size_t i = 0; i < r.stages.size(); ++i) {
+        const auto& s = r.stages[i];
+        o += i ? ",\n" : "\n";
+        o += "    {\"name\": " + q(s.name) + ", \"status\": " + q(s.status) + ", \"detail\": " + q(s.detail) +
+             ", \"seconds\": " + num(s.seconds) + "}";
+    }
+    o += "\n  ],\n  \"findings\": [";
+    for (std::size_t i = 0; i < r.findings.size(); ++i) o += (i ? ", " : "") + q(r.findings[i]);
+    o += "]\n}\n";
+    return o;
+}
+
+std::string render_svg(const Report& r) {
+    const std::size_t n = r.nodes.size();
+    // Best (largest) bandwidth figure per directed pair; failed links are marked.
+    std::map<std::pair<unsigned, unsigned>, double> bw;
+    std::map<std::pair<unsigned, unsigned>, bool> failed;
+    double top = r.expected_bps;
+    for (const auto& l : r.links) {
+        if (l.stage == "reach") {
+            if (!l.ok) failed[{l.from, l.to}] = true;
+            continue;
+        }
+        if (!l.bps) {
+            failed[{l.from, l.to}] = true;
+            continue;
+        }
+        auto& v = bw[{l.from, l.to}];
+        v = std::max(v, *l.bps);
+        top = std::max(top, *l.bps);
+    }
+    const int cell = n > 32 ? 14 : 40, label = 90, pad = 10;
+    const int side = static_cast<int>(n) * cell;
+    const int width = label + side + pad + 160, height = label + side + pad + 40;
+    std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) + "\" height=\"" +
+                    std::to_string(height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+    o += "<title>gangway preflight: node-to-node bandwidth (row sends, column receives), verdict " +
+         std::string(to_string(verdict(r))) + "</title>\n";
+    o += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    o += "<text x=\"" + std::to_string(label) + "\" y=\"14\">sender (row) to receiver (column), Gb/s; expected " +
+         fmt("%.2f", r.expected_bps * 8 / 1e9) + "</text>\n";
+    for (std::size_t i = 0; i < n; ++i) {
+        const bool bad = r.nodes[i].status != NodeStatus::ok;
+        const std::string colour = bad ? "#c00000" : "black";
+        const int pos = label + static_cast<int>(i) * cell + cell / 2;
+        o += "<text x=\"" + std::to_string(label - 4) + "\" y=\"" + std::to_string(pos + 4) +
+             "\" text-anchor=\"end\" fill=\"" + colour + "\">" + xml_escape(r.nodes[i].name) + "</text>\n";
+        o += "<text transform=\"translate(" + std::to_string(pos + 4) + "," + std::to_string(label - 4) +
+             ") rotate(-60)\" fill=\"" + colour + "\">" + xml_escape(r.nodes[i].name) + "</text>\n";
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+            const int x = label + static_cast<int>(j) * cell, y = label + static_cast<int>(i) * cell;
+            std::string fill = "#eeeeee", text;
+            const auto key = std::make_pair(unsigned(i), unsigned(j));
+            if (i == j) fill = "#ffffff";
+            else if (auto it = bw.find(key); it != bw.end()) {
+                const double f = top > 0 ? std::clamp(it->second / top, 0.0, 1.0) : 0;
+                // red (0) -> yellow (0.5) -> green (1)
+                const int red = f < 0.5 ? 220 : static_cast<int>(220 * (1 - f) * 2);
+                const int green = f < 0.5 ? static_cast<int>(200 * f * 2) : 200;
+                char hex[16];
+                std::snprintf(hex, sizeof hex, "#%02x%02x40", red, green);
+                fill = hex;
+                text = fmt("%.1f", it->second * 8 / 1e9);
+            } else if (failed.count(key)) {
+                fill = "#600000";
+                text = "x";
+            }
+            o += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(cell - 1) +
+                 "\" height=\"" + std::to_string(cell - 1) + "\" fill=\"" + fill + "\"><title>" +
+                 xml_escape(r.nodes[i].name) + " -> " + xml_escape(r.nodes[j].name) + ": " + (text.empty() ? "not measured" : text) +
+                 "</title></rect>\n";
+            if (!text.empty() && cell >= 30)
+                o += "<text x=\"" + std::to_string(x + cell / 2) + "\" y=\"" + std::to_string(y + cell / 2 + 4) +
+                     "\" text-anchor=\"middle\" font-size=\"10\">" + text + "</text>\n";
+        }
+    const int lx = label + side + 20;
+    o += "<text x=\"" + std::to_string(lx) + "\" y=\"" + std::to_string(label + 10) + "\">status</text>\n";
+    for (std::size_t i = 0; i < n && i < 40; ++i)
+        o += "<text x=\"" + std::to_string(lx) + "\" y=\"" + std::to_string(label + 26 + 14 * static_cast<int>(i)) +
+             "\" fill=\"" + (r.nodes[i].status == NodeStatus::ok ? "black" : "#c00000") + "\">" + xml_escape(r.nodes[i].name) +
+             ": " + to_string(r.nodes[i].status) + "</text>\n";
+    o += "</svg>\n";
+    return o;
+}
+
+}  // namespace gangway::preflight

@@ -1,0 +1,75 @@
+// The preflight's results as plain data, the verdict and exit code derived
+// from them, and their three renderings: a table for humans (stderr), JSON
+// (schema in gangway(1)) and an SVG heatmap of node-to-node bandwidth.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gangway::preflight {
+
+// faulty: a GPU or RDMA stage failed on the node (broken or slow GPU, port down or slow).
+enum class NodeStatus { ok, slow, mismatch, faulty, unreachable, missing, lost };
+const char* to_string(NodeStatus s);
+
+struct NodeResult {
+    std::string name;                      // SLURM node name
+    std::string addr;                      // data address
+    NodeStatus status = NodeStatus::ok;
+    std::vector<std::string> reasons;
+    std::optional<double> tx_bps, rx_bps;  // ring rounds, median
+    long nic_mbps = -1;                    // the data NIC's rate from the card
+};
+
+struct LinkResult {
+    unsigned from = 0, to = 0;             // indices into nodes
+    std::string stage;                     // "reach", "bandwidth", "confirm"
+    bool ok = true;
+    std::optional<double> bps;             // bandwidth stages
+    std::optional<double> ms;              // reach: connect time
+    std::string error;
+};
+
+struct StageResult {
+    std::string name;
+    std::string status;                    // "ok", "failed", "skipped", "aborted"
+    std::string detail;
+    double seconds = 0;
+};
+
+struct Report {
+    std::string job_id, step_id, mode;     // mode: quick, full
+    std::string bootstrap;                 // "tcp", "pmix"
+    std::vector<NodeResult> nodes;
+    std::vector<LinkResult> links;
+    std::vector<StageResult> stages;
+    std::vector<std::string> findings;     // card mismatches and other remarks
+    double expected_bps = 0;
+    double slow_ratio = 0;
+    double seconds = 0;
+};
+
+enum class Verdict { ok, degraded, unreachable };
+const char* to_string(Verdict v);
+// unreachable when a node is unreachable, missing or lost; degraded when a
+// node is slow or mismatched, a link failed, or there are findings; else ok.
+Verdict verdict(const Report& r);
+
+// Exit codes of `gangway check` and of `gangway run --on-fail=abort`.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitDegraded = 3;
+inline constexpr int kExitUnreachable = 4;
+inline constexpr int kExitCannotCheck = 5;
+int exit_code(Verdict v);
+
+// Nodes that are not ok, by name.
+std::vector<std::string> bad_nodes(const Report& r);
+
+std::string render_table(const Report& r);
+std::string render_json(const Report& r);
+std::string render_svg(const Report& r);
+
+std::string json_escape(const std::string& s);
+
+}  // namespace gangway::preflight

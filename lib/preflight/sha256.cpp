@@ -1,0 +1,151 @@
+#include "sha256.hpp"
+
+#include <cstring>
+
+#include "../error.hpp"
+
+namespace gangway {
+namespace {
+
+constexpr std::uint32_t K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+}  // namespace
+
+Sha256::Sha256()
+    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+
+void Sha256::block(const std::uint8_t* p) {
+    std::uint32_t w[64];
+    for (int i = 0; i < 16; ++i)
+        w[i] = std::uint32_t(p[4 * i]) << 24 | std::uint32_t(p[4 * i + 1]) << 16 | std::uint32_t(p[4 * i + 2]) << 8 |
+               std::uint32_t(p[4 * i + 3]);
+    for (int i = 16; i < 64; ++i) {
+        const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
+    for (int i = 0; i < 64; ++i) {
+        const std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
+        const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h_[0] += a; h_[1] += b; h_[2] += c; h_[3] += d; h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
+}
+
+void Sha256::update(std::string_view data) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
+    std::size_t n = data.size();
+    total_ += n;
+    while (n > 0) {
+        if (buf_len_ == 0 && n >= 64) {
+            block(p);
+            p += 64;
+            n -= 64;
+            continue;
+        }
+        const std::size_t take = std::min<std::size_t>(64 - buf_len_, n);
+        std::memcpy(buf_.data() + buf_len_, p, take);
+        buf_len_ += take;
+        p += take;
+        n -= take;
+        if (buf_len_ == 64) {
+            block(buf_.data());
+            buf_len_ = 0;
+        }
+    }
+}
+
+Digest Sha256::finish() {
+    const std::uint64_t bits = total_ * 8;
+    const std::uint8_t pad = 0x80;
+    update(std::string_view(reinterpret_cast<const char*>(&pad), 1));
+    const std::uint8_t zero = 0;
+    while (buf_len_ != 56) update(std::string_view(reinterpret_cast<const char*>(&zero), 1));
+    std::uint8_t len[8];
+    for (int i = 0; i < 8; ++i) len[i] = std::uint8_t(bits >> (56 - 8 * i));
+    update(std::string_view(reinterpret_cast<const char*>(len), 8));
+    Digest out;
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 4; ++j) out[4 * i + j] = std::uint8_t(h_[i] >> (24 - 8 * j));
+    return out;
+}
+
+Digest sha256(std::string_view data) {
+    Sha256 s;
+    s.update(data);
+    return s.finish();
+}
+
+Digest hmac_sha256(std::string_view key, std::string_view data) {
+    std::string k(key);
+    if (k.size() > 64) {
+        const Digest d = sha256(k);
+        k.assign(reinterpret_cast<const char*>(d.data()), d.size());
+    }
+    k.resize(64, '\0');
+    std::string ipad(64, '\0'), opad(64, '\0');
+    for (int i = 0; i < 64; ++i) {
+        ipad[i] = char(k[i] ^ 0x36);
+        opad[i] = char(k[i] ^ 0x5c);
+    }
+    Sha256 in;
+    in.update(ipad);
+    in.update(data);
+    const Digest inner = in.finish();
+    Sha256 out;
+    out.update(opad);
+    out.update(std::string_view(reinterpret_cast<const char*>(inner.data()), inner.size()));
+    return out.finish();
+}
+
+std::string to_hex(std::string_view bytes) {
+    static const char* digits = "0123456789abcdef";
+    std::string s;
+    s.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        s += digits[c >> 4];
+        s += digits[c & 15];
+    }
+    return s;
+}
+
+std::string to_hex(const Digest& d) {
+    return to_hex(std::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
+}
+
+std::string from_hex(std::string_view hex) {
+    auto val = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    if (hex.size() % 2) throw Error("hex string has an odd number of digits");
+    std::string out;
+    for (std::size_t i = 0; i < hex.size(); i += 2) {
+        const int hi = val(hex[i]), lo = val(hex[i + 1]);
+        if (hi < 0 || lo < 0) throw Error("not a hex string (character \"" + std::string(1, hi < 0 ? hex[i] : hex[i + 1]) + "\")");
+        out += char(hi << 4 | lo);
+    }
+    return out;
+}
+
+bool equal_ct(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+}  // namespace gangway

@@ -1,0 +1,62 @@
+// The preflight's wire format: length-prefixed frames, each authenticated with
+// HMAC-SHA256 under the step's secret, bound to the connection's nonce, the
+// direction and a sequence number, so a frame can be neither forged, replayed
+// on another connection, reflected back, nor reordered. Payloads are small
+// key=value maps. Pure: sockets live in lib/sys/sock.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace gangway::preflight {
+
+using Kv = std::map<std::string, std::string>;
+
+// "k=v\n" lines; '%', '=', '\n' and control bytes in keys and values are
+// %XX-escaped. decode_kv throws gangway::Error on a malformed payload.
+std::string encode_kv(const Kv& kv);
+Kv decode_kv(std::string_view text);
+
+// Typed lookups that throw gangway::Error naming the key when it is absent or malformed.
+const std::string& kv_str(const Kv& kv, const std::string& key);
+std::uint64_t kv_u64(const Kv& kv, const std::string& key);
+double kv_f64(const Kv& kv, const std::string& key);
+
+inline constexpr std::size_t kNonceBytes = 16;
+inline constexpr std::size_t kMacBytes = 32;
+inline constexpr std::size_t kMaxFrame = 1u << 20;  // body bytes; larger frames are refused unread
+
+enum class Role : std::uint8_t { client = 1, server = 2 };
+
+// One side of one connection. The server draws the nonce and sends it in the
+// clear first; both sides then seal and open frames with the shared key.
+// Frame: u32 big-endian body length, body = u8 type, u64 seq, payload, MAC.
+class Channel {
+public:
+    Channel(std::string key, std::string nonce, Role self);
+    // The whole frame, length prefix included.
+    std::string seal(std::uint8_t type, std::string_view payload);
+    // Body length from the 4-byte prefix; throws gangway::Error when over kMaxFrame or too short.
+    static std::size_t body_length(std::string_view prefix4);
+    struct Frame {
+        std::uint8_t type = 0;
+        std::string payload;
+    };
+    // Verifies the body (without the prefix): MAC, direction, sequence.
+    // Throws gangway::Error on anything wrong; the connection must then be dropped.
+    Frame open(std::string_view body);
+
+private:
+    std::string mac(std::uint8_t dir, std::uint64_t seq, std::uint8_t type, std::string_view payload) const;
+    std::string key_, nonce_;
+    Role self_;
+    std::uint64_t send_seq_ = 0, recv_seq_ = 0;
+};
+
+// The key from GANGWAY_SECRET's 64 hex digits; throws gangway::Error saying
+// what is wrong with it. insecure_key() is the fixed key of --insecure.
+std::string key_from_secret(std::string_view hex);
+std::string insecure_key();
+
+}  // namespace gangway::preflight

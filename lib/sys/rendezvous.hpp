@@ -1,0 +1,56 @@
+// The TCP rendezvous of a job step's tasks at the coordinator (node 0's first
+// task): authenticated hellos in, then frames both ways. Used by `gangway
+// run`/`check` and by bench/rendezvous_bench.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "sock.hpp"
+
+namespace gangway::sys {
+
+struct Member {
+    unsigned rank = 0, node_rank = 0, local = 0;
+    bool speaker = false;
+    preflight::Kv hello;
+    Conn conn;
+    bool alive = true;
+    std::string lost_reason;
+};
+
+class Coordinator {
+public:
+    Coordinator(std::string key, Fd listener);
+    // Accepts and reads hellos until `expected` distinct ranks checked in or the
+    // deadline. A connection that fails authentication or sends garbage is
+    // dropped (and counted in rejected()), never trusted.
+    void gather(unsigned expected, Deadline d);
+    std::vector<Member>& members() { return members_; }
+    unsigned rejected() const { return rejected_; }
+    // Sends to one member; on failure marks it lost.
+    bool send(Member& m, std::uint8_t type, const preflight::Kv& kv, Deadline d);
+    struct Event {
+        std::size_t member;
+        std::uint8_t type = 0;
+        preflight::Kv kv;
+        bool lost = false;  // the connection closed or misbehaved: the task is gone
+    };
+    // Waits for frames (or lost connections) from live members until the deadline
+    // or until at least one event arrived.
+    std::vector<Event> poll(Deadline d);
+    void close_listener() { listener_.reset(); }
+
+private:
+    std::string key_;
+    Fd listener_;
+    std::vector<Member> members_;
+    unsigned rejected_ = 0;
+};
+
+// A task joins: tries each address in turn (data network first, then the
+// management one) until the deadline, retrying while the coordinator is not yet
+// listening, and sends its hello. `used` tells which address worked.
+std::optional<Conn> join(const std::vector<std::string>& addrs, unsigned port, const std::string& key,
+                         const preflight::Kv& hello, Deadline d, std::string& err, std::string* used = nullptr);
+
+}  // namespace gangway::sys

@@ -1,0 +1,105 @@
+#!/bin/bash
+# `gangway doctor` and `gangway --version` against a synthetic SLURM version
+# mismatch: a fake srun on PATH reports another release, and a copy of the
+# plugin has its plugin_version patched to 23.11 (what building against a
+# 23.11 spank.h gives, see newer_spank.sh). Each problem must give one
+# PROBLEM: line that names what to rebuild or fix.
+set -u
+bin=${GANGWAY_BIN:?} so=${GANGWAY_PLUGIN:?}
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/gangway-doctor.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail=0
+built=$("$bin" --version 2>/dev/null | sed -n 's/.*built for SLURM \([0-9.]*\)).*/\1/p')
+[ -n "$built" ] || { echo "FAIL: gangway --version names no SLURM: $("$bin" --version 2>&1)"; exit 1; }
+major_minor=${built%.*}
+
+mkdir -p "$work/bin" "$work/etc/plugstack.conf.d"
+fake_slurm() {  # fake_slurm VERSION: srun --version (and sinfo) on PATH report it
+  printf '#!/bin/sh\necho "slurm %s"\n' "$1" >"$work/bin/srun"
+  cp "$work/bin/srun" "$work/bin/sinfo"
+  chmod +x "$work/bin/srun" "$work/bin/sinfo"
+}
+doctor() {  # doctor ARGS... : output in $out, exit status in $rc
+  out=$(PATH="$work/bin:$PATH" "$bin" doctor --plugstack "$work/etc/plugstack.conf" "$@" 2>&1); rc=$?
+}
+check() {  # check DESCRIPTION WANT_RC REGEX [NOT_REGEX]
+  if [ "$rc" != "$2" ] || ! grep -qE -- "$3" <<<"$out" || { [ -n "${4:-}" ] && grep -qE -- "$4" <<<"$out"; }; then
+    echo "FAIL: $1: rc=$rc (want $2), output:"; echo "$out"; fail=1
+  else
+    echo "ok: $1"
+  fi
+}
+
+# A copy of the plugin whose plugin_version says 23.11.0, as if built against 23.11's spank.h.
+mkdir -p "$work/v2311"
+python3 - "$so" "$work/v2311/gangway.so" <<'EOF' || { echo "FAIL: could not patch plugin_version"; exit 1; }
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+sh = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+for s in sh:
+    if s[1] != 11:  # SHT_DYNSYM
+        continue
+    strtab = sh[s[6]]
+    for k in range(s[5] // 24):
+        name, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", data, s[4] + k * 24)
+        end = data.index(b"\0", strtab[4] + name)
+        if data[strtab[4] + name:end] == b"plugin_version":
+            sec = sh[shndx]
+            struct.pack_into("<I", data, sec[4] + value - sec[3], 0x170B00)
+            open(sys.argv[2], "wb").write(data)
+            sys.exit(0)
+sys.exit(1)
+EOF
+
+# 1. Everything in order: the release the command was built for, one required line.
+fake_slurm "$built"
+echo "required $so iface=eth1 addr_template=%h-data" >"$work/etc/plugstack.conf"
+doctor
+check "matching SLURM, one required line: no problems" 0 'no problems found' 'PROBLEM'
+grep -q "ok: .*plugstack.conf:1 loads $so (required); iface=eth1" <<<"$out" || { echo "FAIL: the plugstack line is not reported: $out"; fail=1; }
+
+# 2. SLURM upgraded under gangway: both the command and the plugin are for the old release.
+fake_slurm 23.11.1
+doctor
+check "SLURM upgraded: the plugin is refused, says what to rebuild" 1 \
+  "PROBLEM: $so was built for SLURM $major_minor but SLURM 23.11.1 runs here: srun and slurmd refuse it .*rebuild gangway against SLURM 23.11's headers"
+check "SLURM upgraded: the command too" 1 "PROBLEM: this gangway command was built for SLURM $major_minor but SLURM 23.11.1 runs here"
+out=$(PATH="$work/bin:$PATH" "$bin" --version 2>&1 >/dev/null); rc=$?
+check "gangway --version warns on stderr, naming the rebuild" 0 \
+  "^gangway: warning: built for SLURM $major_minor but .srun --version. is SLURM 23.11.1: .*rebuild gangway against SLURM 23.11"
+fake_slurm "$built"
+out=$(PATH="$work/bin:$PATH" "$bin" --version 2>&1 >/dev/null); rc=$?
+[ -z "$out" ] && echo "ok: gangway --version is quiet when the releases match" || { echo "FAIL: unexpected warning: $out"; fail=1; }
+
+# 3. A plugin built for another release than the running one (and than this command).
+echo "required $work/v2311/gangway.so" >"$work/etc/plugstack.conf"
+doctor
+check "a 23.11 plugin on SLURM $built: refused, rebuild for $major_minor" 1 \
+  "PROBLEM: $work/v2311/gangway.so was built for SLURM 23.11 but SLURM $built runs here: .*rebuild gangway against SLURM $major_minor's headers"
+check "plugin and command from different builds" 1 "PROBLEM: the plugin \(SLURM 23.11\) and this command \(SLURM $major_minor\) come from different builds"
+
+# 4. plugstack.conf mistakes, through an include as Debian's plugstack.conf has it.
+echo "include $work/etc/plugstack.conf.d/*.conf" >"$work/etc/plugstack.conf"
+echo "optional $so iface=eth1" >"$work/etc/plugstack.conf.d/gangway.conf"
+doctor
+check "optional instead of required" 1 "PROBLEM: $work/etc/plugstack.conf.d/gangway.conf:1 loads gangway.so as optional: .*use required"
+echo "required $so ifcae=eth1" >"$work/etc/plugstack.conf.d/gangway.conf"
+doctor
+check "a misspelt site key" 1 'PROBLEM: .*gangway.conf:1: plugstack.conf: unknown key "ifcae"'
+echo "required $so" >"$work/etc/plugstack.conf.d/other.conf"
+doctor
+check "loaded twice" 1 "PROBLEM: gangway.so is loaded 2 times"
+rm -f "$work"/etc/plugstack.conf.d/*
+doctor
+check "no line loads gangway" 1 "PROBLEM: no line of $work/etc/plugstack.conf or its includes loads gangway.so|PROBLEM: no line of $work/etc/plugstack.conf loads gangway.so"
+echo "required $work/missing/gangway.so" >"$work/etc/plugstack.conf"
+doctor
+check "the plugin is not where plugstack.conf says" 1 "PROBLEM: $work/missing/gangway.so cannot be read"
+echo "required $bin" >"$work/etc/plugstack.conf"
+doctor --plugin /etc/hostname
+check "not an ELF plugin" 1 "PROBLEM: /etc/hostname is not a 64-bit ELF shared object"
+doctor --bogus
+check "unknown option" 2 'unknown option "--bogus"'
+exit $fail

@@ -1,0 +1,131 @@
+#!/bin/bash
+# gangway check / gangway run on the real 4-node cluster through srun, with
+# faults injected on the data network (198.19.0.0/24, eth1):
+#  (a) healthy: verdict ok in every one of repeated runs;
+#  (b) node11's data link shaped with tc to a fifth of the others' rate: node11 slow, no other;
+#  (c) node11's data link down: node11 unreachable, within the deadline;
+#  (d) one task killed during the check: the others stop within the deadline naming its node;
+#  and a torchrun job started by `gangway run` after the check.
+# Every fault is undone on exit.
+. "$(dirname "$0")/lib.sh"
+plugstack $SITE_ARGS
+BAD=node11
+NSBAD=/run/netns/$BAD
+# The plugin creates GANGWAY_SECRET in srun; a value set here is what an older plugin would lack.
+export GANGWAY_SECRET=${GANGWAY_SECRET:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}
+undo() {
+  tc qdisc del dev "d-$BAD" root 2>/dev/null
+  nsenter --net="$NSBAD" tc qdisc del dev eth1 root 2>/dev/null
+  ip link set "d-$BAD" up 2>/dev/null
+  return 0
+}
+trap 'undo; rm -rf "$CLUSTER_LOCK"' EXIT  # replaces lib.sh's trap, so frees its lock too
+undo
+
+calc() { awk "BEGIN { print ($*) }"; }  # float arithmetic and comparisons (1/0) without bc
+check() {  # check NAME [SRUN/GANGWAY ARGS]: one 4-node check; rc in $rc, seconds in $secs
+  local name=$1; shift
+  rm -f "$WORK/$name.json" "$WORK/$name.svg"
+  local t0; t0=$(date +%s.%N)
+  timeout 60 srun -N4 -n4 gangway check --report="$WORK/$name.json" --heatmap="$WORK/$name.svg" "$@" \
+    >"$WORK/$name.out" 2>"$WORK/$name.err"; rc=$?
+  secs=$(calc "$(date +%s.%N) - $t0")
+}
+statuses() {  # statuses FILE: "node08=ok node09=ok ..."
+  $TORCH_PY -c 'import json,sys; r=json.load(open(sys.argv[1])); print(" ".join(n["name"]+"="+n["status"] for n in r["nodes"]), r["verdict"])' "$1" 2>/dev/null
+}
+field() { $TORCH_PY -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null; }
+
+# (a) healthy, three runs in a row.
+healthy=0
+for i in 1 2 3; do
+  check healthy$i
+  s=$(statuses "$WORK/healthy$i.json")
+  if [ $rc = 0 ] && [ "$s" = "node08=ok node09=ok node10=ok node11=ok ok" ] && grep -q '<svg' "$WORK/healthy$i.svg"; then
+    healthy=$((healthy + 1))
+  else
+    fail "healthy run $i: rc=$rc, $s"; cat "$WORK/healthy$i.err"
+  fi
+done
+[ $healthy = 3 ] && pass "(a) healthy cluster: verdict ok in 3/3 runs, each $(grep -o '[0-9.]* s)' "$WORK/healthy3.err" | head -1) of check"
+rate=$(field "$WORK/healthy1.json" 'sorted(l["bps"] for l in r["links"] if l["stage"]=="bandwidth" and l["bps"])[2]')
+# GPU-less, RDMA-less nodes: the GPU and RDMA stages ran on every node and were skipped, with the reason.
+gpu=$(field "$WORK/healthy1.json" '" ".join("%s=%s:%s" % (s["name"], s["status"], s["detail"].split(" (")[0]) for s in r["stages"] if s["name"] in ("cuda","nccl","verbs"))')
+if [ "$gpu" = "cuda=skipped:no GPUs nccl=skipped:no GPUs verbs=skipped:no RDMA devices" ]; then
+  pass "GPU and RDMA stages reported skipped with their reasons ($gpu)"
+else fail "GPU/RDMA stages: $gpu"; fi
+
+# A site or user that requires the GPU stage: a node without GPUs is faulty, the verdict degraded.
+GANGWAY_REQUIRE=cuda timeout 60 srun -N2 -n2 gangway check --report="$WORK/require.json" >/dev/null 2>"$WORK/require.err"; rc=$?
+s=$(statuses "$WORK/require.json")
+if [ $rc = 3 ] && [ "$s" = "node08=faulty node09=faulty degraded" ]; then pass "GANGWAY_REQUIRE=cuda on GPU-less nodes: $s, exit 3"
+else fail "GANGWAY_REQUIRE=cuda: rc=$rc, $s: $(tail -3 "$WORK/require.err")"; fi
+
+# (b) node11's link, both directions, at a fifth of the healthy per-link rate.
+if [ -n "$rate" ]; then
+  shaped=$(calc "int($rate * 8 / 5 / 1000000)")   # Mbit/s
+  burst=$(( shaped * 1000000 / 8 / 100 ))           # 10 ms worth of bytes
+  [ $burst -lt 65536 ] && burst=65536
+  tc qdisc add dev "d-$BAD" root tbf rate "${shaped}mbit" burst "$burst" latency 20ms
+  nsenter --net="$NSBAD" tc qdisc add dev eth1 root tbf rate "${shaped}mbit" burst "$burst" latency 20ms
+  check shaped
+  s=$(statuses "$WORK/shaped.json")
+  if [ $rc = 3 ] && [ "$s" = "node08=ok node09=ok node10=ok node11=slow degraded" ]; then
+    pass "(b) $BAD shaped to ${shaped} Mbit/s (a fifth of $(calc "int($rate * 8 / 1000000)") Mbit/s): named slow, no other (exit 3): $(grep "^  $BAD" "$WORK/shaped.err" | tr -s ' ')"
+  else
+    fail "(b) shaped: rc=$rc, $s"; cat "$WORK/shaped.err"
+  fi
+  grep -q '#c00000' "$WORK/shaped.svg" && pass "(b) the heatmap marks $BAD" || fail "(b) heatmap has no bad node"
+  undo
+else
+  fail "(b) no bandwidth figure in the healthy report"
+fi
+
+# (c) node11's data link down: unreachable, named within the deadline (15 s).
+ip link set "d-$BAD" down
+check down
+s=$(statuses "$WORK/down.json")
+if [ $rc = 4 ] && [ "$s" = "node08=ok node09=ok node10=ok node11=unreachable unreachable" ] && [ "$(calc "$secs < 15")" = 1 ]; then
+  pass "(c) $BAD's data link down: named unreachable in ${secs}s (exit 4): $(grep "^  $BAD" "$WORK/down.err" | tr -s ' ')"
+else
+  fail "(c) link down: rc=$rc in ${secs}s, $s"; cat "$WORK/down.err"
+fi
+undo
+
+# (d) node10's task killed in the middle of a long bandwidth round: the others stop
+#     within the deadline and name node10.
+rm -f "$WORK/killed.json"
+t0=$(date +%s.%N)
+timeout 60 srun -N4 -n4 gangway check --round-ms=4000 --report="$WORK/killed.json" >"$WORK/killed.out" 2>"$WORK/killed.err" &
+srun_pid=$!
+victim=
+for _ in $(seq 100); do
+  for p in $(pgrep -f "$INSTALL/gangway check --round-ms=4000"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'SLURMD_NODENAME=node10' && victim=$p
+  done
+  [ -n "$victim" ] && break
+  sleep 0.1
+done
+sleep 1.5   # into the bandwidth round
+[ -n "$victim" ] && kill -KILL "$victim"
+wait $srun_pid; rc=$?
+secs=$(calc "$(date +%s.%N) - $t0")
+s=$(statuses "$WORK/killed.json")
+if [ -n "$victim" ] && [ "$(calc "$secs < 15")" = 1 ] && [[ $s == *"node10=lost"* ]] && [[ $s != *"=slow"* ]] && [[ $s == *unreachable ]] \
+   && grep -q 'node10 .*lost .*task 2 exited during' "$WORK/killed.err"; then
+  pass "(d) task on node10 killed mid-check: the others stopped after ${secs}s naming it: $(grep '^  node10' "$WORK/killed.err" | tr -s ' ')"
+else
+  fail "(d) killed task: victim=$victim rc=$rc in ${secs}s, $s"; cat "$WORK/killed.err"
+fi
+
+# gangway run: the check, then torchrun with gangway's variables (4 nodes x 2 processes).
+$TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
+NUM_TRAINERS=2 timeout 300 srun -N4 -n4 gangway run -- $TORCH_PY -m torch.distributed.run --redirects=1 --tee=1 \
+  "$top_srcdir/tests/integration/allreduce.py" >"$WORK/torch.out" 2>"$WORK/torch.err"; rc=$?
+oks=$(grep -c 'ALLREDUCE OK' "$WORK/torch.out")
+if [ $rc = 0 ] && [ "$oks" = 8 ] && grep -q 'gangway preflight (quick, 4 nodes, .*): ok' "$WORK/torch.err"; then
+  pass "srun gangway run -- torchrun: check ok, then $oks ranks all-reduced"
+else
+  fail "gangway run torchrun: rc=$rc, $oks/8 ranks"; head -30 "$WORK/torch.err" "$WORK/torch.out"
+fi
+finish

@@ -1,0 +1,89 @@
+#!/bin/bash
+# gangway run/check without SLURM: three "nodes" of two tasks each on
+# loopback, with the SLURM variables a step would have. Checks the verdict,
+# exec (same pid, exit code), the authentication of the rendezvous (a task
+# with another secret and a sender of garbage are rejected and do not count),
+# the missing-secret message, and --on-fail=warn.
+set -u
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
+W=$(mktemp -d /tmp/gangway-preflight-local.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+fails=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+OTHER=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+calc() { awk "BEGIN { print ($*) }"; }  # float arithmetic and comparisons (1/0) without bc
+port() { echo $((40000 + (RANDOM % 2500) * 4)); }
+
+task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 3-node, 6-task step, in the background
+  local p=$1 r=$2; shift 2
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  env SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='n[1-3]' SLURM_STEP_NUM_NODES=3 SLURM_STEP_NUM_TASKS=6 \
+    SLURM_STEP_TASKS_PER_NODE='2(x3)' SLURM_PROCID=$r SLURM_NODEID=$((r / 2)) SLURM_LOCALID=$((r % 2)) \
+    PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$p NODE_ADDR=127.0.0.1 NCCL_SOCKET_IFNAME==lo GANGWAY_SECRET=$SECRET \
+    GANGWAY_DRAIN_DIR= "${envs[@]}" "$GW" "$@" >"$W/out.$r" 2>"$W/err.$r" &
+  pids[$r]=$!
+}
+wait_all() { for r in "${!pids[@]}"; do wait "${pids[$r]}"; rcs[$r]=$?; done; }
+
+# 1. healthy: every task exits 0, the report says ok with 6/6 tasks and bandwidth figures.
+P=$(port); pids=(); rcs=()
+for r in 0 1 2 3 4 5; do task "$P" $r -- check --report="$W/ok.json" --heatmap="$W/ok.svg"; done
+wait_all
+if [ "${rcs[*]}" = "0 0 0 0 0 0" ] && grep -q '"verdict": "ok"' "$W/ok.json" && grep -q '6/6 tasks' "$W/ok.json" \
+   && grep -q '"stage": "bandwidth", "ok": true, "bps": [0-9]' "$W/ok.json" && grep -q '<svg' "$W/ok.svg"; then
+  pass "3 loopback nodes x 2 tasks: verdict ok, report and heatmap written"
+else fail "healthy loopback run: rcs ${rcs[*]}; $(cat "$W/err.0"; head -c 600 "$W/ok.json" 2>/dev/null)"; fi
+
+# 2. exec: the command replaces gangway (same pid) and its exit code comes through.
+P=$(port); pids=(); rcs=()
+for r in 0 1 2 3 4 5; do task "$P" $r -- run --check=none -- sh -c "echo \$\$ >$W/pid.$r; exit 7"; done
+wait_all
+same=0; for r in 0 1 2 3 4 5; do [ "$(cat "$W/pid.$r" 2>/dev/null)" = "${pids[$r]}" ] && same=$((same + 1)); done
+if [ "${rcs[*]}" = "7 7 7 7 7 7" ] && [ $same = 6 ]; then pass "run execs the command in place: same pid, its exit code 7"
+else fail "exec: rcs ${rcs[*]}, $same/6 same pids; $(cat "$W/err.0")"; fi
+
+# 3. an intruder with another secret posing as rank 5, and a sender of garbage: rejected,
+#    rank 5 is missing, node n3 is named, the rest stop within the join deadline.
+P=$(port); pids=(); rcs=()
+start=$(date +%s.%N)
+for r in 0 1 2 3 4; do task "$P" $r -- check --join-timeout=3 --report="$W/intr.json"; done
+task "$P" 5 GANGWAY_SECRET=$OTHER -- check --join-timeout=3
+python3 - "$((P + 1))" <<'PY' &
+import socket, sys, time, struct
+port = int(sys.argv[1])
+for payload in (b"\xff\xff\xff\xff" + b"x" * 64, struct.pack(">I", 60) + b"\x01" + b"\0" * 59):
+    for _ in range(40):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=1); break
+        except OSError: time.sleep(0.05)
+    s.recv(16); s.sendall(payload); time.sleep(0.3); s.close()
+PY
+wait_all; wait
+el=$(calc "$(date +%s.%N) - $start")
+if [ "${rcs[0]}" = 4 ] && grep -q '"name": "n3", "addr": "127.0.0.1", "status": "missing"' "$W/intr.json" \
+   && grep -q '5/6 tasks, 3 connection(s) rejected' "$W/intr.json" && [ "$(calc "$el < 10")" = 1 ]; then
+  pass "wrong secret and malformed frames rejected (3 connections), n3 named missing, done in ${el}s"
+else fail "intruder: rcs ${rcs[*]} in ${el}s; $(cat "$W/err.0"; cat "$W/intr.json" 2>/dev/null | head -30)"; fi
+
+# 4. without GANGWAY_SECRET: a clear message, exit 5; with --on-fail=warn the command still runs.
+env -u GANGWAY_SECRET SLURM_JOB_ID=1 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \
+  SLURM_STEP_TASKS_PER_NODE=1 SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$(port) \
+  NODE_ADDR=127.0.0.1 "$GW" check 2>"$W/nosecret.err"; rc=$?
+if [ $rc = 5 ] && grep -q 'GANGWAY_SECRET is not set.*plugstack.conf' "$W/nosecret.err"; then pass "no GANGWAY_SECRET: exit 5 naming it"
+else fail "no secret: rc $rc: $(cat "$W/nosecret.err")"; fi
+"$GW" run --on-fail=warn -- true 2>/dev/null && pass "--on-fail=warn starts the command when the check cannot run" \
+  || fail "--on-fail=warn outside a step did not run the command"
+
+# 5. usage errors: exit 2 with the option named.
+"$GW" run --check=fast -- true 2>"$W/usage.err"; rc=$?
+[ $rc = 2 ] && grep -q 'none, quick or full' "$W/usage.err" && pass "bad --check value: exit 2" || fail "usage: $rc $(cat "$W/usage.err")"
+GANGWAY_ON_FAIL=later "$GW" check 2>"$W/usage2.err"; rc=$?
+[ $rc = 2 ] && grep -q 'GANGWAY_ON_FAIL' "$W/usage2.err" && pass "bad GANGWAY_ON_FAIL: exit 2 naming the variable" || fail "env usage: $rc"
+"$GW" run --help | grep -q -- '--on-fail=abort|warn|requeue' && pass "run --help lists the options" || fail "run --help"
+
+[ $fails = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
+exit $((fails > 0))

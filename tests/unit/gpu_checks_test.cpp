@@ -1,0 +1,293 @@
+#include <catch2/catch.hpp>
+
+#include "lib/error.hpp"
+#include "lib/gpu/checks.hpp"
+#include "lib/sys/gpu_stages.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+using namespace gangway;
+using namespace gangway::gpu;
+
+TEST_CASE("GPU models from CUDA device names") {
+    CHECK(gpu_model("NVIDIA H100 80GB HBM3").key == "H100-SXM");
+    CHECK(gpu_model("NVIDIA H100 80GB HBM3").ring_busbw_8 == Approx(370));
+    CHECK(gpu_model("NVIDIA H100 PCIe").key == "H100-PCIe");
+    CHECK_FALSE(gpu_model("NVIDIA H100 PCIe").ring_busbw_8);
+    CHECK(gpu_model("NVIDIA H100 NVL").key == "H100-NVL");
+    CHECK(gpu_model("NVIDIA H200").key == "H200");
+    CHECK(gpu_model("NVIDIA H200").ring_busbw_8 == Approx(365.6));
+    CHECK(gpu_model("NVIDIA H200 NVL").key == "H200-NVL");
+    CHECK(gpu_model("NVIDIA A100-SXM4-80GB").key == "A100-SXM");
+    CHECK(gpu_model("NVIDIA A100-SXM4-80GB").pcie_gen_max == 4);
+    CHECK(gpu_model("NVIDIA A100-PCIE-40GB").key == "A100-PCIe");
+    CHECK(gpu_model("NVIDIA A100 80GB PCIe").key == "A100-PCIe");
+    CHECK(gpu_model("NVIDIA B200").ring_busbw_8 == Approx(682.2));
+    CHECK(gpu_model("NVIDIA L40S").key == "L40S");
+    CHECK(gpu_model("NVIDIA L40S").pcie_gen_max == 4);
+    CHECK(gpu_model("NVIDIA GH200 480GB").host_over_pcie == false);
+    CHECK(gpu_model("Tesla T4").key.empty());
+}
+
+TEST_CASE("PCIe generation from sysfs link speed, and copy figures") {
+    CHECK(pcie_gen_from_speed("32.0 GT/s PCIe") == 5);
+    CHECK(pcie_gen_from_speed("16.0 GT/s PCIe") == 4);
+    CHECK(pcie_gen_from_speed("8.0 GT/s PCIe") == 3);
+    CHECK(pcie_gen_from_speed("2.5 GT/s PCIe") == 1);
+    CHECK(pcie_gen_from_speed("64.0 GT/s PCIe") == 6);
+    CHECK(pcie_gen_from_speed("Unknown") == 0);
+    CHECK(pcie_gen_from_speed("") == 0);
+    CHECK(*expected_copy_gbps(5, 16) == Approx(55));
+    CHECK(*expected_copy_gbps(5, 8) == Approx(27.5));
+    CHECK(*expected_copy_gbps(4, 16) == Approx(27.5));
+    CHECK(*expected_copy_gbps(4, 0) == Approx(27.5));  // width unknown: x16
+    CHECK_FALSE(expected_copy_gbps(0, 16));
+    CHECK(nic_busbw_gbps(400) == Approx(47));  // 46-48 per NDR NIC
+    CHECK(nic_busbw_gbps(200) == Approx(23.5).margin(0.6));  // ~24 per HDR NIC
+}
+
+TEST_CASE("bus bandwidth as nccl-tests defines it") {
+    // 16 GiB all-reduce on 8 GPUs in 63 ms: algbw 272.7, busbw 477.2 GB/s.
+    const double alg = algbw_gbps(16.0 * (1ull << 30), 0.063);
+    CHECK(alg == Approx(272.7).epsilon(0.001));
+    CHECK(allreduce_busbw_gbps(alg, 8) == Approx(alg * 14 / 8));
+    CHECK(allreduce_busbw_gbps(100, 2) == Approx(100));
+    CHECK(allreduce_busbw_gbps(100, 1) == Approx(0));  // a single rank moves nothing
+    CHECK(allreduce_busbw_gbps(100, 0) == 0);
+    CHECK(algbw_gbps(1e9, 0) == 0);
+    CHECK(algbw_gbps(1e9, 1) == Approx(1));  // GB/s is 10^9 B/s, not GiB
+}
+
+TEST_CASE("median, MAD and low outliers") {
+    CHECK(median({}) == 0);
+    CHECK(median({3, 1, 2}) == 2);
+    CHECK(median({4, 1, 2, 3}) == 2.5);
+    CHECK(mad({1, 2, 3, 4, 100}) == 1);
+    // Eight GPUs near 55 GB/s and one at 30: the slow one is flagged.
+    std::vector<double> v{55.1, 54.8, 55.3, 55.0, 54.9, 30.0, 55.2, 55.0};
+    CHECK(low_outliers(v, 3.5) == std::vector<std::size_t>{5});
+    // A tight group is not split over noise: 1% below the median is fine.
+    CHECK(low_outliers({55, 55, 55, 54.4, 55, 55}, 3.5).empty());
+    // MAD 0: only the 0.9 x median rule applies.
+    CHECK(low_outliers({50, 50, 50, 50, 44}, 3.5) == std::vector<std::size_t>{4});
+    CHECK(low_outliers({50, 50, 50, 50, 46}, 3.5).empty());
+    // High values are never outliers here, and too few values say nothing.
+    CHECK(low_outliers({50, 50, 50, 90}, 3.5).empty());
+    CHECK(low_outliers({50, 10, 50}, 3.5).empty());
+}
+
+TEST_CASE("the allocation's GPU count") {
+    CHECK(*allocated_gpus({{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}}) == 4);
+    CHECK(*allocated_gpus({{"CUDA_VISIBLE_DEVICES", "GPU-1a2b,GPU-3c4d"}}) == 2);
+    CHECK(*allocated_gpus({{"CUDA_VISIBLE_DEVICES", "NoDevFiles"}}) == 0);
+    CHECK(*allocated_gpus({{"CUDA_VISIBLE_DEVICES", ""}}) == 0);
+    CHECK(*allocated_gpus({{"CUDA_VISIBLE_DEVICES", "0,1,-1,2"}}) == 2);
+    CHECK(*allocated_gpus({{"SLURM_STEP_GPUS", "0,1,2,3,4,5,6,7"}, {"SLURM_GPUS_ON_NODE", "4"}}) == 8);
+    CHECK(*allocated_gpus({{"SLURM_GPUS_ON_NODE", "4"}}) == 4);
+    CHECK_FALSE(allocated_gpus({{"HOME", "/root"}}));
+}
+
+TEST_CASE("thresholds from the environment") {
+    auto t = thresholds_from_env({});
+    CHECK_FALSE(t.require_cuda);
+    CHECK(t.copy_ratio == Approx(0.85));
+    CHECK(t.busbw_ratio == Approx(0.8));
+    CHECK(t.nccl_bytes == double(1u << 30));
+    CHECK_FALSE(t.gid_index);
+    t = thresholds_from_env({{"GANGWAY_REQUIRE", "cuda,verbs"}, {"GANGWAY_H2D_GBPS", "48"}, {"GANGWAY_NCCL_RATIO", "0.9"},
+                             {"GANGWAY_IB_RATE_GBPS", "400"}, {"NCCL_IB_GID_INDEX", "3"}});
+    CHECK(t.require_cuda);
+    CHECK_FALSE(t.require_nccl);
+    CHECK(t.require_verbs);
+    CHECK(*t.copy_gbps == 48);
+    CHECK(t.busbw_ratio == Approx(0.9));
+    CHECK(*t.ib_rate_gbps == 400);
+    CHECK(*t.gid_index == 3);
+    CHECK(*thresholds_from_env({{"GANGWAY_IB_GID_INDEX", "1"}, {"NCCL_IB_GID_INDEX", "3"}}).gid_index == 1);
+    CHECK_FALSE(thresholds_from_env({{"NCCL_IB_GID_INDEX", "-1"}}).gid_index);  // NCCL's "auto"
+    CHECK(thresholds_from_env({{"GANGWAY_REQUIRE", "all"}}).require_nccl);
+    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_REQUIRE", "gpu"}}), Catch::Contains("cuda, nccl and verbs"));
+    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_GPU_BW_RATIO", "1.5"}}), Catch::Contains("GANGWAY_GPU_BW_RATIO"));
+    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_H2D_GBPS", "fast"}}), Catch::Contains("not a number"));
+}
+
+namespace {
+GpuResult mkgpu(int i, double h2d, double d2h, int gen = 5, int width = 16, const char* name = "NVIDIA H100 80GB HBM3") {
+    GpuResult g;
+    g.index = i;
+    g.name = name;
+    g.bus_id = "0000:" + std::to_string(10 + i) + ":00.0";
+    g.pcie_gen = gen;
+    g.pcie_width = width;
+    g.h2d_gbps = h2d;
+    g.d2h_gbps = d2h;
+    return g;
+}
+}  // namespace
+
+TEST_CASE("CUDA stage verdicts") {
+    const auto t = thresholds_from_env({});
+    std::vector<GpuResult> ok;
+    for (int i = 0; i < 8; ++i) ok.push_back(mkgpu(i, 55 - 0.1 * i, 54 + 0.1 * i));
+    auto v = judge_cuda(ok, 8u, 8, t);
+    CHECK(v.status == "ok");
+    CHECK(v.findings.empty());
+    CHECK_THAT(v.detail, Catch::Contains("8 GPU(s)") && Catch::Contains("H2D median"));
+
+    SECTION("count against the allocation") {
+        v = judge_cuda(ok, 8u, 7, t);
+        CHECK(v.status == "failed");
+        CHECK_THAT(v.findings.at(0).problem, Catch::Contains("CUDA sees 7 GPU(s), the allocation has 8"));
+        CHECK(judge_cuda(ok, std::nullopt, 8, t).status == "ok");
+    }
+    SECTION("below the model's figure: one finding, not also an outlier") {
+        auto g = ok;
+        g[3].h2d_gbps = 20;
+        v = judge_cuda(g, 8u, 8, t);
+        REQUIRE(v.findings.size() == 1);
+        CHECK(v.findings[0].what == "gpu 3 (0000:13:00.0)");
+        CHECK_THAT(v.findings[0].problem, Catch::Contains("H2D 20.0 GB/s, expected >= 46.8 GB/s") &&
+                                              Catch::Contains("H100-SXM PCIe Gen5 x16"));
+    }
+    SECTION("a link trained below the part's generation") {
+        auto g = ok;
+        g[2] = mkgpu(2, 26, 26, 4, 16);
+        v = judge_cuda(g, 8u, 8, t);
+        CHECK(v.status == "failed");
+        bool gen = false, outlier = false;
+        for (auto& f : v.findings) {
+            gen |= f.problem.find("Gen4 only, the H100-SXM supports Gen5") != std::string::npos;
+            outlier |= f.problem.find("outlier") != std::string::npos;
+        }
+        CHECK(gen);
+        CHECK(outlier);  // the Gen4 figure is met, but the others run at twice the speed
+    }
+    SECTION("an unknown model is judged against the others only") {
+        std::vector<GpuResult> g;
+        for (int i = 0; i < 6; ++i) g.push_back(mkgpu(i, 12, 12, 0, 0, "Tesla T4"));
+        CHECK(judge_cuda(g, 6u, 6, t).status == "ok");
+        g[5].d2h_gbps = 6;
+        v = judge_cuda(g, 6u, 6, t);
+        REQUIRE(v.findings.size() == 1);
+        CHECK_THAT(v.findings[0].problem, Catch::StartsWith("D2H 6.0 GB/s is an outlier"));
+    }
+    SECTION("the site's figure replaces the table") {
+        CHECK(judge_cuda(ok, 8u, 8, thresholds_from_env({{"GANGWAY_H2D_GBPS", "60"}})).status == "ok");  // >= 51
+        CHECK(judge_cuda(ok, 8u, 8, thresholds_from_env({{"GANGWAY_H2D_GBPS", "70"}})).status == "failed");  // < 59.5
+    }
+    SECTION("a GPU whose check failed") {
+        auto g = ok;
+        g[1].error = "memory check failed";
+        g[1].h2d_gbps.reset();
+        g[1].d2h_gbps.reset();
+        v = judge_cuda(g, 8u, 8, t);
+        REQUIRE(v.findings.size() == 1);
+        CHECK(v.findings[0].problem == "memory check failed");
+    }
+}
+
+TEST_CASE("skipped stages, and required ones") {
+    auto s = skipped("no GPUs", false, "cuda");
+    CHECK(s.status == "skipped");
+    CHECK(s.detail == "no GPUs");
+    s = skipped("no GPUs", true, "cuda");
+    CHECK(s.status == "failed");
+    CHECK_THAT(s.detail, Catch::Contains("the cuda stage is required"));
+}
+
+TEST_CASE("NCCL expectations and verdicts") {
+    const auto t = thresholds_from_env({});
+    const auto h100 = gpu_model("NVIDIA H100 80GB HBM3");
+    CHECK(*expected_busbw(h100, 8, 1, {}, t) == Approx(370));
+    CHECK_FALSE(expected_busbw(h100, 4, 1, {}, t));
+    CHECK_FALSE(expected_busbw(h100, 8, 2, {}, t));  // no NIC rates: unknown
+    // 2 nodes with 8 x NDR: the network (8 x 47 = 376) is above the NVLink ring (370).
+    CHECK(*expected_busbw(h100, 8, 2, std::vector<double>(8, 400), t) == Approx(370));
+    // 4 x HDR: 94 GB/s.
+    CHECK(*expected_busbw(h100, 8, 4, std::vector<double>(4, 200), t) == Approx(94));
+    CHECK(*expected_busbw(h100, 8, 1, {}, thresholds_from_env({{"GANGWAY_NCCL_BUSBW_GBPS", "450"}})) == 450);
+
+    NcclResult r;
+    r.scope = "node";
+    r.nranks = 8;
+    r.bytes = double(1u << 30);
+    r.model = "H100-SXM";
+    r.expected_busbw = 370;
+    // busbw 350 GB/s: algbw 200, t = 1 GiB / 200 GB/s.
+    r.seconds = r.bytes / 200e9;
+    auto v = judge_nccl({r}, t);
+    CHECK(v.status == "ok");
+    CHECK_THAT(v.detail, Catch::Contains("algbw 200.0 GB/s, busbw 350.0 GB/s at 1024 MiB"));
+    r.seconds = r.bytes / 100e9;  // busbw 175 < 0.8 x 370
+    v = judge_nccl({r}, t);
+    CHECK(v.status == "failed");
+    CHECK_THAT(v.findings.at(0).problem, Catch::Contains("busbw 175.0 GB/s, expected >= 296.0 GB/s"));
+    r.seconds = r.bytes / 200e9;
+    r.data_ok = false;
+    CHECK(judge_nccl({r}, t).findings.at(0).problem == "the all-reduce returned wrong values");
+    NcclResult hung;
+    hung.scope = "job";
+    hung.nranks = 16;
+    hung.error = "communicator init hung: communicator aborted after 30 s";
+    v = judge_nccl({hung}, t);
+    CHECK(v.status == "failed");
+    CHECK(v.findings.at(0).what == "nccl job");
+    NcclResult unknown = r;
+    unknown.data_ok = true;
+    unknown.expected_busbw.reset();
+    CHECK_THAT(judge_nccl({unknown}, t).detail, Catch::Contains("no expected figure"));
+}
+
+TEST_CASE("where the job's NCCL is") {
+    const std::string ldconfig =
+        "1234 libs found in cache `/etc/ld.so.cache'\n"
+        "\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so.2\n"
+        "\tlibnccl.so (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so\n"
+        "\tlibnccl-net.so (libc6,x86-64) => /opt/x/libnccl-net.so\n";
+    auto c = nccl_candidates("", {"/venv/lib/python3.11/site-packages"}, "/opt/nccl/lib::/usr/local/cuda/lib64", ldconfig);
+    CHECK(c == std::vector<std::string>{"/venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2",
+                                        "/opt/nccl/lib/libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
+                                        "/usr/lib/x86_64-linux-gnu/libnccl.so.2"});
+    CHECK(nccl_candidates("/my/libnccl.so.2", {"/x"}, "/y", ldconfig) == std::vector<std::string>{"/my/libnccl.so.2"});
+    auto sp = site_packages_dirs({{"VIRTUAL_ENV", "/venv"}, {"HOME", "/home/u"}}, {"python3.11"});
+    REQUIRE(sp.size() >= 4);
+    CHECK(sp[0] == "/venv/lib/python3.11/site-packages");
+    CHECK(sp[1] == "/home/u/.local/lib/python3.11/site-packages");
+    CHECK(std::find(sp.begin(), sp.end(), "/usr/lib/python3.11/dist-packages") != sp.end());
+}
+
+TEST_CASE("the stages on a node without GPUs or NCCL are skipped, or fail when required") {
+    // This test machine has no NVIDIA driver: libcuda.so.1 does not load.
+    sys::CudaStageOptions o;
+    o.env = {};
+    auto r = sys::run_cuda_stage(o);
+    if (r.result.status == "skipped") {
+        CHECK_THAT(r.result.detail, Catch::StartsWith("no GPUs"));
+        o.t.require_cuda = true;
+        CHECK(sys::run_cuda_stage(o).result.status == "failed");
+        // The allocation promises GPUs but there are none: a failure.
+        o.t.require_cuda = false;
+        o.env = {{"CUDA_VISIBLE_DEVICES", "0,1"}};
+        auto f = sys::run_cuda_stage(o);
+        CHECK(f.result.status == "failed");
+        CHECK_THAT(f.result.detail, Catch::Contains("the allocation has 2 GPU(s)"));
+        sys::NcclStageOptions n;
+        CHECK(sys::run_nccl_stage_local(n).result.status == "skipped");
+        n.t.require_nccl = true;
+        CHECK(sys::run_nccl_stage_local(n).result.status == "failed");
+    }
+}
+
+TEST_CASE("a stage past its deadline is aborted") {
+    auto r = sys::with_deadline("cuda", 0.05, [] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        return sys::StageOutcome{};
+    });
+    CHECK(r.result.status == "aborted");
+    CHECK_THAT(r.result.detail, Catch::Contains("did not finish"));
+    r = sys::with_deadline("cuda", 5, []() -> sys::StageOutcome { throw Error("boom"); });
+    CHECK(r.result.status == "failed");
+    CHECK(r.result.detail == "boom");
+}

@@ -1,0 +1,138 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "lib/error.hpp"
+#include "lib/preflight/card.hpp"
+#include "lib/sys/node_card.hpp"
+
+using namespace gangway;
+using namespace gangway::preflight;
+namespace fs = std::filesystem;
+
+namespace {
+
+void put(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text << "\n";
+}
+
+struct TempTree {
+    fs::path root;
+    TempTree() {
+        root = fs::temp_directory_path() / ("gangway-card-test-" + std::to_string(::getpid()));
+        fs::remove_all(root);
+    }
+    ~TempTree() { fs::remove_all(root); }
+};
+
+Card card(unsigned rank, unsigned gpus, long rate, const std::string& nccl) {
+    Card c;
+    c.node_rank = rank;
+    c.node = "node" + std::to_string(rank);
+    c.data_iface = "eth1";
+    c.data_addr = "10.0.0." + std::to_string(rank + 1);
+    c.gpus = gpus;
+    c.nics.push_back({"eth1", "net", "up", rate, {c.data_addr}});
+    c.versions = {{"nccl", nccl}, {"kernel", "6." + std::to_string(rank)}};
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("a card survives the wire") {
+    Card c = card(3, 8, 400000, "2.21.5");
+    c.hostname = "gpu-03";
+    c.data_port = 61002;
+    c.nics.push_back({"mlx5_0/1", "ib", "ACTIVE", 400000, {}});
+    c.nics[0].addrs.push_back("fe80::1");
+    Kv kv;
+    card_to_kv(c, kv);
+    const Card back = card_from_kv(decode_kv(encode_kv(kv)));
+    CHECK(back.node_rank == 3);
+    CHECK(back.node == "node3");
+    CHECK(back.hostname == "gpu-03");
+    CHECK(back.data_port == 61002);
+    CHECK(back.gpus == 8);
+    REQUIRE(back.nics.size() == 2);
+    CHECK(back.nics[0].addrs == std::vector<std::string>{"10.0.0.4", "fe80::1"});
+    CHECK(back.nics[1].kind == "ib");
+    CHECK(back.versions == c.versions);
+    kv.erase("card.data_port");
+    CHECK_THROWS_WITH(card_from_kv(kv), Catch::Contains("card.data_port"));
+}
+
+TEST_CASE("cards that disagree with the majority are named") {
+    std::vector<Card> cards{card(0, 8, 400000, "2.21.5"), card(1, 8, 400000, "2.21.5"), card(2, 7, 200000, "2.21.5"),
+                            card(3, 8, 400000, "2.19.3")};
+    const auto mm = compare_cards(cards);
+    REQUIRE(mm.size() == 3);
+    CHECK(mm[0].node_rank == 2);
+    CHECK(mm[0].what == "gpus");
+    CHECK(mm[0].value == "7");
+    CHECK(mm[0].expected == "8");
+    CHECK(mm[1].node_rank == 2);
+    CHECK(mm[1].what == "nic rate eth1");
+    CHECK(mm[2].node_rank == 3);
+    CHECK(mm[2].what == "version nccl");
+    CHECK(mm[2].expected == "2.21.5");
+    // Kernel versions differ on every card but are not findings; equal cards give none.
+    CHECK(compare_cards({card(0, 8, 1000, "x"), card(1, 8, 1000, "x")}).empty());
+}
+
+TEST_CASE("NICs, GPUs and versions from a sysfs fixture tree") {
+    TempTree t;
+    const auto& r = t.root;
+    put(r / "sys/class/net/lo/operstate", "unknown");
+    put(r / "sys/class/net/eth0/operstate", "up");
+    put(r / "sys/class/net/eth0/speed", "25000");
+    put(r / "sys/class/net/eth1/operstate", "lowerlayerdown");
+    put(r / "sys/class/net/eth1/speed", "-1");
+    put(r / "sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
+    put(r / "sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)");
+    put(r / "sys/class/infiniband/mlx5_1/ports/1/state", "1: DOWN");
+    put(r / "sys/class/infiniband/mlx5_1/ports/1/rate", "10 Gb/sec (4X SDR)");
+    for (int i = 0; i < 4; ++i) {
+        const auto dev = r / ("sys/bus/pci/devices/0000:1" + std::to_string(i) + ":00.0");
+        put(dev / "vendor", "0x10de");
+        put(dev / "class", i == 3 ? "0x068000" : "0x030200");  // the 4th is an NVSwitch bridge, not a GPU
+    }
+    put(r / "sys/bus/pci/devices/0000:20:00.0/vendor", "0x15b3");
+    put(r / "sys/bus/pci/devices/0000:20:00.0/class", "0x020700");
+    put(r / "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar 5 2024");
+    put(r / "usr/local/cuda/version.json", R"({"cuda" : {"name" : "CUDA SDK", "version" : "12.4.1"}})");
+    put(r / "usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5", "");
+    put(r / "usr/lib/x86_64-linux-gnu/libnccl.so.2", "");
+    put(r / "proc/sys/kernel/osrelease", "6.1.0-test");
+
+    const auto nics = sys::read_nics(r.string());
+    REQUIRE(nics.size() == 4);
+    CHECK(nics[0].name == "eth0");
+    CHECK(nics[0].state == "up");
+    CHECK(nics[0].rate_mbps == 25000);
+    CHECK(nics[1].name == "eth1");
+    CHECK(nics[1].state == "lowerlayerdown");
+    CHECK(nics[1].rate_mbps == -1);
+    CHECK(nics[2].name == "mlx5_0/1");
+    CHECK(nics[2].state == "ACTIVE");
+    CHECK(nics[2].rate_mbps == 400000);
+    CHECK(nics[3].state == "DOWN");
+    CHECK(sys::count_gpus(r.string()) == 3);
+    const auto v = sys::read_versions(r.string());
+    CHECK(v.at("driver") == "550.54.15");
+    CHECK(v.at("cuda") == "12.4.1");
+    CHECK(v.at("nccl") == "2.21.5");
+    CHECK(v.at("kernel") == "6.1.0-test");
+}
+
+TEST_CASE("an empty tree: no NICs, no GPUs, versions \"none\"") {
+    TempTree t;
+    fs::create_directories(t.root);
+    CHECK(sys::read_nics(t.root.string()).empty());
+    CHECK(sys::count_gpus(t.root.string()) == 0);
+    const auto v = sys::read_versions(t.root.string());
+    CHECK(v.at("driver") == "none");
+    CHECK(v.at("cuda") == "none");
+    CHECK(v.at("nccl") == "none");
+}

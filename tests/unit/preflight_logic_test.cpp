@@ -1,0 +1,158 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "lib/preflight/localize.hpp"
+#include "lib/preflight/schedule.hpp"
+
+using namespace gangway::preflight;
+
+namespace {
+
+constexpr double G = 1e9 / 8;  // bytes per second in one Gb/s
+
+// Ring rounds for n nodes where node `bad_out` sends and `bad_in` receives at `slow` Gb/s, all else `fast`.
+std::vector<Measurement> rounds(unsigned n, const std::vector<unsigned>& shifts, double fast, double slow,
+                                std::set<unsigned> bad_out, std::set<unsigned> bad_in, double jitter = 0) {
+    std::vector<Measurement> out;
+    unsigned k = 0;
+    for (unsigned s : shifts)
+        for (const auto& f : ring_round(n, s)) {
+            double r = fast * (1 + jitter * ((k++ % 5) / 4.0 - 0.5));
+            if (bad_out.count(f.from) || bad_in.count(f.to)) r = slow;
+            out.push_back({f.from, f.to, r * G, true, ""});
+        }
+    return out;
+}
+
+// The engine's loop: confirm suspects against good peers with a synthetic network.
+std::vector<NodeBw> localise(unsigned n, const std::vector<Measurement>& ring, double fast, double slow,
+                             std::set<unsigned> bad_out, std::set<unsigned> bad_in, double ratio = 0.5) {
+    const auto a = analyse_rounds(n, ring, ratio);
+    std::vector<Measurement> confirm;
+    for (const auto& r : confirm_rounds(a.suspects, a.good))
+        for (const auto& f : r) {
+            const double bps = (bad_out.count(f.from) || bad_in.count(f.to)) ? slow : fast;
+            confirm.push_back({f.from, f.to, bps * G, true, ""});
+        }
+    return decide_nodes(n, ring, a, confirm, ratio);
+}
+
+std::set<unsigned> slow_nodes(const std::vector<NodeBw>& v) {
+    std::set<unsigned> s;
+    for (unsigned i = 0; i < v.size(); ++i)
+        if (v[i].slow) s.insert(i);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("ring rounds: everyone sends once and receives once") {
+    for (unsigned n : {2u, 3u, 4u, 16u, 1000u})
+        for (unsigned s : ring_shifts(n, true)) {
+            const auto r = ring_round(n, s);
+            REQUIRE(r.size() == n);
+            std::set<unsigned> from, to;
+            for (const auto& f : r) {
+                CHECK(f.from != f.to);
+                from.insert(f.from);
+                to.insert(f.to);
+            }
+            CHECK(from.size() == n);
+            CHECK(to.size() == n);
+        }
+    CHECK(ring_shifts(1, true).empty());
+    CHECK(ring_shifts(16, false) == std::vector<unsigned>{1});
+    CHECK(ring_shifts(16, true) == std::vector<unsigned>{1, 8, 2, 15});
+    CHECK(ring_shifts(2, true) == std::vector<unsigned>{1});
+}
+
+TEST_CASE("reachability graph: sparse, deterministic, covers ring neighbours and node 0") {
+    for (unsigned n : {2u, 3u, 8u, 64u, 4096u}) {
+        const auto t = reach_targets(n, 3, 42);
+        REQUIRE(t.size() == n);
+        std::vector<unsigned> in(n);
+        for (unsigned i = 0; i < n; ++i) {
+            std::set<unsigned> s(t[i].begin(), t[i].end());
+            CHECK(s.size() == t[i].size());
+            CHECK_FALSE(s.count(i));
+            CHECK(s.count((i + 1) % n));
+            if (i != 0) CHECK(s.count(0));
+            CHECK(t[i].size() <= 6);  // grows with the constant, not with n
+            for (unsigned x : t[i]) in[x]++;
+        }
+        for (unsigned i = 0; i < n; ++i) CHECK(in[i] >= std::min(n - 1, 2u));
+        CHECK(reach_targets(n, 3, 42) == t);
+    }
+    CHECK(reach_targets(64, 3, 1) != reach_targets(64, 3, 2));
+}
+
+TEST_CASE("a healthy ring with jitter: no suspects") {
+    const auto ring = rounds(16, {1, 8}, 10, 10, {}, {}, 0.4);
+    const auto a = analyse_rounds(16, ring, 0.5);
+    CHECK(a.suspects.empty());
+    CHECK(a.good.size() == 16);
+    CHECK(a.expected_bps == Approx(10 * 1.1 * G).epsilon(0.1));
+}
+
+TEST_CASE("a node slow both ways is named, and only it") {
+    for (unsigned n : {3u, 4u, 8u, 16u})
+        for (unsigned bad : {0u, 1u, n - 1}) {
+            const auto ring = rounds(n, {1}, 10, 2, {bad}, {bad});
+            const auto a = analyse_rounds(n, ring, 0.5);
+            REQUIRE_FALSE(a.suspects.empty());
+            CHECK(a.suspects.front() == bad);  // slow out and in: the prime suspect
+            const auto v = localise(n, ring, 10, 2, {bad}, {bad});
+            CHECK(slow_nodes(v) == std::set<unsigned>{bad});
+            CHECK(v[bad].reason.find("good peer") != std::string::npos);
+            CHECK(*v[bad].tx_bps == Approx(2 * G));
+        }
+}
+
+TEST_CASE("a node slow only when receiving is still the one named") {
+    const auto ring = rounds(8, {1}, 10, 2, {}, {5});
+    const auto v = localise(8, ring, 10, 2, {}, {5});
+    CHECK(slow_nodes(v) == std::set<unsigned>{5});
+}
+
+TEST_CASE("a slow link between two good nodes blames neither") {
+    auto ring = rounds(8, {1}, 10, 10, {}, {});
+    ring[3].bps = 1 * G;  // 3 -> 4 only
+    const auto a = analyse_rounds(8, ring, 0.5);
+    CHECK(a.suspects.size() == 2);
+    const auto v = localise(8, ring, 10, 10, {}, {});
+    CHECK(slow_nodes(v).empty());
+}
+
+TEST_CASE("two slow nodes, adjacent or not, are both named") {
+    for (std::set<unsigned> bad : {std::set<unsigned>{2, 3}, std::set<unsigned>{1, 6}}) {
+        const auto ring = rounds(8, {1}, 10, 2, bad, bad);
+        CHECK(slow_nodes(localise(8, ring, 10, 2, bad, bad)) == bad);
+    }
+}
+
+TEST_CASE("failed transfers count as slow; an expected rate given by the site wins when larger") {
+    auto ring = rounds(4, {1}, 10, 10, {}, {});
+    ring[1].ok = false;
+    ring[1].error = "reset";
+    auto a = analyse_rounds(4, ring, 0.5);
+    CHECK(a.slow[1]);
+    CHECK(a.suspects.size() == 2);
+    // Two nodes: both links equally slow look fine without a reference...
+    const auto two = rounds(2, {1}, 2, 2, {}, {});
+    CHECK(analyse_rounds(2, two, 0.5).suspects.empty());
+    // ...and slow against the site's expectation.
+    const auto b = analyse_rounds(2, two, 0.5, 10 * G);
+    CHECK(b.suspects.size() == 2);
+    CHECK(b.good.empty());
+    const auto v = decide_nodes(2, two, b, {}, 0.5);
+    CHECK(slow_nodes(v) == std::set<unsigned>{0, 1});
+}
+
+TEST_CASE("confirmation rounds pair each suspect with a distinct good peer") {
+    const auto r = confirm_rounds({5, 6, 7}, {0, 1});
+    REQUIRE(r.size() == 2);
+    CHECK(r[0] == Round{{5, 0}, {0, 5}, {6, 1}, {1, 6}});
+    CHECK(r[1] == Round{{7, 0}, {0, 7}});
+    CHECK(confirm_rounds({1}, {}).empty());
+}

@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include "lib/preflight/report.hpp"
+
+using namespace gangway::preflight;
+
+namespace {
+
+Report sample(NodeStatus third = NodeStatus::ok) {
+    Report r;
+    r.job_id = "42";
+    r.step_id = "0";
+    r.mode = "quick";
+    r.bootstrap = "tcp";
+    r.expected_bps = 1.25e9;
+    r.slow_ratio = 0.5;
+    r.seconds = 1.5;
+    for (int i = 0; i < 4; ++i) {
+        NodeResult n;
+        n.name = (i < 2 ? "node0" : "node") + std::to_string(8 + i);
+        n.addr = "198.19.0." + std::to_string(11 + i);
+        n.tx_bps = 1.2e9;
+        n.rx_bps = 1.2e9;
+        n.nic_mbps = 10000;
+        r.nodes.push_back(n);
+    }
+    r.nodes[2].status = third;
+    if (third != NodeStatus::ok) r.nodes[2].reasons.push_back("sending 0.25 Gb/s against a good peer");
+    for (unsigned i = 0; i < 4; ++i) {
+        LinkResult l;
+        l.from = i;
+        l.to = (i + 1) % 4;
+        l.stage = "bandwidth";
+        l.bps = (i == 2 || l.to == 2) && third == NodeStatus::slow ? 0.25e9 : 1.2e9;
+        r.links.push_back(l);
+    }
+    r.stages.push_back({"bandwidth", "ok", "4 links", 0.6});
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("verdicts and exit codes tell healthy, degraded and unreachable apart") {
+    CHECK(verdict(sample()) == Verdict::ok);
+    CHECK(exit_code(verdict(sample())) == 0);
+    CHECK(verdict(sample(NodeStatus::slow)) == Verdict::degraded);
+    CHECK(exit_code(Verdict::degraded) == 3);
+    CHECK(verdict(sample(NodeStatus::mismatch)) == Verdict::degraded);
+    for (auto s : {NodeStatus::unreachable, NodeStatus::missing, NodeStatus::lost}) {
+        CHECK(verdict(sample(s)) == Verdict::unreachable);
+        CHECK(exit_code(verdict(sample(s))) == 4);
+    }
+    auto r = sample();
+    r.findings.push_back("link node08 -> node09 slow");
+    CHECK(verdict(r) == Verdict::degraded);
+    CHECK(bad_nodes(sample(NodeStatus::slow)) == std::vector<std::string>{"node10"});
+}
+
+TEST_CASE("the table names each node with its status, figures and reason") {
+    const auto t = render_table(sample(NodeStatus::slow));
+    CHECK(t.find("degraded") != std::string::npos);
+    CHECK(t.find("node10") != std::string::npos);
+    CHECK(t.find("slow") != std::string::npos);
+    CHECK(t.find("against a good peer") != std::string::npos);
+    CHECK(t.find("9.60") != std::string::npos);   // 1.2e9 B/s in Gb/s
+    CHECK(t.find("10.00") != std::string::npos);  // expected
+}
+
+TEST_CASE("the JSON report carries nodes, links, stages and the verdict") {
+    auto r = sample(NodeStatus::unreachable);
+    r.nodes[0].reasons.push_back("quote \" and backslash \\ and\nnewline");
+    const auto j = render_json(r);
+    CHECK(j.find("\"schema\": \"gangway-preflight/1\"") != std::string::npos);
+    CHECK(j.find("\"verdict\": \"unreachable\"") != std::string::npos);
+    CHECK(j.find("\"exit_code\": 4") != std::string::npos);
+    CHECK(j.find("{\"name\": \"node10\", \"addr\": \"198.19.0.13\", \"status\": \"unreachable\"") != std::string::npos);
+    CHECK(j.find("\"from\": \"node08\", \"to\": \"node09\", \"stage\": \"bandwidth\", \"ok\": true, \"bps\": 1.2e+09") !=
+          std::string::npos);
+    CHECK(j.find("quote \\\" and backslash \\\\ and\\nnewline") != std::string::npos);
+    CHECK(json_escape(std::string("\x01")) == "\\u0001");
+}
+
+TEST_CASE("the heatmap shows one cell per measured pair and marks the bad node") {
+    const auto svg = render_svg(sample(NodeStatus::slow));
+    CHECK(svg.rfind("<svg", 0) == 0);
+    CHECK(svg.find("</svg>") != std::string::npos);
+    CHECK(svg.find("node10 -> node11: 2.0") != std::string::npos);  // slow cell, 0.25e9 B/s = 2 Gb/s
+    CHECK(svg.find("node08 -> node09: 9.6") != std::string::npos);
+    CHECK(svg.find("node10: slow") != std::string::npos);
+    CHECK(svg.find("#c00000") != std::string::npos);  // the bad node's labels in red
+}
