@@ -18,6 +18,7 @@
 
 #include "../lib/error.hpp"
 #include "../lib/hostlist.hpp"
+#include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/report.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
@@ -57,6 +58,9 @@ const char* kRunHelp =
     "                             admins' Epilog (default /var/spool/gangway/drain) [GANGWAY_DRAIN_DIR]\n"
     "  --nccl-lib=PATH            the libnccl.so.2 the job uses, for the nccl stage (default: PyTorch's\n"
     "                             bundled one, then LD_LIBRARY_PATH, then ldconfig's) [GANGWAY_NCCL_LIB]\n"
+    "  --bootstrap=auto|pmix|tcp  how tasks meet: pmix (srun --mpi=pmix): a PMIx fence, then one TCP\n"
+    "                             connection per node; tcp: every task connects to node 0; auto\n"
+    "                             (default): pmix when the step has it               [GANGWAY_BOOTSTRAP]\n"
     "  --insecure                 no GANGWAY_SECRET (tests outside SLURM only)     [GANGWAY_INSECURE=1]\n"
     "\n"
     "exit codes: 0 healthy, 3 degraded (slow node, mismatched card, failed link, failed GPU or\n"
@@ -95,6 +99,10 @@ void set_opt(PreflightOptions& o, const std::string& name, const std::string& v)
     else if (name == "round-ms") o.round_ms = static_cast<int>(to_num("--round-ms", v, 50, 60000));
     else if (name == "drain-dir") o.drain_dir = v;
     else if (name == "nccl-lib") o.nccl_lib = v;
+    else if (name == "bootstrap") {
+        preflight::parse_bootstrap_mode(v);  // throws naming the values
+        o.bootstrap = v;
+    }
     else throw Error("unknown option --" + name);
 }
 
@@ -106,7 +114,7 @@ Args parse(int argc, char** argv, bool is_run) {
         {"GANGWAY_CHECK", "check"},         {"GANGWAY_ON_FAIL", "on-fail"},       {"GANGWAY_REPORT", "report"},
         {"GANGWAY_HEATMAP", "heatmap"},     {"GANGWAY_CHECK_TIMEOUT", "timeout"}, {"GANGWAY_JOIN_TIMEOUT", "join-timeout"},
         {"GANGWAY_SLOW_RATIO", "slow-ratio"}, {"GANGWAY_EXPECT_GBPS", "expect-gbps"}, {"GANGWAY_ROUND_MS", "round-ms"},
-        {"GANGWAY_DRAIN_DIR", "drain-dir"}, {"GANGWAY_NCCL_LIB", "nccl-lib"}};
+        {"GANGWAY_DRAIN_DIR", "drain-dir"}, {"GANGWAY_NCCL_LIB", "nccl-lib"}, {"GANGWAY_BOOTSTRAP", "bootstrap"}};
     for (const auto& [env, name] : envs)
         if (const char* v = std::getenv(env); v && *v) {
             try {

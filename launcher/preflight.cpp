@@ -19,6 +19,7 @@
 
 #include "../lib/error.hpp"
 #include "../lib/hostlist.hpp"
+#include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/localize.hpp"
 #include "../lib/preflight/protocol.hpp"
@@ -30,6 +31,7 @@
 #include "../lib/sys/node_card.hpp"
 #include "../lib/sys/rendezvous.hpp"
 #include "config.h"
+#include "pmix_bootstrap.hpp"
 
 extern char** environ;
 
@@ -401,10 +403,18 @@ struct NodeState {
     unsigned tasks_seen = 0;
 };
 
+// What the bootstrap before the coordination found.
+struct BootInfo {
+    bool pmix = false;     // every task passed PMIx fence #1: only speakers join over TCP
+    double fence_s = 0;    // fence #1's duration
+    std::string note;      // why PMIx was not used, when it was tried
+    Clock::time_point start = Clock::now();  // the join timeout counts from here
+};
+
 class Coordination {
 public:
-    Coordination(const PreflightOptions& o, const StepFacts& s, sys::Coordinator& c, Deadline overall)
-        : opt(o), step(s), coord(c), overall(overall) {}
+    Coordination(const PreflightOptions& o, const StepFacts& s, sys::Coordinator& c, Deadline overall, const BootInfo& b)
+        : opt(o), step(s), coord(c), overall(overall), boot(b) {}
 
     Report run();
 
@@ -424,6 +434,7 @@ private:
     const StepFacts& step;
     sys::Coordinator& coord;
     Deadline overall;
+    const BootInfo& boot;
     std::vector<NodeState> nodes;
     Report rep;
     bool aborted = false;
@@ -779,18 +790,23 @@ Report Coordination::run() {
     rep.job_id = step.job_id;
     rep.step_id = step.step_id;
     rep.mode = opt.check;
-    rep.bootstrap = "tcp";
+    rep.bootstrap = boot.pmix ? "pmix" : "tcp";
     rep.slow_ratio = opt.slow_ratio;
     nodes.resize(step.nnodes);
-    // Rendezvous.
+    // Rendezvous: every task over TCP, or (PMIx: fence #1 proved every task
+    // alive) only each node's speaker. The join timeout counts from the start.
     auto tj = Clock::now();
-    coord.gather(step.ntasks, std::min(overall, after_ms(static_cast<long>(opt.join_timeout_s * 1000))));
+    const Deadline join_by = std::min(overall, boot.start + std::chrono::milliseconds(static_cast<long>(opt.join_timeout_s * 1000)));
+    coord.gather(boot.pmix ? step.nnodes : step.ntasks, join_by);
     StageResult join{"rendezvous", "ok", "", 0};
     auto& ms = coord.members();
+    if (boot.pmix)
+        for (unsigned i = 0; i < nodes.size(); ++i)
+            nodes[i].tasks_seen = i < step.tasks_per_node.size() ? step.tasks_per_node[i] : 1;
     for (std::size_t i = 0; i < ms.size(); ++i) {
         auto& m = ms[i];
         if (m.node_rank >= nodes.size()) continue;
-        nodes[m.node_rank].tasks_seen++;
+        if (!boot.pmix) nodes[m.node_rank].tasks_seen++;
         if (m.speaker && nodes[m.node_rank].member < 0) {
             try {
                 nodes[m.node_rank].card = card_from_kv(m.hello);
@@ -807,7 +823,12 @@ Report Coordination::run() {
         if (n.card.node.empty()) n.card.node = i < step.nodes.size() ? step.nodes[i] : "node#" + std::to_string(i);
         if (n.card.data_addr.empty() && i < step.node_addrs.size()) n.card.data_addr = step.node_addrs[i];
         const unsigned want = i < step.tasks_per_node.size() ? step.tasks_per_node[i] : 1;
-        if (n.member < 0) {
+        if (n.member < 0 && boot.pmix) {
+            n.status = NodeStatus::missing;
+            n.reasons.push_back("its tasks passed the PMIx fence but its first task never checked in over TCP within " +
+                                std::to_string(static_cast<int>(opt.join_timeout_s)) + " s");
+            ++missing;
+        } else if (n.member < 0) {
             n.status = NodeStatus::missing;
             n.reasons.push_back("never checked in (" + std::to_string(n.tasks_seen) + "/" + std::to_string(want) +
                                 " tasks) within " + std::to_string(static_cast<int>(opt.join_timeout_s)) + " s");
@@ -819,8 +840,16 @@ Report Coordination::run() {
             ++missing;
         }
     }
-    join.seconds = sys::seconds_since(tj);
-    join.detail = std::to_string(ms.size()) + "/" + std::to_string(step.ntasks) + " tasks";
+    join.seconds = sys::seconds_since(tj) + boot.fence_s;
+    if (boot.pmix) {
+        char f[32];
+        std::snprintf(f, sizeof f, "%.3f", boot.fence_s);
+        join.detail = std::to_string(step.ntasks) + "/" + std::to_string(step.ntasks) + " tasks in the PMIx fence (" + f +
+                      " s), " + std::to_string(ms.size()) + "/" + std::to_string(step.nnodes) + " nodes over TCP";
+    } else {
+        join.detail = std::to_string(ms.size()) + "/" + std::to_string(step.ntasks) + " tasks";
+        if (!boot.note.empty()) join.detail += "; not PMIx: " + boot.note;
+    }
     if (coord.rejected()) join.detail += ", " + std::to_string(coord.rejected()) + " connection(s) rejected";
     if (missing) join.status = "failed";
     rep.stages.push_back(join);
@@ -933,6 +962,27 @@ StepFacts step_facts_from_env(bool insecure) {
     return s;
 }
 
+namespace {
+
+double seconds_left(Deadline d) { return std::max(0.0, std::chrono::duration<double>(d - Clock::now()).count()); }
+
+// The verdict message (TCP kVerdict or PMIx fence #2) as a task's outcome.
+void take_verdict(const Kv& v, Outcome& out) {
+    try {
+        out.exit_code = static_cast<int>(kv_u64(v, "exit_code"));
+        const auto& vs = kv_str(v, "verdict");
+        out.verdict = vs == "ok" ? Verdict::ok : vs == "degraded" ? Verdict::degraded : Verdict::unreachable;
+        out.bad_nodes = split(kv_str(v, "bad"), ',');
+        out.message = kv_str(v, "summary");
+    } catch (const Error& e) {
+        out.verdict = Verdict::unreachable;
+        out.exit_code = kExitCannotCheck;
+        out.message = e.what();
+    }
+}
+
+}  // namespace
+
 Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     Outcome out;
     const auto start = Clock::now();
@@ -940,6 +990,21 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     const bool coordinator = s.node_rank == 0 && s.local == 0;
     const bool speaker = s.local == 0;
     out.coordinator = coordinator;
+
+    // The bootstrap: PMIx when the step has it (and --bootstrap allows), else TCP.
+    BootInfo boot;
+    boot.start = start;
+    BootstrapChoice choice;
+    try {
+        choice = choose_bootstrap(parse_bootstrap_mode(opt.bootstrap), pmix_built(), pmix_in_env());
+    } catch (const Error& e) {
+        choice.error = e.what();
+    }
+    if (!choice.error.empty()) {
+        out.exit_code = kExitCannotCheck;
+        out.message = choice.error;
+        return out;
+    }
 
     // The speaker's listener for probes and bandwidth streams: PORT+2 of the
     // step's block on its data address, any free port when that is taken.
@@ -963,14 +1028,90 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
         data_port = sys::local_port(l.get());
         data_thread = std::thread(data_server, data, std::move(l));
     }
+    std::optional<PmixSession> px;
+    std::unique_ptr<NodeExitBarrier> exit_barrier;
     auto finish = [&] {
         data->stop = true;
         if (data_thread.joinable()) data_thread.join();
+        if (px) pmix_finalize(*px, 2);
+    };
+
+    // The coordinator listens before fence #1, so that tasks falling back to
+    // TCP queue up in the backlog until it gathers.
+    sys::Fd listener;
+    if (coordinator) {
+        // Raise the descriptor limit for thousands of tasks.
+        rlimit rl{};
+        if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            ::setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        try {
+            listener = sys::tcp_listen("", s.port + 1, 8192);
+        } catch (const Error& e) {
+            finish();
+            out.exit_code = kExitCannotCheck;
+            out.message = std::string("the rendezvous cannot start: ") + e.what() +
+                          " (another program holds PRIMARY_PORT+1 on node 0)";
+            return out;
+        }
+    }
+
+    // PMIx fence #1: every task of the step is alive. Half the join timeout, so
+    // that a missing task leaves the TCP rendezvous time to name its node.
+    if (choice.try_pmix) {
+        const Deadline f1 = std::min(overall, start + std::chrono::milliseconds(static_cast<long>(
+                                                          fence1_timeout_s(opt.join_timeout_s) * 1000)));
+        std::string err;
+        px = pmix_init(std::max(0.5, seconds_left(f1)), err);
+        if (px) {
+            err = pmix_step_mismatch(px->rank, px->size, s.rank, s.ntasks);
+            const auto tf = Clock::now();
+            if (err.empty() && pmix_fence(*px, nullptr, false, std::max(0.2, seconds_left(f1)), err)) {
+                boot.pmix = true;
+                boot.fence_s = sys::seconds_since(tf);
+            }
+        } else if (parse_bootstrap_mode(opt.bootstrap) == BootstrapMode::pmix) {
+            finish();
+            out.exit_code = kExitCannotCheck;
+            out.message = "--bootstrap=pmix: " + err;
+            return out;
+        }
+        if (!boot.pmix) boot.note = err;
+        if (boot.pmix) {
+            const unsigned here = s.node_rank < s.tasks_per_node.size() ? s.tasks_per_node[s.node_rank] : 1;
+            exit_barrier = std::make_unique<NodeExitBarrier>(
+                "gangway." + std::to_string(::getuid()) + "." + s.job_id + "." + s.step_id + "." + std::to_string(s.node_rank),
+                speaker, here);
+        }
+    }
+    // PMIx fence #2 hands rank 0's verdict to every task: until the check's
+    // deadline and the margin the TCP verdict has too.
+    auto fence2 = [&](const Kv* mine, std::string& err) {
+        return pmix_fence(*px, mine, true, seconds_left(overall) + 5, err);
     };
 
     if (!coordinator) {
         std::string err;
-        auto v = client_session(opt, s, speaker, overall, err, data, data_port);
+        std::optional<Kv> v;
+        if (!(boot.pmix && !speaker)) v = client_session(opt, s, speaker, overall, err, data, data_port);
+        if (boot.pmix) {  // every task takes part in fence #2; a speaker that lost node 0 may still learn the verdict there
+            std::string ferr;
+            if (fence2(nullptr, ferr)) {
+                if (!v) {
+                    auto pv = pmix_get(*px, 0, std::max(1.0, seconds_left(overall) + 5), ferr);
+                    if (pv) v = std::move(pv);
+                    else if (!speaker) err = "the verdict did not arrive over PMIx (" + ferr + ")";
+                }
+            } else if (!v) {
+                err = speaker ? err + "; " + ferr : "the verdict did not arrive over PMIx (" + ferr + "): a task of the step exited or hung";
+            }
+            // Finalize at once, all tasks close together: a task's command that
+            // gangway run starts fences anew, and a fence begun while a task of
+            // the same node is still in its old PMIx session fails.
+            pmix_finalize(*px, 2);
+            exit_barrier->arrive(2);
+        }
         finish();
         if (!v) {
             out.verdict = Verdict::unreachable;
@@ -978,43 +1119,17 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
             out.message = err;
             return out;
         }
-        try {
-            out.exit_code = static_cast<int>(kv_u64(*v, "exit_code"));
-            const auto& vs = kv_str(*v, "verdict");
-            out.verdict = vs == "ok" ? Verdict::ok : vs == "degraded" ? Verdict::degraded : Verdict::unreachable;
-            out.bad_nodes = split(kv_str(*v, "bad"), ',');
-            out.message = kv_str(*v, "summary");
-        } catch (const Error& e) {
-            out.verdict = Verdict::unreachable;
-            out.exit_code = kExitCannotCheck;
-            out.message = e.what();
-        }
+        take_verdict(*v, out);
         return out;
     }
 
-    // Coordinator: raise the descriptor limit for thousands of tasks.
-    rlimit rl{};
-    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        ::setrlimit(RLIMIT_NOFILE, &rl);
-    }
-    sys::Fd listener;
-    try {
-        listener = sys::tcp_listen("", s.port + 1, 8192);
-    } catch (const Error& e) {
-        finish();
-        out.exit_code = kExitCannotCheck;
-        out.message = std::string("the rendezvous cannot start: ") + e.what() +
-                      " (another program holds PRIMARY_PORT+1 on node 0)";
-        return out;
-    }
     sys::Coordinator coord(s.key, std::move(listener));
     // This node's speaker talks to the coordinator like every other.
     std::string self_err;
     std::thread self_speaker([&] { client_session(opt, s, true, overall, self_err, data, data_port); });
-    Coordination c(opt, s, coord, overall);
+    Coordination c(opt, s, coord, overall, boot);
     Report rep = c.run();
-    const Verdict v = verdict(rep);
+    Verdict v = verdict(rep);
     out.verdict = v;
     out.exit_code = exit_code(v);
     out.bad_nodes = bad_nodes(rep);
@@ -1025,6 +1140,21 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     for (auto& m : coord.members()) coord.send(m, kVerdict, vk, after_ms(1000));
     coord.close_listener();
     self_speaker.join();
+    if (boot.pmix) {
+        const auto t2 = Clock::now();
+        std::string ferr;
+        if (!fence2(&vk, ferr)) {
+            // A task that passed fence #1 is gone: it never got the verdict.
+            rep.stages.push_back({"verdict", "failed", "the PMIx fence handing the verdict to every task failed: " + ferr,
+                                  sys::seconds_since(t2)});
+            rep.findings.push_back("a task exited or hung before the verdict reached it (" + ferr + ")");
+            out.verdict = Verdict::unreachable;
+            out.exit_code = kExitUnreachable;
+            out.message += "; " + ferr;
+        }
+        pmix_finalize(*px, 2);  // at once, as the other tasks do
+        exit_barrier->arrive(2);
+    }
     finish();
     out.report = std::move(rep);
     return out;

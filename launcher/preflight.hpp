@@ -2,6 +2,10 @@
 // cards, stages, verdict. Every task of the step calls run_preflight; node 0's
 // first task coordinates, each node's first task (the speaker) runs its
 // node's share of the checks, the other tasks only wait for the verdict.
+// Bootstrap: under srun --mpi=pmix a PMIx fence proves every task alive, then
+// only the speakers join node 0 over TCP and the verdict reaches the other
+// tasks through a second fence; without PMIx (or when the first fence fails)
+// every task joins node 0 over TCP.
 #pragma once
 #include <optional>
 #include <string>
@@ -23,6 +27,7 @@ struct PreflightOptions {
     bool insecure = false;
     std::string drain_dir;         // where drain requests go ("" = none)
     std::string nccl_lib;          // --nccl-lib: the libnccl the job uses ("" = find it as the framework would)
+    std::string bootstrap = "auto"; // auto, pmix, tcp (lib/preflight/bootstrap.hpp)
 };
 
 struct StepFacts {

@@ -59,7 +59,7 @@ for t in env_contract bad_input; do
   step "installed-$t" env top_srcdir="$top" top_builddir="$top/_build" GANGWAY_PLUGIN="$plugin" GANGWAY_BIN=/usr/bin/gangway \
     bash "$top/tests/integration/$t.sh"
 done
-[ "${GANGWAY_KEEP_DEB:-}" = 1 ] || dpkg -r gangway >/dev/null 2>&1 || true
+[ "${GANGWAY_KEEP_DEB:-}" = 1 ] || dpkg --purge gangway >/dev/null 2>&1 || true
 
 # One summary line over everything, in the form CI reads.
 pass=$extra_pass failn=$extra_fail skip=0

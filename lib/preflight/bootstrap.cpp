@@ -1,0 +1,49 @@
+#include "bootstrap.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "../error.hpp"
+
+namespace gangway::preflight {
+
+BootstrapMode parse_bootstrap_mode(const std::string& s) {
+    if (s == "auto") return BootstrapMode::automatic;
+    if (s == "pmix") return BootstrapMode::pmix;
+    if (s == "tcp") return BootstrapMode::tcp;
+    throw Error("--bootstrap must be auto, pmix or tcp, not \"" + s + "\"");
+}
+
+BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env) {
+    BootstrapChoice c;
+    if (mode == BootstrapMode::tcp) return c;
+    if (!built) {
+        if (mode == BootstrapMode::pmix) c.error = "--bootstrap=pmix: this gangway was built without PMIx (libpmix-dev)";
+        return c;
+    }
+    if (!in_env) {
+        if (mode == BootstrapMode::pmix)
+            c.error = "--bootstrap=pmix: the step has no PMIx (PMIX_RANK/PMIX_NAMESPACE are not set): start it with srun --mpi=pmix";
+        return c;
+    }
+    c.try_pmix = true;
+    return c;
+}
+
+std::string pmix_step_mismatch(unsigned pmix_rank, unsigned pmix_size, unsigned rank, unsigned ntasks) {
+    if (pmix_size != ntasks)
+        return "the PMIx namespace has " + std::to_string(pmix_size) + " processes, the step " + std::to_string(ntasks) +
+               " tasks";
+    if (pmix_rank != rank)
+        return "PMIx rank " + std::to_string(pmix_rank) + " is not SLURM_PROCID " + std::to_string(rank);
+    return "";
+}
+
+double fence1_timeout_s(double join_timeout_s) { return std::max(0.5, join_timeout_s / 2); }
+
+int pmix_timeout_arg(double seconds) {
+    if (!(seconds > 1)) return 1;
+    return static_cast<int>(std::min(86400.0, std::ceil(seconds)));
+}
+
+}  // namespace gangway::preflight

@@ -1,0 +1,33 @@
+// How the preflight's tasks find each other: the choice between PMIx (srun
+// --mpi=pmix) and the TCP rendezvous, and the PMIx fences' time budget. Pure;
+// the PMIx calls live in launcher/pmix_bootstrap.
+#pragma once
+#include <string>
+
+namespace gangway::preflight {
+
+enum class BootstrapMode { automatic, pmix, tcp };
+
+// "auto", "pmix" or "tcp"; throws gangway::Error otherwise.
+BootstrapMode parse_bootstrap_mode(const std::string& s);
+
+struct BootstrapChoice {
+    bool try_pmix = false;  // initialise PMIx and fence; TCP when that fails (auto)
+    std::string error;      // not empty: the check cannot run (--bootstrap=pmix without PMIx)
+};
+
+// built: the launcher was built with PMIx; in_env: PMIX_RANK and PMIX_NAMESPACE
+// are set (srun --mpi=pmix). Every task of a step decides alike.
+BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env);
+
+// Why PMIx's view of the step cannot be used for it ("" when it can): its
+// namespace must be exactly the step's tasks, ranked as SLURM_PROCID.
+std::string pmix_step_mismatch(unsigned pmix_rank, unsigned pmix_size, unsigned rank, unsigned ntasks);
+
+// Fence #1 (every task alive) gets half the join timeout, so that when a task
+// is missing the TCP rendezvous still has the other half to name its node.
+double fence1_timeout_s(double join_timeout_s);
+// PMIX_TIMEOUT is whole seconds: at least 1, rounded up.
+int pmix_timeout_arg(double seconds);
+
+}  // namespace gangway::preflight

@@ -1,0 +1,49 @@
+#include <catch2/catch.hpp>
+
+#include "lib/error.hpp"
+#include "lib/preflight/bootstrap.hpp"
+
+using namespace gangway;
+using namespace gangway::preflight;
+
+TEST_CASE("bootstrap: --bootstrap values") {
+    CHECK(parse_bootstrap_mode("auto") == BootstrapMode::automatic);
+    CHECK(parse_bootstrap_mode("pmix") == BootstrapMode::pmix);
+    CHECK(parse_bootstrap_mode("tcp") == BootstrapMode::tcp);
+    CHECK_THROWS_AS(parse_bootstrap_mode("PMIx"), Error);
+    CHECK_THROWS_AS(parse_bootstrap_mode(""), Error);
+}
+
+TEST_CASE("bootstrap: auto uses PMIx only when built with it and the step has it") {
+    CHECK(choose_bootstrap(BootstrapMode::automatic, true, true).try_pmix);
+    for (auto [built, env] : {std::pair{false, true}, {true, false}, {false, false}}) {
+        const auto c = choose_bootstrap(BootstrapMode::automatic, built, env);
+        CHECK_FALSE(c.try_pmix);
+        CHECK(c.error.empty());
+    }
+}
+
+TEST_CASE("bootstrap: tcp never touches PMIx; pmix without it cannot check, saying why") {
+    const auto t = choose_bootstrap(BootstrapMode::tcp, true, true);
+    CHECK_FALSE(t.try_pmix);
+    CHECK(t.error.empty());
+    CHECK(choose_bootstrap(BootstrapMode::pmix, true, true).try_pmix);
+    CHECK(choose_bootstrap(BootstrapMode::pmix, true, false).error.find("srun --mpi=pmix") != std::string::npos);
+    CHECK(choose_bootstrap(BootstrapMode::pmix, false, true).error.find("built without PMIx") != std::string::npos);
+}
+
+TEST_CASE("bootstrap: the PMIx namespace must be the step") {
+    CHECK(pmix_step_mismatch(3, 8, 3, 8).empty());
+    CHECK(pmix_step_mismatch(3, 16, 3, 8) == "the PMIx namespace has 16 processes, the step 8 tasks");
+    CHECK(pmix_step_mismatch(0, 8, 3, 8) == "PMIx rank 0 is not SLURM_PROCID 3");
+}
+
+TEST_CASE("bootstrap: fence timeouts") {
+    CHECK(fence1_timeout_s(10) == 5);
+    CHECK(fence1_timeout_s(0.4) == 0.5);
+    CHECK(pmix_timeout_arg(0.2) == 1);
+    CHECK(pmix_timeout_arg(1) == 1);
+    CHECK(pmix_timeout_arg(1.01) == 2);
+    CHECK(pmix_timeout_arg(20) == 20);
+    CHECK(pmix_timeout_arg(1e9) == 86400);
+}
