@@ -1,4 +1,5 @@
 #include "node_card.hpp"
+#include "sysfs.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -17,31 +18,10 @@
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
-namespace {
-
-std::string base(const std::string& root) { return root == "/" ? std::string() : root; }
-
-std::string first_line(const fs::path& p) {
-    std::ifstream in(p);
-    std::string s;
-    if (!in || !std::getline(in, s)) return "";
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-    return s;
-}
-
-std::vector<fs::path> entries(const fs::path& dir) {
-    std::vector<fs::path> out;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-}  // namespace
 
 std::vector<preflight::Nic> read_nics(const std::string& root) {
     std::vector<preflight::Nic> out;
-    for (const auto& p : entries(base(root) + "/sys/class/net")) {
+    for (const auto& p : entries(sysfs_base(root) + "/sys/class/net")) {
         const auto name = p.filename().string();
         if (name == "lo" || name == "bonding_masters") continue;
         preflight::Nic n;
@@ -58,7 +38,7 @@ std::vector<preflight::Nic> read_nics(const std::string& root) {
         if (n.rate_mbps <= 0) n.rate_mbps = -1;
         out.push_back(std::move(n));
     }
-    for (const auto& dev : entries(base(root) + "/sys/class/infiniband"))
+    for (const auto& dev : entries(sysfs_base(root) + "/sys/class/infiniband"))
         for (const auto& port : entries(dev / "ports")) {
             preflight::Nic n;
             n.name = dev.filename().string() + "/" + port.filename().string();
@@ -131,7 +111,7 @@ std::vector<preflight::Nic> live_net_nics() {
 
 unsigned count_gpus(const std::string& root) {
     unsigned n = 0;
-    for (const auto& p : entries(base(root) + "/sys/bus/pci/devices")) {
+    for (const auto& p : entries(sysfs_base(root) + "/sys/bus/pci/devices")) {
         if (first_line(p / "vendor") != "0x10de") continue;
         const auto cls = first_line(p / "class");  // 0x030000 VGA, 0x030200 3D controller
         if (cls.rfind("0x0300", 0) == 0 || cls.rfind("0x0302", 0) == 0) ++n;
@@ -141,7 +121,7 @@ unsigned count_gpus(const std::string& root) {
 
 std::map<std::string, std::string> read_versions(const std::string& root) {
     std::map<std::string, std::string> v;
-    const std::string b = base(root);
+    const std::string b = sysfs_base(root);
     v["kernel"] = first_line(b + "/proc/sys/kernel/osrelease");
     if (v["kernel"].empty()) v["kernel"] = "none";
 

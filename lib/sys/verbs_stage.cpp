@@ -19,6 +19,7 @@
 #include "../placement.hpp"
 #include "gpu_stages.hpp"
 #include "hwloc_topology.hpp"
+#include "sysfs.hpp"
 
 #if __has_include(<infiniband/verbs.h>)
 #include <infiniband/verbs.h>
@@ -28,38 +29,9 @@
 namespace gangway::sys {
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string first_line(const fs::path& p) {
-    std::ifstream in(p);
-    std::string s;
-    if (!in || !std::getline(in, s)) return "";
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-    return s;
-}
-
-std::vector<fs::path> entries(const fs::path& dir) {
-    std::vector<fs::path> out;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
-    std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) {
-        // numeric order for gids/0..255 and ports/1..n
-        const auto x = a.filename().string(), y = b.filename().string();
-        const bool nx = !x.empty() && x.find_first_not_of("0123456789") == std::string::npos;
-        const bool ny = !y.empty() && y.find_first_not_of("0123456789") == std::string::npos;
-        if (nx && ny) return std::stoul(x) < std::stoul(y);
-        return x < y;
-    });
-    return out;
-}
-
-std::string base(const std::string& root) { return root == "/" ? std::string() : root; }
-
-}  // namespace
-
 std::vector<verbs::Port> read_ib_ports(const std::string& root, const std::vector<std::string>& hcas) {
     std::vector<verbs::Port> out;
-    for (const auto& dev : entries(base(root) + "/sys/class/infiniband")) {
+    for (const auto& dev : entries(sysfs_base(root) + "/sys/class/infiniband")) {
         const auto hca = dev.filename().string();
         if (!hcas.empty() && std::find(hcas.begin(), hcas.end(), hca) == hcas.end()) continue;
         for (const auto& pd : entries(dev / "ports")) {
@@ -91,7 +63,7 @@ std::vector<verbs::Port> read_ib_ports(const std::string& root, const std::vecto
                 gid.ndev = first_line(pd / "gid_attrs" / "ndevs" / g.filename());
                 if (p.netdev_mtu < 0 && !gid.ndev.empty()) {
                     try {
-                        p.netdev_mtu = std::stoi(first_line(base(root) + "/sys/class/net/" + gid.ndev + "/mtu"));
+                        p.netdev_mtu = std::stoi(first_line(sysfs_base(root) + "/sys/class/net/" + gid.ndev + "/mtu"));
                     } catch (...) {
                     }
                 }

@@ -1,0 +1,30 @@
+#include "sysfs.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "../topology.hpp"
+
+namespace gangway::sys {
+namespace fs = std::filesystem;
+
+std::string sysfs_base(const std::string& root) { return root == "/" ? std::string() : root; }
+
+std::string first_line(const fs::path& p) {
+    std::ifstream in(p);
+    std::string s;
+    if (!in || !std::getline(in, s)) return "";
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+std::vector<fs::path> entries(const fs::path& dir) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
+    std::sort(out.begin(), out.end(),
+              [](const fs::path& a, const fs::path& b) { return natural_less(a.filename().string(), b.filename().string()); });
+    return out;
+}
+
+}  // namespace gangway::sys
