@@ -71,3 +71,16 @@ next_job_id() { scontrol show config | awk '$1 == "NEXT_JOB_ID" {print $3}'; }
 # with what the layout says they must be.
 DUMP="$TORCH_PY $top_srcdir/tests/integration/dump_env.py"
 CHECK="$TORCH_PY $top_srcdir/tests/integration/check_env.py"
+
+# task_pid PATTERN VAR=VALUE: the pid of a running task whose command line
+# matches PATTERN and whose environment holds VAR=VALUE (waits up to 10 s).
+task_pid() {
+  local p _
+  for _ in $(seq 100); do
+    for p in $(pgrep -f "$1"); do
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "$2" && { echo "$p"; return 0; }
+    done
+    sleep 0.1
+  done
+  return 1
+}

@@ -80,14 +80,7 @@ rm -f "$WORK/killed.json"
 t0=$(date +%s.%N)
 timeout 60 srun --mpi=pmix -N4 -n8 gangway check --round-ms=4000 --report="$WORK/killed.json" >"$WORK/killed.out" 2>"$WORK/killed.err" &
 srun_pid=$!
-victim=
-for _ in $(seq 100); do
-  for p in $(pgrep -f "$INSTALL/gangway check --round-ms=4000"); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'SLURM_PROCID=5' && victim=$p
-  done
-  [ -n "$victim" ] && break
-  sleep 0.1
-done
+victim=$(task_pid "$INSTALL/gangway check --round-ms=4000" 'SLURM_PROCID=5')
 sleep 1.5
 [ -n "$victim" ] && kill -KILL "$victim"
 wait $srun_pid; rc=$?
