@@ -1,0 +1,534 @@
+// The coordinator: node 0's first task. It gathers the step's tasks and their
+// nodes' cards, runs the stages (reach, bandwidth, the GPU and RDMA stages),
+// names the bad nodes and links, and writes the report.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "../lib/error.hpp"
+#include "../lib/preflight/card.hpp"
+#include "../lib/preflight/localize.hpp"
+#include "../lib/preflight/protocol.hpp"
+#include "../lib/preflight/schedule.hpp"
+#include "preflight_internal.hpp"
+
+namespace gangway::cli::pf {
+using namespace preflight;
+using sys::after_ms;
+using sys::Conn;
+using sys::ms_left;
+
+namespace {
+
+struct NodeState {
+    int member = -1;              // speaker's index in Coordinator::members
+    Card card;
+    NodeStatus status = NodeStatus::ok;
+    std::vector<std::string> reasons;
+    unsigned tasks_seen = 0;
+};
+
+class Coordination {
+public:
+    Coordination(const PreflightOptions& o, const StepFacts& s, sys::Coordinator& c, Deadline overall, const BootInfo& b)
+        : opt(o), step(s), coord(c), overall(overall), boot(b) {}
+
+    Report run();
+
+private:
+    void fail_lost(std::size_t member_index, const std::string& stage);
+    bool healthy(unsigned node) const { return nodes[node].status == NodeStatus::ok || nodes[node].status == NodeStatus::mismatch || nodes[node].status == NodeStatus::slow; }
+    // Sends one command per speaker and collects one answer of `want` from each; false when aborted.
+    bool exchange(const std::string& stage, const std::map<unsigned, Kv>& cmds, std::uint8_t type, std::uint8_t want,
+                  Deadline d, std::map<unsigned, Kv>& answers);
+    void stage_reach();
+    void stage_bandwidth();
+    void stage_local();
+    std::vector<Measurement> run_round(const Round& r, const std::vector<unsigned>& who, unsigned round_id, long dur,
+                                       std::size_t wbytes, const std::string& stage);
+
+    const PreflightOptions& opt;
+    const StepFacts& step;
+    sys::Coordinator& coord;
+    Deadline overall;
+    const BootInfo& boot;
+    std::vector<NodeState> nodes;
+    Report rep;
+    bool aborted = false;
+    unsigned next_round = 1;
+};
+
+void Coordination::fail_lost(std::size_t mi, const std::string& stage) {
+    auto& m = coord.members()[mi];
+    const unsigned node = m.node_rank;
+    if (node < nodes.size() && nodes[node].status != NodeStatus::lost) {
+        nodes[node].status = NodeStatus::lost;
+        nodes[node].reasons.push_back("task " + std::to_string(m.rank) + " exited during " + stage + " (" + m.lost_reason + ")");
+    }
+    aborted = true;
+}
+
+bool Coordination::exchange(const std::string& stage, const std::map<unsigned, Kv>& cmds, std::uint8_t type,
+                            std::uint8_t want, Deadline d, std::map<unsigned, Kv>& answers) {
+    d = std::min(d, overall);
+    for (const auto& [node, kv] : cmds) {
+        auto& m = coord.members()[nodes[node].member];
+        if (!coord.send(m, type, kv, d)) fail_lost(nodes[node].member, stage);
+    }
+    if (aborted) return false;
+    while (answers.size() < cmds.size()) {
+        auto ev = coord.poll(d);
+        if (ev.empty()) break;  // deadline
+        for (auto& e : ev) {
+            if (e.lost) {
+                fail_lost(e.member, stage);
+                continue;
+            }
+            const auto& m = coord.members()[e.member];
+            if (e.type == want && m.speaker && cmds.count(m.node_rank)) answers[m.node_rank] = std::move(e.kv);
+        }
+        if (aborted) return false;
+    }
+    for (const auto& [node, kv] : cmds)
+        if (!answers.count(node)) {
+            nodes[node].status = NodeStatus::unreachable;
+            nodes[node].reasons.push_back("did not answer in stage " + stage + " before its deadline");
+        }
+    return true;
+}
+
+void Coordination::stage_reach() {
+    const auto t0 = Clock::now();
+    std::vector<unsigned> who;
+    for (unsigned i = 0; i < nodes.size(); ++i)
+        if (healthy(i)) who.push_back(i);
+    StageResult sr{"reach", "ok", "", 0};
+    if (who.size() < 2) {
+        sr.status = "skipped";
+        sr.detail = "fewer than 2 nodes";
+        rep.stages.push_back(sr);
+        return;
+    }
+    std::uint64_t seed = std::hash<std::string>{}(step.job_id + "." + step.step_id);
+    const auto targets = reach_targets(static_cast<unsigned>(who.size()), opt.check == "full" ? 6 : 3, seed);
+    const int timeout = 1500;
+    std::map<unsigned, Kv> cmds;
+    for (std::size_t i = 0; i < who.size(); ++i) {
+        Kv kv{{"n", std::to_string(targets[i].size())}, {"timeout_ms", std::to_string(timeout)}};
+        for (std::size_t k = 0; k < targets[i].size(); ++k) {
+            const auto& peer = nodes[who[targets[i][k]]].card;
+            const auto p = "t." + std::to_string(k) + ".";
+            kv[p + "rank"] = std::to_string(peer.node_rank);
+            kv[p + "addr"] = peer.data_addr;
+            kv[p + "port"] = std::to_string(peer.data_port);
+        }
+        cmds[who[i]] = std::move(kv);
+    }
+    std::map<unsigned, Kv> ans;
+    if (!exchange("reach", cmds, kReach, kReachResult, after_ms(timeout + 2500), ans)) {
+        sr.status = "aborted";
+    }
+    std::map<unsigned, std::pair<unsigned, unsigned>> in, out;  // node -> (probes, failures)
+    for (std::size_t i = 0; i < who.size(); ++i) {
+        auto it = ans.find(who[i]);
+        if (it == ans.end()) continue;
+        for (std::size_t k = 0; k < targets[i].size(); ++k) {
+            const unsigned to = who[targets[i][k]];
+            const auto p = "r." + std::to_string(k) + ".";
+            LinkResult l;
+            l.from = who[i];
+            l.to = to;
+            l.stage = "reach";
+            try {
+                l.ok = kv_str(it->second, p + "ok") == "1";
+                l.ms = kv_f64(it->second, p + "ms");
+                l.error = kv_str(it->second, p + "error");
+            } catch (const Error& e) {
+                l.ok = false;
+                l.error = e.what();
+            }
+            if (!l.ok) l.ms.reset();
+            out[l.from].first++;
+            in[l.to].first++;
+            if (!l.ok) {
+                out[l.from].second++;
+                in[l.to].second++;
+            }
+            rep.links.push_back(l);
+        }
+    }
+    unsigned bad = 0;
+    for (unsigned node : who) {
+        const auto [pi, fi] = in[node];
+        const auto [po, fo] = out[node];
+        if ((pi && fi == pi) || (po && fo == po)) {
+            if (nodes[node].status != NodeStatus::unreachable) ++bad;
+            nodes[node].status = NodeStatus::unreachable;
+            nodes[node].reasons.push_back("TCP to " + nodes[node].card.data_addr + " failed from " + std::to_string(fi) + "/" +
+                                          std::to_string(pi) + " peers, from it to " + std::to_string(fo) + "/" +
+                                          std::to_string(po) + " peers");
+        }
+    }
+    // Links that failed between nodes that are otherwise fine stay as link findings.
+    for (auto& l : rep.links)
+        if (l.stage == "reach" && !l.ok && nodes[l.from].status != NodeStatus::unreachable &&
+            nodes[l.to].status != NodeStatus::unreachable)
+            rep.findings.push_back("TCP " + nodes[l.from].card.node + " -> " + nodes[l.to].card.node + " failed: " + l.error);
+    if (bad) sr.status = sr.status == "ok" ? "failed" : sr.status, sr.detail = std::to_string(bad) + " node(s) unreachable";
+    sr.seconds = sys::seconds_since(t0);
+    rep.stages.push_back(sr);
+}
+
+std::vector<Measurement> Coordination::run_round(const Round& r, const std::vector<unsigned>& who, unsigned round_id,
+                                                 long dur, std::size_t wbytes, const std::string& stage) {
+    std::map<unsigned, Kv> cmds;
+    const long warm = std::max(50L, dur / 5);
+    for (const auto& f : r) {
+        const unsigned a = who[f.from], b = who[f.to];
+        auto& ca = cmds[a];
+        auto& cb = cmds[b];
+        ca["send"] = "1";
+        ca["to_rank"] = std::to_string(b);
+        ca["to_addr"] = nodes[b].card.data_addr;
+        ca["to_port"] = std::to_string(nodes[b].card.data_port);
+        cb["recv"] = "1";
+        cb["from_rank"] = std::to_string(a);
+    }
+    for (auto& [node, kv] : cmds) {
+        kv.emplace("send", "0");
+        kv.emplace("recv", "0");
+        kv["round"] = std::to_string(round_id);
+        kv["duration_ms"] = std::to_string(dur);
+        kv["warm_ms"] = std::to_string(warm);
+        kv["write_bytes"] = std::to_string(wbytes);
+    }
+    std::map<unsigned, Kv> ans;
+    exchange(stage, cmds, kBw, kBwResult, after_ms(dur + 6000), ans);
+    std::vector<Measurement> ms;
+    for (const auto& f : r) {
+        const unsigned a = who[f.from], b = who[f.to];
+        Measurement m;
+        m.from = f.from;
+        m.to = f.to;
+        auto ib = ans.find(b);
+        auto ia = ans.find(a);
+        try {
+            if (ib == ans.end()) throw Error("no answer from " + nodes[b].card.node);
+            m.ok = kv_str(ib->second, "rx_ok") == "1";
+            m.bps = kv_f64(ib->second, "rx_bps");
+            m.error = kv_str(ib->second, "rx_error");
+            if (ia != ans.end() && kv_str(ia->second, "tx_ok") != "1") {
+                m.ok = false;
+                m.error = "sender: " + kv_str(ia->second, "tx_error") + (m.error.empty() ? "" : "; receiver: " + m.error);
+            }
+        } catch (const Error& e) {
+            m.ok = false;
+            m.error = e.what();
+        }
+        ms.push_back(m);
+        LinkResult l;
+        l.from = a;
+        l.to = b;
+        l.stage = stage;
+        l.ok = m.ok;
+        if (m.ok) l.bps = m.bps;
+        l.error = m.error;
+        rep.links.push_back(l);
+    }
+    return ms;
+}
+
+void Coordination::stage_bandwidth() {
+    const auto t0 = Clock::now();
+    StageResult sr{"bandwidth", "ok", "", 0};
+    std::vector<unsigned> who;
+    for (unsigned i = 0; i < nodes.size(); ++i)
+        if (healthy(i)) who.push_back(i);
+    if (who.size() < 2) {
+        sr.status = "skipped";
+        sr.detail = "fewer than 2 reachable nodes";
+        rep.stages.push_back(sr);
+        return;
+    }
+    const bool full = opt.check == "full";
+    const long dur = opt.round_ms > 0 ? opt.round_ms : (full ? 1000 : 500);
+    const unsigned n = static_cast<unsigned>(who.size());
+    std::vector<Measurement> ring;
+    std::vector<std::size_t> link_index;  // ring measurement -> rep.links index
+    for (unsigned shift : ring_shifts(n, full)) {
+        const auto ms = run_round(ring_round(n, shift), who, next_round++, dur, 1 << 20, "bandwidth");
+        ring.insert(ring.end(), ms.begin(), ms.end());
+        if (aborted) break;
+    }
+    if (full && !aborted) {  // a second size: many small writes
+        const auto ms = run_round(ring_round(n, 1), who, next_round++, dur, 64 << 10, "bandwidth-64k");
+        ring.insert(ring.end(), ms.begin(), ms.end());
+    }
+    if (aborted) {  // a task is gone: its node is named, the others' figures are incomplete
+        sr.status = "aborted";
+        sr.detail = "a task exited during the round";
+        sr.seconds = sys::seconds_since(t0);
+        rep.stages.push_back(sr);
+        return;
+    }
+    std::optional<double> expect;
+    if (opt.expect_gbps) expect = *opt.expect_gbps * 1e9 / 8;
+    auto a = analyse_rounds(n, ring, opt.slow_ratio, expect);
+    rep.expected_bps = a.expected_bps;
+    // Confirm suspects one good peer each; a suspect whose only slow links are
+    // with an already confirmed slow node is explained by it and not tested.
+    std::vector<Measurement> confirm;
+    std::set<unsigned> slow_confirmed;
+    std::vector<unsigned> good = a.good;
+    for (unsigned s : a.suspects) {
+        if (aborted || ms_left(overall) < dur + 1500) break;
+        bool explained = true;
+        for (std::size_t k = 0; k < ring.size(); ++k)
+            if (a.slow[k] && (ring[k].from == s || ring[k].to == s)) {
+                const unsigned other = ring[k].from == s ? ring[k].to : ring[k].from;
+                if (!slow_confirmed.count(other)) explained = false;
+            }
+        if (explained && !slow_confirmed.empty()) continue;
+        if (good.empty()) break;
+        const unsigned g = good.front();
+        const auto ms = run_round(Round{{s, g}, {g, s}}, who, next_round++, dur, 1 << 20, "confirm");
+        confirm.insert(confirm.end(), ms.begin(), ms.end());
+        bool bad = false;
+        for (const auto& m : ms)
+            if (!m.ok || m.bps < opt.slow_ratio * a.expected_bps) bad = true;
+        if (bad) slow_confirmed.insert(s);
+        else good.push_back(s);
+    }
+    const auto decided = decide_nodes(n, ring, a, confirm, opt.slow_ratio);
+    unsigned slow = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        auto& ns = nodes[who[i]];
+        if (decided[i].tx_bps) rep.nodes[who[i]].tx_bps = decided[i].tx_bps;
+        if (decided[i].rx_bps) rep.nodes[who[i]].rx_bps = decided[i].rx_bps;
+        if (decided[i].slow && (ns.status == NodeStatus::ok || ns.status == NodeStatus::mismatch)) {
+            ns.status = NodeStatus::slow;
+            ns.reasons.push_back(decided[i].reason);
+            ++slow;
+        }
+    }
+    // A slow link whose ends were both fine against other peers is measured
+    // again on its own: a link slow twice is a finding, once is noise (on a
+    // busy host, concurrent streams do not share the CPU fairly).
+    unsigned transient = 0;
+    for (std::size_t k = 0; k < ring.size(); ++k) {
+        if (!a.slow[k] || decided[ring[k].from].slow || decided[ring[k].to].slow) continue;
+        const auto& m = ring[k];
+        if (!aborted && ms_left(overall) > dur + 1500) {
+            const auto again = run_round(Round{{m.from, m.to}}, who, next_round++, dur, 1 << 20, "retest");
+            if (!again.empty() && again[0].ok && again[0].bps >= opt.slow_ratio * a.expected_bps) {
+                ++transient;
+                continue;
+            }
+        }
+        rep.findings.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node +
+                               (m.ok ? " slow: " + fmt_gbps(m.bps) : " failed: " + m.error) +
+                               " (both ends fine against other peers)");
+    }
+    if (aborted) sr.status = "aborted";
+    else if (slow) sr.status = "failed", sr.detail = std::to_string(slow) + " slow node(s)";
+    sr.detail += (sr.detail.empty() ? "" : "; ") + std::to_string(ring.size()) + " links in " +
+                 std::to_string(ring_shifts(n, full).size() + (full ? 1 : 0)) + " ring round(s), " +
+                 std::to_string(confirm.size()) + " confirmation link(s), expected " + fmt_gbps(a.expected_bps);
+    if (transient) sr.detail += "; " + std::to_string(transient) + " slow link(s) fine when measured again";
+    sr.seconds = sys::seconds_since(t0);
+    rep.stages.push_back(sr);
+}
+
+// cuda, nccl (this node's GPUs) and verbs on every healthy node at once; a
+// node whose stage failed is faulty. A stage skipped everywhere keeps the
+// common reason ("no GPUs"): skipping is not a failure unless required.
+void Coordination::stage_local() {
+    std::map<unsigned, Kv> cmds, answers;
+    const long left = ms_left(overall);
+    const long per_stage = std::max<long>(1000, left / 4);
+    for (unsigned i = 0; i < nodes.size(); ++i)
+        if (healthy(i))
+            cmds[i] = Kv{{"full", opt.check == "full" ? "1" : "0"},
+                         {"timeout_ms", std::to_string(per_stage)},
+                         {"nccl_lib", opt.nccl_lib}};
+    if (cmds.empty()) return;
+    if (!exchange("gpu/rdma", cmds, kLocal, kLocalResult, after_ms(3 * per_stage + 2000), answers)) return;
+    std::map<std::string, StageResult> merged;  // by stage name, in first-seen order below
+    std::vector<std::string> order;
+    std::map<std::string, std::set<std::string>> skip_reasons;
+    for (const auto& [node, kv] : answers) {
+        try {
+            const auto n = std::min<std::uint64_t>(kv_u64(kv, "n"), 16);
+            for (std::uint64_t i = 0; i < n; ++i) {
+                const auto p = "s." + std::to_string(i) + ".";
+                const std::string name = kv_str(kv, p + "name"), status = kv_str(kv, p + "status"),
+                                  detail = kv_str(kv, p + "detail");
+                const double secs = std::stod(kv_str(kv, p + "seconds"));
+                if (!merged.count(name)) {
+                    merged[name] = {name, "skipped", "", 0};
+                    order.push_back(name);
+                }
+                auto& m = merged[name];
+                m.seconds = std::max(m.seconds, secs);
+                auto& ns = nodes[node];
+                if (status == "failed" || status == "aborted") {
+                    m.status = "failed";
+                    m.detail += (m.detail.empty() ? "" : "; ") + ns.card.node + ": " + detail;
+                    if (ns.status == NodeStatus::ok || ns.status == NodeStatus::mismatch) ns.status = NodeStatus::faulty;
+                    ns.reasons.push_back(name + " " + status + ": " + detail);
+                    const auto nf = std::min<std::uint64_t>(kv_u64(kv, p + "findings"), 64);
+                    for (std::uint64_t j = 0; j < nf; ++j)
+                        rep.findings.push_back(ns.card.node + ": " + name + ": " + kv_str(kv, p + "f." + std::to_string(j)));
+                } else if (status == "ok") {
+                    if (m.status == "skipped") m.status = "ok";
+                } else {
+                    skip_reasons[name].insert(detail);
+                }
+            }
+        } catch (const std::exception& e) {
+            nodes[node].reasons.push_back(std::string("bad GPU/RDMA stage answer: ") + e.what());
+            if (nodes[node].status == NodeStatus::ok) nodes[node].status = NodeStatus::faulty;
+        }
+    }
+    for (const auto& name : order) {
+        auto& m = merged[name];
+        if (m.status == "skipped" || (m.status == "ok" && m.detail.empty())) {
+            std::string why;
+            for (const auto& r : skip_reasons[name]) why += (why.empty() ? "" : "; ") + r;
+            if (m.status == "skipped") m.detail = why;
+            else if (!why.empty()) m.detail = "skipped on some nodes: " + why;
+        }
+        rep.stages.push_back(m);
+    }
+}
+
+Report Coordination::run() {
+    const auto t0 = Clock::now();
+    rep.job_id = step.job_id;
+    rep.step_id = step.step_id;
+    rep.mode = opt.check;
+    rep.bootstrap = boot.pmix ? "pmix" : "tcp";
+    rep.slow_ratio = opt.slow_ratio;
+    nodes.resize(step.nnodes);
+    // Rendezvous: every task over TCP, or (PMIx: fence #1 proved every task
+    // alive) only each node's speaker. The join timeout counts from the start.
+    auto tj = Clock::now();
+    const Deadline join_by = std::min(overall, boot.start + std::chrono::milliseconds(static_cast<long>(opt.join_timeout_s * 1000)));
+    coord.gather(boot.pmix ? step.nnodes : step.ntasks, join_by);
+    StageResult join{"rendezvous", "ok", "", 0};
+    auto& ms = coord.members();
+    if (boot.pmix)
+        for (unsigned i = 0; i < nodes.size(); ++i)
+            nodes[i].tasks_seen = i < step.tasks_per_node.size() ? step.tasks_per_node[i] : 1;
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+        auto& m = ms[i];
+        if (m.node_rank >= nodes.size()) continue;
+        if (!boot.pmix) nodes[m.node_rank].tasks_seen++;
+        if (m.speaker && nodes[m.node_rank].member < 0) {
+            try {
+                nodes[m.node_rank].card = card_from_kv(m.hello);
+                nodes[m.node_rank].member = static_cast<int>(i);
+            } catch (const Error& e) {
+                nodes[m.node_rank].reasons.push_back(std::string("bad card: ") + e.what());
+            }
+        }
+    }
+    unsigned missing = 0;
+    for (unsigned i = 0; i < nodes.size(); ++i) {
+        auto& n = nodes[i];
+        n.card.node_rank = i;
+        if (n.card.node.empty()) n.card.node = i < step.nodes.size() ? step.nodes[i] : "node#" + std::to_string(i);
+        if (n.card.data_addr.empty() && i < step.node_addrs.size()) n.card.data_addr = step.node_addrs[i];
+        const unsigned want = i < step.tasks_per_node.size() ? step.tasks_per_node[i] : 1;
+        if (n.member < 0 && boot.pmix) {
+            n.status = NodeStatus::missing;
+            n.reasons.push_back("its tasks passed the PMIx fence but its first task never checked in over TCP within " +
+                                std::to_string(static_cast<int>(opt.join_timeout_s)) + " s");
+            ++missing;
+        } else if (n.member < 0) {
+            n.status = NodeStatus::missing;
+            n.reasons.push_back("never checked in (" + std::to_string(n.tasks_seen) + "/" + std::to_string(want) +
+                                " tasks) within " + std::to_string(static_cast<int>(opt.join_timeout_s)) + " s");
+            ++missing;
+        } else if (n.tasks_seen < want) {
+            n.status = NodeStatus::missing;
+            n.reasons.push_back(std::to_string(want - n.tasks_seen) + " of its " + std::to_string(want) +
+                                " tasks never checked in");
+            ++missing;
+        }
+    }
+    join.seconds = sys::seconds_since(tj) + boot.fence_s;
+    if (boot.pmix) {
+        char f[32];
+        std::snprintf(f, sizeof f, "%.3f", boot.fence_s);
+        join.detail = std::to_string(step.ntasks) + "/" + std::to_string(step.ntasks) + " tasks in the PMIx fence (" + f +
+                      " s), " + std::to_string(ms.size()) + "/" + std::to_string(step.nnodes) + " nodes over TCP";
+    } else {
+        join.detail = std::to_string(ms.size()) + "/" + std::to_string(step.ntasks) + " tasks";
+        if (!boot.note.empty()) join.detail += "; not PMIx: " + boot.note;
+    }
+    if (coord.rejected()) join.detail += ", " + std::to_string(coord.rejected()) + " connection(s) rejected";
+    if (missing) join.status = "failed";
+    rep.stages.push_back(join);
+    for (auto& m : ms) coord.send(m, kWelcome, {}, after_ms(1000));
+
+    // Cards.
+    {
+        StageResult cs{"cards", "ok", "", 0};
+        std::vector<Card> cards;
+        for (auto& n : nodes)
+            if (n.member >= 0) cards.push_back(n.card);
+        for (const auto& mm : compare_cards(cards)) {
+            auto& n = nodes[mm.node_rank];
+            rep.findings.push_back(n.card.node + ": " + mm.what + " is " + mm.value + ", the others have " + mm.expected);
+            if (n.status == NodeStatus::ok) n.status = NodeStatus::mismatch;
+            n.reasons.push_back(mm.what + " " + mm.value + " (others " + mm.expected + ")");
+            cs.status = "failed";
+        }
+        for (auto& n : nodes) {
+            if (n.member < 0) continue;
+            const Nic* nic = find_nic(n.card, n.card.data_iface);
+            std::string why;
+            if (!nic) why = "data interface " + n.card.data_iface + " does not exist";
+            else if (nic->state != "up" && nic->state != "unknown") why = "data interface " + nic->name + " is " + nic->state;
+            else if (std::find(nic->addrs.begin(), nic->addrs.end(), n.card.data_addr) == nic->addrs.end())
+                why = "data interface " + nic->name + " lacks address " + n.card.data_addr;
+            if (!why.empty()) {
+                n.status = NodeStatus::unreachable;
+                n.reasons.push_back(why);
+                cs.status = "failed";
+            }
+        }
+        rep.stages.push_back(cs);
+    }
+    // Drop-outs between check-in and now.
+    for (auto& e : coord.poll(after_ms(0)))
+        if (e.lost) fail_lost(e.member, "the rendezvous");
+
+    rep.nodes.resize(nodes.size());
+    if (opt.check != "none" && !aborted) stage_reach();
+    if (opt.check != "none" && !aborted) stage_bandwidth();
+    if (opt.check != "none" && !aborted) stage_local();
+    if (aborted) rep.stages.push_back({"abort", "aborted", "a task exited during the check", 0});
+    if (ms_left(overall) == 0) rep.stages.push_back({"deadline", "aborted", "the check's deadline passed", 0});
+    for (unsigned i = 0; i < nodes.size(); ++i) {
+        auto& r = rep.nodes[i];
+        r.name = nodes[i].card.node;
+        r.addr = nodes[i].card.data_addr;
+        r.status = nodes[i].status;
+        r.reasons = nodes[i].reasons;
+        if (const Nic* nic = find_nic(nodes[i].card, nodes[i].card.data_iface)) r.nic_mbps = nic->rate_mbps;
+    }
+    rep.seconds = sys::seconds_since(t0);
+    return rep;
+}
+
+}  // namespace
+
+Report coordinate(const PreflightOptions& opt, const StepFacts& step, sys::Coordinator& coord, Deadline overall,
+                  const BootInfo& boot) {
+    Coordination c(opt, step, coord, overall, boot);
+    return c.run();
+}
+
+}  // namespace gangway::cli::pf

@@ -1,0 +1,88 @@
+// Internal to the launcher's preflight, shared by its four files:
+// preflight.cpp (the entry: bootstrap and who plays which part),
+// preflight_data.cpp (every speaker's listener for probes and streams),
+// preflight_speaker.cpp (each node's first task: runs its node's share of
+// the checks on the coordinator's command) and preflight_coordinator.cpp
+// (node 0's first task: the stages, localisation and the report).
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../lib/preflight/report.hpp"
+#include "../lib/preflight/wire.hpp"
+#include "../lib/sys/net_io.hpp"
+#include "../lib/sys/rendezvous.hpp"
+#include "../lib/sys/sock.hpp"
+#include "preflight.hpp"
+
+namespace gangway::cli::pf {
+
+using preflight::Kv;
+using sys::Clock;
+using sys::Deadline;
+
+std::string env_or(const char* name, const std::string& dflt = "");
+std::vector<std::string> split(const std::string& s, char sep);
+std::string fmt_gbps(double bps);  // bytes/s -> "9.41 Gb/s"
+
+// ---------------------------------------------------------------- data side
+struct RxRecord {
+    bool ok = false;
+    double bps = 0;
+    std::string error;
+};
+
+struct DataState {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::map<std::pair<unsigned, unsigned>, RxRecord> rx;  // (round, from) -> record
+    std::string key;
+    unsigned self = 0;
+    std::atomic<bool> stop{false};
+};
+
+// Accepts probes and bandwidth streams until st->stop.
+void data_server(std::shared_ptr<DataState> st, sys::Fd listener);
+
+struct ProbeResult {
+    bool ok = false;
+    double ms = 0;
+    std::string error;
+};
+ProbeResult probe(const std::string& key, unsigned self, unsigned to, const std::string& addr, unsigned port, int timeout_ms);
+
+struct TxResult {
+    bool ok = false;
+    std::string error;
+};
+TxResult stream_to(const std::string& key, unsigned self, unsigned to, const std::string& addr, unsigned port, unsigned round,
+                   long duration_ms, long warm_ms, std::size_t write_bytes);
+
+// ---------------------------------------------------------------- speaker
+// The speaker's (and the plain task's) side of the conversation; returns the
+// verdict message, or nullopt with `err`.
+std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline overall,
+                                 std::string& err, std::shared_ptr<DataState> data, unsigned data_port);
+
+// ---------------------------------------------------------------- coordinator
+// What the bootstrap before the coordination found.
+struct BootInfo {
+    bool pmix = false;     // every task passed PMIx fence #1: only speakers join over TCP
+    double fence_s = 0;    // fence #1's duration
+    std::string note;      // why PMIx was not used, when it was tried
+    Clock::time_point start = Clock::now();  // the join timeout counts from here
+};
+
+// Node 0's first task: gathers the step, runs the stages, returns the report.
+preflight::Report coordinate(const PreflightOptions& opt, const StepFacts& step, sys::Coordinator& coord, Deadline overall,
+                             const BootInfo& boot);
+
+}  // namespace gangway::cli::pf

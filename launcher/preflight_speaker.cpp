@@ -1,0 +1,177 @@
+// The speaker: each node's first task. It checks in with a card of its node,
+// then runs what the coordinator asks (reach probes, bandwidth rounds, the
+// node's GPU and RDMA stages) and waits for the verdict.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "../lib/error.hpp"
+#include "../lib/preflight/card.hpp"
+#include "../lib/preflight/protocol.hpp"
+#include "../lib/sys/gpu_stages.hpp"
+#include "../lib/sys/node_card.hpp"
+#include "config.h"
+#include "preflight_internal.hpp"
+
+extern char** environ;
+
+namespace gangway::cli::pf {
+using namespace preflight;
+using sys::after_ms;
+using sys::Conn;
+using sys::ms_left;
+
+namespace {
+
+Card my_card(const StepFacts& s, unsigned data_port) {
+    Card c;
+    c.node_rank = s.node_rank;
+    c.node = s.node_rank < s.nodes.size() ? s.nodes[s.node_rank] : env_or("SLURMD_NODENAME");
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    c.hostname = host;
+    c.data_iface = s.data_iface;
+    c.data_addr = s.node_addr;
+    c.data_port = data_port;
+    c.nics = sys::live_net_nics();
+    for (auto& n : sys::read_nics("/"))
+        if (n.kind == "ib") c.nics.push_back(n);
+    c.gpus = sys::count_gpus("/");
+    c.versions = sys::read_versions("/");
+    c.versions["gangway"] = PACKAGE_VERSION;
+    return c;
+}
+
+// This node's GPU and RDMA stages (lib/sys/gpu_stages), their results as
+// key=value pairs for the coordinator: s.I.{name,status,detail,seconds,findings},
+// s.I.f.J the findings' text.
+Kv run_local_stages_kv(const Kv& cmd) {
+    sys::LocalStagesOptions o;
+    o.full = kv_str(cmd, "full") == "1";
+    o.timeout_s = std::max(1.0, static_cast<double>(kv_u64(cmd, "timeout_ms")) / 1000.0);
+    o.nccl_lib = kv_str(cmd, "nccl_lib");
+    for (char** e = environ; *e; ++e)
+        if (const char* eq = std::strchr(*e, '=')) o.env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
+    std::vector<sys::StageOutcome> outs;
+    try {
+        outs = sys::run_local_stages(o);
+    } catch (const Error& e) {  // bad GANGWAY_* thresholds on this node
+        for (const char* st : {"cuda", "nccl", "verbs"}) outs.push_back({{st, "failed", e.what(), 0}, {}});
+    }
+    Kv out{{"n", std::to_string(outs.size())}};
+    for (std::size_t i = 0; i < outs.size() && i < 16; ++i) {
+        const auto p = "s." + std::to_string(i) + ".";
+        const auto& r = outs[i].result;
+        out[p + "name"] = r.name;
+        out[p + "status"] = r.status;
+        out[p + "detail"] = r.detail;
+        out[p + "seconds"] = std::to_string(r.seconds);
+        const std::size_t nf = std::min<std::size_t>(outs[i].findings.size(), 64);
+        out[p + "findings"] = std::to_string(nf);
+        for (std::size_t j = 0; j < nf; ++j)
+            out[p + "f." + std::to_string(j)] = outs[i].findings[j].what + ": " + outs[i].findings[j].problem;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline overall,
+                                 std::string& err, std::shared_ptr<DataState> data, unsigned data_port) {
+    Kv hello{{"rank", std::to_string(s.rank)},
+             {"node_rank", std::to_string(s.node_rank)},
+             {"local", std::to_string(s.local)},
+             {"speaker", speaker ? "1" : "0"}};
+    if (speaker) card_to_kv(my_card(s, data_port), hello);
+    // Data network first; the management name of node 0 when that fails, so a
+    // node with a dead data link still checks in and is named unreachable.
+    std::vector<std::string> addrs{s.primary_addr};
+    if (!s.nodes.empty())
+        for (const auto& a : sys::resolve_host(s.nodes[0]))
+            if (!a.v6 && to_string(a) != s.primary_addr) {
+                addrs.push_back(to_string(a));
+                break;
+            }
+    const Deadline join_by = std::min(overall, after_ms(static_cast<long>(opt.join_timeout_s * 1000)));
+    auto c = sys::join(addrs, s.port + 1, s.key, hello, join_by, err);
+    if (!c) {
+        err = "could not reach the coordinator on " + (s.nodes.empty() ? std::string("node 0") : s.nodes[0]) + " (" + err + ")";
+        return std::nullopt;
+    }
+    const Deadline wait_until = overall + std::chrono::seconds(5);
+    for (;;) {
+        std::uint8_t type = 0;
+        auto kv = c->recv(type, wait_until, err);
+        if (!kv) {
+            err = "lost the coordinator on " + (s.nodes.empty() ? std::string("node 0") : s.nodes[0]) + " (" + err + ")";
+            return std::nullopt;
+        }
+        if (type == kVerdict) return kv;
+        if (type == kWelcome || !speaker) continue;
+        try {
+            if (type == kReach) {
+                const auto n = kv_u64(*kv, "n");
+                const int timeout = static_cast<int>(kv_u64(*kv, "timeout_ms"));
+                std::vector<ProbeResult> res(n);
+                std::vector<std::thread> th;
+                for (std::uint64_t i = 0; i < n && i < 4096; ++i) {
+                    const auto p = "t." + std::to_string(i) + ".";
+                    const auto to = static_cast<unsigned>(kv_u64(*kv, p + "rank"));
+                    const auto addr = kv_str(*kv, p + "addr");
+                    const auto port = static_cast<unsigned>(kv_u64(*kv, p + "port"));
+                    th.emplace_back([&, i, to, addr, port] { res[i] = probe(s.key, s.node_rank, to, addr, port, timeout); });
+                }
+                for (auto& t : th) t.join();
+                Kv out{{"n", std::to_string(n)}};
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    const auto p = "r." + std::to_string(i) + ".";
+                    out[p + "ok"] = res[i].ok ? "1" : "0";
+                    out[p + "ms"] = std::to_string(res[i].ms);
+                    out[p + "error"] = res[i].error;
+                }
+                if (!c->send(kReachResult, out, wait_until, err)) return std::nullopt;
+            } else if (type == kLocal) {
+                if (!c->send(kLocalResult, run_local_stages_kv(*kv), wait_until, err)) return std::nullopt;
+            } else if (type == kBw) {
+                const auto round = static_cast<unsigned>(kv_u64(*kv, "round"));
+                const long dur = static_cast<long>(kv_u64(*kv, "duration_ms"));
+                const long warm = static_cast<long>(kv_u64(*kv, "warm_ms"));
+                const auto wbytes = static_cast<std::size_t>(std::clamp<std::uint64_t>(kv_u64(*kv, "write_bytes"), 4096, 16 << 20));
+                TxResult tx;
+                std::thread sender;
+                const bool sends = kv_str(*kv, "send") == "1", recvs = kv_str(*kv, "recv") == "1";
+                if (sends) {
+                    const auto to = static_cast<unsigned>(kv_u64(*kv, "to_rank"));
+                    const auto addr = kv_str(*kv, "to_addr");
+                    const auto port = static_cast<unsigned>(kv_u64(*kv, "to_port"));
+                    sender = std::thread([&, to, addr, port] {
+                        tx = stream_to(s.key, s.node_rank, to, addr, port, round, dur, warm, wbytes);
+                    });
+                }
+                RxRecord rx;
+                if (recvs) {
+                    const auto from = static_cast<unsigned>(kv_u64(*kv, "from_rank"));
+                    std::unique_lock<std::mutex> l(data->mu);
+                    const bool got = data->cv.wait_until(l, after_ms(dur + 4500), [&] { return data->rx.count({round, from}); });
+                    if (got) rx = data->rx[{round, from}];
+                    else rx.error = "no stream arrived from the peer";
+                }
+                if (sender.joinable()) sender.join();
+                Kv out{{"round", std::to_string(round)},
+                       {"rx_ok", rx.ok ? "1" : "0"},
+                       {"rx_bps", std::to_string(rx.bps)},
+                       {"rx_error", rx.error},
+                       {"tx_ok", tx.ok ? "1" : "0"},
+                       {"tx_error", tx.error}};
+                if (!c->send(kBwResult, out, wait_until, err)) return std::nullopt;
+            }
+        } catch (const Error& e) {
+            err = std::string("bad command from the coordinator: ") + e.what();
+            return std::nullopt;
+        }
+    }
+}
+
+}  // namespace gangway::cli::pf
