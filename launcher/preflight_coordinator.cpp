@@ -10,53 +10,13 @@
 #include "../lib/preflight/localize.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/preflight/schedule.hpp"
-#include "preflight_internal.hpp"
+#include "preflight_coordinator.hpp"
 
 namespace gangway::cli::pf {
 using namespace preflight;
 using sys::after_ms;
 using sys::Conn;
 using sys::ms_left;
-
-namespace {
-
-struct NodeState {
-    int member = -1;              // speaker's index in Coordinator::members
-    Card card;
-    NodeStatus status = NodeStatus::ok;
-    std::vector<std::string> reasons;
-    unsigned tasks_seen = 0;
-};
-
-class Coordination {
-public:
-    Coordination(const PreflightOptions& o, const StepFacts& s, sys::Coordinator& c, Deadline overall, const BootInfo& b)
-        : opt(o), step(s), coord(c), overall(overall), boot(b) {}
-
-    Report run();
-
-private:
-    void fail_lost(std::size_t member_index, const std::string& stage);
-    bool healthy(unsigned node) const { return nodes[node].status == NodeStatus::ok || nodes[node].status == NodeStatus::mismatch || nodes[node].status == NodeStatus::slow; }
-    // Sends one command per speaker and collects one answer of `want` from each; false when aborted.
-    bool exchange(const std::string& stage, const std::map<unsigned, Kv>& cmds, std::uint8_t type, std::uint8_t want,
-                  Deadline d, std::map<unsigned, Kv>& answers);
-    void stage_reach();
-    void stage_bandwidth();
-    void stage_local();
-    std::vector<Measurement> run_round(const Round& r, const std::vector<unsigned>& who, unsigned round_id, long dur,
-                                       std::size_t wbytes, const std::string& stage);
-
-    const PreflightOptions& opt;
-    const StepFacts& step;
-    sys::Coordinator& coord;
-    Deadline overall;
-    const BootInfo& boot;
-    std::vector<NodeState> nodes;
-    Report rep;
-    bool aborted = false;
-    unsigned next_round = 1;
-};
 
 void Coordination::fail_lost(std::size_t mi, const std::string& stage) {
     auto& m = coord.members()[mi];
@@ -339,69 +299,6 @@ void Coordination::stage_bandwidth() {
     rep.stages.push_back(sr);
 }
 
-// cuda, nccl (this node's GPUs) and verbs on every healthy node at once; a
-// node whose stage failed is faulty. A stage skipped everywhere keeps the
-// common reason ("no GPUs"): skipping is not a failure unless required.
-void Coordination::stage_local() {
-    std::map<unsigned, Kv> cmds, answers;
-    const long left = ms_left(overall);
-    const long per_stage = std::max<long>(1000, left / 4);
-    for (unsigned i = 0; i < nodes.size(); ++i)
-        if (healthy(i))
-            cmds[i] = Kv{{"full", opt.check == "full" ? "1" : "0"},
-                         {"timeout_ms", std::to_string(per_stage)},
-                         {"nccl_lib", opt.nccl_lib}};
-    if (cmds.empty()) return;
-    if (!exchange("gpu/rdma", cmds, kLocal, kLocalResult, after_ms(3 * per_stage + 2000), answers)) return;
-    std::map<std::string, StageResult> merged;  // by stage name, in first-seen order below
-    std::vector<std::string> order;
-    std::map<std::string, std::set<std::string>> skip_reasons;
-    for (const auto& [node, kv] : answers) {
-        try {
-            const auto n = std::min<std::uint64_t>(kv_u64(kv, "n"), 16);
-            for (std::uint64_t i = 0; i < n; ++i) {
-                const auto p = "s." + std::to_string(i) + ".";
-                const std::string name = kv_str(kv, p + "name"), status = kv_str(kv, p + "status"),
-                                  detail = kv_str(kv, p + "detail");
-                const double secs = std::stod(kv_str(kv, p + "seconds"));
-                if (!merged.count(name)) {
-                    merged[name] = {name, "skipped", "", 0};
-                    order.push_back(name);
-                }
-                auto& m = merged[name];
-                m.seconds = std::max(m.seconds, secs);
-                auto& ns = nodes[node];
-                if (status == "failed" || status == "aborted") {
-                    m.status = "failed";
-                    m.detail += (m.detail.empty() ? "" : "; ") + ns.card.node + ": " + detail;
-                    if (ns.status == NodeStatus::ok || ns.status == NodeStatus::mismatch) ns.status = NodeStatus::faulty;
-                    ns.reasons.push_back(name + " " + status + ": " + detail);
-                    const auto nf = std::min<std::uint64_t>(kv_u64(kv, p + "findings"), 64);
-                    for (std::uint64_t j = 0; j < nf; ++j)
-                        rep.findings.push_back(ns.card.node + ": " + name + ": " + kv_str(kv, p + "f." + std::to_string(j)));
-                } else if (status == "ok") {
-                    if (m.status == "skipped") m.status = "ok";
-                } else {
-                    skip_reasons[name].insert(detail);
-                }
-            }
-        } catch (const std::exception& e) {
-            nodes[node].reasons.push_back(std::string("bad GPU/RDMA stage answer: ") + e.what());
-            if (nodes[node].status == NodeStatus::ok) nodes[node].status = NodeStatus::faulty;
-        }
-    }
-    for (const auto& name : order) {
-        auto& m = merged[name];
-        if (m.status == "skipped" || (m.status == "ok" && m.detail.empty())) {
-            std::string why;
-            for (const auto& r : skip_reasons[name]) why += (why.empty() ? "" : "; ") + r;
-            if (m.status == "skipped") m.detail = why;
-            else if (!why.empty()) m.detail = "skipped on some nodes: " + why;
-        }
-        rep.stages.push_back(m);
-    }
-}
-
 Report Coordination::run() {
     const auto t0 = Clock::now();
     rep.job_id = step.job_id;
@@ -509,6 +406,8 @@ Report Coordination::run() {
     if (opt.check != "none" && !aborted) stage_reach();
     if (opt.check != "none" && !aborted) stage_bandwidth();
     if (opt.check != "none" && !aborted) stage_local();
+    if (opt.check != "none" && !aborted) stage_nccl_job();
+    if (opt.check != "none" && !aborted) stage_rdma();
     if (aborted) rep.stages.push_back({"abort", "aborted", "a task exited during the check", 0});
     if (ms_left(overall) == 0) rep.stages.push_back({"deadline", "aborted", "the check's deadline passed", 0});
     for (unsigned i = 0; i < nodes.size(); ++i) {
@@ -522,8 +421,6 @@ Report Coordination::run() {
     rep.seconds = sys::seconds_since(t0);
     return rep;
 }
-
-}  // namespace
 
 Report coordinate(const PreflightOptions& opt, const StepFacts& step, sys::Coordinator& coord, Deadline overall,
                   const BootInfo& boot) {

@@ -20,6 +20,7 @@
 #include "../lib/preflight/wire.hpp"
 #include "../lib/sys/net_io.hpp"
 #include "../lib/sys/rendezvous.hpp"
+#include "../lib/sys/gpu_stages.hpp"
 #include "../lib/sys/sock.hpp"
 #include "preflight.hpp"
 
@@ -67,6 +68,21 @@ TxResult stream_to(const std::string& key, unsigned self, unsigned to, const std
                    long duration_ms, long warm_ms, std::size_t write_bytes);
 
 // ---------------------------------------------------------------- speaker
+// The speaker's GPU and RDMA work (preflight_speaker_gpu.cpp): this node's
+// stages, then its share of the cross-node NCCL all-reduce and of the RDMA
+// write rounds, whose endpoints live from "prep" to "done".
+class GpuSpeaker {
+public:
+    Kv local_stages(const Kv& cmd);  // kLocal -> kLocalResult
+    Kv nccl(const Kv& cmd);          // kNccl -> kNcclResult
+    Kv rdma(const Kv& cmd);          // kRdma -> kRdmaResult
+
+private:
+    EnvMap env_;
+    std::vector<verbs::Port> ports_;  // the verbs stage's compute ports: rail k is ports_[k]
+    std::unique_ptr<sys::RdmaEndpoint> send_, recv_;
+};
+
 // The speaker's (and the plain task's) side of the conversation; returns the
 // verdict message, or nullopt with `err`.
 std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline overall,

@@ -10,12 +10,9 @@
 #include "../lib/error.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/protocol.hpp"
-#include "../lib/sys/gpu_stages.hpp"
 #include "../lib/sys/node_card.hpp"
 #include "config.h"
 #include "preflight_internal.hpp"
-
-extern char** environ;
 
 namespace gangway::cli::pf {
 using namespace preflight;
@@ -44,38 +41,6 @@ Card my_card(const StepFacts& s, unsigned data_port) {
     return c;
 }
 
-// This node's GPU and RDMA stages (lib/sys/gpu_stages), their results as
-// key=value pairs for the coordinator: s.I.{name,status,detail,seconds,findings},
-// s.I.f.J the findings' text.
-Kv run_local_stages_kv(const Kv& cmd) {
-    sys::LocalStagesOptions o;
-    o.full = kv_str(cmd, "full") == "1";
-    o.timeout_s = std::max(1.0, static_cast<double>(kv_u64(cmd, "timeout_ms")) / 1000.0);
-    o.nccl_lib = kv_str(cmd, "nccl_lib");
-    for (char** e = environ; *e; ++e)
-        if (const char* eq = std::strchr(*e, '=')) o.env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
-    std::vector<sys::StageOutcome> outs;
-    try {
-        outs = sys::run_local_stages(o);
-    } catch (const Error& e) {  // bad GANGWAY_* thresholds on this node
-        for (const char* st : {"cuda", "nccl", "verbs"}) outs.push_back({{st, "failed", e.what(), 0}, {}});
-    }
-    Kv out{{"n", std::to_string(outs.size())}};
-    for (std::size_t i = 0; i < outs.size() && i < 16; ++i) {
-        const auto p = "s." + std::to_string(i) + ".";
-        const auto& r = outs[i].result;
-        out[p + "name"] = r.name;
-        out[p + "status"] = r.status;
-        out[p + "detail"] = r.detail;
-        out[p + "seconds"] = std::to_string(r.seconds);
-        const std::size_t nf = std::min<std::size_t>(outs[i].findings.size(), 64);
-        out[p + "findings"] = std::to_string(nf);
-        for (std::size_t j = 0; j < nf; ++j)
-            out[p + "f." + std::to_string(j)] = outs[i].findings[j].what + ": " + outs[i].findings[j].problem;
-    }
-    return out;
-}
-
 }  // namespace
 
 std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline overall,
@@ -101,6 +66,7 @@ std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s
         return std::nullopt;
     }
     const Deadline wait_until = overall + std::chrono::seconds(5);
+    GpuSpeaker gpus;
     for (;;) {
         std::uint8_t type = 0;
         auto kv = c->recv(type, wait_until, err);
@@ -133,7 +99,11 @@ std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s
                 }
                 if (!c->send(kReachResult, out, wait_until, err)) return std::nullopt;
             } else if (type == kLocal) {
-                if (!c->send(kLocalResult, run_local_stages_kv(*kv), wait_until, err)) return std::nullopt;
+                if (!c->send(kLocalResult, gpus.local_stages(*kv), wait_until, err)) return std::nullopt;
+            } else if (type == kNccl) {
+                if (!c->send(kNcclResult, gpus.nccl(*kv), wait_until, err)) return std::nullopt;
+            } else if (type == kRdma) {
+                if (!c->send(kRdmaResult, gpus.rdma(*kv), wait_until, err)) return std::nullopt;
             } else if (type == kBw) {
                 const auto round = static_cast<unsigned>(kv_u64(*kv, "round"));
                 const long dur = static_cast<long>(kv_u64(*kv, "duration_ms"));

@@ -142,6 +142,7 @@ Thresholds thresholds_from_env(const EnvMap& env) {
                 throw Error("GANGWAY_REQUIRE names \"" + s + "\": the GPU and RDMA stages are cuda, nccl and verbs (or all)");
         }
     t.copy_gbps = env_num(env, "GANGWAY_H2D_GBPS", 0.001, 1e4);
+    if (auto v = env_num(env, "GANGWAY_COPY_BYTES", 1 << 20, 16.0 * (1ull << 30))) t.copy_bytes = std::floor(*v);
     if (auto v = env_num(env, "GANGWAY_GPU_BW_RATIO", 0, 1)) t.copy_ratio = *v;
     t.busbw_gbps = env_num(env, "GANGWAY_NCCL_BUSBW_GBPS", 0.001, 1e5);
     if (auto v = env_num(env, "GANGWAY_NCCL_RATIO", 0, 1)) t.busbw_ratio = *v;
@@ -221,6 +222,27 @@ std::string fmt_gbps(double gbps) {
     char b[32];
     std::snprintf(b, sizeof b, "%.1f GB/s", gbps);
     return b;
+}
+
+std::vector<JobFinding> job_copy_outliers(const std::vector<JobGpu>& gpus, double z) {
+    std::vector<JobFinding> out;
+    for (int dir = 0; dir < 2; ++dir) {
+        std::vector<double> vals;
+        std::vector<std::size_t> at;
+        for (std::size_t i = 0; i < gpus.size(); ++i)
+            if (const auto& v = dir ? gpus[i].gpu.d2h_gbps : gpus[i].gpu.h2d_gbps; v && gpus[i].gpu.error.empty()) {
+                vals.push_back(*v);
+                at.push_back(i);
+            }
+        for (auto k : low_outliers(vals, z)) {
+            const auto& g = gpus[at[k]];
+            out.push_back({g.node,
+                           {"gpu " + std::to_string(g.gpu.index) + (g.gpu.bus_id.empty() ? "" : " (" + g.gpu.bus_id + ")"),
+                            std::string(dir ? "D2H " : "H2D ") + fmt_gbps(vals[k]) + " is an outlier against the job's " +
+                                std::to_string(vals.size()) + " GPUs (median " + fmt_gbps(median(vals)) + ")"}});
+        }
+    }
+    return out;
 }
 
 StageVerdict skipped(const std::string& why, bool required, const std::string& stage) {

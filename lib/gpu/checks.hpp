@@ -42,6 +42,7 @@ struct Thresholds {
     bool require_cuda = false, require_nccl = false, require_verbs = false;  // GANGWAY_REQUIRE=cuda,nccl,verbs
     std::optional<double> copy_gbps;      // GANGWAY_H2D_GBPS: expected H2D and D2H, replaces the table
     double copy_ratio = 0.85;             // GANGWAY_GPU_BW_RATIO: slow below ratio * expected
+    double copy_bytes = double(256u << 20); // GANGWAY_COPY_BYTES: H2D/D2H copy size (reaches the plateau)
     std::optional<double> busbw_gbps;     // GANGWAY_NCCL_BUSBW_GBPS: expected all-reduce busbw
     double busbw_ratio = 0.8;             // GANGWAY_NCCL_RATIO
     double nccl_bytes = double(1u << 30); // GANGWAY_NCCL_BYTES: all-reduce size (quick)
@@ -95,6 +96,19 @@ struct StageVerdict {
 // expected_count: allocated_gpus(); visible: what CUDA reports.
 StageVerdict judge_cuda(const std::vector<GpuResult>& gpus, std::optional<unsigned> expected_count, unsigned visible,
                         const Thresholds& t);
+
+// Each node judges its own GPUs; this compares every GPU of the job, so that a
+// node whose GPUs are all equally slow (no figure for the model, no outlier at
+// home) still stands out. H2D and D2H separately, low_outliers with `z`.
+struct JobGpu {
+    unsigned node = 0;      // the node's position in the job
+    GpuResult gpu;
+};
+struct JobFinding {
+    unsigned node = 0;
+    Finding finding;
+};
+std::vector<JobFinding> job_copy_outliers(const std::vector<JobGpu>& gpus, double z);
 
 // A skipped stage: failed instead when the site or user required it.
 StageVerdict skipped(const std::string& why, bool required, const std::string& stage);

@@ -16,6 +16,10 @@ enum Msg : std::uint8_t {
     kProbeOk = 9,      // peer -> peer: probe answered
     kLocal = 10,       // coordinator -> speaker: run this node's GPU and RDMA stages
     kLocalResult = 11, // speaker -> coordinator: their results
+    kNccl = 12,        // coordinator -> speaker: phase id (make a unique id) or run (join the all-reduce)
+    kNcclResult = 13,  // speaker -> coordinator
+    kRdma = 14,        // coordinator -> speaker: phase prep, connect, go or done of an RDMA write round
+    kRdmaResult = 15,  // speaker -> coordinator
 };
 
 }  // namespace gangway::preflight

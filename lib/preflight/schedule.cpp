@@ -52,6 +52,21 @@ Round ring_round(unsigned n, unsigned shift) {
     return r;
 }
 
+std::vector<Round> pair_rounds(unsigned n) {
+    std::vector<Round> rounds;
+    if (n < 2) return rounds;
+    if (n == 2) return {Round{{0, 1}}};
+    Round even, odd, closing;
+    for (unsigned i = 0; i < n; ++i) {
+        const Flow f{i, (i + 1) % n};
+        if (i == n - 1 && n % 2) closing.push_back(f);  // (n-1, 0) meets link 0's node 0
+        else (i % 2 ? odd : even).push_back(f);
+    }
+    for (auto* r : {&even, &odd, &closing})
+        if (!r->empty()) rounds.push_back(std::move(*r));
+    return rounds;
+}
+
 std::vector<Round> confirm_rounds(const std::vector<unsigned>& suspects, const std::vector<unsigned>& good) {
     std::vector<Round> rounds;
     if (good.empty()) return rounds;

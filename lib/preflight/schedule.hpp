@@ -23,6 +23,12 @@ std::vector<unsigned> ring_shifts(unsigned n, bool full, unsigned max_rounds = 4
 // Round for shift s: i sends to (i+s) mod n, for all i at once.
 Round ring_round(unsigned n, unsigned shift);
 
+// The ring's links (i, i+1 mod n) as two-node pairs, in rounds where each
+// node is in at most one pair: even links, then odd links, then (n odd) the
+// closing link. For collectives that need both ends at once (NCCL between two
+// nodes): a node in two bad pairs is the bad one. n = 2: one pair; n < 2: none.
+std::vector<Round> pair_rounds(unsigned n);
+
 // Confirmation: each suspect against a distinct known-good peer, both
 // directions at once. With more suspects than good peers, several rounds.
 std::vector<Round> confirm_rounds(const std::vector<unsigned>& suspects, const std::vector<unsigned>& good);

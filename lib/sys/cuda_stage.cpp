@@ -267,7 +267,9 @@ StageOutcome run_cuda_stage(const CudaStageOptions& o, std::vector<gpu::GpuResul
     }
     auto v = gpu::judge_cuda(gpus, expected, static_cast<unsigned>(count), o.t);
     if (per_gpu) *per_gpu = gpus;
-    return to_outcome("cuda", v, secs());
+    auto out = to_outcome("cuda", v, secs());
+    out.gpus = std::move(gpus);
+    return out;
 }
 
 }  // namespace gangway::sys

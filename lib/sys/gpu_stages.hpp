@@ -30,6 +30,11 @@ namespace gangway::sys {
 struct StageOutcome {
     preflight::StageResult result;
     std::vector<gpu::Finding> findings;
+    // What the pipeline needs besides the verdict, each stage its own: the
+    // cross-node NCCL all-reduce, the job-wide GPU comparison, the RDMA rounds.
+    std::vector<gpu::GpuResult> gpus;  // cuda: per GPU
+    std::string nccl_lib;              // nccl: the library it loaded
+    std::vector<verbs::Port> ports;    // verbs: the compute ports it judged
 };
 StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, double seconds);
 

@@ -261,10 +261,14 @@ gpu::NcclResult nccl_allreduce(const NcclJob& job) {
                                              : n->init_rank(&ds[i].comm, static_cast<int>(job.nranks), id, rank);
         if (rr != kNcclSuccess && rr != kNcclInProgress) {
             n->group_end();
+            aborted = true;  // the other ranks' inits may be under way: destroy could block on them
             return fail("ncclCommInitRank failed: " + n->err(rr));
         }
     }
-    if (auto rr = n->group_end(); rr != kNcclSuccess && rr != kNcclInProgress) return fail("ncclCommInitRank failed: " + n->err(rr));
+    if (auto rr = n->group_end(); rr != kNcclSuccess && rr != kNcclInProgress) {
+        aborted = true;
+        return fail("ncclCommInitRank failed: " + n->err(rr));
+    }
     if (!settle("communicator init")) {
         cleanup();
         return res;
@@ -378,7 +382,10 @@ StageOutcome run_nccl_stage_local(const NcclStageOptions& o) {
     if (a->device_get(&dev, 0) == cu::kSuccess) a->device_name(name, sizeof name - 1, dev);
     const auto m = gpu::gpu_model(name);
     std::vector<double> sizes{o.t.nccl_bytes};
-    if (o.full) sizes = {64.0 * (1 << 20), 256.0 * (1 << 20), o.t.nccl_bytes};
+    if (o.full) {  // a small sweep up to the judged size; the deadline is shared out among them
+        for (double b : {64.0 * (1 << 20), 256.0 * (1 << 20)})
+            if (b < o.t.nccl_bytes) sizes.insert(sizes.end() - 1, b);
+    }
     std::vector<gpu::NcclResult> runs;
     for (double bytes : sizes) {
         NcclJob job;
@@ -387,7 +394,7 @@ StageOutcome run_nccl_stage_local(const NcclStageOptions& o) {
         job.nranks = job.devices = static_cast<unsigned>(count);
         job.bytes = bytes;
         job.iterations = o.full ? 20 : 5;
-        job.deadline_s = o.deadline_s;
+        job.deadline_s = o.deadline_s / static_cast<double>(sizes.size());
         auto r = nccl_allreduce(job);
         r.model = m.key;
         // Only the large size is judged against the figure; the sweep is for the eye.
@@ -404,7 +411,9 @@ StageOutcome run_nccl_stage_local(const NcclStageOptions& o) {
     char ver[48];
     std::snprintf(ver, sizeof ver, "NCCL %d.%d.%d", lib.version / 10000, lib.version / 100 % 100, lib.version % 100);
     v.detail = std::string(ver) + " " + lib.path + "; " + v.detail;
-    return to_outcome("nccl", v, secs());
+    auto out = to_outcome("nccl", v, secs());
+    out.nccl_lib = lib.path;
+    return out;
 }
 
 }  // namespace gangway::sys

@@ -386,9 +386,11 @@ StageOutcome run_verbs_stage_local(const VerbsStageOptions& o, std::vector<verbs
     }
     if (!v.findings.empty()) v.status = "failed";
     v.detail = std::to_string(usable) + "/" + std::to_string(ports.size()) + " port(s) usable: " + detail +
-               "; RDMA write bandwidth needs the multi-node pipeline";
+               (v.status == "ok" ? "; RDMA write bandwidth between nodes follows in the rdma stage" : "");
     if (out_ports) *out_ports = ports;
-    return to_outcome("verbs", v, secs());
+    auto out = to_outcome("verbs", v, secs());
+    out.ports = std::move(ports);
+    return out;
 }
 
 }  // namespace gangway::sys

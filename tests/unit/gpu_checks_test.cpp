@@ -78,6 +78,37 @@ TEST_CASE("median, MAD and low outliers") {
     CHECK(low_outliers({50, 10, 50}, 3.5).empty());
 }
 
+TEST_CASE("copy outliers across the job: a node whose GPUs are all slow stands out") {
+    // Four nodes of two GPUs each; node 2's GPUs are both at half speed, so
+    // neither is an outlier on its own node.
+    std::vector<JobGpu> job;
+    for (unsigned node = 0; node < 4; ++node)
+        for (int i = 0; i < 2; ++i) {
+            JobGpu g;
+            g.node = node;
+            g.gpu.index = i;
+            g.gpu.bus_id = "0000:1" + std::to_string(i) + ":00.0";
+            g.gpu.h2d_gbps = node == 2 ? 26.0 + i : 53.0 + 0.3 * i + 0.1 * node;
+            g.gpu.d2h_gbps = 52.0 + 0.2 * i;
+            job.push_back(g);
+        }
+    auto f = job_copy_outliers(job, 3.5);
+    REQUIRE(f.size() == 2);
+    for (const auto& x : f) {
+        CHECK(x.node == 2);
+        CHECK(x.finding.problem.rfind("H2D ", 0) == 0);
+        CHECK(x.finding.problem.find("job's 8 GPUs") != std::string::npos);
+    }
+    CHECK(f[0].finding.what == "gpu 0 (0000:10:00.0)");
+    // A GPU that failed its checks carries no figure and is left out; an even job has no outliers.
+    job[4].gpu.error = "allocation failed";
+    job[4].gpu.h2d_gbps.reset();
+    for (auto& g : job)
+        if (g.node == 2 && g.gpu.h2d_gbps) g.gpu.h2d_gbps = 53.1;
+    CHECK(job_copy_outliers(job, 3.5).empty());
+    CHECK(job_copy_outliers({}, 3.5).empty());
+}
+
 TEST_CASE("the allocation's GPU count") {
     CHECK(*allocated_gpus({{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}}) == 4);
     CHECK(*allocated_gpus({{"CUDA_VISIBLE_DEVICES", "GPU-1a2b,GPU-3c4d"}}) == 2);
@@ -95,6 +126,9 @@ TEST_CASE("thresholds from the environment") {
     CHECK(t.copy_ratio == Approx(0.85));
     CHECK(t.busbw_ratio == Approx(0.8));
     CHECK(t.nccl_bytes == double(1u << 30));
+    CHECK(t.copy_bytes == double(256u << 20));
+    CHECK(thresholds_from_env({{"GANGWAY_COPY_BYTES", "33554432"}}).copy_bytes == 33554432.0);
+    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_COPY_BYTES", "4096"}}), Catch::Contains("GANGWAY_COPY_BYTES"));
     CHECK_FALSE(t.gid_index);
     t = thresholds_from_env({{"GANGWAY_REQUIRE", "cuda,verbs"}, {"GANGWAY_H2D_GBPS", "48"}, {"GANGWAY_NCCL_RATIO", "0.9"},
                              {"GANGWAY_IB_RATE_GBPS", "400"}, {"NCCL_IB_GID_INDEX", "3"}});

@@ -67,6 +67,31 @@ TEST_CASE("ring rounds: everyone sends once and receives once") {
     CHECK(ring_shifts(2, true) == std::vector<unsigned>{1});
 }
 
+TEST_CASE("pair rounds: every ring link once, no node twice in a round") {
+    CHECK(pair_rounds(1).empty());
+    CHECK(pair_rounds(2) == std::vector<Round>{Round{{0, 1}}});
+    for (unsigned n : {3u, 4u, 5u, 8u, 17u}) {
+        const auto rounds = pair_rounds(n);
+        CHECK(rounds.size() == (n % 2 ? 3u : 2u));
+        std::set<std::pair<unsigned, unsigned>> links;
+        for (const auto& r : rounds) {
+            std::set<unsigned> busy;
+            for (const auto& f : r) {
+                CHECK(busy.insert(f.from).second);
+                CHECK(busy.insert(f.to).second);
+                links.insert({f.from, f.to});
+            }
+        }
+        CHECK(links.size() == n);
+        for (unsigned i = 0; i < n; ++i) CHECK(links.count({i, (i + 1) % n}));
+    }
+    // Every node sits in exactly two pairs: the localisation relies on it.
+    std::vector<int> seen(5, 0);
+    for (const auto& r : pair_rounds(5))
+        for (const auto& f : r) ++seen[f.from], ++seen[f.to];
+    CHECK(seen == std::vector<int>(5, 2));
+}
+
 TEST_CASE("reachability graph: sparse, deterministic, covers ring neighbours and node 0") {
     for (unsigned n : {2u, 3u, 8u, 64u, 4096u}) {
         const auto t = reach_targets(n, 3, 42);

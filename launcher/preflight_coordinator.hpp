@@ -1,0 +1,77 @@
+// The coordinator's state between its stages. preflight_coordinator.cpp has
+// the rendezvous, cards, reach and TCP bandwidth stages; preflight_coordinator_gpu.cpp
+// the GPU and RDMA ones (each node alone, then the NCCL all-reduce and the RDMA
+// write rounds across nodes).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../lib/preflight/card.hpp"
+#include "../lib/preflight/localize.hpp"
+#include "../lib/preflight/schedule.hpp"
+#include "preflight_internal.hpp"
+
+namespace gangway::cli::pf {
+using preflight::Card;
+using preflight::Measurement;
+using preflight::NodeStatus;
+using preflight::Report;
+using preflight::Round;
+
+struct NodeState {
+    int member = -1;              // speaker's index in Coordinator::members
+    Card card;
+    NodeStatus status = NodeStatus::ok;
+    std::vector<std::string> reasons;
+    unsigned tasks_seen = 0;
+    // From the node's GPU and RDMA stages (kLocalResult), for the cross-node ones.
+    std::vector<gpu::GpuResult> gpus;
+    bool cuda_ok = false;
+    std::string nccl_lib;                // "" unless its node-alone all-reduce passed
+    struct Port {
+        std::string name;                // mlx5_0/1
+        double rate_gbps = 0;
+        bool usable = false;
+    };
+    std::vector<Port> ports;             // rail k is ports[k]
+    bool verbs_ok = false;
+};
+
+class Coordination {
+public:
+    Coordination(const PreflightOptions& o, const StepFacts& s, sys::Coordinator& c, Deadline overall, const BootInfo& b)
+        : opt(o), step(s), coord(c), overall(overall), boot(b) {}
+
+    Report run();
+
+private:
+    void fail_lost(std::size_t member_index, const std::string& stage);
+    bool healthy(unsigned node) const { return nodes[node].status == NodeStatus::ok || nodes[node].status == NodeStatus::mismatch || nodes[node].status == NodeStatus::slow; }
+    // Sends one command per speaker and collects one answer of `want` from each; false when aborted.
+    bool exchange(const std::string& stage, const std::map<unsigned, Kv>& cmds, std::uint8_t type, std::uint8_t want,
+                  Deadline d, std::map<unsigned, Kv>& answers);
+    void stage_reach();
+    void stage_bandwidth();
+    void stage_local();
+    gpu::Thresholds thresholds() const;
+    void take_gpu_facts(unsigned node, const Kv& kv);
+    void stage_nccl_job();
+    // Several NCCL communicators at once (groups of node indices): per node its answer.
+    std::map<unsigned, Kv> nccl_runs(const std::vector<std::vector<unsigned>>& groups, double bytes, long deadline_ms);
+    void stage_rdma();
+    std::vector<Measurement> run_round(const Round& r, const std::vector<unsigned>& who, unsigned round_id, long dur,
+                                       std::size_t wbytes, const std::string& stage);
+
+    const PreflightOptions& opt;
+    const StepFacts& step;
+    sys::Coordinator& coord;
+    Deadline overall;
+    const BootInfo& boot;
+    std::vector<NodeState> nodes;
+    Report rep;
+    bool aborted = false;
+    unsigned next_round = 1;
+};
+
+}  // namespace gangway::cli::pf

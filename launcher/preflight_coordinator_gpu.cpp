@@ -1,0 +1,449 @@
+// The coordinator's GPU and RDMA stages: this node's stages on every node at
+// once (cuda, nccl, verbs), then the job-wide comparison of GPU copy
+// bandwidth, the NCCL all-reduce across nodes (localised by two-node pairs
+// when it fails or is slow), and RDMA writes per rail in ring rounds.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "../lib/error.hpp"
+#include "../lib/gpu/checks.hpp"
+#include "../lib/preflight/protocol.hpp"
+#include "../lib/preflight/sha256.hpp"
+#include "../lib/verbs/checks.hpp"
+#include "preflight_coordinator.hpp"
+
+namespace gangway::cli::pf {
+using namespace preflight;
+using sys::after_ms;
+using sys::ms_left;
+
+// cuda, nccl (this node's GPUs) and verbs on every healthy node at once; a
+// node whose stage failed is faulty. A stage skipped everywhere keeps the
+// common reason ("no GPUs"): skipping is not a failure unless required.
+void Coordination::stage_local() {
+    std::map<unsigned, Kv> cmds, answers;
+    const long left = ms_left(overall);
+    // Half the time left for this node's three stages, half for the cross-node ones.
+    const long per_stage = std::max<long>(1000, left / 6);
+    for (unsigned i = 0; i < nodes.size(); ++i)
+        if (healthy(i))
+            cmds[i] = Kv{{"full", opt.check == "full" ? "1" : "0"},
+                         {"timeout_ms", std::to_string(per_stage)},
+                         {"nccl_lib", opt.nccl_lib}};
+    if (cmds.empty()) return;
+    if (!exchange("gpu/rdma", cmds, kLocal, kLocalResult, after_ms(3 * per_stage + 2000), answers)) return;
+    std::map<std::string, StageResult> merged;  // by stage name, in first-seen order below
+    std::vector<std::string> order;
+    std::map<std::string, std::set<std::string>> skip_reasons;
+    for (const auto& [node, kv] : answers) {
+        try {
+            take_gpu_facts(node, kv);
+            const auto n = std::min<std::uint64_t>(kv_u64(kv, "n"), 16);
+            for (std::uint64_t i = 0; i < n; ++i) {
+                const auto p = "s." + std::to_string(i) + ".";
+                const std::string name = kv_str(kv, p + "name"), status = kv_str(kv, p + "status"),
+                                  detail = kv_str(kv, p + "detail");
+                const double secs = std::stod(kv_str(kv, p + "seconds"));
+                if (!merged.count(name)) {
+                    merged[name] = {name, "skipped", "", 0};
+                    order.push_back(name);
+                }
+                auto& m = merged[name];
+                m.seconds = std::max(m.seconds, secs);
+                auto& ns = nodes[node];
+                if (status == "failed" || status == "aborted") {
+                    m.status = "failed";
+                    m.detail += (m.detail.empty() ? "" : "; ") + ns.card.node + ": " + detail;
+                    if (ns.status == NodeStatus::ok || ns.status == NodeStatus::mismatch) ns.status = NodeStatus::faulty;
+                    ns.reasons.push_back(name + " " + status + ": " + detail);
+                    const auto nf = std::min<std::uint64_t>(kv_u64(kv, p + "findings"), 64);
+                    for (std::uint64_t j = 0; j < nf; ++j)
+                        rep.findings.push_back(ns.card.node + ": " + name + ": " + kv_str(kv, p + "f." + std::to_string(j)));
+                } else if (status == "ok") {
+                    if (m.status == "skipped") m.status = "ok";
+                } else {
+                    skip_reasons[name].insert(detail);
+                }
+            }
+        } catch (const std::exception& e) {
+            nodes[node].reasons.push_back(std::string("bad GPU/RDMA stage answer: ") + e.what());
+            if (nodes[node].status == NodeStatus::ok) nodes[node].status = NodeStatus::faulty;
+        }
+    }
+    // Every GPU of the job against the others: a node whose GPUs are all
+    // equally slow passes its own comparison but not this one.
+    std::vector<gpu::JobGpu> job;
+    for (unsigned i = 0; i < nodes.size(); ++i)
+        if (nodes[i].cuda_ok)
+            for (const auto& g : nodes[i].gpus) job.push_back({i, g});
+    const auto t = thresholds();
+    std::set<std::string> told;  // H2D and D2H of one GPU: one mention in the stage's detail
+    for (const auto& f : gpu::job_copy_outliers(job, t.outlier_z)) {
+        auto& ns = nodes[f.node];
+        if (merged.count("cuda") && told.insert(ns.card.node + f.finding.what).second) {
+            auto& m = merged["cuda"];
+            m.status = "failed";
+            m.detail += (m.detail.empty() ? "" : "; ") + ns.card.node + ": " + f.finding.what + " slow against the job";
+        }
+        if (ns.status == NodeStatus::ok || ns.status == NodeStatus::mismatch) ns.status = NodeStatus::faulty;
+        ns.reasons.push_back("cuda: " + f.finding.what + ": " + f.finding.problem);
+        rep.findings.push_back(ns.card.node + ": cuda: " + f.finding.what + ": " + f.finding.problem);
+    }
+    for (const auto& name : order) {
+        auto& m = merged[name];
+        if (m.status == "skipped" || (m.status == "ok" && m.detail.empty())) {
+            std::string why;
+            for (const auto& r : skip_reasons[name]) why += (why.empty() ? "" : "; ") + r;
+            if (m.status == "skipped") m.detail = why;
+            else if (!why.empty()) m.detail = "skipped on some nodes: " + why;
+        }
+        rep.stages.push_back(m);
+    }
+}
+
+// The thresholds of the coordinator's environment (the same GANGWAY_*
+// variables reach every task of the step); the defaults when malformed: the
+// node stages have already reported that.
+gpu::Thresholds Coordination::thresholds() const {
+    EnvMap env;
+    for (const char* k : {"GANGWAY_REQUIRE", "GANGWAY_H2D_GBPS", "GANGWAY_GPU_BW_RATIO", "GANGWAY_NCCL_BUSBW_GBPS",
+                          "GANGWAY_NCCL_RATIO", "GANGWAY_NCCL_BYTES", "GANGWAY_NCCL_LIB", "GANGWAY_IB_RATE_GBPS",
+                          "GANGWAY_RDMA_RATIO", "GANGWAY_IB_GID_INDEX", "NCCL_IB_GID_INDEX", "GANGWAY_OUTLIER_Z"})
+        if (const char* v = std::getenv(k)) env[k] = v;
+    try {
+        return gpu::thresholds_from_env(env);
+    } catch (const Error&) {
+        return {};
+    }
+}
+
+// What the cross-node stages need from a node's kLocalResult.
+void Coordination::take_gpu_facts(unsigned node, const Kv& kv) {
+    auto& ns = nodes[node];
+    auto get = [&](const std::string& k) -> std::string { auto it = kv.find(k); return it == kv.end() ? "" : it->second; };
+    const auto n = std::min<std::uint64_t>(kv_u64(kv, "n"), 16);
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const auto p = "s." + std::to_string(i) + ".";
+        const bool ok = get(p + "status") == "ok";
+        if (get(p + "name") == "cuda") ns.cuda_ok = ok;
+        if (get(p + "name") == "verbs") ns.verbs_ok = ok;
+    }
+    const auto ng = std::min<std::uint64_t>(get("gpus").empty() ? 0 : kv_u64(kv, "gpus"), 64);
+    for (std::uint64_t j = 0; j < ng; ++j) {
+        const auto g = "g." + std::to_string(j) + ".";
+        gpu::GpuResult r;
+        r.index = static_cast<int>(kv_u64(kv, g + "index"));
+        r.name = get(g + "name");
+        r.bus_id = get(g + "bus");
+        r.error = get(g + "error");
+        if (!get(g + "h2d").empty()) r.h2d_gbps = kv_f64(kv, g + "h2d");
+        if (!get(g + "d2h").empty()) r.d2h_gbps = kv_f64(kv, g + "d2h");
+        ns.gpus.push_back(r);
+    }
+    ns.nccl_lib = get("nccl_lib");
+    const auto np = std::min<std::uint64_t>(get("ports").empty() ? 0 : kv_u64(kv, "ports"), 64);
+    for (std::uint64_t k = 0; k < np; ++k) {
+        const auto q = "p." + std::to_string(k) + ".";
+        ns.ports.push_back({get(q + "name"), kv_f64(kv, q + "rate"), get(q + "usable") == "1"});
+    }
+}
+
+// Several NCCL communicators at once, one per group of nodes (a node in at
+// most one group): the group's first node makes the unique id, then every
+// node joins with its GPUs as consecutive ranks. Per node: its answer
+// ({ok, error, seconds, data_ok}); a node that did not take part has none.
+std::map<unsigned, Kv> Coordination::nccl_runs(const std::vector<std::vector<unsigned>>& groups, double bytes, long deadline_ms) {
+    std::map<unsigned, Kv> cmds, ids, out;
+    for (const auto& g : groups)
+        if (g.size() >= 2) cmds[g[0]] = Kv{{"phase", "id"}, {"lib", nodes[g[0]].nccl_lib}};
+    if (cmds.empty() || !exchange("nccl-job", cmds, kNccl, kNcclResult, after_ms(10000), ids)) return out;
+    cmds.clear();
+    for (const auto& g : groups) {
+        if (g.size() < 2) continue;
+        auto it = ids.find(g[0]);
+        if (it == ids.end()) continue;
+        if (kv_str(it->second, "ok") != "1") {
+            out[g[0]] = it->second;  // could not make a unique id: its bootstrap interface
+            continue;
+        }
+        unsigned nranks = 0;
+        for (unsigned node : g) nranks += static_cast<unsigned>(nodes[node].gpus.size());
+        unsigned first = 0;
+        for (unsigned node : g) {
+            const auto devices = static_cast<unsigned>(nodes[node].gpus.size());
+            cmds[node] = Kv{{"phase", "run"},
+                            {"lib", nodes[node].nccl_lib},
+                            {"id", kv_str(it->second, "id")},
+                            {"nranks", std::to_string(nranks)},
+                            {"first_rank", std::to_string(first)},
+                            {"devices", std::to_string(devices)},
+                            {"bytes", std::to_string(static_cast<std::uint64_t>(bytes))},
+                            {"iterations", opt.check == "full" ? "20" : "5"},
+                            {"deadline_ms", std::to_string(deadline_ms)}};
+            first += devices;
+        }
+    }
+    if (!cmds.empty()) exchange("nccl-job", cmds, kNccl, kNcclResult, after_ms(deadline_ms + 4000), out);
+    return out;
+}
+
+// The all-reduce the job will run: every node that passed its nccl stage,
+// all their GPUs in one communicator, with each node's own libnccl. When it
+// fails or is slow, two-node communicators along the ring (pair_rounds) name
+// the node that fails or is slow with both its neighbours.
+void Coordination::stage_nccl_job() {
+    if (nodes.size() < 2) return;
+    const auto t0 = Clock::now();
+    StageResult sr{"nccl-job", "skipped", "", 0};
+    std::vector<unsigned> who;
+    unsigned with_gpus = 0;
+    for (unsigned i = 0; i < nodes.size(); ++i) {
+        if (!nodes[i].gpus.empty()) ++with_gpus;
+        if (healthy(i) && !nodes[i].gpus.empty() && !nodes[i].nccl_lib.empty()) who.push_back(i);
+    }
+    if (who.size() < 2) {
+        sr.detail = with_gpus == 0 ? "no GPUs" : "fewer than two nodes passed the nccl stage";
+        rep.stages.push_back(sr);
+        return;
+    }
+    const auto t = thresholds();
+    // Half of what is left for the job's communicator, the rest for localising.
+    const long deadline_ms = std::max<long>(2000, ms_left(overall) / 2 - 4000);
+    auto answers = nccl_runs({who}, t.nccl_bytes, deadline_ms);
+    if (aborted) return;
+    unsigned nranks = 0, min_gpus = ~0u;
+    for (unsigned node : who) {
+        nranks += static_cast<unsigned>(nodes[node].gpus.size());
+        min_gpus = std::min(min_gpus, static_cast<unsigned>(nodes[node].gpus.size()));
+    }
+    gpu::NcclResult r;
+    r.scope = "job";
+    r.nranks = nranks;
+    r.bytes = t.nccl_bytes;
+    std::string errors;
+    for (unsigned node : who) {
+        auto it = answers.find(node);
+        if (it == answers.end()) continue;  // exchange() has named it unreachable
+        if (kv_str(it->second, "ok") != "1") {
+            errors += (errors.empty() ? "" : "; ") + nodes[node].card.node + ": " + kv_str(it->second, "error");
+            continue;
+        }
+        r.seconds = std::max(r.seconds, kv_f64(it->second, "seconds"));
+        if (kv_str(it->second, "data_ok") != "1") r.data_ok = false;
+    }
+    if (answers.size() < who.size() && errors.empty()) errors = "not every node answered";
+    r.error = errors;
+    const auto m = gpu::gpu_model(nodes[who[0]].gpus[0].name);
+    r.model = m.key;
+    std::vector<double> rates;
+    for (const auto& p : nodes[who[0]].ports)
+        if (p.usable) rates.push_back(p.rate_gbps);
+    r.expected_busbw = gpu::expected_busbw(m, min_gpus, static_cast<unsigned>(who.size()), rates, t);
+    auto v = gpu::judge_nccl({r}, t);
+    sr.status = v.status;
+    sr.detail = std::to_string(who.size()) + " nodes, " + v.detail;
+    for (const auto& f : v.findings) rep.findings.push_back(f.what + ": " + f.problem);
+
+    // Localise with two-node communicators, when there are more than two nodes and time.
+    if (v.status == "failed" && who.size() > 2) {
+        const auto rounds = pair_rounds(static_cast<unsigned>(who.size()));
+        const long pair_ms = std::max<long>(1500, (ms_left(overall) - 2000) / static_cast<long>(rounds.size()) - 4000);
+        std::vector<Measurement> ring;
+        bool complete = true;
+        for (const auto& round : rounds) {
+            if (aborted || ms_left(overall) < pair_ms + 4000) {
+                complete = false;
+                break;
+            }
+            std::vector<std::vector<unsigned>> groups;
+            for (const auto& f : round) groups.push_back({who[f.from], who[f.to]});
+            auto got = nccl_runs(groups, t.nccl_bytes, pair_ms);
+            for (const auto& f : round) {
+                Measurement ms{f.from, f.to, 0, true, ""};
+                for (unsigned end : {who[f.from], who[f.to]}) {
+                    auto it = got.find(end);
+                    if (it == got.end()) ms.ok = false, ms.error = nodes[end].card.node + " did not answer";
+                    else if (kv_str(it->second, "ok") != "1") ms.ok = false, ms.error = kv_str(it->second, "error");
+                    else ms.bps = std::max(ms.bps, kv_f64(it->second, "seconds"));
+                }
+                // bps holds the slowest side's seconds so far: as a rate, bytes per second of the pair.
+                const unsigned pr = static_cast<unsigned>(nodes[who[f.from]].gpus.size() + nodes[who[f.to]].gpus.size());
+                if (ms.ok) ms.bps = ms.bps > 0 ? gpu::allreduce_busbw_gbps(gpu::algbw_gbps(t.nccl_bytes, ms.bps), pr) * 1e9 : 0;
+                LinkResult l;
+                l.from = who[f.from];
+                l.to = who[f.to];
+                l.stage = "nccl-pair";
+                l.ok = ms.ok;
+                if (ms.ok) l.bps = ms.bps;
+                l.error = ms.error;
+                rep.links.push_back(l);
+                ring.push_back(ms);
+            }
+        }
+        if (complete) {
+            // A failed all-reduce is localised by the pairs that fail, whatever
+            // the speed of the others; a slow one by the pairs that are slow:
+            // against the expected figure when there is one, else against the
+            // other pairs with the TCP stage's looser ratio (short runs are noisy).
+            std::vector<Measurement> judged = ring;
+            if (!r.error.empty())
+                for (auto& m : judged) m.bps = m.ok ? 1 : 0;
+            const bool figure = r.error.empty() && r.expected_busbw;
+            const double ratio = figure ? t.busbw_ratio : opt.slow_ratio;
+            const auto a = analyse_rounds(static_cast<unsigned>(who.size()), judged, ratio,
+                                          figure ? std::optional<double>(*r.expected_busbw * 1e9) : std::nullopt);
+            const auto decided = decide_nodes(static_cast<unsigned>(who.size()), judged, a, {}, ratio);
+            unsigned named = 0;
+            for (unsigned k = 0; k < decided.size(); ++k) {
+                if (!decided[k].slow) continue;
+                auto& ns = nodes[who[k]];
+                ns.status = NodeStatus::faulty;
+                std::string pairs;
+                for (std::size_t j = 0; j < ring.size(); ++j)
+                    if (ring[j].from == k || ring[j].to == k) {
+                        const unsigned other = who[ring[j].from == k ? ring[j].to : ring[j].from];
+                        pairs += (pairs.empty() ? "" : "; ") + std::string("with ") + nodes[other].card.node + ": " +
+                                 (ring[j].ok ? "busbw " + gpu::fmt_gbps(ring[j].bps / 1e9) : ring[j].error);
+                    }
+                ns.reasons.push_back("nccl-job: its two-node all-reduces with both ring neighbours fail or are slow (" + pairs + ")");
+                ++named;
+            }
+            for (std::size_t k = 0; k < ring.size(); ++k)
+                if (a.slow[k])
+                    rep.findings.push_back("nccl pair " + nodes[who[ring[k].from]].card.node + " + " + nodes[who[ring[k].to]].card.node +
+                                           (ring[k].ok ? ": busbw " + gpu::fmt_gbps(ring[k].bps / 1e9) : ": " + ring[k].error));
+            sr.detail += "; two-node pairs: " + (named ? std::to_string(named) + " node(s) named" : std::string("no single node to blame"));
+        } else {
+            sr.detail += "; no time left to localise with two-node pairs (raise --timeout)";
+        }
+    }
+    sr.seconds = sys::seconds_since(t0);
+    rep.stages.push_back(sr);
+}
+
+// RDMA writes between nodes on each rail (the k-th compute port of every
+// node) in ring-shift rounds: every node writes to its successor while its
+// predecessor writes to it, as NCCL's ring does. Queue-pair details travel
+// through the coordinator; short retry counts make a dead path fail in
+// about 0.3 s. A node slow or failing both ways on a rail is faulty.
+void Coordination::stage_rdma() {
+    if (nodes.size() < 2) return;
+    const auto t0 = Clock::now();
+    StageResult sr{"rdma", "skipped", "", 0};
+    std::vector<unsigned> who;
+    unsigned with_ports = 0;
+    std::size_t rails = ~std::size_t(0);
+    for (unsigned i = 0; i < nodes.size(); ++i) {
+        if (!nodes[i].ports.empty()) ++with_ports;
+        if (healthy(i) && nodes[i].verbs_ok && !nodes[i].ports.empty()) {
+            who.push_back(i);
+            rails = std::min(rails, nodes[i].ports.size());
+        }
+    }
+    if (who.size() < 2) {
+        sr.detail = with_ports == 0 ? "no RDMA devices" : "fewer than two nodes passed the verbs stage";
+        rep.stages.push_back(sr);
+        return;
+    }
+    const auto t = thresholds();
+    const unsigned n = static_cast<unsigned>(who.size());
+    const long dur = opt.round_ms > 0 ? opt.round_ms : (opt.check == "full" ? 1000 : 300);
+    const auto shifts = ring_shifts(n, opt.check == "full");
+    sr.status = "ok";
+    unsigned slow_nodes = 0, links = 0;
+    std::size_t rail = 0;
+    std::vector<double> rates;
+    for (; rail < rails && !aborted; ++rail) {
+        std::vector<Measurement> ring;
+        for (unsigned shift : shifts) {
+            if (ms_left(overall) < dur + 3000) break;
+            const Round round = ring_round(n, shift);
+            std::map<unsigned, Kv> cmds, prep, conn, go, done;
+            for (unsigned node : who)
+                cmds[node] = Kv{{"phase", "prep"}, {"rail", std::to_string(rail)}, {"send", "1"}, {"recv", "1"},
+                                {"bytes", std::to_string(8 << 20)}};
+            if (!exchange("rdma", cmds, kRdma, kRdmaResult, after_ms(5000), prep)) break;
+            auto ok = [](const std::map<unsigned, Kv>& m, unsigned node) {
+                auto it = m.find(node);
+                return it != m.end() && kv_str(it->second, "ok") == "1";
+            };
+            auto why = [&](const std::map<unsigned, Kv>& m, unsigned node) {
+                auto it = m.find(node);
+                return nodes[node].card.node + ": " + (it == m.end() ? std::string("no answer") : kv_str(it->second, "error"));
+            };
+            cmds.clear();
+            for (const auto& f : round) {
+                const unsigned from = who[f.from], to = who[f.to];
+                if (!ok(prep, from) || !ok(prep, to)) continue;
+                auto& c = cmds[from];
+                c["phase"] = "connect";
+                for (const auto& [k, v] : prep[to])
+                    if (k.rfind("r.", 0) == 0) c["to." + k.substr(2)] = v;
+                auto& d = cmds[to];
+                d["phase"] = "connect";
+                for (const auto& [k, v] : prep[from])
+                    if (k.rfind("s.", 0) == 0) d["from." + k.substr(2)] = v;
+            }
+            if (!cmds.empty() && !exchange("rdma", cmds, kRdma, kRdmaResult, after_ms(5000), conn)) break;
+            cmds.clear();
+            for (const auto& [node, kv] : conn)
+                if (kv_str(kv, "ok") == "1") cmds[node] = Kv{{"phase", "go"}, {"ms", std::to_string(dur)}, {"msg_bytes", std::to_string(1 << 20)}};
+            if (!cmds.empty() && !exchange("rdma", cmds, kRdma, kRdmaResult, after_ms(dur + 4000), go)) break;
+            cmds.clear();
+            for (unsigned node : who) cmds[node] = Kv{{"phase", "done"}};
+            exchange("rdma", cmds, kRdma, kRdmaResult, after_ms(3000), done);
+            for (const auto& f : round) {
+                const unsigned from = who[f.from], to = who[f.to];
+                Measurement m{f.from, f.to, 0, true, ""};
+                if (!ok(prep, from)) m.ok = false, m.error = why(prep, from);
+                else if (!ok(prep, to)) m.ok = false, m.error = why(prep, to);
+                else if (!ok(conn, from)) m.ok = false, m.error = why(conn, from);
+                else if (!ok(conn, to)) m.ok = false, m.error = why(conn, to);
+                else if (!ok(go, from)) m.ok = false, m.error = why(go, from);
+                else m.bps = kv_f64(go[from], "bps");
+                if (m.ok) rates.push_back(m.bps);
+                LinkResult l;
+                l.from = from;
+                l.to = to;
+                l.stage = "rdma " + nodes[from].ports[rail].name;
+                l.ok = m.ok;
+                if (m.ok) l.bps = m.bps;
+                l.error = m.error;
+                rep.links.push_back(l);
+                ring.push_back(m);
+                ++links;
+            }
+        }
+        if (ring.empty()) break;
+        double port_rate = 0;
+        for (unsigned node : who) port_rate = std::max(port_rate, nodes[node].ports[rail].rate_gbps);
+        if (t.ib_rate_gbps) port_rate = *t.ib_rate_gbps;
+        const auto a = analyse_rounds(n, ring, t.rdma_ratio, port_rate * 1e9 / 8);
+        const auto decided = decide_nodes(n, ring, a, {}, t.rdma_ratio);
+        for (unsigned k = 0; k < n; ++k) {
+            if (!decided[k].slow) continue;
+            auto& ns = nodes[who[k]];
+            ns.status = NodeStatus::faulty;
+            ns.reasons.push_back("rdma rail " + std::to_string(rail) + " (" + ns.ports[rail].name + "): " + decided[k].reason);
+            ++slow_nodes;
+        }
+        for (std::size_t k = 0; k < ring.size(); ++k)
+            if (a.slow[k]) {
+                sr.status = "failed";
+                rep.findings.push_back("rdma " + nodes[who[ring[k].from]].card.node + " -> " + nodes[who[ring[k].to]].card.node +
+                                       " rail " + std::to_string(rail) +
+                                       (ring[k].ok ? ": " + fmt_gbps(ring[k].bps) + " of a " + gpu::fmt_gbps(port_rate / 8) + " port"
+                                                   : ": " + ring[k].error));
+            }
+    }
+    if (slow_nodes) sr.status = "failed";
+    sr.detail = std::to_string(links) + " link(s) on " + std::to_string(rail) + " of " + std::to_string(rails) + " rail(s)";
+    if (!rates.empty()) sr.detail += ", median " + fmt_gbps(median(rates));
+    if (slow_nodes) sr.detail += ", " + std::to_string(slow_nodes) + " faulty node(s)";
+    if (rail < rails) sr.detail += "; time ran out (raise --timeout)";
+    sr.seconds = sys::seconds_since(t0);
+    rep.stages.push_back(sr);
+}
+
+}  // namespace gangway::cli::pf

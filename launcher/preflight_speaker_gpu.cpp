@@ -1,0 +1,194 @@
+// The speaker's GPU and RDMA work. kLocal runs this node's cuda, nccl and
+// verbs stages and answers with their verdicts plus what the cross-node stages
+// need (per-GPU copy figures, the NCCL library, the compute ports). kNccl and
+// kRdma are this node's share of the cross-node NCCL all-reduce and RDMA write
+// rounds that the coordinator orchestrates.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "../lib/error.hpp"
+#include "../lib/preflight/sha256.hpp"
+#include "preflight_internal.hpp"
+
+extern char** environ;
+
+namespace gangway::cli::pf {
+using namespace preflight;
+
+namespace {
+
+EnvMap process_env() {
+    EnvMap env;
+    for (char** e = environ; *e; ++e)
+        if (const char* eq = std::strchr(*e, '=')) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
+    return env;
+}
+
+std::string num(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return b;
+}
+
+Kv failure(const std::string& why) { return {{"ok", "0"}, {"error", why}}; }
+
+}  // namespace
+
+// Keys: s.I.{name,status,detail,seconds,findings}, s.I.f.J the findings'
+// text; gpus and g.J.{index,name,bus,h2d,d2h,error}; nccl_lib; ports and
+// p.K.{name,rate,usable}.
+Kv GpuSpeaker::local_stages(const Kv& cmd) {
+    sys::LocalStagesOptions o;
+    o.full = kv_str(cmd, "full") == "1";
+    o.timeout_s = std::max(1.0, static_cast<double>(kv_u64(cmd, "timeout_ms")) / 1000.0);
+    o.nccl_lib = kv_str(cmd, "nccl_lib");
+    o.env = env_ = process_env();
+    std::vector<sys::StageOutcome> outs;
+    try {
+        outs = sys::run_local_stages(o);
+    } catch (const Error& e) {  // bad GANGWAY_* thresholds on this node
+        for (const char* st : {"cuda", "nccl", "verbs"}) {
+            sys::StageOutcome o;
+            o.result = {st, "failed", e.what(), 0};
+            outs.push_back(std::move(o));
+        }
+    }
+    Kv out{{"n", std::to_string(outs.size())}};
+    ports_.clear();
+    for (std::size_t i = 0; i < outs.size() && i < 16; ++i) {
+        const auto p = "s." + std::to_string(i) + ".";
+        const auto& o = outs[i];
+        const auto& r = o.result;
+        out[p + "name"] = r.name;
+        out[p + "status"] = r.status;
+        out[p + "detail"] = r.detail;
+        out[p + "seconds"] = std::to_string(r.seconds);
+        const std::size_t nf = std::min<std::size_t>(o.findings.size(), 64);
+        out[p + "findings"] = std::to_string(nf);
+        for (std::size_t j = 0; j < nf; ++j) out[p + "f." + std::to_string(j)] = o.findings[j].what + ": " + o.findings[j].problem;
+        if (r.name == "cuda") {
+            const std::size_t ng = std::min<std::size_t>(o.gpus.size(), 64);
+            out["gpus"] = std::to_string(ng);
+            for (std::size_t j = 0; j < ng; ++j) {
+                const auto g = "g." + std::to_string(j) + ".";
+                const auto& gr = o.gpus[j];
+                out[g + "index"] = std::to_string(gr.index);
+                out[g + "name"] = gr.name;
+                out[g + "bus"] = gr.bus_id;
+                out[g + "error"] = gr.error;
+                if (gr.h2d_gbps) out[g + "h2d"] = num(*gr.h2d_gbps);
+                if (gr.d2h_gbps) out[g + "d2h"] = num(*gr.d2h_gbps);
+            }
+        } else if (r.name == "nccl" && r.status == "ok") {
+            out["nccl_lib"] = o.nccl_lib;
+        } else if (r.name == "verbs") {
+            // Rails in a stable order, so that rail k means the same HCA slot on every node.
+            ports_ = o.ports;
+            std::sort(ports_.begin(), ports_.end(),
+                      [](const verbs::Port& a, const verbs::Port& b) { return std::tie(a.hca, a.port) < std::tie(b.hca, b.port); });
+            out["ports"] = std::to_string(ports_.size());
+            for (std::size_t k = 0; k < ports_.size(); ++k) {
+                const auto q = "p." + std::to_string(k) + ".";
+                out[q + "name"] = ports_[k].hca + "/" + std::to_string(ports_[k].port);
+                out[q + "rate"] = num(ports_[k].rate_gbps);
+                out[q + "usable"] = ports_[k].state == 4 && ports_[k].phys_state == 5 ? "1" : "0";
+            }
+        }
+    }
+    return out;
+}
+
+// phase id: {lib} -> {ok, id (hex)}; phase run: {lib, id, nranks, first_rank,
+// devices, bytes, iterations, deadline_ms} -> {ok, error, seconds, data_ok}.
+Kv GpuSpeaker::nccl(const Kv& cmd) {
+    const auto& phase = kv_str(cmd, "phase");
+    if (phase == "id") {
+        std::string err;
+        auto id = sys::nccl_unique_id(kv_str(cmd, "lib"), err);
+        if (!id) return failure(err);
+        return {{"ok", "1"}, {"id", to_hex(*id)}};
+    }
+    if (phase != "run") return failure("unknown nccl phase '" + phase + "'");
+    sys::NcclJob job;
+    job.lib_path = kv_str(cmd, "lib");
+    job.unique_id = from_hex(kv_str(cmd, "id"));
+    job.nranks = static_cast<unsigned>(kv_u64(cmd, "nranks"));
+    job.first_rank = static_cast<unsigned>(kv_u64(cmd, "first_rank"));
+    job.devices = static_cast<unsigned>(kv_u64(cmd, "devices"));
+    job.bytes = static_cast<double>(kv_u64(cmd, "bytes"));
+    job.iterations = static_cast<int>(std::clamp<std::uint64_t>(kv_u64(cmd, "iterations"), 1, 100));
+    job.deadline_s = static_cast<double>(kv_u64(cmd, "deadline_ms")) / 1000.0;
+    job.scope = "job";
+    // nccl_allreduce aborts a hung communicator itself; the thread is the
+    // backstop for a call that never returns (a wedged driver), left behind.
+    auto task = std::make_shared<std::packaged_task<gpu::NcclResult()>>([job] { return sys::nccl_allreduce(job); });
+    auto fut = task->get_future();
+    std::thread([task] { (*task)(); }).detach();
+    if (fut.wait_for(std::chrono::duration<double>(job.deadline_s + 2)) != std::future_status::ready)
+        return failure("NCCL call did not return within " + num(job.deadline_s + 2) + " s (a GPU or driver is hung)");
+    const auto r = fut.get();
+    if (!r.error.empty()) return failure(r.error);
+    return {{"ok", "1"}, {"seconds", num(r.seconds)}, {"data_ok", r.data_ok ? "1" : "0"}};
+}
+
+// One RDMA write round on rail k: prep {rail, send, recv, bytes} makes the
+// endpoints and answers their queue pairs (s.*, r.*); connect {to.*: the
+// peer's receiving QP for our sender, from.*: the peer's sending QP for our
+// receiver} brings both to RTS; go {ms, msg_bytes} writes and answers bps;
+// done drops the endpoints (the peer has finished writing into ours by then).
+Kv GpuSpeaker::rdma(const Kv& cmd) {
+    const auto& phase = kv_str(cmd, "phase");
+    try {
+        if (phase == "prep") {
+            send_.reset();
+            recv_.reset();
+            const auto k = kv_u64(cmd, "rail");
+            if (k >= ports_.size()) return failure("no rail " + std::to_string(k) + " here (" + std::to_string(ports_.size()) + " compute port(s))");
+            const auto& port = ports_[k];
+            std::string why;
+            const auto t = gpu::thresholds_from_env(env_);
+            const auto gid = verbs::choose_gid(port, t.gid_index, why);
+            if (!gid) return failure(port.hca + "/" + std::to_string(port.port) + ": " + why);
+            const auto bytes = static_cast<std::size_t>(std::clamp<std::uint64_t>(kv_u64(cmd, "bytes"), 4096, 64 << 20));
+            Kv out{{"ok", "1"}};
+            if (kv_str(cmd, "send") == "1") {
+                send_ = std::make_unique<sys::RdmaEndpoint>(port, *gid, bytes);
+                verbs::qp_info_to_kv(send_->local(), "s.", out);
+            }
+            if (kv_str(cmd, "recv") == "1") {
+                recv_ = std::make_unique<sys::RdmaEndpoint>(port, *gid, bytes);
+                verbs::qp_info_to_kv(recv_->local(), "r.", out);
+            }
+            return out;
+        }
+        if (phase == "connect") {
+            // A peer whose prep failed sends no queue pair: that side stays idle.
+            if (send_ && cmd.count("to.qpn")) send_->connect(verbs::qp_info_from_kv(cmd, "to."));
+            else send_.reset();
+            if (recv_ && cmd.count("from.qpn")) recv_->connect(verbs::qp_info_from_kv(cmd, "from."));
+            else recv_.reset();
+            return {{"ok", "1"}};
+        }
+        if (phase == "go") {
+            if (!send_) return {{"ok", "1"}};
+            const double bps = send_->write_for(static_cast<long>(kv_u64(cmd, "ms")),
+                                                static_cast<std::size_t>(kv_u64(cmd, "msg_bytes")));
+            return {{"ok", "1"}, {"bps", num(bps)}};
+        }
+        if (phase == "done") {
+            send_.reset();
+            recv_.reset();
+            return {{"ok", "1"}};
+        }
+        return failure("unknown rdma phase '" + phase + "'");
+    } catch (const Error& e) {
+        return failure(e.what());
+    } catch (const std::exception& e) {
+        return failure(std::string("RDMA: ") + e.what());
+    }
+}
+
+}  // namespace gangway::cli::pf

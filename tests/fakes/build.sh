@@ -1,0 +1,47 @@
+#!/bin/sh
+# Builds the GPU test doubles: OUTDIR/libcuda.so.1 (fake_cuda.c) and
+# OUTDIR/libnccl.so.2 (fake_nccl.c), so the real gangway binary runs its cuda
+# and nccl stages on machines without GPUs:
+#   LD_LIBRARY_PATH=OUTDIR GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=OUTDIR/libnccl.so.2 gangway gpu-check --local
+# With --selftest, also builds and runs selftest.c against the fake NCCL.
+# Quiet on success; on failure prints the compiler's (or selftest's) output and exits 1.
+#
+# usage: tests/fakes/build.sh OUTDIR [--selftest]   (CC picks the compiler)
+set -eu
+
+out= selftest=
+for a in "$@"; do
+    case $a in
+        --selftest) selftest=1 ;;
+        -*) echo "usage: $0 OUTDIR [--selftest]" >&2; exit 2 ;;
+        *) out=$a ;;
+    esac
+done
+[ -n "$out" ] || { echo "usage: $0 OUTDIR [--selftest]" >&2; exit 2; }
+src=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cc=${CC:-cc}
+
+# run CMD...: runs it silently; on failure shows its output and stops.
+run() {
+    if ! log=$("$@" 2>&1); then
+        printf '%s\n' "$log" >&2
+        exit 1
+    fi
+}
+
+# Built under a temporary name, then renamed: a test already running never
+# loads a half-written library.
+lib() {
+    run $cc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -pthread -Wl,-soname,"$2" -o "$out/.$2.$$" "$src/$1"
+    mv -f "$out/.$2.$$" "$out/$2"
+}
+lib fake_cuda.c libcuda.so.1
+lib fake_nccl.c libnccl.so.2
+
+if [ -n "$selftest" ]; then
+    run $cc -std=c11 -O2 -Wall -Wextra -Werror -pthread -o "$out/fake_selftest" "$src/selftest.c" \
+        "$out/libnccl.so.2" -Wl,-rpath,"$out"
+    "$out/fake_selftest"
+fi

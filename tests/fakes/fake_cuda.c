@@ -1,0 +1,281 @@
+/* TEST DOUBLE -- not NVIDIA's driver. A fake libcuda.so.1 that lets the real
+ * gangway binary run its GPU stages (lib/sys/cuda_stage.cpp, nccl_stage.cpp)
+ * end to end on CI machines and the namespace test cluster, which have no GPU.
+ *
+ * It exports exactly the driver API calls gangway dlsym()s (see
+ * lib/sys/cuda_api.hpp), under their versioned names (cuMemAlloc_v2, ...).
+ * "Device memory" is host memory, so fake_nccl.c can all-reduce it directly;
+ * streams are synchronous; events are CLOCK_MONOTONIC stamps, so the copy
+ * bandwidth gangway measures is the host's memcpy bandwidth.
+ *
+ * Environment:
+ *   GANGWAY_FAKE_GPUS=N          GPUs on this node (default 0: cuInit says
+ *                                CUDA_ERROR_NO_DEVICE, as a node without GPUs)
+ *   GANGWAY_FAKE_GPU_NAME=S      device name (default "Gangway Fake GPU", which
+ *                                matches no model: no PCIe figure is applied)
+ *   GANGWAY_FAKE_COPY_GBPS=R     copies run at R GB/s (simulated; unset: memcpy speed)
+ *   GANGWAY_FAKE_SLOW_HOSTS=a,b  on these nodes host<->device copies take ~4x as long
+ *   GANGWAY_FAKE_SLOW_GPU=K      only ordinal K is slow; alone (no SLOW_HOSTS)
+ *                                it is slow on every node
+ * PCI bus ids are 0000:<0x10 + ordinal>:00.0. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fake_host.h"
+
+/* Our own ABI declarations: no CUDA headers on the machines this runs on. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct fake_ctx *CUcontext;
+typedef struct fake_stream *CUstream;
+typedef struct fake_event *CUevent;
+
+enum {
+    OK = 0,
+    ERR_INVALID_VALUE = 1,
+    ERR_OUT_OF_MEMORY = 2,
+    ERR_NOT_INITIALIZED = 3,
+    ERR_NO_DEVICE = 100,
+    ERR_INVALID_DEVICE = 101,
+    ERR_INVALID_CONTEXT = 201,
+    ERR_INVALID_HANDLE = 400,
+};
+
+#define MAX_GPUS 64
+
+struct fake_ctx { int ordinal; };
+struct fake_stream { int unused; };
+struct fake_event { struct timespec at; int recorded; };
+
+static struct fake_ctx contexts[MAX_GPUS];  /* one primary context per GPU, never freed */
+static int gpu_count;                        /* from GANGWAY_FAKE_GPUS at the first cuInit */
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+/* The CUDA model: the calling thread's current context says which GPU a call
+ * is on. That is how a copy learns whether it runs on the slow GPU. */
+static _Thread_local struct fake_ctx *current;
+
+static void read_env(void) {
+    const char *s = getenv("GANGWAY_FAKE_GPUS");
+    long n = s ? strtol(s, NULL, 10) : 0;
+    gpu_count = n < 0 ? 0 : n > MAX_GPUS ? MAX_GPUS : (int)n;
+    for (int i = 0; i < MAX_GPUS; ++i) contexts[i].ordinal = i;
+}
+
+static int initialized(void) { return gpu_count > 0; }
+static int valid(CUdevice d) { return initialized() && d >= 0 && d < gpu_count; }
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* SLOW_HOSTS narrows the nodes, SLOW_GPU the ordinals; neither set: all fast. */
+static int slow_gpu(int ordinal) {
+    const char *hosts = getenv("GANGWAY_FAKE_SLOW_HOSTS"), *gpu = getenv("GANGWAY_FAKE_SLOW_GPU");
+    const int host_set = hosts && *hosts, gpu_set = gpu && *gpu;
+    if (!host_set && !gpu_set) return 0;
+    if (host_set && !fake_this_host_listed("GANGWAY_FAKE_SLOW_HOSTS")) return 0;
+    return !gpu_set || atoi(gpu) == ordinal;
+}
+
+/* A host<->device copy at a simulated link rate: GANGWAY_FAKE_COPY_GBPS
+ * (GB/s, default 1), a quarter of it on a slow GPU. The copy sleeps out what
+ * the memcpy left of bytes/rate, so that what gangway measures is the rate and
+ * not the host's memcpy speed, which swings when the processes of a
+ * multi-node test share a few cores. Without the variable, a slow GPU sleeps
+ * 3x the memcpy's time after it (~1/4 of its peers) and a fast one runs free. */
+static void sleep_s(double s) {
+    if (s <= 0) return;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static CUresult copy(void *dst, const void *src, size_t bytes) {
+    if (!current) return ERR_INVALID_CONTEXT;
+    const double t0 = now_s();
+    memcpy(dst, src, bytes);
+    const int slow = slow_gpu(current->ordinal);
+    const char *rate = getenv("GANGWAY_FAKE_COPY_GBPS");
+    if (rate && atof(rate) > 0) {
+        const double gbps = atof(rate) / (slow ? 4 : 1);
+        sleep_s((double)bytes / (gbps * 1e9) - (now_s() - t0));
+    } else if (slow) {
+        sleep_s(3 * (now_s() - t0));
+    }
+    return OK;
+}
+
+CUresult cuInit(unsigned flags) {
+    (void)flags;
+    pthread_once(&init_once, read_env);
+    return gpu_count > 0 ? OK : ERR_NO_DEVICE;
+}
+
+CUresult cuDriverGetVersion(int *version) {
+    if (!version) return ERR_INVALID_VALUE;
+    *version = 12040; /* CUDA 12.4 */
+    return OK;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+    if (!count) return ERR_INVALID_VALUE;
+    if (!initialized()) return ERR_NOT_INITIALIZED;
+    *count = gpu_count;
+    return OK;
+}
+
+CUresult cuDeviceGet(CUdevice *dev, int ordinal) {
+    if (!dev) return ERR_INVALID_VALUE;
+    if (!initialized()) return ERR_NOT_INITIALIZED;
+    if (!valid(ordinal)) return ERR_INVALID_DEVICE;
+    *dev = ordinal;
+    return OK;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
+    if (!name || len <= 0) return ERR_INVALID_VALUE;
+    if (!valid(dev)) return ERR_INVALID_DEVICE;
+    const char *s = getenv("GANGWAY_FAKE_GPU_NAME");
+    snprintf(name, (size_t)len, "%s", s && *s ? s : "Gangway Fake GPU");
+    return OK;
+}
+
+CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev) {
+    if (!bus || len <= 0) return ERR_INVALID_VALUE;
+    if (!valid(dev)) return ERR_INVALID_DEVICE;
+    snprintf(bus, (size_t)len, "0000:%02x:00.0", 0x10 + dev);
+    return OK;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev) {
+    if (!ctx) return ERR_INVALID_VALUE;
+    if (!valid(dev)) return ERR_INVALID_DEVICE;
+    *ctx = &contexts[dev];
+    return OK;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) { return valid(dev) ? OK : ERR_INVALID_DEVICE; }
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+    if (ctx && (ctx < contexts || ctx >= contexts + MAX_GPUS)) return ERR_INVALID_CONTEXT;
+    current = ctx;
+    return OK;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
+    if (!ptr || bytes == 0) return ERR_INVALID_VALUE;
+    if (!current) return ERR_INVALID_CONTEXT;
+    void *p = NULL;
+    if (posix_memalign(&p, 256, bytes) != 0) return ERR_OUT_OF_MEMORY; /* cudaMalloc's alignment */
+    *ptr = (CUdeviceptr)(uintptr_t)p;
+    return OK;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr ptr) {
+    free((void *)(uintptr_t)ptr);
+    return OK;
+}
+
+CUresult cuMemAllocHost_v2(void **ptr, size_t bytes) {
+    if (!ptr || bytes == 0) return ERR_INVALID_VALUE;
+    if (!current) return ERR_INVALID_CONTEXT;
+    return (*ptr = malloc(bytes)) ? OK : ERR_OUT_OF_MEMORY;
+}
+
+CUresult cuMemFreeHost(void *ptr) {
+    free(ptr);
+    return OK;
+}
+
+CUresult cuMemsetD32_v2(CUdeviceptr ptr, unsigned value, size_t words) {
+    if (!current) return ERR_INVALID_CONTEXT;
+    unsigned *p = (unsigned *)(uintptr_t)ptr;
+    for (size_t i = 0; i < words; ++i) p[i] = value;
+    return OK;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+    return copy(dst, (const void *)(uintptr_t)src, bytes);
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
+    (void)s;
+    return copy((void *)(uintptr_t)dst, src, bytes);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
+    (void)s;
+    return copy(dst, (const void *)(uintptr_t)src, bytes);
+}
+
+/* Streams: every operation is complete when its call returns. */
+CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+    (void)flags;
+    if (!s) return ERR_INVALID_VALUE;
+    if (!current) return ERR_INVALID_CONTEXT;
+    return (*s = calloc(1, sizeof **s)) ? OK : ERR_OUT_OF_MEMORY;
+}
+
+CUresult cuStreamDestroy_v2(CUstream s) {
+    free(s);
+    return OK;
+}
+CUresult cuStreamDestroy(CUstream s) { return cuStreamDestroy_v2(s); }
+CUresult cuStreamSynchronize(CUstream s) { return s ? OK : ERR_INVALID_HANDLE; }
+CUresult cuStreamQuery(CUstream s) { return s ? OK : ERR_INVALID_HANDLE; }
+
+CUresult cuEventCreate(CUevent *e, unsigned flags) {
+    (void)flags;
+    if (!e) return ERR_INVALID_VALUE;
+    if (!current) return ERR_INVALID_CONTEXT;
+    return (*e = calloc(1, sizeof **e)) ? OK : ERR_OUT_OF_MEMORY;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream s) {
+    (void)s;
+    if (!e) return ERR_INVALID_HANDLE;
+    clock_gettime(CLOCK_MONOTONIC, &e->at);
+    e->recorded = 1;
+    return OK;
+}
+
+CUresult cuEventSynchronize(CUevent e) { return e ? OK : ERR_INVALID_HANDLE; }
+
+CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
+    if (!ms) return ERR_INVALID_VALUE;
+    if (!start || !end || !start->recorded || !end->recorded) return ERR_INVALID_HANDLE;
+    *ms = (float)((double)(end->at.tv_sec - start->at.tv_sec) * 1e3 + (end->at.tv_nsec - start->at.tv_nsec) / 1e6);
+    return OK;
+}
+CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) { return cuEventElapsedTime_v2(ms, start, end); }
+
+CUresult cuEventDestroy_v2(CUevent e) {
+    free(e);
+    return OK;
+}
+CUresult cuEventDestroy(CUevent e) { return cuEventDestroy_v2(e); }
+
+CUresult cuGetErrorString(CUresult r, const char **text) {
+    if (!text) return ERR_INVALID_VALUE;
+    switch (r) {
+        case OK: *text = "no error"; break;
+        case ERR_INVALID_VALUE: *text = "invalid argument"; break;
+        case ERR_OUT_OF_MEMORY: *text = "out of memory"; break;
+        case ERR_NOT_INITIALIZED: *text = "initialization error"; break;
+        case ERR_NO_DEVICE: *text = "no CUDA-capable device is detected"; break;
+        case ERR_INVALID_DEVICE: *text = "invalid device ordinal"; break;
+        case ERR_INVALID_CONTEXT: *text = "invalid device context"; break;
+        case ERR_INVALID_HANDLE: *text = "invalid resource handle"; break;
+        default: *text = NULL; return ERR_INVALID_VALUE;
+    }
+    return OK;
+}

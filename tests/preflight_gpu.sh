@@ -1,0 +1,110 @@
+#!/bin/bash
+# The GPU stages of `gangway check` end to end without GPUs: the real gangway
+# binary loads test doubles of libcuda.so.1 and libnccl.so.2 (tests/fakes:
+# host memory as device memory, and an all-reduce that really travels over
+# TCP between the processes, so the unique id must reach every node). Four
+# "nodes" of one task each on loopback, with the SLURM variables of a step.
+# Checks: cuda, nccl and nccl-job pass and every rank of the cross-node
+# communicator joined with the same unique id; a node whose network path
+# hangs NCCL (its node-alone all-reduce fine) is named by the two-node pairs;
+# a node whose GPUs are all slow is named by the job-wide comparison; a node
+# whose NCCL fails at init is faulty and left out of the cross-node run; a
+# node whose network path makes NCCL slow is named by the pairs.
+set -u
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
+W=$(mktemp -d /tmp/gangway-preflight-gpu.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+fails=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+FAKES=$W/fakes
+"$top_srcdir/tests/fakes/build.sh" "$FAKES" --selftest || { echo "FAIL: the GPU test doubles do not build"; exit 1; }
+SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+port() { echo $((43000 + (RANDOM % 2500) * 4)); }
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 4-node, 4-task step with 2 fake GPUs per node
+  local p=$1 r=$2; shift 2
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  env SLURM_JOB_ID=78 SLURM_STEP_ID=0 SLURM_STEP_NODELIST='g[1-4]' SLURM_STEP_NUM_NODES=4 SLURM_STEP_NUM_TASKS=4 \
+    SLURM_STEP_TASKS_PER_NODE='1(x4)' SLURM_PROCID=$r SLURM_NODEID=$r SLURM_LOCALID=0 SLURMD_NODENAME=g$((r + 1)) \
+    PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$p NODE_ADDR=127.0.0.1 NCCL_SOCKET_IFNAME==lo GANGWAY_SECRET=$SECRET \
+    GANGWAY_DRAIN_DIR= LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=$FAKES/libnccl.so.2 \
+    GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=16777216 GANGWAY_FAKE_COPY_GBPS=1 GANGWAY_FAKE_NCCL_LOG=$W/nccl.log "${envs[@]}" \
+    "$GW" "$@" >"$W/out.$r" 2>"$W/err.$r" &
+  pids[$r]=$!
+}
+step() {  # step NAME [ENV=VAL...]: runs the 4 tasks of `gangway check`, report in $W/NAME.json
+  local name=$1; shift
+  local P; P=$(port); pids=(); rcs=(); : >"$W/nccl.log"
+  for r in 0 1 2 3; do task "$P" $r "$@" -- check --timeout=30 --report="$W/$name.json"; done
+  for r in "${!pids[@]}"; do wait "${pids[$r]}"; rcs[$r]=$?; done
+}
+stage() { json "$W/$1.json" "[s['status'] + ': ' + s['detail'] for s in r['stages'] if s['name'] == '$2'][0]"; }
+status_of() { json "$W/$1.json" "[n['status'] for n in r['nodes'] if n['name'] == '$2'][0]"; }
+
+# 1. healthy: the three GPU stages pass; the cross-node communicator has 8
+#    ranks, every one joined once with the same unique id (one nonce).
+[ -n "${ONLY:-}" ] || step ok
+nonces=$(sed -n 's/.*nranks=8 nonce=\([0-9a-f]*\).*/\1/p' "$W/nccl.log" | sort -u | wc -l)
+ranks=$(sed -n 's/.*rank=\([0-9]*\) nranks=8 .*/\1/p' "$W/nccl.log" | sort -n | tr '\n' ' ')
+if [ "${rcs[*]}" = "0 0 0 0" ] && [ "$(stage ok cuda | cut -d: -f1)" = ok ] && [ "$(stage ok nccl | cut -d: -f1)" = ok ] \
+   && stage ok nccl-job | grep -q '^ok: 4 nodes, job (8 ranks): algbw' && [ "$nonces" = 1 ] && [ "$ranks" = "0 1 2 3 4 5 6 7 " ] \
+   && stage ok rdma | grep -q '^skipped: no RDMA devices'; then
+  pass "4 nodes x 2 fake GPUs: cuda, nccl ok; nccl-job 8 ranks, one unique id; rdma skipped (no RDMA devices)"
+else
+  fail "healthy: rcs ${rcs[*]}; nonces $nonces; ranks $ranks; $(stage ok nccl-job 2>&1); $(cat "$W/err.0")"
+fi
+
+# 2. g3's network path hangs NCCL: the job's communicator is aborted at its
+#    deadline, and the two-node pairs (g2+g3 and g3+g4 fail, g1+g2 and g4+g1
+#    pass) name g3 alone.
+t0=$SECONDS
+step nethang GANGWAY_FAKE_NCCL_NET_HANG_HOSTS=g3
+took=$((SECONDS - t0))
+if [ "${rcs[*]}" = "3 3 3 3" ] && [ "$(status_of nethang g3)" = faulty ] && [ "$(status_of nethang g1)" = ok ] \
+   && [ "$(status_of nethang g2)" = ok ] && [ "$(status_of nethang g4)" = ok ] \
+   && json "$W/nethang.json" "r['findings']" | grep -q 'nccl job: .*hung: communicator aborted' \
+   && stage nethang nccl-job | grep -q '1 node(s) named' \
+   && [ "$(stage nethang nccl | cut -d: -f1)" = ok ] && [ $took -le 40 ]; then
+  pass "NCCL hangs across nodes on g3 only: aborted, then the two-node pairs name g3 (exit 3, ${took} s)"
+else
+  fail "net hang: rcs ${rcs[*]}, g3 $(status_of nethang g3 2>&1), ${took} s; $(stage nethang nccl-job 2>&1); $(cat "$W/err.0")"
+fi
+
+# 3. every GPU of g2 copies at a quarter of the speed: g2 alone sees no
+#    outlier, the comparison across the job's 8 GPUs names it.
+step slow GANGWAY_FAKE_SLOW_HOSTS=g2
+if [ "${rcs[0]}" = 3 ] && [ "$(status_of slow g2)" = faulty ] && [ "$(status_of slow g1)" = ok ] \
+   && json "$W/slow.json" "r['findings']" | grep -q "g2: cuda: gpu 0 (0000:10:00.0): H2D .* outlier against the job's 8 GPUs"; then
+  pass "all GPUs of g2 slow: named by the job-wide comparison"
+else
+  fail "slow GPUs: rcs ${rcs[*]}, g2 $(status_of slow g2 2>&1); $(json "$W/slow.json" "r['findings']" 2>&1)"
+fi
+
+# 4. g4's NCCL fails at init: its nccl stage fails (faulty), the other three
+#    run the cross-node all-reduce with 6 ranks and pass.
+step fail GANGWAY_FAKE_NCCL_FAIL_HOSTS=g4
+if [ "${rcs[0]}" = 3 ] && [ "$(status_of fail g4)" = faulty ] && stage fail nccl-job | grep -q '^ok: 3 nodes, job (6 ranks)'; then
+  pass "NCCL init fails on g4: g4 faulty, the other 3 nodes pass the cross-node all-reduce"
+else
+  fail "init failure: rcs ${rcs[*]}, g4 $(status_of fail g4 2>&1); $(stage fail nccl-job 2>&1)"
+fi
+
+# 5. g1's network path is slow (300 ms per all-reduce across nodes) against
+#    a site figure of 0.1 GB/s busbw: the job's all-reduce is slow, the pairs
+#    with g1 are slow, the others fast: g1 is named.
+step netslow GANGWAY_FAKE_NCCL_NET_SLOW_HOSTS=g1 GANGWAY_NCCL_BUSBW_GBPS=0.1
+if [ "${rcs[0]}" = 3 ] && [ "$(status_of netslow g1)" = faulty ] && [ "$(status_of netslow g2)" = ok ] \
+   && [ "$(status_of netslow g3)" = ok ] && [ "$(status_of netslow g4)" = ok ] \
+   && json "$W/netslow.json" "r['findings']" | grep -q 'nccl job: busbw .* expected >= 0.1 GB/s'; then
+  pass "NCCL slow across nodes on g1 against the site figure: the two-node pairs name g1"
+else
+  fail "net slow: rcs ${rcs[*]}, g1 $(status_of netslow g1 2>&1); $(json "$W/netslow.json" "[n['reasons'] for n in r['nodes']]" 2>&1); $(json "$W/netslow.json" "r['findings']" 2>&1)"
+fi
+
+[ $fails = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
+exit $((fails > 0))
