@@ -55,6 +55,7 @@ private:
     void stage_bandwidth();
     void stage_local();
     gpu::Thresholds thresholds() const;
+    std::vector<std::string> names_of(const std::vector<unsigned>& who) const;
     void take_gpu_facts(unsigned node, const Kv& kv);
     void stage_nccl_job();
     // Several NCCL communicators at once (groups of node indices): per node its answer.

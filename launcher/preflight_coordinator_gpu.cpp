@@ -4,6 +4,7 @@
 // when it fails or is slow), and RDMA writes per rail in ring rounds.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "../lib/error.hpp"
@@ -17,6 +18,22 @@ namespace gangway::cli::pf {
 using namespace preflight;
 using sys::after_ms;
 using sys::ms_left;
+
+namespace {
+
+// "to node09: 3.95 Gb/s; from node11: <error>": position k's links in `ring`
+// (positions are indices into `names`).
+std::string describe_links(unsigned k, const std::vector<Measurement>& ring, const std::vector<std::string>& names,
+                           const std::function<std::string(double)>& rate) {
+    std::string out;
+    for (const auto& m : ring)
+        if (m.from == k || m.to == k)
+            out += (out.empty() ? "" : "; ") + std::string(m.from == k ? "to " : "from ") + names[m.from == k ? m.to : m.from] +
+                   ": " + (m.ok ? rate(m.bps) : m.error);
+    return out;
+}
+
+}  // namespace
 
 // cuda, nccl (this node's GPUs) and verbs on every healthy node at once; a
 // node whose stage failed is faulty. A stage skipped everywhere keeps the
@@ -116,6 +133,12 @@ gpu::Thresholds Coordination::thresholds() const {
     } catch (const Error&) {
         return {};
     }
+}
+
+std::vector<std::string> Coordination::names_of(const std::vector<unsigned>& who) const {
+    std::vector<std::string> out;
+    for (unsigned i : who) out.push_back(nodes[i].card.node);
+    return out;
 }
 
 // What the cross-node stages need from a node's kLocalResult.
@@ -295,20 +318,18 @@ void Coordination::stage_nccl_job() {
                                           figure ? std::optional<double>(*r.expected_busbw * 1e9) : std::nullopt);
             const auto decided = decide_nodes(static_cast<unsigned>(who.size()), judged, a, {}, ratio);
             unsigned named = 0;
-            for (unsigned k = 0; k < decided.size(); ++k) {
+            // With no good pair at all, the network or the figure is at fault, not one node: nobody is named.
+            for (unsigned k = 0; k < decided.size() && !a.good.empty(); ++k) {
                 if (!decided[k].slow) continue;
                 auto& ns = nodes[who[k]];
                 ns.status = NodeStatus::faulty;
-                std::string pairs;
-                for (std::size_t j = 0; j < ring.size(); ++j)
-                    if (ring[j].from == k || ring[j].to == k) {
-                        const unsigned other = who[ring[j].from == k ? ring[j].to : ring[j].from];
-                        pairs += (pairs.empty() ? "" : "; ") + std::string("with ") + nodes[other].card.node + ": " +
-                                 (ring[j].ok ? "busbw " + gpu::fmt_gbps(ring[j].bps / 1e9) : ring[j].error);
-                    }
-                ns.reasons.push_back("nccl-job: its two-node all-reduces with both ring neighbours fail or are slow (" + pairs + ")");
+                ns.reasons.push_back("nccl-job: its two-node all-reduces with both ring neighbours fail or are slow (" +
+                                     describe_links(k, ring, names_of(who), [](double bps) { return "busbw " + gpu::fmt_gbps(bps / 1e9); }) + ")");
                 ++named;
             }
+            if (a.good.empty())
+                rep.findings.push_back("nccl: every two-node pair fails or is slow: the network between the nodes (or the "
+                                       "expected figure, GANGWAY_NCCL_BUSBW_GBPS) rather than one node");
             for (std::size_t k = 0; k < ring.size(); ++k)
                 if (a.slow[k])
                     rep.findings.push_back("nccl pair " + nodes[who[ring[k].from]].card.node + " + " + nodes[who[ring[k].to]].card.node +
@@ -421,19 +442,26 @@ void Coordination::stage_rdma() {
         if (t.ib_rate_gbps) port_rate = *t.ib_rate_gbps;
         const auto a = analyse_rounds(n, ring, t.rdma_ratio, port_rate * 1e9 / 8);
         const auto decided = decide_nodes(n, ring, a, {}, t.rdma_ratio);
-        for (unsigned k = 0; k < n; ++k) {
+        for (unsigned k = 0; k < n && !a.good.empty(); ++k) {  // no good node: the fabric, not one node
             if (!decided[k].slow) continue;
             auto& ns = nodes[who[k]];
             ns.status = NodeStatus::faulty;
-            ns.reasons.push_back("rdma rail " + std::to_string(rail) + " (" + ns.ports[rail].name + "): " + decided[k].reason);
+            ns.reasons.push_back("rdma rail " + std::to_string(rail) + " (" + ns.ports[rail].name + "): its writes to and from " +
+                                 "its ring neighbours fail or are slow (" +
+                                 describe_links(k, ring, names_of(who), [](double bps) { return fmt_gbps(bps); }) + ")");
             ++slow_nodes;
         }
+        if (a.good.empty())
+            rep.findings.push_back("rdma rail " + std::to_string(rail) + ": every link fails or is below " +
+                                   fmt_gbps(t.rdma_ratio * port_rate * 1e9 / 8) +
+                                   ": the fabric, a site-wide setting (GID, MTU, permissions) or the expected rate "
+                                   "(GANGWAY_IB_RATE_GBPS) rather than one node");
         for (std::size_t k = 0; k < ring.size(); ++k)
             if (a.slow[k]) {
                 sr.status = "failed";
                 rep.findings.push_back("rdma " + nodes[who[ring[k].from]].card.node + " -> " + nodes[who[ring[k].to]].card.node +
                                        " rail " + std::to_string(rail) +
-                                       (ring[k].ok ? ": " + fmt_gbps(ring[k].bps) + " of a " + gpu::fmt_gbps(port_rate / 8) + " port"
+                                       (ring[k].ok ? ": " + fmt_gbps(ring[k].bps) + " on a " + fmt_gbps(port_rate * 1e9 / 8) + " port"
                                                    : ": " + ring[k].error));
             }
     }

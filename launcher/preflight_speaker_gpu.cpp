@@ -46,6 +46,9 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
     o.timeout_s = std::max(1.0, static_cast<double>(kv_u64(cmd, "timeout_ms")) / 1000.0);
     o.nccl_lib = kv_str(cmd, "nccl_lib");
     o.env = env_ = process_env();
+    // Another sysfs tree for the verbs stage (a copy from a real node, or the
+    // test fixtures); its HCAs are then all compute HCAs.
+    if (auto it = env_.find("GANGWAY_SYSFS_ROOT"); it != env_.end() && !it->second.empty()) o.root = it->second;
     std::vector<sys::StageOutcome> outs;
     try {
         outs = sys::run_local_stages(o);
