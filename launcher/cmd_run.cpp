@@ -20,6 +20,7 @@
 #include "../lib/hostlist.hpp"
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/report.hpp"
+#include "../lib/sys/node_card.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
 
@@ -49,7 +50,8 @@ const char* kRunHelp =
     "                             job with the bad nodes added to its excluded nodes  [GANGWAY_ON_FAIL]\n"
     "  --report=FILE.json         write the JSON report (node 0 writes it)            [GANGWAY_REPORT]\n"
     "  --heatmap=FILE.svg         write the node-to-node bandwidth heatmap            [GANGWAY_HEATMAP]\n"
-    "  --timeout=SEC              the whole check's deadline (default 15)       [GANGWAY_CHECK_TIMEOUT]\n"
+    "  --timeout=SEC              the whole check's deadline (default 15; 60 on a node with NVIDIA GPUs)\n"
+    "                                                                           [GANGWAY_CHECK_TIMEOUT]\n"
     "  --join-timeout=SEC         until every task has checked in (default 10)   [GANGWAY_JOIN_TIMEOUT]\n"
     "  --slow-ratio=F             a link below F x expected is slow (default 0.5)  [GANGWAY_SLOW_RATIO]\n"
     "  --expect-gbps=G            expected per-link Gb/s (default: measured)      [GANGWAY_EXPECT_GBPS]\n"
@@ -109,6 +111,7 @@ void set_opt(PreflightOptions& o, const std::string& name, const std::string& v)
 Args parse(int argc, char** argv, bool is_run) {
     Args a;
     a.opt.drain_dir = "/var/spool/gangway/drain";
+    a.opt.timeout_s = -1;  // not given: chosen below
     // Environment first, the command line wins.
     const std::pair<const char*, const char*> envs[] = {
         {"GANGWAY_CHECK", "check"},         {"GANGWAY_ON_FAIL", "on-fail"},       {"GANGWAY_REPORT", "report"},
@@ -147,6 +150,9 @@ Args parse(int argc, char** argv, bool is_run) {
     for (; i < argc; ++i) a.cmd.push_back(argv[i]);
     if (is_run && a.cmd.empty()) throw Error("no command to run: gangway run [options] -- CMD [ARGS...]");
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
+    // GPU nodes get longer by default: NCCL's communicator setup across
+    // nodes alone takes seconds, and the GPU stages follow the network ones.
+    if (a.opt.timeout_s < 0) a.opt.timeout_s = sys::count_gpus("/") > 0 ? 60 : 15;
     if (a.opt.join_timeout_s > a.opt.timeout_s) a.opt.join_timeout_s = a.opt.timeout_s;
     a.cmd.push_back(nullptr);
     return a;

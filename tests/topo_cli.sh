@@ -39,18 +39,7 @@ while IFS=$'\t' read -r fixture tasks gpus cpus expected; do
 done <"$fx/scenarios.tsv"
 echo "ok: $n scenario plans match their expected JSON"
 
-check() {  # check DESCRIPTION EXPECTED_RC REGEX -- CMD...
-  local what=$1 want_rc=$2 re=$3; shift 4
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ "$rc" != "$want_rc" ] || ! grep -qE -- "$re" <<<"$out"; then
-    echo "FAIL: $what: rc=$rc (want $want_rc), output:"; echo "$out"; fail=1
-  elif [ "$want_rc" != 0 ] && [ "$(wc -l <<<"$out")" != 1 ]; then
-    echo "FAIL: $what: want one line, got:"; echo "$out"; fail=1
-  else
-    echo "ok: $what"
-  fi
-}
+. "$(dirname "$0")/cli_check.sh"
 h100=$fx/dgx-h100.xml
 check "table has the columns" 0 '^task +GPU +NIC +netdev +NUMA +cores +PCIe distance$' -- "$bin" topo --topology "$h100" --tasks 8
 check "table shows compact cpu lists" 0 '0-7,16-23' -- "$bin" topo --topology "$h100" --tasks 2
