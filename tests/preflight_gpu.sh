@@ -3,7 +3,10 @@
 # binary loads test doubles of libcuda.so.1 and libnccl.so.2 (tests/fakes:
 # host memory as device memory, and an all-reduce that really travels over
 # TCP between the processes, so the unique id must reach every node). Four
-# "nodes" of one task each on loopback, with the SLURM variables of a step.
+# "nodes" of one task each on loopback, with the SLURM variables of a step,
+# and a test double of libibverbs.so.1 (RDMA writes over TCP) for one RoCE
+# port per node (the sysfs fixture's mlx5_2). The same over srun on the real
+# cluster, with the RDMA faults: tests/integration/preflight_gpu.sh.
 # Checks: cuda, nccl and nccl-job pass and every rank of the cross-node
 # communicator joined with the same unique id; a node whose network path
 # hangs NCCL (its node-alone all-reduce fine) is named by the two-node pairs;
@@ -33,7 +36,9 @@ task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 4-node, 4-task st
     SLURM_STEP_TASKS_PER_NODE='1(x4)' SLURM_PROCID=$r SLURM_NODEID=$r SLURM_LOCALID=0 SLURMD_NODENAME=g$((r + 1)) \
     PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$p NODE_ADDR=127.0.0.1 NCCL_SOCKET_IFNAME==lo GANGWAY_SECRET=$SECRET \
     GANGWAY_DRAIN_DIR= LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=$FAKES/libnccl.so.2 \
-    GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=16777216 GANGWAY_FAKE_COPY_GBPS=1 GANGWAY_FAKE_NCCL_LOG=$W/nccl.log "${envs[@]}" \
+    GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=16777216 GANGWAY_FAKE_COPY_GBPS=1 GANGWAY_FAKE_NCCL_LOG=$W/nccl.log \
+    GANGWAY_SYSFS_ROOT=$top_srcdir/tests/fixtures/sysfs/roce GANGWAY_FAKE_IB_DEVICES=mlx5_2 GANGWAY_FAKE_IB_GBPS=4 \
+    GANGWAY_IB_RATE_GBPS=3 GANGWAY_RDMA_RATIO=0.6 GANGWAY_NCCL_BUSBW_GBPS=0.02 "${envs[@]}" \
     "$GW" "$@" >"$W/out.$r" 2>"$W/err.$r" &
   pids[$r]=$!
 }
@@ -53,8 +58,8 @@ nonces=$(sed -n 's/.*nranks=8 nonce=\([0-9a-f]*\).*/\1/p' "$W/nccl.log" | sort -
 ranks=$(sed -n 's/.*rank=\([0-9]*\) nranks=8 .*/\1/p' "$W/nccl.log" | sort -n | tr '\n' ' ')
 if [ "${rcs[*]}" = "0 0 0 0" ] && [ "$(stage ok cuda | cut -d: -f1)" = ok ] && [ "$(stage ok nccl | cut -d: -f1)" = ok ] \
    && stage ok nccl-job | grep -q '^ok: 4 nodes, job (8 ranks): algbw' && [ "$nonces" = 1 ] && [ "$ranks" = "0 1 2 3 4 5 6 7 " ] \
-   && stage ok rdma | grep -q '^skipped: no RDMA devices'; then
-  pass "4 nodes x 2 fake GPUs: cuda, nccl ok; nccl-job 8 ranks, one unique id; rdma skipped (no RDMA devices)"
+   && stage ok rdma | grep -q '^ok: 4 link(s) on 1 of 1 rail(s)'; then
+  pass "4 nodes x 2 fake GPUs + a fake RoCE port: cuda, nccl, verbs ok; nccl-job 8 ranks, one unique id; rdma ok"
 else
   fail "healthy: rcs ${rcs[*]}; nonces $nonces; ranks $ranks; $(stage ok nccl-job 2>&1); $(cat "$W/err.0")"
 fi

@@ -3,7 +3,14 @@
 # OUTDIR/libnccl.so.2 (fake_nccl.c), so the real gangway binary runs its cuda
 # and nccl stages on machines without GPUs:
 #   LD_LIBRARY_PATH=OUTDIR GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=OUTDIR/libnccl.so.2 gangway gpu-check --local
-# With --selftest, also builds and runs selftest.c against the fake NCCL.
+# and the RDMA test double OUTDIR/libibverbs.so.1 (fake_verbs.c: RC queue pairs
+# doing RDMA WRITE over TCP), for gangway's RDMA write test:
+#   LD_LIBRARY_PATH=OUTDIR GANGWAY_FAKE_IB_DEVICES=mlx5_0 GANGWAY_FAKE_IB_GBPS=8 gangway ...
+# fake_verbs.c needs rdma-core's <infiniband/verbs.h> (libibverbs-dev); where
+# the compiler lacks it, libibverbs.so.1 is skipped with a note on stderr (a
+# gangway built there has no RDMA data path to test anyway).
+# With --selftest, also builds and runs selftest.c against the fake NCCL, and
+# selftest_verbs.c against the fake libibverbs.
 # Quiet on success; on failure prints the compiler's (or selftest's) output and exits 1.
 #
 # usage: tests/fakes/build.sh OUTDIR [--selftest]   (CC picks the compiler)
@@ -39,9 +46,21 @@ lib() {
 }
 lib fake_cuda.c libcuda.so.1
 lib fake_nccl.c libnccl.so.2
+verbs=
+if printf '#include <infiniband/verbs.h>\n' | $cc -E -x c - >/dev/null 2>&1; then
+    lib fake_verbs.c libibverbs.so.1
+    verbs=1
+else
+    echo "$0: no <infiniband/verbs.h> (libibverbs-dev): libibverbs.so.1 not built" >&2
+fi
 
 if [ -n "$selftest" ]; then
     run $cc -std=c11 -O2 -Wall -Wextra -Werror -pthread -o "$out/fake_selftest" "$src/selftest.c" \
         "$out/libnccl.so.2" -Wl,-rpath,"$out"
     "$out/fake_selftest"
+    if [ -n "$verbs" ]; then
+        run $cc -std=c11 -O2 -Wall -Wextra -Werror -pthread -o "$out/fake_selftest_verbs" "$src/selftest_verbs.c" \
+            "$out/libibverbs.so.1" -Wl,-rpath,"$out"
+        "$out/fake_selftest_verbs"
+    fi
 fi

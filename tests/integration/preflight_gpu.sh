@@ -61,8 +61,8 @@ fi
 # (c)
 check dead GANGWAY_FAKE_IB_DEAD_HOSTS=node09
 if [ $rc = 3 ] && [ "$(statuses "$WORK/dead.json")" = "node08=ok node09=faulty node10=ok node11=ok" ] \
-   && field "$WORK/dead.json" 'r["findings"]' | grep -q 'rdma .*error 12'; then
-  pass "(c) RDMA path of node09 dead: its writes fail with completion error 12 (retry exceeded), node09 named"
+   && field "$WORK/dead.json" 'r["findings"]' | grep -q 'rdma .*status 12 (transport retry exceeded'; then
+  pass "(c) RDMA path of node09 dead: writes from and to it fail with completion status 12 (retry exceeded), node09 named"
 else
   fail "(c) dead RDMA path: rc=$rc $(statuses "$WORK/dead.json"); $(stage dead rdma); $(field "$WORK/dead.json" 'r["findings"]')"
   tail -20 "$WORK/dead.err"
