@@ -53,6 +53,7 @@ void Coordination::stage_local() {
     std::map<std::string, StageResult> merged;  // by stage name, in first-seen order below
     std::vector<std::string> order;
     std::map<std::string, std::set<std::string>> skip_reasons;
+    std::map<std::string, std::pair<std::string, unsigned>> ok_detail;  // a stage's first ok node's detail, and how many
     for (const auto& [node, kv] : answers) {
         try {
             take_gpu_facts(node, kv);
@@ -79,6 +80,8 @@ void Coordination::stage_local() {
                         rep.findings.push_back(ns.card.node + ": " + name + ": " + kv_str(kv, p + "f." + std::to_string(j)));
                 } else if (status == "ok") {
                     if (m.status == "skipped") m.status = "ok";
+                    auto& od = ok_detail[name];
+                    if (od.second++ == 0) od.first = ns.card.node + ": " + detail;
                 } else {
                     skip_reasons[name].insert(detail);
                 }
@@ -114,6 +117,12 @@ void Coordination::stage_local() {
             for (const auto& r : skip_reasons[name]) why += (why.empty() ? "" : "; ") + r;
             if (m.status == "skipped") m.detail = why;
             else if (!why.empty()) m.detail = "skipped on some nodes: " + why;
+            // An ok stage shows one node's figures, as a sample of what passed.
+            if (m.status == "ok" && ok_detail.count(name)) {
+                const auto& [d, count] = ok_detail[name];
+                m.detail = d + (count > 1 ? " (and " + std::to_string(count - 1) + " more node(s))" : "") +
+                           (m.detail.empty() ? "" : "; " + m.detail);
+            }
         }
         rep.stages.push_back(m);
     }

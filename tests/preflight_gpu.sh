@@ -7,7 +7,7 @@
 # and a test double of libibverbs.so.1 (RDMA writes over TCP) for one RoCE
 # port per node (the sysfs fixture's mlx5_2). The same over srun on the real
 # cluster, with the RDMA faults: tests/integration/preflight_gpu.sh.
-# Checks: cuda, nccl and nccl-job pass and every rank of the cross-node
+# Checks: cuda (with its computation check), nccl and nccl-job pass and every rank of the cross-node
 # communicator joined with the same unique id; a node whose network path
 # hangs NCCL (its node-alone all-reduce fine) is named by the two-node pairs;
 # a node whose GPUs are all slow is named by the job-wide comparison; a node
@@ -36,7 +36,7 @@ task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 4-node, 4-task st
     SLURM_STEP_TASKS_PER_NODE='1(x4)' SLURM_PROCID=$r SLURM_NODEID=$r SLURM_LOCALID=0 SLURMD_NODENAME=g$((r + 1)) \
     PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$p NODE_ADDR=127.0.0.1 NCCL_SOCKET_IFNAME==lo GANGWAY_SECRET=$SECRET \
     GANGWAY_DRAIN_DIR= LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=$FAKES/libnccl.so.2 \
-    GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=16777216 GANGWAY_FAKE_COPY_GBPS=1 GANGWAY_FAKE_NCCL_LOG=$W/nccl.log \
+    GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=4194304 GANGWAY_FAKE_COPY_GBPS=0.25 GANGWAY_FAKE_NCCL_LOG=$W/nccl.log \
     GANGWAY_SYSFS_ROOT=$top_srcdir/tests/fixtures/sysfs/roce GANGWAY_FAKE_IB_DEVICES=mlx5_2 GANGWAY_FAKE_IB_GBPS=4 \
     GANGWAY_IB_RATE_GBPS=3 GANGWAY_RDMA_RATIO=0.6 GANGWAY_NCCL_BUSBW_GBPS=0.02 "${envs[@]}" \
     "$GW" "$@" >"$W/out.$r" 2>"$W/err.$r" &
@@ -88,6 +88,16 @@ if [ "${rcs[0]}" = 3 ] && [ "$(status_of slow g2)" = faulty ] && [ "$(status_of 
   pass "all GPUs of g2 slow: named by the job-wide comparison"
 else
   fail "slow GPUs: rcs ${rcs[*]}, g2 $(status_of slow g2 2>&1); $(json "$W/slow.json" "r['findings']" 2>&1)"
+fi
+
+# 3b. g4 computes wrong (one element of the SM check): g4 faulty, named with the element.
+step badsm GANGWAY_FAKE_BAD_SM_HOSTS=g4
+if [ "${rcs[0]}" = 3 ] && [ "$(status_of badsm g4)" = faulty ] && [ "$(status_of badsm g1)" = ok ] \
+   && json "$W/badsm.json" "r['findings']" | grep -q "g4: cuda: gpu 0 .*computation returned a wrong value: element 12345" \
+   && stage ok cuda | grep -q '^ok: g[1-4]: 2 GPU(s), computation right on 2, .*(and 3 more node(s))'; then
+  pass "g4's GPUs compute a wrong element: g4 faulty, named with the element"
+else
+  fail "bad SM: rcs ${rcs[*]}, g4 $(status_of badsm g4 2>&1); $(json "$W/badsm.json" "r['findings']" 2>&1); $(stage ok cuda)"
 fi
 
 # 4. g4's NCCL fails at init: its nccl stage fails (faulty), the other three

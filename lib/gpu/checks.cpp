@@ -309,6 +309,14 @@ StageVerdict judge_cuda(const std::vector<GpuResult>& gpus, std::optional<unsign
         }
     }
     std::string detail = std::to_string(gpus.size()) + " GPU(s)";
+    unsigned computed = 0;
+    std::string note;
+    for (const auto& g : gpus) {
+        computed += g.kernel_ok;
+        if (note.empty()) note = g.kernel_note;
+    }
+    if (computed) detail += ", computation right on " + std::to_string(computed);
+    if (!note.empty()) detail += ", computation not checked (" + note + ")";
     if (!h2d.empty()) detail += ", H2D median " + fmt_gbps(median(h2d));
     if (!d2h.empty()) detail += ", D2H median " + fmt_gbps(median(d2h));
     if (!v.findings.empty()) {

@@ -79,6 +79,8 @@ struct GpuResult {
     std::string name, bus_id;     // "NVIDIA H100 80GB HBM3", "0000:18:00.0"
     int pcie_gen = 0, pcie_width = 0;   // from sysfs max_link_*; 0 unknown
     std::string error;            // init, allocation or the computation failed: what
+    bool kernel_ok = false;       // the computation check ran and was right
+    std::string kernel_note;      // why it did not run (the driver cannot compile it): not the GPU's fault
     std::optional<double> h2d_gbps, d2h_gbps;
 };
 

@@ -23,6 +23,8 @@ using Context = CUcontext;
 using Stream = CUstream;
 using Event = CUevent;
 using Ptr = CUdeviceptr;
+using Module = CUmodule;
+using Function = CUfunction;
 static_assert(CUDA_SUCCESS == 0 && CUDA_ERROR_NOT_READY == 600 && CUDA_ERROR_NO_DEVICE == 100);
 static_assert(sizeof(CUdeviceptr) == 8 && sizeof(CUdevice) == sizeof(int));
 #else
@@ -32,6 +34,8 @@ using Context = struct CUctx_st*;
 using Stream = struct CUstream_st*;
 using Event = struct CUevent_st*;
 using Ptr = unsigned long long;
+using Module = struct CUmod_st*;
+using Function = struct CUfunc_st*;
 #endif
 inline constexpr int kSuccess = 0, kNotReady = 600, kNoDevice = 100;
 
@@ -65,6 +69,12 @@ struct Api {
     Result (*event_elapsed)(float*, Event, Event);
     Result (*event_destroy)(Event);
     Result (*error_string)(Result, const char**);  // may be null
+    // The computation check (cuda_kernel.hpp); null when the driver lacks them.
+    Result (*module_load_data)(Module*, const void*);
+    Result (*module_get_function)(Function*, Module, const char*);
+    Result (*module_unload)(Module);
+    Result (*launch_kernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream, void**,
+                            void**);
 
     std::string err(Result r) const;  // "CUDA error 2 (out of memory)"
 };

@@ -13,6 +13,7 @@
 
 #include "../error.hpp"
 #include "cuda_api.hpp"
+#include "cuda_kernel.hpp"
 #include "gpu_stages.hpp"
 
 namespace gangway::sys {
@@ -65,6 +66,9 @@ const Api* api(std::string& why) {
                    sym(h, a.event_elapsed, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}) &&
                    sym(h, a.event_destroy, {"cuEventDestroy_v2", "cuEventDestroy"});
         sym(h, a.error_string, {"cuGetErrorString"});
+        if (!(sym(h, a.module_load_data, {"cuModuleLoadData"}) && sym(h, a.module_get_function, {"cuModuleGetFunction"}) &&
+              sym(h, a.module_unload, {"cuModuleUnload"}) && sym(h, a.launch_kernel, {"cuLaunchKernel"})))
+            a.module_load_data = nullptr;
         if (!all) {
             error = "libcuda.so.1 lacks a driver API call gangway needs: the NVIDIA driver is too old";
             return;
@@ -134,6 +138,54 @@ struct Ctx {
     }
 };
 
+// The SMs compute x[i] = 2i + 1 over the first 4 MiB of `d` (cuda_kernel.hpp)
+// and every element is checked. A driver that cannot compile the PTX is not
+// the GPU's fault: the check is then left out and said so (g.kernel_note).
+// False with g.error when the GPU computed wrong or failed to run it.
+bool compute_check(const cu::Api& a, cu::Ptr d, std::size_t bytes, cu::Stream s, gpu::GpuResult& g) {
+    if (!a.module_load_data) {
+        g.kernel_note = "the driver lacks the module API";
+        return true;
+    }
+    cu::Module mod{};
+    cu::Function fn{};
+    cu::Result r = a.module_load_data(&mod, kAxpbPtx);
+    if (r == 209 || r == 218 || r == 221 || r == 222) {  // no binary, invalid PTX, no JIT, PTX too new
+        g.kernel_note = "the driver cannot compile the check's PTX: " + a.err(r);
+        return true;
+    }
+    if (r != cu::kSuccess) {
+        g.error = "loading the computation failed: " + a.err(r);
+        return false;
+    }
+    unsigned n = static_cast<unsigned>(std::min<std::size_t>(bytes / 4, std::size_t(1) << 20));
+    float fa = 2, fb = 1;
+    void* params[] = {&d, &n, &fa, &fb};
+    if ((r = a.module_get_function(&fn, mod, kAxpbKernel)) != cu::kSuccess ||
+        (r = a.launch_kernel(fn, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, nullptr)) != cu::kSuccess ||
+        (r = a.stream_sync(s)) != cu::kSuccess) {
+        g.error = "the computation failed: " + a.err(r);
+        a.module_unload(mod);
+        return false;
+    }
+    a.module_unload(mod);
+    std::vector<float> x(n);
+    if ((r = a.copy_dtoh(x.data(), d, std::size_t(n) * 4)) != cu::kSuccess) {
+        g.error = "reading the computation back failed: " + a.err(r);
+        return false;
+    }
+    for (unsigned i = 0; i < n; ++i)
+        if (x[i] != 2.0f * static_cast<float>(i) + 1.0f) {
+            char b[160];
+            std::snprintf(b, sizeof b, "computation returned a wrong value: element %u is %g, 2 x %u + 1 = %u", i,
+                          static_cast<double>(x[i]), i, 2 * i + 1);
+            g.error = b;
+            return false;
+        }
+    g.kernel_ok = true;
+    return true;
+}
+
 // One GPU's share of the stage. Fills g.error on the first failure.
 void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuResult& g) {
     cu::Device dev{};
@@ -197,6 +249,7 @@ void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuR
                 return;
             }
     }
+    if (!compute_check(a, d, bytes, s, g)) return cleanup();
     auto* hw = static_cast<unsigned*>(h);
     for (std::size_t i = 0; i < bytes / 4; ++i) hw[i] = static_cast<unsigned>(i * 2654435761u);
     if ((r = a.copy_htod_async(d, h, bytes, s)) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess)

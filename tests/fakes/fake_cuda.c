@@ -15,6 +15,7 @@
  *                                matches no model: no PCIe figure is applied)
  *   GANGWAY_FAKE_COPY_GBPS=R     copies run at R GB/s (simulated; unset: memcpy speed)
  *   GANGWAY_FAKE_SLOW_HOSTS=a,b  on these nodes host<->device copies take ~4x as long
+ *   GANGWAY_FAKE_BAD_SM_HOSTS=a  on these nodes the computation check gets one wrong element
  *   GANGWAY_FAKE_SLOW_GPU=K      only ordinal K is slow; alone (no SLOW_HOSTS)
  *                                it is slow on every node
  * PCI bus ids are 0000:<0x10 + ordinal>:00.0. */
@@ -277,5 +278,55 @@ CUresult cuGetErrorString(CUresult r, const char **text) {
         case ERR_INVALID_HANDLE: *text = "invalid resource handle"; break;
         default: *text = NULL; return ERR_INVALID_VALUE;
     }
+    return OK;
+}
+
+/* ------------------------------------------------------------ the computation check
+ * gangway's cuda stage loads PTX text (lib/sys/cuda_kernel.cpp) and launches
+ * gangway_axpb(x, n, a, b): x[i] = i * a + b. The fake "compiles" only that
+ * kernel (recognised by its .entry line) and computes it on the host.
+ * GANGWAY_FAKE_BAD_SM_HOSTS=a,b: on these nodes one element comes out wrong,
+ * as from a faulty SM. */
+struct CUmod_st { int axpb; };
+struct CUfunc_st { int axpb; };
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+static struct CUfunc_st axpb_fn = {1};
+
+CUresult cuModuleLoadData(CUmodule *mod, const void *image) {
+    if (!mod || !image) return ERR_INVALID_VALUE;
+    if (!current) return ERR_INVALID_CONTEXT;
+    if (!strstr((const char *)image, ".version") || !strstr((const char *)image, ".entry gangway_axpb("))
+        return 218; /* CUDA_ERROR_INVALID_PTX */
+    *mod = calloc(1, sizeof **mod);
+    if (!*mod) return ERR_OUT_OF_MEMORY;
+    (*mod)->axpb = 1;
+    return OK;
+}
+
+CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name) {
+    if (!fn || !mod || !name) return ERR_INVALID_VALUE;
+    if (strcmp(name, "gangway_axpb") != 0) return 500; /* CUDA_ERROR_NOT_FOUND */
+    *fn = &axpb_fn;
+    return OK;
+}
+
+CUresult cuModuleUnload(CUmodule mod) {
+    free(mod);
+    return OK;
+}
+
+CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, CUstream s, void **params, void **extra) {
+    (void)shmem;
+    (void)extra;
+    if (!current) return ERR_INVALID_CONTEXT;
+    if (fn != &axpb_fn || !params || !s) return ERR_INVALID_VALUE;
+    float *x = (float *)(uintptr_t) * (CUdeviceptr *)params[0];
+    const unsigned n = *(unsigned *)params[1];
+    const float a = *(float *)params[2], b = *(float *)params[3];
+    const unsigned long long threads = (unsigned long long)gx * gy * gz * bx * by * bz;
+    for (unsigned i = 0; i < n && i < threads; ++i) x[i] = (float)i * a + b;
+    if (n > 12345 && fake_this_host_listed("GANGWAY_FAKE_BAD_SM_HOSTS")) x[12345] += 1.0f;
     return OK;
 }

@@ -21,12 +21,12 @@ field() { $TORCH_PY -c "import json,sys; r=json.load(open(sys.argv[1])); print($
 stage() { field "$WORK/$1.json" "[s['status'] + ': ' + s['detail'] for s in r['stages'] if s['name'] == '$2'][0]"; }
 statuses() { field "$1" '" ".join(n["name"]+"="+n["status"] for n in r["nodes"])'; }
 
-# Two fake GPUs per node copying at a simulated 1 GB/s; one fake RoCE port
+# Two fake GPUs per node copying 4 MiB at a simulated 0.25 GB/s; one fake RoCE port
 # (mlx5_2 of the sysfs fixture, a RoCE v2 GID) writing at 4 Gb/s, judged
 # against 0.6 x 3 Gb/s (and the p75 of the links); the fake all-reduce over
 # TCP against 0.02 GB/s busbw.
 export LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=$FAKES/libnccl.so.2 GANGWAY_NCCL_BYTES=4194304 \
-  GANGWAY_COPY_BYTES=16777216 GANGWAY_FAKE_COPY_GBPS=1 GANGWAY_FAKE_NCCL_LOG=$WORK/nccl.log \
+  GANGWAY_COPY_BYTES=4194304 GANGWAY_FAKE_COPY_GBPS=0.25 GANGWAY_FAKE_NCCL_LOG=$WORK/nccl.log \
   GANGWAY_SYSFS_ROOT=$top_srcdir/tests/fixtures/sysfs/roce GANGWAY_FAKE_IB_DEVICES=mlx5_2 GANGWAY_FAKE_IB_GBPS=4 \
   GANGWAY_IB_RATE_GBPS=3 GANGWAY_RDMA_RATIO=0.6 GANGWAY_NCCL_BUSBW_GBPS=0.02
 check() {  # check NAME [ENV=VAL...]: one 4-node check; rc in $rc
