@@ -84,8 +84,30 @@ TEST_CASE("the heatmap shows one cell per measured pair and marks the bad node")
     const auto svg = render_svg(sample(NodeStatus::slow));
     CHECK(svg.rfind("<svg", 0) == 0);
     CHECK(svg.find("</svg>") != std::string::npos);
-    CHECK(svg.find("node10 -> node11: 2.0") != std::string::npos);  // slow cell, 0.25e9 B/s = 2 Gb/s
-    CHECK(svg.find("node08 -> node09: 9.6") != std::string::npos);
+    CHECK(svg.find("TCP, data network: node10 -> node11: 2.0") != std::string::npos);  // slow cell, 0.25e9 B/s = 2 Gb/s
+    CHECK(svg.find("TCP, data network: node08 -> node09: 9.6") != std::string::npos);
     CHECK(svg.find("node10: slow") != std::string::npos);
     CHECK(svg.find("#c00000") != std::string::npos);  // the bad node's labels in red
+    CHECK(svg.find("rdma") == std::string::npos);      // no RDMA links: one panel
+}
+
+TEST_CASE("the heatmap gives RDMA rails their own panel, not mixed into TCP's") {
+    auto r = sample(NodeStatus::ok);
+    LinkResult l;
+    l.from = 0;
+    l.to = 1;
+    l.stage = "rdma mlx5_0/1";
+    l.bps = 48e9;  // 384 Gb/s: would dwarf TCP's cells if it shared their scale
+    r.links.push_back(l);
+    l.from = 1;
+    l.to = 2;
+    l.ok = false;
+    l.bps.reset();
+    l.error = "status 12";
+    r.links.push_back(l);
+    const auto svg = render_svg(r);
+    CHECK(svg.find("rdma mlx5_0/1: node08 -> node09: 384.0") != std::string::npos);
+    CHECK(svg.find("rdma mlx5_0/1: node09 -> node10: x") != std::string::npos);
+    CHECK(svg.find("TCP, data network: node08 -> node09: 9.6") != std::string::npos);  // TCP's figure unchanged
+    CHECK(svg.find("TCP, data network: node09 -> node10: x") == std::string::npos);  // the RDMA failure stays in its panel
 }
