@@ -328,7 +328,8 @@ void Coordination::stage_nccl_job() {
             const auto decided = decide_nodes(static_cast<unsigned>(who.size()), judged, a, {}, ratio);
             unsigned named = 0;
             // With no good pair at all, the network or the figure is at fault, not one node: nobody is named.
-            for (unsigned k = 0; k < decided.size() && !a.good.empty(); ++k) {
+            const bool some_good = std::find(a.slow.begin(), a.slow.end(), false) != a.slow.end();
+            for (unsigned k = 0; k < decided.size() && some_good; ++k) {
                 if (!decided[k].slow) continue;
                 auto& ns = nodes[who[k]];
                 ns.status = NodeStatus::faulty;
@@ -336,7 +337,7 @@ void Coordination::stage_nccl_job() {
                                      describe_links(k, ring, names_of(who), [](double bps) { return "busbw " + gpu::fmt_gbps(bps / 1e9); }) + ")");
                 ++named;
             }
-            if (a.good.empty())
+            if (!some_good)
                 rep.findings.push_back("nccl: every two-node pair fails or is slow: the network between the nodes (or the "
                                        "expected figure, GANGWAY_NCCL_BUSBW_GBPS) rather than one node");
             for (std::size_t k = 0; k < ring.size(); ++k)
@@ -451,7 +452,9 @@ void Coordination::stage_rdma() {
         if (t.ib_rate_gbps) port_rate = *t.ib_rate_gbps;
         const auto a = analyse_rounds(n, ring, t.rdma_ratio, port_rate * 1e9 / 8);
         const auto decided = decide_nodes(n, ring, a, {}, t.rdma_ratio);
-        for (unsigned k = 0; k < n && !a.good.empty(); ++k) {  // no good node: the fabric, not one node
+        // No good link at all: the fabric or a site-wide setting, not one node.
+        const bool some_good = std::find(a.slow.begin(), a.slow.end(), false) != a.slow.end();
+        for (unsigned k = 0; k < n && some_good; ++k) {
             if (!decided[k].slow) continue;
             auto& ns = nodes[who[k]];
             ns.status = NodeStatus::faulty;
@@ -460,7 +463,7 @@ void Coordination::stage_rdma() {
                                  describe_links(k, ring, names_of(who), [](double bps) { return fmt_gbps(bps); }) + ")");
             ++slow_nodes;
         }
-        if (a.good.empty())
+        if (!some_good)
             rep.findings.push_back("rdma rail " + std::to_string(rail) + ": every link fails or is below " +
                                    fmt_gbps(t.rdma_ratio * port_rate * 1e9 / 8) +
                                    ": the fabric, a site-wide setting (GID, MTU, permissions) or the expected rate "
