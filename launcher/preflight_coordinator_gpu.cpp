@@ -297,6 +297,7 @@ void Coordination::stage_nccl_job() {
                     auto it = got.find(end);
                     if (it == got.end()) ms.ok = false, ms.error = nodes[end].card.node + " did not answer";
                     else if (kv_str(it->second, "ok") != "1") ms.ok = false, ms.error = kv_str(it->second, "error");
+                    else if (kv_str(it->second, "data_ok") != "1") ms.ok = false, ms.error = "the all-reduce returned wrong values";
                     else ms.bps = std::max(ms.bps, kv_f64(it->second, "seconds"));
                 }
                 // bps holds the slowest side's seconds so far: as a rate, bytes per second of the pair.
@@ -314,14 +315,15 @@ void Coordination::stage_nccl_job() {
             }
         }
         if (complete) {
-            // A failed all-reduce is localised by the pairs that fail, whatever
+            // A failed (or wrong) all-reduce is localised by the pairs that fail, whatever
             // the speed of the others; a slow one by the pairs that are slow:
             // against the expected figure when there is one, else against the
             // other pairs with the TCP stage's looser ratio (short runs are noisy).
+            const bool broke = !r.error.empty() || !r.data_ok;
             std::vector<Measurement> judged = ring;
-            if (!r.error.empty())
+            if (broke)
                 for (auto& m : judged) m.bps = m.ok ? 1 : 0;
-            const bool figure = r.error.empty() && r.expected_busbw;
+            const bool figure = !broke && r.expected_busbw;
             const double ratio = figure ? t.busbw_ratio : opt.slow_ratio;
             const auto a = analyse_rounds(static_cast<unsigned>(who.size()), judged, ratio,
                                           figure ? std::optional<double>(*r.expected_busbw * 1e9) : std::nullopt);

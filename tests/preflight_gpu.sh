@@ -109,6 +109,17 @@ else
   fail "init failure: rcs ${rcs[*]}, g4 $(status_of fail g4 2>&1); $(stage fail nccl-job 2>&1)"
 fi
 
+# 4b. g2 reads corrupted sums across nodes (its node-alone all-reduce is
+#     right): the job's all-reduce is wrong, the pairs with g2 are wrong, g2 is named.
+step corrupt GANGWAY_FAKE_NCCL_NET_CORRUPT_HOSTS=g2
+if [ "${rcs[0]}" = 3 ] && [ "$(status_of corrupt g2)" = faulty ] && [ "$(status_of corrupt g1)" = ok ] \
+   && [ "$(status_of corrupt g3)" = ok ] && [ "$(status_of corrupt g4)" = ok ] \
+   && json "$W/corrupt.json" "[n['reasons'] for n in r['nodes'] if n['name'] == 'g2'][0]" | grep -q 'wrong values'; then
+  pass "g2 reads wrong sums across nodes: the pairs name g2"
+else
+  fail "corruption: rcs ${rcs[*]}, g2 $(status_of corrupt g2 2>&1); $(json "$W/corrupt.json" "[n['reasons'] for n in r['nodes']]" 2>&1); $(stage corrupt nccl-job)"
+fi
+
 # 5. g1's network path is slow (300 ms per all-reduce across nodes) against
 #    a site figure of 0.1 GB/s busbw: the job's all-reduce is slow, the pairs
 #    with g1 are slow, the others fast: g1 is named.

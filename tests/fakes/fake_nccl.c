@@ -29,6 +29,8 @@
  *                                 hangs: a broken network path, the node alone is fine
  *   GANGWAY_FAKE_NCCL_NET_SLOW_HOSTS  on these nodes every all-reduce of a communicator
  *                                 that spans nodes waits 300 ms first (a slow path)
+ *   GANGWAY_FAKE_NCCL_NET_CORRUPT_HOSTS  on these nodes a communicator that spans
+ *                                 nodes reads one element of each sum off by one
  *   GANGWAY_FAKE_NCCL_FAIL_HOSTS  on these nodes init fails at once (ncclSystemError)
  *   GANGWAY_FAKE_NCCL_LOG=path    each completed init appends
  *                                 "host=H rank=R nranks=N nonce=<16 hex>" */
@@ -437,6 +439,8 @@ static void *worker_main(void *arg) {
                      recv_all(c->fd, recv, count * sizeof(float)) == 0
                  ? ncclSuccess
                  : ncclSystemError;
+        if (rc == ncclSuccess && spans_nodes && count > 0 && fake_this_host_listed("GANGWAY_FAKE_NCCL_NET_CORRUPT_HOSTS"))
+            recv[count / 2] += 1.0f; /* corrupted on its way in from the network: this rank's sum is off */
         pthread_mutex_lock(&c->mu);
         c->op_ready = 0;
         c->state = rc; /* an error sticks: the connection is gone */
