@@ -51,6 +51,19 @@ step() {  # step NAME [ENV=VAL...]: runs the 4 tasks of `gangway check`, report 
 stage() { json "$W/$1.json" "[s['status'] + ': ' + s['detail'] for s in r['stages'] if s['name'] == '$2'][0]"; }
 status_of() { json "$W/$1.json" "[n['status'] for n in r['nodes'] if n['name'] == '$2'][0]"; }
 
+# 0. gangway gpu-check --local, one node, no step: the three node stages pass
+#    and say what they did.
+out=$(SLURMD_NODENAME=g0 LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=$FAKES/libnccl.so.2 \
+  GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=4194304 "$GW" gpu-check --local --json \
+  --sysfs-root="$top_srcdir/tests/fixtures/sysfs/roce" 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q '"name": "cuda", "status": "ok", "detail": "2 GPU(s), computation right on 2, H2D median' <<<"$out" \
+   && grep -q '"name": "nccl", "status": "ok", "detail": "NCCL 2.18.5 .*node (2 ranks): algbw' <<<"$out" \
+   && grep -q '"name": "verbs", "status": "ok", "detail": "1/1 port(s) usable: mlx5_2/1 RoCE 100 Gb/s ACTIVE gid 3' <<<"$out"; then
+  pass "gpu-check --local: cuda (computation checked), nccl (2 ranks) and verbs (RoCE v2 GID 3) ok"
+else
+  fail "gpu-check --local: rc=$rc $out"
+fi
+
 # 1. healthy: the three GPU stages pass; the cross-node communicator has 8
 #    ranks, every one joined once with the same unique id (one nonce).
 [ -n "${ONLY:-}" ] || step ok

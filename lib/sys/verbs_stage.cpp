@@ -398,7 +398,7 @@ StageOutcome run_verbs_stage_local(const VerbsStageOptions& o, std::vector<verbs
     }
     if (!v.findings.empty()) v.status = "failed";
     v.detail = std::to_string(usable) + "/" + std::to_string(ports.size()) + " port(s) usable: " + detail +
-               (v.status == "ok" ? "; RDMA write bandwidth between nodes follows in the rdma stage" : "");
+               (v.status == "ok" ? "; RDMA writes between nodes: the rdma stage of gangway check" : "");
     if (out_ports) *out_ports = ports;
     auto out = to_outcome("verbs", v, secs());
     out.ports = std::move(ports);
