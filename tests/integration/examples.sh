@@ -19,7 +19,8 @@ run_example() {  # NAME WORLD DESCRIPTION SBATCH_ARGS... : submits $WORK/NAME.sb
   rm -f "$WORK/$name.out"
   PYTHON=$TORCH_PY timeout 300 sbatch --wait --chdir="$WORK" -o "$WORK/$name.out" "$@" "$WORK/$name.sbatch" \
     >"$WORK/$name.submit" 2>&1; rc=$?
-  local oks; oks=$(grep -c 'TRAIN OK' "$WORK/$name.out" 2>/dev/null || true)
+  # Distinct ranks, not lines: srun may forward two tasks' lines glued into one.
+  local oks; oks=$(grep -o 'TRAIN OK rank=[0-9]*' "$WORK/$name.out" 2>/dev/null | sort -u | wc -l)
   local masters; masters=$(grep -o 'master=[^ ]*' "$WORK/$name.out" 2>/dev/null | sort -u)
   if [ $rc = 0 ] && [ "$oks" = "$world" ] && [[ $masters == master=198.19.0.11:* ]] && [ "$(wc -l <<<"$masters")" = 1 ]; then
     pass "$what: sbatch --wait rc=0, $oks ranks trained in step with $masters"

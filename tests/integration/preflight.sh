@@ -117,7 +117,7 @@ fi
 $TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
 NUM_TRAINERS=2 timeout 300 srun -N4 -n4 gangway run -- $TORCH_PY -m torch.distributed.run --redirects=1 --tee=1 \
   "$top_srcdir/tests/integration/allreduce.py" >"$WORK/torch.out" 2>"$WORK/torch.err"; rc=$?
-oks=$(grep -c 'ALLREDUCE OK' "$WORK/torch.out")
+oks=$(grep -o 'ALLREDUCE OK rank=[0-9]*' "$WORK/torch.out" | sort -u | wc -l)  # ranks, not lines (see torch_jobs.sh)
 if [ $rc = 0 ] && [ "$oks" = 8 ] && grep -q 'gangway preflight (quick, 4 nodes, .*): ok' "$WORK/torch.err"; then
   pass "srun gangway run -- torchrun: check ok, then $oks ranks all-reduced"
 else
