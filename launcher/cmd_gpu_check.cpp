@@ -14,9 +14,9 @@
 #include "../lib/gpu/checks.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/sys/gpu_stages.hpp"
+#include "../lib/sys/process_env.hpp"
 #include "commands.hpp"
 
-extern char** environ;
 
 namespace gangway::cli {
 namespace {
@@ -94,11 +94,7 @@ int cmd_gpu_check(int argc, char** argv) {
                      "gangway gpu-check: only --local is supported; the stages across nodes run in `srun gangway check`\n");
         return 2;
     }
-    EnvMap env;
-    for (char** e = environ; *e; ++e) {
-        const char* eq = std::strchr(*e, '=');
-        if (eq) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
-    }
+    EnvMap env = sys::process_env();
     if (!require.empty()) env["GANGWAY_REQUIRE"] = require + (env.count("GANGWAY_REQUIRE") ? "," + env["GANGWAY_REQUIRE"] : "");
     sys::LocalStagesOptions lo;
     for (const char* st : {"cuda", "nccl", "verbs"})

@@ -152,7 +152,7 @@ Args parse(int argc, char** argv, bool is_run) {
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
     // GPU nodes get longer by default: NCCL's communicator setup across
     // nodes alone takes seconds, and the GPU stages follow the network ones.
-    if (a.opt.timeout_s < 0) a.opt.timeout_s = sys::count_gpus("/") > 0 ? 60 : 15;
+    if (a.opt.timeout_s < 0) a.opt.timeout_s = a.opt.check != "none" && sys::count_gpus("/") > 0 ? 60 : 15;
     if (a.opt.join_timeout_s > a.opt.timeout_s) a.opt.join_timeout_s = a.opt.timeout_s;
     a.cmd.push_back(nullptr);
     return a;

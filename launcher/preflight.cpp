@@ -37,7 +37,6 @@
 #include "pmix_bootstrap.hpp"
 #include "preflight_internal.hpp"
 
-extern char** environ;
 
 namespace gangway::cli {
 using namespace preflight;

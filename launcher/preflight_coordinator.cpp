@@ -186,16 +186,20 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
             m.error = e.what();
         }
         ms.push_back(m);
-        LinkResult l;
-        l.from = a;
-        l.to = b;
-        l.stage = stage;
-        l.ok = m.ok;
-        if (m.ok) l.bps = m.bps;
-        l.error = m.error;
-        rep.links.push_back(l);
+        add_link(a, b, stage, m);
     }
     return ms;
+}
+
+void Coordination::add_link(unsigned from, unsigned to, const std::string& stage, const Measurement& m) {
+    LinkResult l;
+    l.from = from;
+    l.to = to;
+    l.stage = stage;
+    l.ok = m.ok;
+    if (m.ok) l.bps = m.bps;
+    l.error = m.error;
+    rep.links.push_back(l);
 }
 
 void Coordination::stage_bandwidth() {

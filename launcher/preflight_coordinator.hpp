@@ -61,6 +61,8 @@ private:
     // Several NCCL communicators at once (groups of node indices): per node its answer.
     std::map<unsigned, Kv> nccl_runs(const std::vector<std::vector<unsigned>>& groups, double bytes, long deadline_ms);
     void stage_rdma();
+    // A measured link into the report, between node indices (a Measurement's are positions).
+    void add_link(unsigned from, unsigned to, const std::string& stage, const Measurement& m);
     std::vector<Measurement> run_round(const Round& r, const std::vector<unsigned>& who, unsigned round_id, long dur,
                                        std::size_t wbytes, const std::string& stage);
 

@@ -11,6 +11,7 @@
 #include "../lib/gpu/checks.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/preflight/sha256.hpp"
+#include "../lib/sys/process_env.hpp"
 #include "../lib/verbs/checks.hpp"
 #include "preflight_coordinator.hpp"
 
@@ -70,6 +71,8 @@ void Coordination::stage_local() {
                 auto& m = merged[name];
                 m.seconds = std::max(m.seconds, secs);
                 auto& ns = nodes[node];
+                if (name == "cuda") ns.cuda_ok = status == "ok";
+                if (name == "verbs") ns.verbs_ok = status == "ok";
                 if (status == "failed" || status == "aborted") {
                     m.status = "failed";
                     m.detail += (m.detail.empty() ? "" : "; ") + ns.card.node + ": " + detail;
@@ -132,13 +135,8 @@ void Coordination::stage_local() {
 // variables reach every task of the step); the defaults when malformed: the
 // node stages have already reported that.
 gpu::Thresholds Coordination::thresholds() const {
-    EnvMap env;
-    for (const char* k : {"GANGWAY_REQUIRE", "GANGWAY_H2D_GBPS", "GANGWAY_GPU_BW_RATIO", "GANGWAY_NCCL_BUSBW_GBPS",
-                          "GANGWAY_NCCL_RATIO", "GANGWAY_NCCL_BYTES", "GANGWAY_NCCL_LIB", "GANGWAY_IB_RATE_GBPS",
-                          "GANGWAY_RDMA_RATIO", "GANGWAY_IB_GID_INDEX", "NCCL_IB_GID_INDEX", "GANGWAY_OUTLIER_Z"})
-        if (const char* v = std::getenv(k)) env[k] = v;
     try {
-        return gpu::thresholds_from_env(env);
+        return gpu::thresholds_from_env(sys::process_env());
     } catch (const Error&) {
         return {};
     }
@@ -150,17 +148,11 @@ std::vector<std::string> Coordination::names_of(const std::vector<unsigned>& who
     return out;
 }
 
-// What the cross-node stages need from a node's kLocalResult.
+// What the cross-node stages need from a node's kLocalResult (its per-GPU
+// figures, NCCL library and compute ports; stage_local reads the statuses).
 void Coordination::take_gpu_facts(unsigned node, const Kv& kv) {
     auto& ns = nodes[node];
     auto get = [&](const std::string& k) -> std::string { auto it = kv.find(k); return it == kv.end() ? "" : it->second; };
-    const auto n = std::min<std::uint64_t>(kv_u64(kv, "n"), 16);
-    for (std::uint64_t i = 0; i < n; ++i) {
-        const auto p = "s." + std::to_string(i) + ".";
-        const bool ok = get(p + "status") == "ok";
-        if (get(p + "name") == "cuda") ns.cuda_ok = ok;
-        if (get(p + "name") == "verbs") ns.verbs_ok = ok;
-    }
     const auto ng = std::min<std::uint64_t>(get("gpus").empty() ? 0 : kv_u64(kv, "gpus"), 64);
     for (std::uint64_t j = 0; j < ng; ++j) {
         const auto g = "g." + std::to_string(j) + ".";
@@ -303,14 +295,7 @@ void Coordination::stage_nccl_job() {
                 // bps holds the slowest side's seconds so far: as a rate, bytes per second of the pair.
                 const unsigned pr = static_cast<unsigned>(nodes[who[f.from]].gpus.size() + nodes[who[f.to]].gpus.size());
                 if (ms.ok) ms.bps = ms.bps > 0 ? gpu::allreduce_busbw_gbps(gpu::algbw_gbps(t.nccl_bytes, ms.bps), pr) * 1e9 : 0;
-                LinkResult l;
-                l.from = who[f.from];
-                l.to = who[f.to];
-                l.stage = "nccl-pair";
-                l.ok = ms.ok;
-                if (ms.ok) l.bps = ms.bps;
-                l.error = ms.error;
-                rep.links.push_back(l);
+                add_link(who[f.from], who[f.to], "nccl-pair", ms);
                 ring.push_back(ms);
             }
         }
@@ -436,14 +421,7 @@ void Coordination::stage_rdma() {
                 else if (!ok(go, from)) m.ok = false, m.error = why(go, from);
                 else m.bps = kv_f64(go[from], "bps");
                 if (m.ok) rates.push_back(m.bps);
-                LinkResult l;
-                l.from = from;
-                l.to = to;
-                l.stage = "rdma " + nodes[from].ports[rail].name;
-                l.ok = m.ok;
-                if (m.ok) l.bps = m.bps;
-                l.error = m.error;
-                rep.links.push_back(l);
+                add_link(from, to, "rdma " + nodes[from].ports[rail].name, m);
                 ring.push_back(m);
                 ++links;
             }

@@ -78,7 +78,7 @@ public:
     Kv rdma(const Kv& cmd);          // kRdma -> kRdmaResult
 
 private:
-    EnvMap env_;
+    std::optional<int> gid_index_;    // GANGWAY_IB_GID_INDEX / NCCL_IB_GID_INDEX, read by local_stages
     std::vector<verbs::Port> ports_;  // the verbs stage's compute ports: rail k is ports_[k]
     std::unique_ptr<sys::RdmaEndpoint> send_, recv_;
 };

@@ -4,28 +4,18 @@
 // kRdma are this node's share of the cross-node NCCL all-reduce and RDMA write
 // rounds that the coordinator orchestrates.
 #include <algorithm>
-#include <chrono>
-#include <cstring>
-#include <future>
-#include <thread>
+#include <cstdio>
 
 #include "../lib/error.hpp"
 #include "../lib/preflight/sha256.hpp"
+#include "../lib/sys/process_env.hpp"
 #include "preflight_internal.hpp"
 
-extern char** environ;
 
 namespace gangway::cli::pf {
 using namespace preflight;
 
 namespace {
-
-EnvMap process_env() {
-    EnvMap env;
-    for (char** e = environ; *e; ++e)
-        if (const char* eq = std::strchr(*e, '=')) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
-    return env;
-}
 
 std::string num(double v) {
     char b[32];
@@ -45,10 +35,15 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
     o.full = kv_str(cmd, "full") == "1";
     o.timeout_s = std::max(1.0, static_cast<double>(kv_u64(cmd, "timeout_ms")) / 1000.0);
     o.nccl_lib = kv_str(cmd, "nccl_lib");
-    o.env = env_ = process_env();
+    o.env = sys::process_env();
     // Another sysfs tree for the verbs stage (a copy from a real node, or the
     // test fixtures); its HCAs are then all compute HCAs.
-    if (auto it = env_.find("GANGWAY_SYSFS_ROOT"); it != env_.end() && !it->second.empty()) o.root = it->second;
+    if (auto it = o.env.find("GANGWAY_SYSFS_ROOT"); it != o.env.end() && !it->second.empty()) o.root = it->second;
+    try {
+        gid_index_ = gpu::thresholds_from_env(o.env).gid_index;
+    } catch (const Error&) {  // the stages below report the bad value
+        gid_index_.reset();
+    }
     std::vector<sys::StageOutcome> outs;
     try {
         outs = sys::run_local_stages(o);
@@ -125,14 +120,11 @@ Kv GpuSpeaker::nccl(const Kv& cmd) {
     job.iterations = static_cast<int>(std::clamp<std::uint64_t>(kv_u64(cmd, "iterations"), 1, 100));
     job.deadline_s = static_cast<double>(kv_u64(cmd, "deadline_ms")) / 1000.0;
     job.scope = "job";
-    // nccl_allreduce aborts a hung communicator itself; the thread is the
-    // backstop for a call that never returns (a wedged driver), left behind.
-    auto task = std::make_shared<std::packaged_task<gpu::NcclResult()>>([job] { return sys::nccl_allreduce(job); });
-    auto fut = task->get_future();
-    std::thread([task] { (*task)(); }).detach();
-    if (fut.wait_for(std::chrono::duration<double>(job.deadline_s + 2)) != std::future_status::ready)
-        return failure("NCCL call did not return within " + num(job.deadline_s + 2) + " s (a GPU or driver is hung)");
-    const auto r = fut.get();
+    // nccl_allreduce aborts a hung communicator itself; within() is the
+    // backstop for a call that never returns (a wedged driver).
+    const auto done = sys::within<gpu::NcclResult>(job.deadline_s + 2, [job] { return sys::nccl_allreduce(job); });
+    if (!done) return failure("NCCL call did not return within " + num(job.deadline_s + 2) + " s (a GPU or driver is hung)");
+    const auto& r = *done;
     if (!r.error.empty()) return failure(r.error);
     return {{"ok", "1"}, {"seconds", num(r.seconds)}, {"data_ok", r.data_ok ? "1" : "0"}};
 }
@@ -152,8 +144,7 @@ Kv GpuSpeaker::rdma(const Kv& cmd) {
             if (k >= ports_.size()) return failure("no rail " + std::to_string(k) + " here (" + std::to_string(ports_.size()) + " compute port(s))");
             const auto& port = ports_[k];
             std::string why;
-            const auto t = gpu::thresholds_from_env(env_);
-            const auto gid = verbs::choose_gid(port, t.gid_index, why);
+            const auto gid = verbs::choose_gid(port, gid_index_, why);
             if (!gid) return failure(port.hca + "/" + std::to_string(port.port) + ": " + why);
             const auto bytes = static_cast<std::size_t>(std::clamp<std::uint64_t>(kv_u64(cmd, "bytes"), 4096, 64 << 20));
             Kv out{{"ok", "1"}};

@@ -90,17 +90,12 @@ StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, dou
 
 StageOutcome with_deadline(const std::string& name, double seconds, std::function<StageOutcome()> fn) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto task = std::make_shared<std::packaged_task<StageOutcome()>>(std::move(fn));
-    auto fut = task->get_future();
-    std::thread([task] { (*task)(); }).detach();
-    if (fut.wait_for(std::chrono::duration<double>(seconds)) == std::future_status::ready) {
-        try {
-            return fut.get();
-        } catch (const std::exception& e) {
-            StageOutcome o;
-            o.result = {name, "failed", e.what(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-            return o;
-        }
+    try {
+        if (auto o = within<StageOutcome>(seconds, std::move(fn))) return *o;
+    } catch (const std::exception& e) {
+        StageOutcome o;
+        o.result = {name, "failed", e.what(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+        return o;
     }
     StageOutcome o;
     char b[96];

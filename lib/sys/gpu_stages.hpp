@@ -15,10 +15,13 @@
 //         round, sends local() through the bootstrap (verbs::qp_info_to_kv),
 //         connect()s with the peer's QpInfo, then the sender calls write_for().
 #pragma once
+#include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../gpu/checks.hpp"
@@ -38,8 +41,20 @@ struct StageOutcome {
 };
 StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, double seconds);
 
-// Runs fn in a thread; past `seconds` the stage is "aborted" (a hung CUDA or
-// verbs call cannot be interrupted: its thread is left behind, detached).
+// Runs fn in a thread and waits up to `seconds` for its result: nullopt when
+// it has not returned by then (a hung CUDA, NCCL or verbs call cannot be
+// interrupted: its thread is left behind, detached, owning what it uses). An
+// exception from fn comes out of this call.
+template <class T>
+std::optional<T> within(double seconds, std::function<T()> fn) {
+    auto task = std::make_shared<std::packaged_task<T()>>(std::move(fn));
+    auto fut = task->get_future();
+    std::thread([task] { (*task)(); }).detach();
+    if (fut.wait_for(std::chrono::duration<double>(seconds)) != std::future_status::ready) return std::nullopt;
+    return fut.get();
+}
+
+// A stage under within(): past `seconds` it is "aborted", an exception makes it "failed".
 StageOutcome with_deadline(const std::string& name, double seconds, std::function<StageOutcome()> fn);
 
 // ---------------------------------------------------------------- cuda
