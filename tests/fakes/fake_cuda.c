@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "fake_host.h"
+#include "fake_time.h"
 
 /* Our own ABI declarations: no CUDA headers on the machines this runs on. */
 typedef int CUresult;
@@ -71,12 +72,6 @@ static void read_env(void) {
 static int initialized(void) { return gpu_count > 0; }
 static int valid(CUdevice d) { return initialized() && d >= 0 && d < gpu_count; }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* SLOW_HOSTS narrows the nodes, SLOW_GPU the ordinals; neither set: all fast. */
 static int slow_gpu(int ordinal) {
     const char *hosts = getenv("GANGWAY_FAKE_SLOW_HOSTS"), *gpu = getenv("GANGWAY_FAKE_SLOW_GPU");
@@ -92,13 +87,6 @@ static int slow_gpu(int ordinal) {
  * not the host's memcpy speed, which swings when the processes of a
  * multi-node test share a few cores. Without the variable, a slow GPU sleeps
  * 3x the memcpy's time after it (~1/4 of its peers) and a fast one runs free. */
-static void sleep_s(double s) {
-    if (s <= 0) return;
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 static CUresult copy(void *dst, const void *src, size_t bytes) {
     if (!current) return ERR_INVALID_CONTEXT;
     const double t0 = now_s();

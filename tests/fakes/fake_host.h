@@ -1,5 +1,6 @@
-/* TEST DOUBLE support, shared by fake_cuda.c and fake_nccl.c (each is its own
- * shared library, so this is a header of static functions, not a third .so).
+/* TEST DOUBLE support, shared by fake_cuda.c, fake_nccl.c and fake_verbs.c
+ * (each is its own shared library, so this is a header of static functions,
+ * not another .so).
  *
  * Faults are injected per node by name lists in the environment
  * (GANGWAY_FAKE_SLOW_HOSTS=node1,node3). The name is SLURMD_NODENAME when slurmd

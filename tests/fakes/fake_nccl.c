@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "fake_host.h"
+#include "fake_time.h"
 
 /* Our own declarations of the NCCL ABI (nccl.h is not on these machines). */
 typedef int ncclResult_t;
@@ -118,12 +119,6 @@ static _Thread_local int group_depth;
 static _Thread_local struct ncclComm *group_head;
 
 /* ------------------------------------------------------------ sockets */
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* MSG_NOSIGNAL: a peer gone must be an error code, not a SIGPIPE killing gangway. */
 static int send_all(int fd, const void *buf, size_t n) {
@@ -429,10 +424,7 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&c->mu);
         if (stop) break;
         if (spans_nodes && fake_this_host_listed("GANGWAY_FAKE_NCCL_NET_SLOW_HOSTS")) {
-            /* A slow network path: every collective across nodes waits 300 ms. */
-            struct timespec ts = {0, 300 * 1000 * 1000};
-            while (nanosleep(&ts, &ts) != 0) {
-            }
+            sleep_s(0.3); /* a slow network path: every collective across nodes waits 300 ms */
         }
         /* Sends everything before reading: send and recv may be one buffer. */
         rc = send_all(c->fd, &count, sizeof count) == 0 && send_all(c->fd, send, count * sizeof(float)) == 0 &&

@@ -80,6 +80,7 @@
 #include <unistd.h>
 
 #include "fake_host.h"
+#include "fake_time.h"
 
 #define MAX_DEVICES 64
 #define GID_TABLE_LEN 256
@@ -185,12 +186,6 @@ static struct fake_mr *g_mrs;
 static uint32_t g_next_key = 0x1000;
 
 /* ------------------------------------------------------------ time and I/O */
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* Waits until `fd` is ready for `events` (fd < 0: just waits), until
  * `deadline` (now_s() seconds; negative: none) or until `wake` fires.

@@ -13,6 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_time.h"
+#include "selftest.h"
+
 typedef int ncclResult_t;
 typedef struct { char internal[128]; } ncclUniqueId;
 typedef struct { size_t size; unsigned magic, version; int blocking; } ncclConfig_t;
@@ -30,22 +33,6 @@ ncclResult_t ncclCommDestroy(ncclComm_t);
 enum { kInProgress = 7, kFloat32 = 7, kSum = 0 };
 #define COUNT (1u << 20)
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "selftest: %s:%d: ", __FILE__, __LINE__);      \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-            ++failures;                                                    \
-        }                                                                  \
-    } while (0)
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* Polls a non-blocking communicator out of ncclInProgress, for `secs` at most. */
 static ncclResult_t settle(ncclComm_t c, double secs) {

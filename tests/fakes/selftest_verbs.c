@@ -20,25 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "selftest_verbs: %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-            ++failures;                                                    \
-        }                                                                  \
-    } while (0)
+#include "fake_time.h"
+#include "selftest.h"
 
 #define BUF (4u << 20)
 #define MSG (1u << 20)
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* What the peers exchange (gangway's verbs::QpInfo). */
 struct info {
