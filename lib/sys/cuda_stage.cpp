@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -15,6 +14,7 @@
 #include "cuda_api.hpp"
 #include "cuda_kernel.hpp"
 #include "gpu_stages.hpp"
+#include "sysfs.hpp"
 
 namespace gangway::sys {
 
@@ -105,16 +105,6 @@ StageOutcome with_deadline(const std::string& name, double seconds, std::functio
 }
 
 namespace {
-
-std::string first_line(const std::string& path) {
-    std::ifstream in(path);
-    std::string s;
-    if (!in || !std::getline(in, s)) return "";
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-}
-
-std::string base(const std::string& root) { return root == "/" ? std::string() : root; }
 
 // cuDeviceGetPCIBusId writes "0000:18:00.0" (some drivers: 8-digit domain,
 // upper case); sysfs names devices "0000:18:00.0".
@@ -274,7 +264,7 @@ void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuR
         (dir ? g.d2h_gbps : g.h2d_gbps) = gbps;
         if (dir == 0) {
             // Read the link right after traffic: idle GPUs drop to a low PCIe speed.
-            const std::string dev_dir = base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
+            const std::string dev_dir = sysfs_base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
             g.pcie_gen = gpu::pcie_gen_from_speed(first_line(dev_dir + "current_link_speed"));
             try {
                 g.pcie_width = std::stoi(first_line(dev_dir + "current_link_width"));
