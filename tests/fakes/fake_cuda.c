@@ -4,9 +4,14 @@
  *
  * It exports exactly the driver API calls gangway dlsym()s (see
  * lib/sys/cuda_api.hpp), under their versioned names (cuMemAlloc_v2, ...).
- * "Device memory" is host memory, so fake_nccl.c can all-reduce it directly;
- * streams are synchronous; events are CLOCK_MONOTONIC stamps, so the copy
- * bandwidth gangway measures is the host's memcpy bandwidth.
+ * "Device memory" is host memory, so fake_nccl.c can all-reduce it directly.
+ * Each GPU has a clock of its own, as a real one does: an async copy does its
+ * memcpy at once and queues its simulated duration on that clock, events
+ * stamp the clock, synchronisation sleeps until the clock is reached. So the
+ * bandwidth gangway measures between two events is the simulated rate, and
+ * a host that is descheduled between two enqueues (the processes of a
+ * multi-node test share a few cores) does not show as a slow GPU, just as it
+ * would not with real copies queued on a real stream.
  *
  * Environment:
  *   GANGWAY_FAKE_GPUS=N          GPUs on this node (default 0: cuInit says
@@ -14,7 +19,7 @@
  *   GANGWAY_FAKE_GPU_NAME=S      device name (default "Gangway Fake GPU", which
  *                                matches no model: no PCIe figure is applied)
  *   GANGWAY_FAKE_COPY_GBPS=R     copies run at R GB/s (simulated; unset: memcpy speed)
- *   GANGWAY_FAKE_SLOW_HOSTS=a,b  on these nodes host<->device copies take ~4x as long
+ *   GANGWAY_FAKE_SLOW_HOSTS=a,b  on these nodes host<->device copies take 4x as long
  *   GANGWAY_FAKE_BAD_SM_HOSTS=a  on these nodes the computation check gets one wrong element
  *   GANGWAY_FAKE_SLOW_GPU=K      only ordinal K is slow; alone (no SLOW_HOSTS)
  *                                it is slow on every node
@@ -47,13 +52,17 @@ enum {
     ERR_INVALID_DEVICE = 101,
     ERR_INVALID_CONTEXT = 201,
     ERR_INVALID_HANDLE = 400,
+    ERR_NOT_READY = 600,
 };
 
 #define MAX_GPUS 64
 
-struct fake_ctx { int ordinal; };
+struct fake_ctx {
+    int ordinal;
+    double busy_until; /* the GPU's clock: when its queued work ends (now_s() seconds) */
+};
 struct fake_stream { int unused; };
-struct fake_event { struct timespec at; int recorded; };
+struct fake_event { double at; int recorded; };
 
 static struct fake_ctx contexts[MAX_GPUS];  /* one primary context per GPU, never freed */
 static int gpu_count;                        /* from GANGWAY_FAKE_GPUS at the first cuInit */
@@ -81,24 +90,25 @@ static int slow_gpu(int ordinal) {
     return !gpu_set || atoi(gpu) == ordinal;
 }
 
+/* When the current GPU's queued work is done: the host waits for it. */
+static void drain(void) {
+    if (current) sleep_s(current->busy_until - now_s());
+}
+
 /* A host<->device copy at a simulated link rate: GANGWAY_FAKE_COPY_GBPS
- * (GB/s, default 1), a quarter of it on a slow GPU. The copy sleeps out what
- * the memcpy left of bytes/rate, so that what gangway measures is the rate and
- * not the host's memcpy speed, which swings when the processes of a
- * multi-node test share a few cores. Without the variable, a slow GPU sleeps
- * 3x the memcpy's time after it (~1/4 of its peers) and a fast one runs free. */
-static CUresult copy(void *dst, const void *src, size_t bytes) {
+ * (GB/s), a quarter of it on a slow GPU; without the variable it takes what
+ * the memcpy took, 4x that on a slow GPU. The data moves at once; the copy
+ * occupies the GPU's clock from when it was queued or the GPU became free. */
+static CUresult copy(void *dst, const void *src, size_t bytes, int synchronous) {
     if (!current) return ERR_INVALID_CONTEXT;
     const double t0 = now_s();
     memcpy(dst, src, bytes);
     const int slow = slow_gpu(current->ordinal);
     const char *rate = getenv("GANGWAY_FAKE_COPY_GBPS");
-    if (rate && atof(rate) > 0) {
-        const double gbps = atof(rate) / (slow ? 4 : 1);
-        sleep_s((double)bytes / (gbps * 1e9) - (now_s() - t0));
-    } else if (slow) {
-        sleep_s(3 * (now_s() - t0));
-    }
+    const double took = rate && atof(rate) > 0 ? (double)bytes / (atof(rate) * 1e9) : now_s() - t0;
+    const double start = t0 > current->busy_until ? t0 : current->busy_until;
+    current->busy_until = start + took * (slow ? 4 : 1);
+    if (synchronous) drain();
     return OK;
 }
 
@@ -193,20 +203,20 @@ CUresult cuMemsetD32_v2(CUdeviceptr ptr, unsigned value, size_t words) {
 }
 
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
-    return copy(dst, (const void *)(uintptr_t)src, bytes);
+    return copy(dst, (const void *)(uintptr_t)src, bytes, 1);
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
     (void)s;
-    return copy((void *)(uintptr_t)dst, src, bytes);
+    return copy((void *)(uintptr_t)dst, src, bytes, 0);
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
     (void)s;
-    return copy(dst, (const void *)(uintptr_t)src, bytes);
+    return copy(dst, (const void *)(uintptr_t)src, bytes, 0);
 }
 
-/* Streams: every operation is complete when its call returns. */
+/* Streams: one queue per GPU (its clock), whatever the stream. */
 CUresult cuStreamCreate(CUstream *s, unsigned flags) {
     (void)flags;
     if (!s) return ERR_INVALID_VALUE;
@@ -219,8 +229,15 @@ CUresult cuStreamDestroy_v2(CUstream s) {
     return OK;
 }
 CUresult cuStreamDestroy(CUstream s) { return cuStreamDestroy_v2(s); }
-CUresult cuStreamSynchronize(CUstream s) { return s ? OK : ERR_INVALID_HANDLE; }
-CUresult cuStreamQuery(CUstream s) { return s ? OK : ERR_INVALID_HANDLE; }
+CUresult cuStreamSynchronize(CUstream s) {
+    if (!s) return ERR_INVALID_HANDLE;
+    drain();
+    return OK;
+}
+CUresult cuStreamQuery(CUstream s) {
+    if (!s) return ERR_INVALID_HANDLE;
+    return !current || current->busy_until <= now_s() ? OK : ERR_NOT_READY;
+}
 
 CUresult cuEventCreate(CUevent *e, unsigned flags) {
     (void)flags;
@@ -232,17 +249,23 @@ CUresult cuEventCreate(CUevent *e, unsigned flags) {
 CUresult cuEventRecord(CUevent e, CUstream s) {
     (void)s;
     if (!e) return ERR_INVALID_HANDLE;
-    clock_gettime(CLOCK_MONOTONIC, &e->at);
+    if (!current) return ERR_INVALID_CONTEXT;
+    const double now = now_s();
+    e->at = now > current->busy_until ? now : current->busy_until; /* when the GPU reaches it */
     e->recorded = 1;
     return OK;
 }
 
-CUresult cuEventSynchronize(CUevent e) { return e ? OK : ERR_INVALID_HANDLE; }
+CUresult cuEventSynchronize(CUevent e) {
+    if (!e) return ERR_INVALID_HANDLE;
+    sleep_s(e->at - now_s());
+    return OK;
+}
 
 CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
     if (!ms) return ERR_INVALID_VALUE;
     if (!start || !end || !start->recorded || !end->recorded) return ERR_INVALID_HANDLE;
-    *ms = (float)((double)(end->at.tv_sec - start->at.tv_sec) * 1e3 + (end->at.tv_nsec - start->at.tv_nsec) / 1e6);
+    *ms = (float)((end->at - start->at) * 1e3);
     return OK;
 }
 CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) { return cuEventElapsedTime_v2(ms, start, end); }

@@ -143,7 +143,8 @@ static void faults(void) {
     CHECK(settle(c, 0.2) == kInProgress, "a 2-rank init with one rank completed");
     double t0 = now_s();
     ncclCommAbort(c);
-    CHECK(now_s() - t0 < 1, "abort of a pending init took %.1f s", now_s() - t0);
+    /* "at once" with room for a loaded machine: the point is that abort never waits for the peer */
+    CHECK(now_s() - t0 < 5, "abort of a pending init took %.1f s", now_s() - t0);
 
     const char *me = getenv("SLURMD_NODENAME");
     if (!me || !*me) {
@@ -157,7 +158,7 @@ static void faults(void) {
     CHECK(settle(c, 0.3) == kInProgress, "hang: init completed");
     t0 = now_s();
     ncclCommAbort(c);
-    CHECK(now_s() - t0 < 1, "hang: abort took %.1f s", now_s() - t0);
+    CHECK(now_s() - t0 < 5, "hang: abort took %.1f s", now_s() - t0);
     unsetenv("GANGWAY_FAKE_NCCL_HANG_HOSTS");
 
     setenv("GANGWAY_FAKE_NCCL_FAIL_HOSTS", me, 1);

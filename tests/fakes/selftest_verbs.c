@@ -270,8 +270,9 @@ static void one_process(void) {
         CHECK(0, "cannot reopen the endpoints");
     } else {
         const double r = stream(&a, &b.me, 48);
-        /* the upper bound is the point; the lower one leaves room for a loaded machine */
-        CHECK(r > 0.4e9 && r < 1.1e9, "paced at 8 Gb/s: %.3g bytes/s", r);
+        /* Pacing is an upper bound: a loaded machine can only make it slower,
+         * so no lower bound here (the tests of gangway judge rates far below it). */
+        CHECK(r > 0 && r < 1.1e9, "paced at 8 Gb/s: %.3g bytes/s", r);
         /* a bad rkey: remote access error, then the QP is in error: flushed */
         CHECK(post_write(&a, &b.me, 7, 0, 4096, b.me.rkey + 1000) == 0 && post_write(&a, &b.me, 8, 0, 4096, b.me.rkey) == 0,
               "post");
@@ -294,14 +295,16 @@ static void slow_and_dead(void) {
     setenv("GANGWAY_FAKE_IB_SLOW_HOSTS", "x,fakenode7", 1);
     if (ep_open(&a, 1) == 0 && ep_open(&b, 2) == 0 && ep_connect(&a, &b.me) == 0 && ep_connect(&b, &a.me) == 0) {
         const double r = stream(&a, &b.me, 16);
-        CHECK(r > 0.1e9 && r < 0.28e9, "slow: %.3g bytes/s, want 2.5e8", r);
+        CHECK(r > 0 && r < 0.28e9, "slow: %.3g bytes/s, want at most 2.5e8", r);
     } else
         CHECK(0, "slow: cannot open the endpoints");
     ep_close(&a);
     ep_close(&b);
     unsetenv("GANGWAY_FAKE_IB_SLOW_HOSTS");
 
-    /* A dead sender never connects: retry exceeded after the budget (0.27 s). */
+    /* A dead sender never connects: retry exceeded after the budget (0.27 s).
+     * The budget is a lower bound; the upper bounds here (5 s, under reap's own
+     * 5 s) only say "fails, does not hang", with room for a loaded machine. */
     setenv("GANGWAY_FAKE_IB_DEAD_HOSTS", "fakenode7", 1);
     const int ok_a = ep_open(&a, 1);
     unsetenv("GANGWAY_FAKE_IB_DEAD_HOSTS");
@@ -311,14 +314,14 @@ static void slow_and_dead(void) {
         post_write(&a, &b.me, 2, 0, MSG, b.me.rkey);
         const int n = reap(&a, wc, 2, 5);
         const double dt = now_s() - t0;
-        CHECK(n == 2 && wc[0].status == IBV_WC_RETRY_EXC_ERR && wc[1].status == IBV_WC_WR_FLUSH_ERR && dt > 0.2 && dt < 1,
+        CHECK(n == 2 && wc[0].status == IBV_WC_RETRY_EXC_ERR && wc[1].status == IBV_WC_WR_FLUSH_ERR && dt > 0.2 && dt < 5,
               "dead sender: %d completions, statuses %d %d after %.2f s", n, wc[0].status, wc[1].status, dt);
         /* and toward it: its listener drops the connection */
         const double t1 = now_s();
         post_write(&b, &a.me, 3, 0, MSG, a.me.rkey);
         const int m = reap(&b, wc, 1, 5);
         const double dt1 = now_s() - t1;
-        CHECK(m == 1 && wc[0].status == IBV_WC_RETRY_EXC_ERR && dt1 > 0.2 && dt1 < 1,
+        CHECK(m == 1 && wc[0].status == IBV_WC_RETRY_EXC_ERR && dt1 > 0.2 && dt1 < 5,
               "toward a dead node: %d completions, status %d after %.2f s", m, wc[0].status, dt1);
     } else
         CHECK(0, "dead: cannot open the endpoints");
@@ -335,13 +338,13 @@ static void slow_and_dead(void) {
         post_write(&a, &gone, 1, 0, 4096, gone.rkey);
         const int n = reap(&a, wc, 1, 5);
         const double dt = now_s() - t0;
-        CHECK(n == 1 && wc[0].status == IBV_WC_RETRY_EXC_ERR && dt > 0.2 && dt < 1,
+        CHECK(n == 1 && wc[0].status == IBV_WC_RETRY_EXC_ERR && dt > 0.2 && dt < 5,
               "unreachable: %d completions, status %d after %.2f s", n, wc[0].status, dt);
         CHECK(ep_connect(&c, &gone) == 0, "connect");
         post_write(&c, &gone, 1, 0, 4096, gone.rkey);
         usleep(50000);
         t0 = now_s();
-        CHECK(ibv_destroy_qp(c.qp) == 0 && now_s() - t0 < 0.5, "destroy during retries took %.2f s", now_s() - t0);
+        CHECK(ibv_destroy_qp(c.qp) == 0 && now_s() - t0 < 5, "destroy during retries took %.2f s", now_s() - t0);
         c.qp = NULL;
     } else
         CHECK(0, "unreachable: cannot open the endpoints");
