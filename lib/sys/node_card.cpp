@@ -1,5 +1,6 @@
 #include "node_card.hpp"
 #include "sysfs.hpp"
+#include "../preflight/version_text.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -14,7 +15,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
@@ -126,38 +126,23 @@ std::map<std::string, std::string> read_versions(const std::string& root) {
     if (v["kernel"].empty()) v["kernel"] = "none";
 
     std::string drv = first_line(b + "/sys/module/nvidia/version");
-    if (drv.empty()) {
-        static const std::regex re(R"(Kernel Module(?: for [^ ]+)?\s+([0-9][0-9.]+))");
-        std::smatch m;
-        const auto line = first_line(b + "/proc/driver/nvidia/version");
-        if (std::regex_search(line, m, re)) drv = m[1];
-    }
+    if (drv.empty()) drv = preflight::driver_version_from_proc(first_line(b + "/proc/driver/nvidia/version"));
     v["driver"] = drv.empty() ? "none" : drv;
 
-    std::string cuda;
-    {
-        std::ifstream in(b + "/usr/local/cuda/version.json");
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        static const std::regex re(R"re("cuda"\s*:\s*\{[^}]*"version"\s*:\s*"([0-9.]+)")re");
-        std::smatch m;
-        if (std::regex_search(text, m, re)) cuda = m[1];
-        if (cuda.empty()) {
-            static const std::regex re2(R"(CUDA Version ([0-9.]+))");
-            const auto line = first_line(b + "/usr/local/cuda/version.txt");
-            if (std::regex_search(line, m, re2)) cuda = m[1];
-        }
-    }
+    std::ifstream in(b + "/usr/local/cuda/version.json");
+    std::string cuda =
+        preflight::cuda_version_from_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    if (cuda.empty()) cuda = preflight::cuda_version_from_txt(first_line(b + "/usr/local/cuda/version.txt"));
     v["cuda"] = cuda.empty() ? "none" : cuda;
 
+    // The newest release file in the first directory that has one.
     std::string nccl;
-    static const std::regex re(R"(libnccl\.so\.([0-9]+\.[0-9]+\.[0-9]+))");
     for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
                             "/usr/local/cuda/lib64", "/usr/local/lib", "/opt/nccl/lib"}) {
-        for (const auto& p : entries(b + dir)) {
-            std::smatch m;
-            const auto f = p.filename().string();
-            if (std::regex_match(f, m, re) && (nccl.empty() || m[1].str() > nccl)) nccl = m[1];
-        }
+        for (const auto& p : entries(b + dir))
+            if (auto n = preflight::nccl_version_from_soname(p.filename().string());
+                !n.empty() && (nccl.empty() || preflight::version_less(nccl, n)))
+                nccl = n;
         if (!nccl.empty()) break;
     }
     v["nccl"] = nccl.empty() ? "none" : nccl;

@@ -5,6 +5,7 @@
 
 #include "lib/error.hpp"
 #include "lib/preflight/card.hpp"
+#include "lib/preflight/version_text.hpp"
 #include "lib/sys/node_card.hpp"
 
 using namespace gangway;
@@ -135,4 +136,45 @@ TEST_CASE("an empty tree: no NICs, no GPUs, versions \"none\"") {
     CHECK(v.at("driver") == "none");
     CHECK(v.at("cuda") == "none");
     CHECK(v.at("nccl") == "none");
+}
+
+TEST_CASE("version texts: the driver's /proc line, CUDA's version files, NCCL's file names") {
+    using namespace gangway::preflight;
+    CHECK(driver_version_from_proc("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar 5 2024") ==
+          "550.54.15");
+    CHECK(driver_version_from_proc("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release "
+                                   "Build  (dvs-builder@U16-I3-B03-4-3)") == "535.104.05");
+    CHECK(driver_version_from_proc("NVRM version: something else 1.2.3").empty());
+    CHECK(driver_version_from_proc("").empty());
+
+    CHECK(cuda_version_from_json(R"({"cuda" : {"name" : "CUDA SDK", "version" : "12.4.1"}, "cuda_cccl" : )"
+                                 R"({"name" : "CUDA C++ Core Compute Libraries", "version" : "12.4.127"}})") == "12.4.1");
+    // The "cuda" object is found by its key, not by being first.
+    CHECK(cuda_version_from_json(R"({"cuda_nvcc":{"version":"13.0.48"},"cuda":{"name":"CUDA SDK","version":"13.0.0"}})") ==
+          "13.0.0");
+    CHECK(cuda_version_from_json(R"({"cuda" : {"name" : "CUDA SDK"}, "x": {"version": "1.0"}})").empty());
+    CHECK(cuda_version_from_json("not json").empty());
+    CHECK(cuda_version_from_txt("CUDA Version 11.0.228") == "11.0.228");
+    CHECK(cuda_version_from_txt("CUDA 11").empty());
+
+    CHECK(nccl_version_from_soname("libnccl.so.2.21.5") == "2.21.5");
+    CHECK(nccl_version_from_soname("libnccl.so.2").empty());
+    CHECK(nccl_version_from_soname("libnccl.so").empty());
+    CHECK(nccl_version_from_soname("libnccl.so.2.21.5.bak").empty());
+    CHECK(nccl_version_from_soname("libnccl.so.2..5").empty());
+    CHECK(nccl_version_from_soname("libnccl-net.so.2.21.5").empty());
+
+    CHECK(version_less("2.9.9", "2.18.5"));
+    CHECK_FALSE(version_less("2.18.5", "2.9.9"));
+    CHECK_FALSE(version_less("2.18.5", "2.18.5"));
+    CHECK(version_less("12.4", "12.4.1"));
+    CHECK_FALSE(version_less("12.4.0", "12.4"));
+}
+
+TEST_CASE("the newest NCCL file is taken by number, not by text") {
+    TempTree t;
+    put(t.root / "usr/lib/x86_64-linux-gnu/libnccl.so.2.9.9", "");
+    put(t.root / "usr/lib/x86_64-linux-gnu/libnccl.so.2.18.5", "");
+    put(t.root / "usr/lib/x86_64-linux-gnu/libnccl.so.2", "");
+    CHECK(sys::read_versions(t.root.string()).at("nccl") == "2.18.5");
 }

@@ -1,0 +1,115 @@
+#include "version_text.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+namespace gangway::preflight {
+namespace {
+
+bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// The run of digits and dots at `at`, which must start with a digit.
+std::string dotted_at(std::string_view s, std::size_t at) {
+    if (at >= s.size() || !digit(s[at])) return "";
+    std::size_t end = at;
+    while (end < s.size() && (digit(s[end]) || s[end] == '.')) ++end;
+    return std::string(s.substr(at, end - at));
+}
+
+std::size_t skip_space(std::string_view s, std::size_t at) {
+    while (at < s.size() && space(s[at])) ++at;
+    return at;
+}
+
+std::vector<unsigned long> parts(std::string_view v) {
+    std::vector<unsigned long> out;
+    unsigned long n = 0;
+    bool any = false;
+    for (char c : v) {
+        if (digit(c)) {
+            n = n * 10 + static_cast<unsigned long>(c - '0');
+            any = true;
+        } else if (c == '.') {
+            out.push_back(n);
+            n = 0;
+            any = false;
+        } else {
+            break;
+        }
+    }
+    if (any || !out.empty()) out.push_back(n);
+    return out;
+}
+
+}  // namespace
+
+std::string driver_version_from_proc(std::string_view line) {
+    constexpr std::string_view key = "Kernel Module";
+    const auto k = line.find(key);
+    if (k == std::string_view::npos) return "";
+    auto at = k + key.size();
+    // The open module names the architecture: "Kernel Module for x86_64".
+    if (line.substr(at, 5) == " for ") {
+        at += 5;
+        while (at < line.size() && !space(line[at])) ++at;
+    }
+    if (at >= line.size() || !space(line[at])) return "";
+    return dotted_at(line, skip_space(line, at));
+}
+
+std::string cuda_version_from_json(std::string_view text) {
+    const auto key = text.find("\"cuda\"");
+    if (key == std::string_view::npos) return "";
+    auto at = skip_space(text, key + 6);
+    if (at >= text.size() || text[at] != ':') return "";
+    at = skip_space(text, at + 1);
+    if (at >= text.size() || text[at] != '{') return "";
+    const auto close = text.find('}', at);
+    const auto obj = text.substr(at, close == std::string_view::npos ? std::string_view::npos : close - at);
+    const auto ver = obj.find("\"version\"");
+    if (ver == std::string_view::npos) return "";
+    auto v = skip_space(obj, ver + 9);
+    if (v >= obj.size() || obj[v] != ':') return "";
+    v = skip_space(obj, v + 1);
+    if (v >= obj.size() || obj[v] != '"') return "";
+    const auto out = dotted_at(obj, v + 1);
+    return v + 1 + out.size() < obj.size() && obj[v + 1 + out.size()] == '"' ? out : "";
+}
+
+std::string cuda_version_from_txt(std::string_view line) {
+    constexpr std::string_view key = "CUDA Version ";
+    const auto k = line.find(key);
+    return k == std::string_view::npos ? "" : dotted_at(line, k + key.size());
+}
+
+std::string nccl_version_from_soname(std::string_view name) {
+    constexpr std::string_view prefix = "libnccl.so.";
+    if (name.substr(0, prefix.size()) != prefix) return "";
+    const auto v = name.substr(prefix.size());
+    // Exactly three numbers: the soname link libnccl.so.2 names no release.
+    int dots = 0;
+    bool after_dot = true;
+    for (char c : v) {
+        if (c == '.') {
+            if (after_dot) return "";
+            ++dots;
+            after_dot = true;
+        } else if (digit(c)) {
+            after_dot = false;
+        } else {
+            return "";
+        }
+    }
+    return dots == 2 && !after_dot ? std::string(v) : "";
+}
+
+bool version_less(std::string_view a, std::string_view b) {
+    auto pa = parts(a), pb = parts(b);
+    pa.resize(std::max(pa.size(), pb.size()));
+    pb.resize(pa.size());
+    return pa < pb;
+}
+
+}  // namespace gangway::preflight

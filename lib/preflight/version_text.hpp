@@ -1,0 +1,29 @@
+// Software versions as the files of a node spell them: the NVIDIA driver's
+// /proc line, CUDA's version.json or version.txt, NCCL's library file name.
+// Pure parsing, so the node card (lib/sys/node_card) reads files and these
+// say what is in them; each returns "" when the text holds no version.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace gangway::preflight {
+
+// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  ..." and the open
+// module's "... Open Kernel Module for x86_64  535.104.05  ..." give the number.
+std::string driver_version_from_proc(std::string_view line);
+
+// {"cuda" : {"name" : "CUDA SDK", "version" : "12.4.1"}, ...}: the version in
+// the "cuda" object (other objects of the file carry versions of their own).
+std::string cuda_version_from_json(std::string_view text);
+
+// "CUDA Version 11.8.89" (version.txt of CUDA 11.0 and older toolkits).
+std::string cuda_version_from_txt(std::string_view line);
+
+// "libnccl.so.2.21.5" gives "2.21.5"; "libnccl.so.2" or any other name gives "".
+std::string nccl_version_from_soname(std::string_view file_name);
+
+// Dotted versions compared number by number, so that 2.9.9 < 2.18.5 (which
+// text comparison gets wrong); a missing part counts as 0.
+bool version_less(std::string_view a, std::string_view b);
+
+}  // namespace gangway::preflight
