@@ -297,7 +297,8 @@ StageVerdict judge_cuda(const std::vector<GpuResult>& gpus, std::optional<unsign
             }
         }
     }
-    // Relative to the other GPUs of the job: catches a slow GPU when no figure applies.
+    // Relative to the node's other GPUs: catches a slow GPU when no figure applies
+    // (the coordinator compares across the job's GPUs: job_copy_outliers).
     for (int dir = 0; dir < 2; ++dir) {
         const auto& vals = dir ? d2h : h2d;
         for (auto k : low_outliers(vals, t.outlier_z)) {
@@ -305,7 +306,7 @@ StageVerdict judge_cuda(const std::vector<GpuResult>& gpus, std::optional<unsign
             if (flagged.count({at, dir})) continue;  // already below the figure
             const auto& g = gpus[at];
             v.findings.push_back({who(g), std::string(dir ? "D2H " : "H2D ") + fmt_gbps(vals[k]) +
-                                              " is an outlier against the job's other GPUs (median " + fmt_gbps(median(vals)) + ")"});
+                                              " is an outlier against this node's other GPUs (median " + fmt_gbps(median(vals)) + ")"});
         }
     }
     std::string detail = std::to_string(gpus.size()) + " GPU(s)";
