@@ -220,7 +220,9 @@ std::optional<unsigned> allocated_gpus(const EnvMap& env) {
 
 std::string fmt_gbps(double gbps) {
     char b[32];
-    std::snprintf(b, sizeof b, "%.1f GB/s", gbps);
+    // Two significant digits below 1 GB/s, where one decimal would read 0.0
+    // for a link that crawls (a figure a site sets low, or a test double's).
+    std::snprintf(b, sizeof b, gbps < 1 ? "%.2g GB/s" : "%.1f GB/s", gbps);
     return b;
 }
 
@@ -289,10 +291,11 @@ StageVerdict judge_cuda(const std::vector<GpuResult>& gpus, std::optional<unsign
             (dir ? d2h : h2d).push_back(*val);
             (dir ? d2h_at : h2d_at).push_back(i);
             if (expect && *val < t.copy_ratio * *expect) {
-                char b[200];
-                std::snprintf(b, sizeof b, "%s %.1f GB/s, expected >= %.1f GB/s (%.2f x %.1f GB/s, %s)", dir ? "D2H" : "H2D",
-                              *val, t.copy_ratio * *expect, t.copy_ratio, *expect, basis.c_str());
-                v.findings.push_back({who(g), b});
+                char b[64];
+                std::snprintf(b, sizeof b, "%.2f x ", t.copy_ratio);
+                v.findings.push_back({who(g), std::string(dir ? "D2H " : "H2D ") + fmt_gbps(*val) + ", expected >= " +
+                                                  fmt_gbps(t.copy_ratio * *expect) + " (" + b + fmt_gbps(*expect) + ", " +
+                                                  basis + ")"});
                 flagged.insert({i, dir});
             }
         }
@@ -351,15 +354,16 @@ StageVerdict judge_nccl(const std::vector<NcclResult>& runs, const Thresholds& t
         } else {
             const double alg = algbw_gbps(r.bytes, r.seconds);
             const double bus = allreduce_busbw_gbps(alg, r.nranks);
-            char b[160];
-            std::snprintf(b, sizeof b, "algbw %.1f GB/s, busbw %.1f GB/s at %.0f MiB", alg, bus, r.bytes / (1 << 20));
-            line += b;
+            char b[64];
+            std::snprintf(b, sizeof b, " at %.0f MiB", r.bytes / (1 << 20));
+            line += "algbw " + fmt_gbps(alg) + ", busbw " + fmt_gbps(bus) + b;
             if (!r.data_ok) v.findings.push_back({"nccl " + r.scope, "the all-reduce returned wrong values"});
             if (r.expected_busbw && r.nranks > 1 && bus < t.busbw_ratio * *r.expected_busbw) {
-                std::snprintf(b, sizeof b, "busbw %.1f GB/s, expected >= %.1f GB/s (%.2f x %.1f GB/s%s%s)", bus,
-                              t.busbw_ratio * *r.expected_busbw, t.busbw_ratio, *r.expected_busbw, r.model.empty() ? "" : ", ",
-                              r.model.c_str());
-                v.findings.push_back({"nccl " + r.scope, b});
+                std::snprintf(b, sizeof b, "%.2f x ", t.busbw_ratio);
+                v.findings.push_back({"nccl " + r.scope, "busbw " + fmt_gbps(bus) + ", expected >= " +
+                                                             fmt_gbps(t.busbw_ratio * *r.expected_busbw) + " (" + b +
+                                                             fmt_gbps(*r.expected_busbw) +
+                                                             (r.model.empty() ? "" : ", " + r.model) + ")"});
             } else if (!r.expected_busbw) {
                 line += " (no expected figure; set GANGWAY_NCCL_BUSBW_GBPS)";
             }

@@ -60,6 +60,14 @@ TEST_CASE("bus bandwidth as nccl-tests defines it") {
     CHECK(algbw_gbps(1e9, 1) == Approx(1));  // GB/s is 10^9 B/s, not GiB
 }
 
+TEST_CASE("GB/s figures: one decimal from 1 GB/s, two significant digits below") {
+    CHECK(fmt_gbps(370.04) == "370.0 GB/s");
+    CHECK(fmt_gbps(1) == "1.0 GB/s");
+    CHECK(fmt_gbps(0.25) == "0.25 GB/s");
+    CHECK(fmt_gbps(0.01925) == "0.019 GB/s");  // not "0.0 GB/s"
+    CHECK(fmt_gbps(0) == "0 GB/s");
+}
+
 TEST_CASE("median, MAD and low outliers") {
     CHECK(median({}) == 0);
     CHECK(median({3, 1, 2}) == 2);
