@@ -25,7 +25,10 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 FAKES=$W/fakes
 "$top_srcdir/tests/fakes/build.sh" "$FAKES" --selftest || { echo "FAIL: the GPU test doubles do not build"; exit 1; }
 SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-port() { echo $((43000 + (RANDOM % 2500) * 4)); }
+# Below Linux's ephemeral range (32768-60999), where any process's outgoing
+# connection may hold the port, and apart from preflight_local.sh's ports:
+# make check runs the two side by side.
+port() { echo $((24000 + (RANDOM % 1000) * 4)); }
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
 task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 4-node, 4-task step with 2 fake GPUs per node
@@ -47,6 +50,8 @@ step() {  # step NAME [ENV=VAL...]: runs the 4 tasks of `gangway check`, report 
   local P; P=$(port); pids=(); rcs=(); : >"$W/nccl.log"
   for r in 0 1 2 3; do task "$P" $r "$@" -- check --timeout=30 --report="$W/$name.json"; done
   for r in "${!pids[@]}"; do wait "${pids[$r]}"; rcs[$r]=$?; done
+  # The check could not run (exit 5): say why, whatever the case expected.
+  for r in "${!rcs[@]}"; do [ "${rcs[$r]}" != 5 ] || echo "note: $name: task $r: $(tail -1 "$W/err.$r")"; done
 }
 stage() { json "$W/$1.json" "[s['status'] + ': ' + s['detail'] for s in r['stages'] if s['name'] == '$2'][0]"; }
 status_of() { json "$W/$1.json" "[n['status'] for n in r['nodes'] if n['name'] == '$2'][0]"; }
