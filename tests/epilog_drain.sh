@@ -7,9 +7,7 @@ set -u
 EPILOG=$top_srcdir/contrib/epilog/gangway-drain.sh
 W=$(mktemp -d /tmp/gangway-epilog.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-fails=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/verdicts.sh"
 cat >"$W/scontrol" <<'SH'
 #!/bin/bash
 if [ "$1 $2" = "show hostnames" ]; then echo node08; echo node09; echo node10; exit 0; fi
@@ -37,5 +35,4 @@ printf 'reason=slow\n' >"$W/drain/gangway-drain.44.node09"
 GANGWAY_DRAIN_DIR=$W/drain GANGWAY_SCONTROL=$W/scontrol SLURM_JOB_ID=44 SLURM_JOB_UID=$((me + 1)) SLURM_JOB_NODELIST='node[08-10]' \
   bash "$EPILOG" 2>/dev/null
 [ ! -e "$W/calls" ] && pass "a request not owned by the job's user drains nothing" || fail "foreign owner: $(cat "$W/calls")"
-[ $fails = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
-exit $((fails > 0))
+finish

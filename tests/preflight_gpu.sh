@@ -19,9 +19,7 @@ set -u
 GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
 W=$(mktemp -d /tmp/gangway-preflight-gpu.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
-fails=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/verdicts.sh"
 FAKES=$W/fakes
 "$top_srcdir/tests/fakes/build.sh" "$FAKES" --selftest || { echo "FAIL: the GPU test doubles do not build"; exit 1; }
 SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -151,5 +149,4 @@ else
   fail "net slow: rcs ${rcs[*]}, g1 $(status_of netslow g1 2>&1); $(json "$W/netslow.json" "[n['reasons'] for n in r['nodes']]" 2>&1); $(json "$W/netslow.json" "r['findings']" 2>&1)"
 fi
 
-[ $fails = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
-exit $((fails > 0))
+finish

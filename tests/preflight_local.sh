@@ -9,9 +9,7 @@ set -u
 GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
 W=$(mktemp -d /tmp/gangway-preflight-local.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-fails=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/verdicts.sh"
 SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 OTHER=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 calc() { awk "BEGIN { print ($*) }"; }  # float arithmetic and comparisons (1/0) without bc
@@ -88,5 +86,4 @@ GANGWAY_ON_FAIL=later "$GW" check 2>"$W/usage2.err"; rc=$?
 [ $rc = 2 ] && grep -q 'GANGWAY_ON_FAIL' "$W/usage2.err" && pass "bad GANGWAY_ON_FAIL: exit 2 naming the variable" || fail "env usage: $rc"
 "$GW" run --help | grep -q -- '--on-fail=abort|warn|requeue' && pass "run --help lists the options" || fail "run --help"
 
-[ $fails = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
-exit $((fails > 0))
+finish

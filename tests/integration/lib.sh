@@ -60,10 +60,7 @@ plugstack() {  # plugstack [ARGS...]: load gangway with these site arguments (SL
 }
 no_plugstack() { : >"$PLUGSTACK"; }
 
-fails=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-finish() { [ $fails = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"; exit $((fails > 0)); }
+. "$top_srcdir/tests/verdicts.sh"
 
 next_job_id() { scontrol show config | awk '$1 == "NEXT_JOB_ID" {print $3}'; }
 
