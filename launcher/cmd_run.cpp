@@ -21,6 +21,7 @@
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/sys/node_card.hpp"
+#include "../lib/sys/sysfs.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
 
@@ -50,8 +51,8 @@ const char* kRunHelp =
     "                             job with the bad nodes added to its excluded nodes  [GANGWAY_ON_FAIL]\n"
     "  --report=FILE.json         write the JSON report (node 0 writes it)            [GANGWAY_REPORT]\n"
     "  --heatmap=FILE.svg         write the node-to-node bandwidth heatmap            [GANGWAY_HEATMAP]\n"
-    "  --timeout=SEC              the whole check's deadline (default 15; 60 on a node with NVIDIA GPUs)\n"
-    "                                                                           [GANGWAY_CHECK_TIMEOUT]\n"
+    "  --timeout=SEC              the whole check's deadline (default 15; 60 when a node of the step\n"
+    "                             has NVIDIA GPUs)                          [GANGWAY_CHECK_TIMEOUT]\n"
     "  --join-timeout=SEC         until every task has checked in (default 10)   [GANGWAY_JOIN_TIMEOUT]\n"
     "  --slow-ratio=F             a link below F x expected is slow (default 0.5)  [GANGWAY_SLOW_RATIO]\n"
     "  --expect-gbps=G            expected per-link Gb/s (default: measured)      [GANGWAY_EXPECT_GBPS]\n"
@@ -150,9 +151,10 @@ Args parse(int argc, char** argv, bool is_run) {
     for (; i < argc; ++i) a.cmd.push_back(argv[i]);
     if (is_run && a.cmd.empty()) throw Error("no command to run: gangway run [options] -- CMD [ARGS...]");
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
-    // GPU nodes get longer by default: NCCL's communicator setup across
-    // nodes alone takes seconds, and the GPU stages follow the network ones.
-    if (a.opt.timeout_s < 0) a.opt.timeout_s = a.opt.check != "none" && sys::count_gpus("/") > 0 ? 60 : 15;
+    if (a.opt.timeout_s < 0) {
+        a.opt.timeout_default = true;
+        a.opt.timeout_s = a.opt.check != "none" && sys::count_gpus(sys::sysfs_root()) > 0 ? kDefaultGpuTimeoutS : kDefaultTimeoutS;
+    }
     if (a.opt.join_timeout_s > a.opt.timeout_s) a.opt.join_timeout_s = a.opt.timeout_s;
     a.cmd.push_back(nullptr);
     return a;

@@ -123,6 +123,12 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     Outcome out;
     const auto start = Clock::now();
     const Deadline overall = start + std::chrono::milliseconds(static_cast<long>(opt.timeout_s * 1000));
+    // How long a task waits for node 0's verdict: node 0 may raise the default
+    // deadline to the GPU one (a node of the step has GPUs, maybe not this
+    // one); a speaker learns the exact deadline in the welcome.
+    const Deadline verdict_by = opt.timeout_default && opt.check != "none"
+                                    ? std::max(overall, start + std::chrono::milliseconds(static_cast<long>(kDefaultGpuTimeoutS * 1000)))
+                                    : overall;
     const bool coordinator = s.node_rank == 0 && s.local == 0;
     const bool speaker = s.local == 0;
     out.coordinator = coordinator;
@@ -224,18 +230,18 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     // PMIx fence #2 hands rank 0's verdict to every task: until the check's
     // deadline and the margin the TCP verdict has too.
     auto fence2 = [&](const Kv* mine, std::string& err) {
-        return pmix_fence(*px, mine, true, seconds_left(overall) + 5, err);
+        return pmix_fence(*px, mine, true, seconds_left(verdict_by) + 5, err);
     };
 
     if (!coordinator) {
         std::string err;
         std::optional<Kv> v;
-        if (!(boot.pmix && !speaker)) v = client_session(opt, s, speaker, overall, err, data, data_port);
+        if (!(boot.pmix && !speaker)) v = client_session(opt, s, speaker, verdict_by, err, data, data_port);
         if (boot.pmix) {  // every task takes part in fence #2; a speaker that lost node 0 may still learn the verdict there
             std::string ferr;
             if (fence2(nullptr, ferr)) {
                 if (!v) {
-                    auto pv = pmix_get(*px, 0, std::max(1.0, seconds_left(overall) + 5), ferr);
+                    auto pv = pmix_get(*px, 0, std::max(1.0, seconds_left(verdict_by) + 5), ferr);
                     if (pv) v = std::move(pv);
                     else if (!speaker) err = "the verdict did not arrive over PMIx (" + ferr + ")";
                 }
@@ -262,7 +268,7 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     sys::Coordinator coord(s.key, std::move(listener));
     // This node's speaker talks to the coordinator like every other.
     std::string self_err;
-    std::thread self_speaker([&] { client_session(opt, s, true, overall, self_err, data, data_port); });
+    std::thread self_speaker([&] { client_session(opt, s, true, verdict_by, self_err, data, data_port); });
     Report rep = coordinate(opt, s, coord, overall, boot);
     Verdict v = verdict(rep);
     out.verdict = v;

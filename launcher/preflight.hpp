@@ -15,11 +15,18 @@
 
 namespace gangway::cli {
 
+// The check's deadline when --timeout is not given: 15 s, or 60 s when a node
+// of the step has NVIDIA GPUs (NCCL's communicator setup across nodes alone
+// takes seconds). Each task starts with its own node's default; node 0 sets
+// the step's once the cards are in, and tells every task (run_preflight).
+inline constexpr double kDefaultTimeoutS = 15, kDefaultGpuTimeoutS = 60;
+
 struct PreflightOptions {
     std::string check = "quick";   // none, quick, full
     std::string on_fail = "abort"; // abort, warn, requeue
     std::string report, heatmap;   // files the coordinator writes
-    double timeout_s = 15;         // the whole check, bootstrap included
+    double timeout_s = kDefaultTimeoutS;  // the whole check, bootstrap included
+    bool timeout_default = false;  // timeout_s is this node's default, not the user's
     double join_timeout_s = 10;    // until every task has checked in
     double slow_ratio = 0.5;       // a link below this fraction of the expected rate is slow
     std::optional<double> expect_gbps;  // the expected per-link rate; default: measured (75th percentile)

@@ -371,7 +371,16 @@ Report Coordination::run() {
     if (coord.rejected()) join.detail += ", " + std::to_string(coord.rejected()) + " connection(s) rejected";
     if (missing) join.status = "failed";
     rep.stages.push_back(join);
-    for (auto& m : ms) coord.send(m, kWelcome, {}, after_ms(1000));
+    // The default deadline is the step's, not node 0's: the GPU one when any
+    // node has GPUs. Every task learns it here and waits for the verdict as long.
+    if (opt.timeout_default && opt.check != "none")
+        for (const auto& n : nodes)
+            if (n.member >= 0 && n.card.gpus > 0) {
+                overall = std::max(overall, boot.start + std::chrono::milliseconds(static_cast<long>(kDefaultGpuTimeoutS * 1000)));
+                break;
+            }
+    rep.deadline_s = std::chrono::duration<double>(overall - boot.start).count();
+    for (auto& m : ms) coord.send(m, kWelcome, {{"deadline_ms", std::to_string(ms_left(overall))}}, after_ms(1000));
 
     // Cards.
     {

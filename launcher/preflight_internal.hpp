@@ -85,7 +85,7 @@ private:
 
 // The speaker's (and the plain task's) side of the conversation; returns the
 // verdict message, or nullopt with `err`.
-std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline overall,
+std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,
                                  std::string& err, std::shared_ptr<DataState> data, unsigned data_port);
 
 // ---------------------------------------------------------------- coordinator

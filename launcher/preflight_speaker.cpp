@@ -11,6 +11,7 @@
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/sys/node_card.hpp"
+#include "../lib/sys/sysfs.hpp"
 #include "config.h"
 #include "preflight_internal.hpp"
 
@@ -33,9 +34,10 @@ Card my_card(const StepFacts& s, unsigned data_port) {
     c.data_addr = s.node_addr;
     c.data_port = data_port;
     c.nics = sys::live_net_nics();
-    for (auto& n : sys::read_nics("/"))
+    const auto root = sys::sysfs_root();
+    for (auto& n : sys::read_nics(root))
         if (n.kind == "ib") c.nics.push_back(n);
-    c.gpus = sys::count_gpus("/");
+    c.gpus = sys::count_gpus(root);
     c.versions = sys::read_versions("/");
     c.versions["gangway"] = PACKAGE_VERSION;
     return c;
@@ -43,7 +45,7 @@ Card my_card(const StepFacts& s, unsigned data_port) {
 
 }  // namespace
 
-std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline overall,
+std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,
                                  std::string& err, std::shared_ptr<DataState> data, unsigned data_port) {
     Kv hello{{"rank", std::to_string(s.rank)},
              {"node_rank", std::to_string(s.node_rank)},
@@ -59,13 +61,14 @@ std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s
                 addrs.push_back(to_string(a));
                 break;
             }
-    const Deadline join_by = std::min(overall, after_ms(static_cast<long>(opt.join_timeout_s * 1000)));
+    const Deadline join_by = std::min(verdict_by, after_ms(static_cast<long>(opt.join_timeout_s * 1000)));
     auto c = sys::join(addrs, s.port + 1, s.key, hello, join_by, err);
     if (!c) {
         err = "could not reach the coordinator on " + (s.nodes.empty() ? std::string("node 0") : s.nodes[0]) + " (" + err + ")";
         return std::nullopt;
     }
-    const Deadline wait_until = overall + std::chrono::seconds(5);
+    // Until the welcome says node 0's deadline; a margin after it for the verdict.
+    Deadline wait_until = verdict_by + std::chrono::seconds(5);
     GpuSpeaker gpus;
     for (;;) {
         std::uint8_t type = 0;
@@ -75,7 +78,12 @@ std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s
             return std::nullopt;
         }
         if (type == kVerdict) return kv;
-        if (type == kWelcome || !speaker) continue;
+        if (type == kWelcome) {
+            if (auto it = kv->find("deadline_ms"); it != kv->end())
+                wait_until = after_ms(static_cast<long>(kv_u64(*kv, "deadline_ms"))) + std::chrono::seconds(5);
+            continue;
+        }
+        if (!speaker) continue;
         try {
             if (type == kReach) {
                 const auto n = kv_u64(*kv, "n");

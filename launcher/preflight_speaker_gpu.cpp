@@ -9,6 +9,7 @@
 #include "../lib/error.hpp"
 #include "../lib/preflight/sha256.hpp"
 #include "../lib/sys/process_env.hpp"
+#include "../lib/sys/sysfs.hpp"
 #include "preflight_internal.hpp"
 
 
@@ -36,9 +37,9 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
     o.timeout_s = std::max(1.0, static_cast<double>(kv_u64(cmd, "timeout_ms")) / 1000.0);
     o.nccl_lib = kv_str(cmd, "nccl_lib");
     o.env = sys::process_env();
-    // Another sysfs tree for the verbs stage (a copy from a real node, or the
-    // test fixtures); its HCAs are then all compute HCAs.
-    if (auto it = o.env.find("GANGWAY_SYSFS_ROOT"); it != o.env.end() && !it->second.empty()) o.root = it->second;
+    // Another sysfs tree (a copy from a real node, or the test fixtures): its
+    // HCAs are then all compute HCAs.
+    o.root = sys::sysfs_root();
     try {
         gid_index_ = gpu::thresholds_from_env(o.env).gid_index;
     } catch (const Error&) {  // the stages below report the bad value

@@ -149,4 +149,28 @@ else
   fail "net slow: rcs ${rcs[*]}, g1 $(status_of netslow g1 2>&1); $(json "$W/netslow.json" "[n['reasons'] for n in r['nodes']]" 2>&1); $(json "$W/netslow.json" "r['findings']" 2>&1)"
 fi
 
+# 6. The default deadline is the step's, not each node's: g1 alone has GPUs in
+#    its sysfs (its own default 60 s, the others' 15 s), and NCCL hangs across
+#    nodes on g3, which keeps the check going past 15 + 5 s. Node 0 tells every
+#    task the deadline in the welcome, so g2-g4 wait for the verdict instead of
+#    giving up on the coordinator (they would be "lost", exit 4).
+cp -r "$top_srcdir/tests/fixtures/sysfs/roce" "$W/gpuroot" && chmod -R u+w "$W/gpuroot"  # distcheck's srcdir is read-only
+for b in 10 11; do
+  d=$W/gpuroot/sys/bus/pci/devices/0000:$b:00.0; mkdir -p "$d"; echo 0x10de >"$d/vendor"; echo 0x030200 >"$d/class"
+done
+P=$(port); pids=(); rcs=(); : >"$W/nccl.log"; t0=$SECONDS
+for r in 0 1 2 3; do
+  extra=(); [ $r != 0 ] || extra=(GANGWAY_SYSFS_ROOT="$W/gpuroot")
+  task "$P" $r GANGWAY_FAKE_NCCL_NET_HANG_HOSTS=g3 "${extra[@]}" -- check --report="$W/mixed.json"
+done
+for r in "${!pids[@]}"; do wait "${pids[$r]}"; rcs[$r]=$?; done
+took=$((SECONDS - t0))
+if [ "${rcs[*]}" = "3 3 3 3" ] && [ "$(json "$W/mixed.json" "r['deadline_s']")" = 60 ] && [ $took -gt 20 ] \
+   && [ "$(status_of mixed g3)" = faulty ] && [ "$(status_of mixed g2)" = ok ] && [ "$(status_of mixed g4)" = ok ] \
+   && json "$W/mixed.json" "r['findings']" | grep -q 'g1: gpus is 2, the others have 0'; then
+  pass "GPUs on g1 only, no --timeout: one 60 s deadline for the step; g2-g4 waited ${took} s for the verdict"
+else
+  fail "mixed deadline: rcs ${rcs[*]}, ${took} s, deadline $(json "$W/mixed.json" "r['deadline_s']" 2>&1); $(json "$W/mixed.json" "[(n['name'], n['status']) for n in r['nodes']]" 2>&1); $(cat "$W/err.1")"
+fi
+
 finish

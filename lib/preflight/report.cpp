@@ -149,6 +149,7 @@ std::string render_json(const Report& r) {
     o += "  \"job_id\": " + q(r.job_id) + ",\n  \"step_id\": " + q(r.step_id) + ",\n";
     o += "  \"mode\": " + q(r.mode) + ",\n  \"bootstrap\": " + q(r.bootstrap) + ",\n";
     o += "  \"seconds\": " + num(r.seconds) + ",\n";
+    o += "  \"deadline_s\": " + num(r.deadline_s) + ",\n";
     o += "  \"expected_bps\": " + num(r.expected_bps) + ",\n";
     o += "  \"slow_ratio\": " + num(r.slow_ratio) + ",\n";
     o += "  \"nodes\": [";

@@ -47,6 +47,7 @@ struct Report {
     double expected_bps = 0;
     double slow_ratio = 0;
     double seconds = 0;
+    double deadline_s = 0;                 // the check's deadline, from its start (--timeout or the default)
 };
 
 enum class Verdict { ok, degraded, unreachable };

@@ -1,12 +1,18 @@
 #include "sysfs.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include "../topology.hpp"
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
+
+std::string sysfs_root() {
+    const char* r = std::getenv("GANGWAY_SYSFS_ROOT");
+    return r && *r ? r : "/";
+}
 
 std::string sysfs_base(const std::string& root) { return root == "/" ? std::string() : root; }
 

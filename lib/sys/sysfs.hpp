@@ -7,6 +7,10 @@
 
 namespace gangway::sys {
 
+// The tree gangway reads sysfs from: GANGWAY_SYSFS_ROOT when set (a copy
+// from a real node, the test fixtures), else "/".
+std::string sysfs_root();
+
 // The prefix to put before "/sys/...": "" for the live system ("/").
 std::string sysfs_base(const std::string& root);
 

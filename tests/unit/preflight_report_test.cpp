@@ -69,7 +69,9 @@ TEST_CASE("the table names each node with its status, figures and reason") {
 TEST_CASE("the JSON report carries nodes, links, stages and the verdict") {
     auto r = sample(NodeStatus::unreachable);
     r.nodes[0].reasons.push_back("quote \" and backslash \\ and\nnewline");
+    r.deadline_s = 60;
     const auto j = render_json(r);
+    CHECK(j.find("\"deadline_s\": 60,") != std::string::npos);
     CHECK(j.find("\"schema\": \"gangway-preflight/1\"") != std::string::npos);
     CHECK(j.find("\"verdict\": \"unreachable\"") != std::string::npos);
     CHECK(j.find("\"exit_code\": 4") != std::string::npos);
