@@ -94,6 +94,11 @@ void Coordination::stage_local() {
             if (nodes[node].status == NodeStatus::ok) nodes[node].status = NodeStatus::faulty;
         }
     }
+    for (unsigned i = 0; i < nodes.size(); ++i) {
+        for (const auto& g : nodes[i].gpus)
+            rep.gpus.push_back({i, g.index, g.name, g.bus_id, g.error, g.h2d_gbps, g.d2h_gbps});
+        for (const auto& p : nodes[i].ports) rep.ports.push_back({i, p.name, p.rate_gbps, p.usable});
+    }
     // Every GPU of the job against the others: a node whose GPUs are all
     // equally slow passes its own comparison but not this one.
     std::vector<gpu::JobGpu> job;

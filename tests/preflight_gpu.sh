@@ -80,6 +80,19 @@ else
   fail "healthy: rcs ${rcs[*]}; nonces $nonces; ranks $ranks; $(stage ok nccl-job 2>&1); $(cat "$W/err.0")"
 fi
 
+# 1b. The report's per-device records: all 8 GPUs with the copy rate the
+#     double simulates (0.25 GB/s; its per-GPU clock makes the measurement
+#     exact however busy the machine), and the 4 nodes' RoCE ports.
+gpus=$(json "$W/ok.json" "sorted((g['node'], g['index'], round(g['h2d_gbps'], 3), round(g['d2h_gbps'], 3)) for g in r['gpus'])" 2>&1)
+ports=$(json "$W/ok.json" "[(p['node'], p['name'], p['rate_gbps'], p['usable']) for p in r['ports']]" 2>&1)
+want_gpus=$(python3 -c "print(sorted(('g%d' % n, i, 0.25, 0.25) for n in range(1, 5) for i in range(2)))")
+if [ "$gpus" = "$want_gpus" ] \
+   && [ "$ports" = "[('g1', 'mlx5_2/1', 100, True), ('g2', 'mlx5_2/1', 100, True), ('g3', 'mlx5_2/1', 100, True), ('g4', 'mlx5_2/1', 100, True)]" ]; then
+  pass "the report lists the 8 GPUs (H2D and D2H 0.25 GB/s each, as simulated) and the 4 RoCE ports"
+else
+  fail "per-device records: gpus $gpus; ports $ports"
+fi
+
 # 2. g3's network path hangs NCCL: the job's communicator is aborted at its
 #    deadline, and the two-node pairs (g2+g3 and g3+g4 fail, g1+g2 and g4+g1
 #    pass) name g3 alone.
@@ -100,7 +113,8 @@ fi
 #    outlier, the comparison across the job's 8 GPUs names it.
 step slow GANGWAY_FAKE_SLOW_HOSTS=g2
 if [ "${rcs[0]}" = 3 ] && [ "$(status_of slow g2)" = faulty ] && [ "$(status_of slow g1)" = ok ] \
-   && json "$W/slow.json" "r['findings']" | grep -q "g2: cuda: gpu 0 (0000:10:00.0): H2D .* outlier against the job's 8 GPUs"; then
+   && json "$W/slow.json" "r['findings']" | grep -q "g2: cuda: gpu 0 (0000:10:00.0): H2D .* outlier against the job's 8 GPUs" \
+   && [ "$(json "$W/slow.json" "sorted(set(round(g['h2d_gbps'], 4) for g in r['gpus'] if g['node'] == 'g2'))")" = "[0.0625]" ]; then
   pass "all GPUs of g2 slow: named by the job-wide comparison"
 else
   fail "slow GPUs: rcs ${rcs[*]}, g2 $(status_of slow g2 2>&1); $(json "$W/slow.json" "r['findings']" 2>&1)"

@@ -179,6 +179,20 @@ std::string render_json(const Report& r) {
         o += "    {\"name\": " + q(s.name) + ", \"status\": " + q(s.status) + ", \"detail\": " + q(s.detail) +
              ", \"seconds\": " + num(s.seconds) + "}";
     }
+    auto node_name = [&](unsigned i) { return q(i < r.nodes.size() ? r.nodes[i].name : "?"); };
+    o += "\n  ],\n  \"gpus\": [";
+    for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+        const auto& g = r.gpus[i];
+        o += (i ? ",\n" : "\n") + std::string("    {\"node\": ") + node_name(g.node) + ", \"index\": " + std::to_string(g.index) +
+             ", \"name\": " + q(g.name) + ", \"bus_id\": " + q(g.bus_id) + ", \"h2d_gbps\": " + opt(g.h2d_gbps) +
+             ", \"d2h_gbps\": " + opt(g.d2h_gbps) + ", \"error\": " + q(g.error) + "}";
+    }
+    o += "\n  ],\n  \"ports\": [";
+    for (std::size_t i = 0; i < r.ports.size(); ++i) {
+        const auto& p = r.ports[i];
+        o += (i ? ",\n" : "\n") + std::string("    {\"node\": ") + node_name(p.node) + ", \"name\": " + q(p.name) +
+             ", \"rate_gbps\": " + num(p.rate_gbps) + ", \"usable\": " + (p.usable ? "true" : "false") + "}";
+    }
     o += "\n  ],\n  \"findings\": [";
     for (std::size_t i = 0; i < r.findings.size(); ++i) o += (i ? ", " : "") + q(r.findings[i]);
     o += "]\n}\n";

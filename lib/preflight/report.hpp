@@ -37,6 +37,21 @@ struct StageResult {
     double seconds = 0;
 };
 
+// Each GPU's and compute port's figures from the GPU and RDMA stages, for a
+// site's records over time (the verdict is in the nodes and findings).
+struct GpuRecord {
+    unsigned node = 0;                     // index into nodes
+    int index = 0;                         // CUDA ordinal
+    std::string name, bus_id, error;
+    std::optional<double> h2d_gbps, d2h_gbps;
+};
+struct PortRecord {
+    unsigned node = 0;
+    std::string name;                      // mlx5_0/1
+    double rate_gbps = 0;
+    bool usable = false;                   // ACTIVE and LinkUp
+};
+
 struct Report {
     std::string job_id, step_id, mode;     // mode: quick, full
     std::string bootstrap;                 // "tcp", "pmix"
@@ -44,6 +59,8 @@ struct Report {
     std::vector<LinkResult> links;
     std::vector<StageResult> stages;
     std::vector<std::string> findings;     // card mismatches and other remarks
+    std::vector<GpuRecord> gpus;
+    std::vector<PortRecord> ports;
     double expected_bps = 0;
     double slow_ratio = 0;
     double seconds = 0;
