@@ -38,7 +38,7 @@ const char* kUsage =
     "  --require=LIST   a stage that cannot run here fails instead of being skipped  [GANGWAY_REQUIRE]\n"
     "  --nccl-lib=PATH  the libnccl.so.2 the job uses (default: PyTorch's bundled one,\n"
     "                   then LD_LIBRARY_PATH, then ldconfig's)                      [GANGWAY_NCCL_LIB]\n"
-    "  --sysfs-root=DIR read /sys under DIR (tests); the verbs stage only\n"
+    "  --sysfs-root=DIR read /sys under DIR (a copy from a node, tests): GPU links, HCA ports\n"
     "  --timeout=SEC    deadline per stage (default 60)\n"
     "Thresholds: GANGWAY_H2D_GBPS, GANGWAY_GPU_BW_RATIO, GANGWAY_NCCL_BUSBW_GBPS, GANGWAY_NCCL_RATIO,\n"
     "GANGWAY_NCCL_BYTES, GANGWAY_IB_RATE_GBPS, GANGWAY_IB_GID_INDEX, GANGWAY_OUTLIER_Z (gangway(1)).\n"
@@ -121,6 +121,7 @@ int cmd_gpu_check(int argc, char** argv) {
     me.name = host;
     bool failed = false;
     for (const auto& o : outs) {
+        sys::add_device_records(o, 0, rep);
         rep.stages.push_back(o.result);
         rep.seconds += o.result.seconds;
         for (const auto& f : o.findings) {

@@ -96,7 +96,7 @@ void Coordination::stage_local() {
     }
     for (unsigned i = 0; i < nodes.size(); ++i) {
         for (const auto& g : nodes[i].gpus)
-            rep.gpus.push_back({i, g.index, g.name, g.bus_id, g.error, g.h2d_gbps, g.d2h_gbps});
+            rep.gpus.push_back(sys::gpu_record(i, g));
         for (const auto& p : nodes[i].ports) rep.ports.push_back({i, p.name, p.rate_gbps, p.usable});
     }
     // Every GPU of the job against the others: a node whose GPUs are all
@@ -166,6 +166,8 @@ void Coordination::take_gpu_facts(unsigned node, const Kv& kv) {
         r.name = get(g + "name");
         r.bus_id = get(g + "bus");
         r.error = get(g + "error");
+        if (!get(g + "gen").empty()) r.pcie_gen = static_cast<int>(kv_u64(kv, g + "gen"));
+        if (!get(g + "width").empty()) r.pcie_width = static_cast<int>(kv_u64(kv, g + "width"));
         if (!get(g + "h2d").empty()) r.h2d_gbps = kv_f64(kv, g + "h2d");
         if (!get(g + "d2h").empty()) r.d2h_gbps = kv_f64(kv, g + "d2h");
         ns.gpus.push_back(r);

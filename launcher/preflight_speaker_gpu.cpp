@@ -78,6 +78,8 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
                 out[g + "name"] = gr.name;
                 out[g + "bus"] = gr.bus_id;
                 out[g + "error"] = gr.error;
+                out[g + "gen"] = std::to_string(gr.pcie_gen);
+                out[g + "width"] = std::to_string(gr.pcie_width);
                 if (gr.h2d_gbps) out[g + "h2d"] = num(*gr.h2d_gbps);
                 if (gr.d2h_gbps) out[g + "d2h"] = num(*gr.d2h_gbps);
             }
@@ -93,7 +95,7 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
                 const auto q = "p." + std::to_string(k) + ".";
                 out[q + "name"] = ports_[k].hca + "/" + std::to_string(ports_[k].port);
                 out[q + "rate"] = num(ports_[k].rate_gbps);
-                out[q + "usable"] = ports_[k].state == 4 && ports_[k].phys_state == 5 ? "1" : "0";
+                out[q + "usable"] = verbs::port_up(ports_[k]) ? "1" : "0";
             }
         }
     }

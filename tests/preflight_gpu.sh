@@ -28,6 +28,18 @@ SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 # make check runs the two side by side.
 port() { echo $((24000 + (RANDOM % 1000) * 4)); }
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+# sysroot DIR WIDTH1: the RoCE fixture plus the two fake GPUs' PCI devices
+# (0000:10:00.0 at Gen5 x16, 0000:11:00.0 at Gen5 xWIDTH1), for GANGWAY_SYSFS_ROOT.
+sysroot() {
+  cp -r "$top_srcdir/tests/fixtures/sysfs/roce" "$1" && chmod -R u+w "$1"  # distcheck's srcdir is read-only
+  local b w d
+  for b in 10 11; do
+    w=16; [ $b = 10 ] || w=$2
+    d=$1/sys/bus/pci/devices/0000:$b:00.0; mkdir -p "$d"
+    echo 0x10de >"$d/vendor"; echo 0x030200 >"$d/class"; echo "32.0 GT/s PCIe" >"$d/current_link_speed"; echo "$w" >"$d/current_link_width"
+  done
+}
+sysroot "$W/gpuroot" 16
 
 task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 4-node, 4-task step with 2 fake GPUs per node
   local p=$1 r=$2; shift 2
@@ -38,7 +50,7 @@ task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 4-node, 4-task st
     PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$p NODE_ADDR=127.0.0.1 NCCL_SOCKET_IFNAME==lo GANGWAY_SECRET=$SECRET \
     GANGWAY_DRAIN_DIR= LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=$FAKES/libnccl.so.2 \
     GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=4194304 GANGWAY_FAKE_COPY_GBPS=0.25 GANGWAY_FAKE_NCCL_LOG=$W/nccl.log \
-    GANGWAY_SYSFS_ROOT=$top_srcdir/tests/fixtures/sysfs/roce GANGWAY_FAKE_IB_DEVICES=mlx5_2 GANGWAY_FAKE_IB_GBPS=4 \
+    GANGWAY_SYSFS_ROOT=$W/gpuroot GANGWAY_FAKE_IB_DEVICES=mlx5_2 GANGWAY_FAKE_IB_GBPS=4 \
     GANGWAY_IB_RATE_GBPS=3 GANGWAY_RDMA_RATIO=0.3 GANGWAY_NCCL_BUSBW_GBPS=0.02 "${envs[@]}" \
     "$GW" "$@" >"$W/out.$r" 2>"$W/err.$r" &
   pids[$r]=$!
@@ -67,6 +79,20 @@ else
   fail "gpu-check --local: rc=$rc $out"
 fi
 
+# 0b. an H100 whose second GPU's link trained at x8: its copies meet the x8
+#     figure (a site figure here, the double copies at 0.25 GB/s), the lanes name it.
+sysroot "$W/x8root" 8
+out=$(SLURMD_NODENAME=g0 LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_FAKE_GPU_NAME="NVIDIA H100 80GB HBM3" \
+  GANGWAY_FAKE_COPY_GBPS=0.25 GANGWAY_H2D_GBPS=0.25 GANGWAY_GPU_BW_RATIO=0.5 GANGWAY_COPY_BYTES=4194304 \
+  "$GW" gpu-check --local --stages=cuda --json --sysfs-root="$W/x8root" 2>&1); rc=$?
+if [ $rc = 3 ] && grep -q ': cuda: gpu 1 (0000:11:00.0): PCIe link trained at x8, the H100-SXM has x16 (riser, slot or a lane fault)"' <<<"$out" \
+   && grep -q '"bus_id": "0000:11:00.0", "pcie_gen": 5, "pcie_width": 8,' <<<"$out" \
+   && ! grep -q 'gpu 0 (0000:10:00.0)' <<<"$out"; then
+  pass "an H100 on 8 lanes: named by its link width, its twin on 16 lanes not"
+else
+  fail "x8 link: rc=$rc $out"
+fi
+
 # 1. healthy: the three GPU stages pass; the cross-node communicator has 8
 #    ranks, every one joined once with the same unique id (one nonce).
 [ -n "${ONLY:-}" ] || step ok
@@ -83,12 +109,12 @@ fi
 # 1b. The report's per-device records: all 8 GPUs with the copy rate the
 #     double simulates (0.25 GB/s; its per-GPU clock makes the measurement
 #     exact however busy the machine), and the 4 nodes' RoCE ports.
-gpus=$(json "$W/ok.json" "sorted((g['node'], g['index'], round(g['h2d_gbps'], 3), round(g['d2h_gbps'], 3)) for g in r['gpus'])" 2>&1)
+gpus=$(json "$W/ok.json" "sorted((g['node'], g['index'], g['pcie_gen'], g['pcie_width'], round(g['h2d_gbps'], 3), round(g['d2h_gbps'], 3)) for g in r['gpus'])" 2>&1)
 ports=$(json "$W/ok.json" "[(p['node'], p['name'], p['rate_gbps'], p['usable']) for p in r['ports']]" 2>&1)
-want_gpus=$(python3 -c "print(sorted(('g%d' % n, i, 0.25, 0.25) for n in range(1, 5) for i in range(2)))")
+want_gpus=$(python3 -c "print(sorted(('g%d' % n, i, 5, 16, 0.25, 0.25) for n in range(1, 5) for i in range(2)))")
 if [ "$gpus" = "$want_gpus" ] \
    && [ "$ports" = "[('g1', 'mlx5_2/1', 100, True), ('g2', 'mlx5_2/1', 100, True), ('g3', 'mlx5_2/1', 100, True), ('g4', 'mlx5_2/1', 100, True)]" ]; then
-  pass "the report lists the 8 GPUs (H2D and D2H 0.25 GB/s each, as simulated) and the 4 RoCE ports"
+  pass "the report lists the 8 GPUs (PCIe Gen5 x16, H2D and D2H 0.25 GB/s each, as simulated) and the 4 RoCE ports"
 else
   fail "per-device records: gpus $gpus; ports $ports"
 fi
@@ -168,14 +194,10 @@ fi
 #    nodes on g3, which keeps the check going past 15 + 5 s. Node 0 tells every
 #    task the deadline in the welcome, so g2-g4 wait for the verdict instead of
 #    giving up on the coordinator (they would be "lost", exit 4).
-cp -r "$top_srcdir/tests/fixtures/sysfs/roce" "$W/gpuroot" && chmod -R u+w "$W/gpuroot"  # distcheck's srcdir is read-only
-for b in 10 11; do
-  d=$W/gpuroot/sys/bus/pci/devices/0000:$b:00.0; mkdir -p "$d"; echo 0x10de >"$d/vendor"; echo 0x030200 >"$d/class"
-done
 P=$(port); pids=(); rcs=(); : >"$W/nccl.log"; t0=$SECONDS
 for r in 0 1 2 3; do
-  extra=(); [ $r != 0 ] || extra=(GANGWAY_SYSFS_ROOT="$W/gpuroot")
-  task "$P" $r GANGWAY_FAKE_NCCL_NET_HANG_HOSTS=g3 "${extra[@]}" -- check --report="$W/mixed.json"
+  root=$W/gpuroot; [ $r = 0 ] || root=$top_srcdir/tests/fixtures/sysfs/roce
+  task "$P" $r GANGWAY_FAKE_NCCL_NET_HANG_HOSTS=g3 GANGWAY_SYSFS_ROOT="$root" -- check --report="$W/mixed.json"
 done
 for r in "${!pids[@]}"; do wait "${pids[$r]}"; rcs[$r]=$?; done
 took=$((SECONDS - t0))

@@ -86,6 +86,9 @@ GpuModel gpu_model(const std::string& device_name) {
         m.key = "L40";
         m.pcie_gen_max = 4;
     }
+    // Every PCIe-attached part above is an x16 card or module (NVIDIA's
+    // product briefs: "PCIe Gen5 x16", "PCIe Gen4 x16").
+    if (m.pcie_gen_max) m.pcie_width_max = 16;
     return m;
 }
 
@@ -285,6 +288,11 @@ StageVerdict judge_cuda(const std::vector<GpuResult>& gpus, std::optional<unsign
         if (m.pcie_gen_max && g.pcie_gen && g.pcie_gen < m.pcie_gen_max)
             v.findings.push_back({who(g), "PCIe link can train at Gen" + std::to_string(g.pcie_gen) + " only, the " + m.key +
                                               " supports Gen" + std::to_string(m.pcie_gen_max) + " (riser, slot or BIOS setting)"});
+        // A link trained on fewer lanes meets the figure for its width, so the
+        // copy figures alone would pass it.
+        if (m.pcie_width_max && g.pcie_width && g.pcie_width < m.pcie_width_max)
+            v.findings.push_back({who(g), "PCIe link trained at x" + std::to_string(g.pcie_width) + ", the " + m.key + " has x" +
+                                              std::to_string(m.pcie_width_max) + " (riser, slot or a lane fault)"});
         for (int dir = 0; dir < 2; ++dir) {
             const auto& val = dir ? g.d2h_gbps : g.h2d_gbps;
             if (!val) continue;

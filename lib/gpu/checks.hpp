@@ -18,6 +18,7 @@ namespace gangway::gpu {
 struct GpuModel {
     std::string key;                       // "H100-SXM", "L40S", ... "" when unknown
     int pcie_gen_max = 0;                  // what the part supports; 0: unknown
+    int pcie_width_max = 0;                // its lanes; 0: unknown
     bool host_over_pcie = true;            // false: Grace-attached (C2C), no PCIe figure applies
     std::optional<double> ring_busbw_8;    // NCCL all-reduce busbw, 8 GPUs of one node, NCCL_ALGO=Ring
 };
@@ -77,7 +78,7 @@ std::optional<unsigned> allocated_gpus(const EnvMap& env);
 struct GpuResult {
     int index = 0;                // CUDA ordinal
     std::string name, bus_id;     // "NVIDIA H100 80GB HBM3", "0000:18:00.0"
-    int pcie_gen = 0, pcie_width = 0;   // from sysfs max_link_*; 0 unknown
+    int pcie_gen = 0, pcie_width = 0;   // the trained link, sysfs current_link_* after traffic; 0 unknown
     std::string error;            // init, allocation or the computation failed: what
     bool kernel_ok = false;       // the computation check ran and was right
     std::string kernel_note;      // why it did not run (the driver cannot compile it): not the GPU's fault

@@ -184,7 +184,8 @@ std::string render_json(const Report& r) {
     for (std::size_t i = 0; i < r.gpus.size(); ++i) {
         const auto& g = r.gpus[i];
         o += (i ? ",\n" : "\n") + std::string("    {\"node\": ") + node_name(g.node) + ", \"index\": " + std::to_string(g.index) +
-             ", \"name\": " + q(g.name) + ", \"bus_id\": " + q(g.bus_id) + ", \"h2d_gbps\": " + opt(g.h2d_gbps) +
+             ", \"name\": " + q(g.name) + ", \"bus_id\": " + q(g.bus_id) + ", \"pcie_gen\": " + std::to_string(g.pcie_gen) +
+             ", \"pcie_width\": " + std::to_string(g.pcie_width) + ", \"h2d_gbps\": " + opt(g.h2d_gbps) +
              ", \"d2h_gbps\": " + opt(g.d2h_gbps) + ", \"error\": " + q(g.error) + "}";
     }
     o += "\n  ],\n  \"ports\": [";

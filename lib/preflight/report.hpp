@@ -43,6 +43,7 @@ struct GpuRecord {
     unsigned node = 0;                     // index into nodes
     int index = 0;                         // CUDA ordinal
     std::string name, bus_id, error;
+    int pcie_gen = 0, pcie_width = 0;      // the trained link; 0 unknown
     std::optional<double> h2d_gbps, d2h_gbps;
 };
 struct PortRecord {

@@ -81,6 +81,16 @@ const Api* api(std::string& why) {
 
 }  // namespace cu
 
+preflight::GpuRecord gpu_record(unsigned node, const gpu::GpuResult& g) {
+    return {node, g.index, g.name, g.bus_id, g.error, g.pcie_gen, g.pcie_width, g.h2d_gbps, g.d2h_gbps};
+}
+
+void add_device_records(const StageOutcome& o, unsigned node, preflight::Report& rep) {
+    for (const auto& g : o.gpus) rep.gpus.push_back(gpu_record(node, g));
+    for (const auto& p : o.ports)
+        rep.ports.push_back({node, p.hca + "/" + std::to_string(p.port), p.rate_gbps, verbs::port_up(p)});
+}
+
 StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, double seconds) {
     StageOutcome o;
     o.result = {name, v.status, v.detail, seconds};

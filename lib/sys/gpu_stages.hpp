@@ -41,6 +41,10 @@ struct StageOutcome {
 };
 StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, double seconds);
 
+// The report's per-device records of one node's stages (its GPUs, its ports).
+preflight::GpuRecord gpu_record(unsigned node, const gpu::GpuResult& g);
+void add_device_records(const StageOutcome& o, unsigned node, preflight::Report& rep);
+
 // Runs fn in a thread and waits up to `seconds` for its result: nullopt when
 // it has not returned by then (a hung CUDA, NCCL or verbs call cannot be
 // interrupted: its thread is left behind, detached, owning what it uses). An
@@ -134,7 +138,7 @@ struct LocalStagesOptions {
     bool full = false;
     double timeout_s = 60;            // per stage
     std::string nccl_lib;
-    std::string root = "/";           // sysfs root, verbs stage only
+    std::string root = "/";           // sysfs root: the GPUs' PCIe links, the HCA ports
     EnvMap env;                       // the task's environment (allocation, GANGWAY_* thresholds)
 };
 // What `gangway gpu-check --local` and each node's speaker in `gangway check`

@@ -17,6 +17,7 @@ std::vector<StageOutcome> run_local_stages(const LocalStagesOptions& o) {
         c.iterations = o.full ? 20 : 5;
         c.copy_bytes = static_cast<std::size_t>(t.copy_bytes);
         c.env = o.env;
+        c.root = o.root;
         c.t = t;
         outs.push_back(with_deadline("cuda", o.timeout_s, [c] { return run_cuda_stage(c); }));
     }

@@ -172,6 +172,8 @@ QpInfo qp_info_from_kv(const preflight::Kv& kv, const std::string& p) {
     return q;
 }
 
+bool port_up(const Port& p) { return p.state == 4 && p.phys_state == 5; }
+
 std::vector<PortVerdict> judge_ports(const std::vector<Port>& ports, std::optional<double> expected, std::optional<int> wanted_gid) {
     double best = 0;
     unsigned best_width = 0;

@@ -49,6 +49,7 @@ bool zero_gid(const std::string& gid);
 // ::ffff:a.b.c.d, i.e. an IPv4 address in a RoCE GID.
 bool ipv4_mapped(const std::string& gid);
 bool roce(const Port& p);  // link layer Ethernet
+bool port_up(const Port& p);  // ACTIVE and LinkUp: may carry RDMA traffic
 
 // The GID index for the test: the given one (site/user) when the table has it;
 // IB: 0; RoCE: the first RoCE v2 GID with an IPv4 address (what NCCL prefers),

@@ -206,6 +206,20 @@ TEST_CASE("CUDA stage verdicts") {
         CHECK(gen);
         CHECK(outlier);  // the Gen4 figure is met, but the others run at twice the speed
     }
+    SECTION("a link trained on fewer lanes: named even where its copies meet the x8 figure") {
+        auto g = ok;
+        g[5] = mkgpu(5, 27, 27, 5, 8);
+        v = judge_cuda(g, 8u, 8, t);
+        CHECK(v.status == "failed");
+        bool width = false;
+        for (auto& f : v.findings)
+            width |= f.what == "gpu 5 (0000:15:00.0)" && f.problem == "PCIe link trained at x8, the H100-SXM has x16 (riser, slot or a lane fault)";
+        CHECK(width);
+        // An unknown model's lanes are not judged.
+        std::vector<GpuResult> t4;
+        for (int i = 0; i < 4; ++i) t4.push_back(mkgpu(i, 12, 12, 3, 8, "Tesla T4"));
+        CHECK(judge_cuda(t4, 4u, 4, t).status == "ok");
+    }
     SECTION("an unknown model is judged against the others only") {
         std::vector<GpuResult> g;
         for (int i = 0; i < 6; ++i) g.push_back(mkgpu(i, 12, 12, 0, 0, "Tesla T4"));
