@@ -41,6 +41,8 @@ sysroot() {
 }
 sysroot "$W/gpuroot" 16
 
+# The fake GPUs' links read Gen5 x16 in gpuroot, so the PCIe figure applies
+# (55 GB/s); GANGWAY_GPU_BW_RATIO scales it below the doubles' 0.25 GB/s.
 task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 4-node, 4-task step with 2 fake GPUs per node
   local p=$1 r=$2; shift 2
   local envs=()
@@ -51,7 +53,7 @@ task() {  # task PORT RANK [ENV=VAL...] -- ARGS: one task of a 4-node, 4-task st
     GANGWAY_DRAIN_DIR= LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=$FAKES/libnccl.so.2 \
     GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=4194304 GANGWAY_FAKE_COPY_GBPS=0.25 GANGWAY_FAKE_NCCL_LOG=$W/nccl.log \
     GANGWAY_SYSFS_ROOT=$W/gpuroot GANGWAY_FAKE_IB_DEVICES=mlx5_2 GANGWAY_FAKE_IB_GBPS=4 \
-    GANGWAY_IB_RATE_GBPS=3 GANGWAY_RDMA_RATIO=0.3 GANGWAY_NCCL_BUSBW_GBPS=0.02 "${envs[@]}" \
+    GANGWAY_IB_RATE_GBPS=3 GANGWAY_RDMA_RATIO=0.3 GANGWAY_NCCL_BUSBW_GBPS=0.02 GANGWAY_GPU_BW_RATIO=0.001 "${envs[@]}" \
     "$GW" "$@" >"$W/out.$r" 2>"$W/err.$r" &
   pids[$r]=$!
 }
