@@ -27,6 +27,7 @@ struct NodeState {
     unsigned tasks_seen = 0;
     // From the node's GPU and RDMA stages (kLocalResult), for the cross-node ones.
     std::vector<gpu::GpuResult> gpus;
+    std::vector<gpu::NcclResult> nccl_runs;  // its own all-reduce(s), for the report
     bool cuda_ok = false;
     std::string nccl_lib;                // "" unless its node-alone all-reduce passed
     struct Port {

@@ -97,6 +97,7 @@ void Coordination::stage_local() {
     for (unsigned i = 0; i < nodes.size(); ++i) {
         for (const auto& g : nodes[i].gpus)
             rep.gpus.push_back(sys::gpu_record(i, g));
+        for (const auto& r : nodes[i].nccl_runs) rep.nccl.push_back(sys::nccl_record(i, r));
         for (const auto& p : nodes[i].ports) rep.ports.push_back({i, p.name, p.rate_gbps, p.usable});
     }
     // Every GPU of the job against the others: a node whose GPUs are all
@@ -173,6 +174,18 @@ void Coordination::take_gpu_facts(unsigned node, const Kv& kv) {
         ns.gpus.push_back(r);
     }
     ns.nccl_lib = get("nccl_lib");
+    const auto nr = std::min<std::uint64_t>(get("nccl_runs").empty() ? 0 : kv_u64(kv, "nccl_runs"), 8);
+    for (std::uint64_t j = 0; j < nr; ++j) {
+        const auto q = "n." + std::to_string(j) + ".";
+        gpu::NcclResult r;
+        r.scope = "node";
+        r.nranks = static_cast<unsigned>(kv_u64(kv, q + "ranks"));
+        r.bytes = static_cast<double>(kv_u64(kv, q + "bytes"));
+        r.seconds = kv_f64(kv, q + "seconds");
+        r.data_ok = get(q + "data_ok") == "1";
+        r.error = get(q + "error");
+        ns.nccl_runs.push_back(r);
+    }
     const auto np = std::min<std::uint64_t>(get("ports").empty() ? 0 : kv_u64(kv, "ports"), 64);
     for (std::uint64_t k = 0; k < np; ++k) {
         const auto q = "p." + std::to_string(k) + ".";

@@ -83,8 +83,19 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
                 if (gr.h2d_gbps) out[g + "h2d"] = num(*gr.h2d_gbps);
                 if (gr.d2h_gbps) out[g + "d2h"] = num(*gr.d2h_gbps);
             }
-        } else if (r.name == "nccl" && r.status == "ok") {
-            out["nccl_lib"] = o.nccl_lib;
+        } else if (r.name == "nccl") {
+            if (r.status == "ok") out["nccl_lib"] = o.nccl_lib;
+            const std::size_t nr = std::min<std::size_t>(o.nccl_runs.size(), 8);
+            out["nccl_runs"] = std::to_string(nr);
+            for (std::size_t j = 0; j < nr; ++j) {
+                const auto q = "n." + std::to_string(j) + ".";
+                const auto& run = o.nccl_runs[j];
+                out[q + "ranks"] = std::to_string(run.nranks);
+                out[q + "bytes"] = std::to_string(static_cast<long long>(run.bytes));
+                out[q + "seconds"] = num(run.seconds);
+                out[q + "data_ok"] = run.data_ok ? "1" : "0";
+                out[q + "error"] = run.error;
+            }
         } else if (r.name == "verbs") {
             // Rails in a stable order, so that rail k means the same HCA slot on every node.
             ports_ = o.ports;

@@ -110,15 +110,18 @@ fi
 
 # 1b. The report's per-device records: all 8 GPUs with the copy rate the
 #     double simulates (0.25 GB/s; its per-GPU clock makes the measurement
-#     exact however busy the machine), and the 4 nodes' RoCE ports.
+#     exact however busy the machine), each node's own all-reduce, and the 4
+#     nodes' RoCE ports.
 gpus=$(json "$W/ok.json" "sorted((g['node'], g['index'], g['pcie_gen'], g['pcie_width'], round(g['h2d_gbps'], 3), round(g['d2h_gbps'], 3)) for g in r['gpus'])" 2>&1)
 ports=$(json "$W/ok.json" "[(p['node'], p['name'], p['rate_gbps'], p['usable']) for p in r['ports']]" 2>&1)
+nccl=$(json "$W/ok.json" "[(n['node'], n['ranks'], n['bytes'], n['data_ok'], n['busbw_gbps'] > 0) for n in r['nccl']]" 2>&1)
 want_gpus=$(python3 -c "print(sorted(('g%d' % n, i, 5, 16, 0.25, 0.25) for n in range(1, 5) for i in range(2)))")
 if [ "$gpus" = "$want_gpus" ] \
-   && [ "$ports" = "[('g1', 'mlx5_2/1', 100, True), ('g2', 'mlx5_2/1', 100, True), ('g3', 'mlx5_2/1', 100, True), ('g4', 'mlx5_2/1', 100, True)]" ]; then
-  pass "the report lists the 8 GPUs (PCIe Gen5 x16, H2D and D2H 0.25 GB/s each, as simulated) and the 4 RoCE ports"
+   && [ "$ports" = "[('g1', 'mlx5_2/1', 100, True), ('g2', 'mlx5_2/1', 100, True), ('g3', 'mlx5_2/1', 100, True), ('g4', 'mlx5_2/1', 100, True)]" ] \
+   && [ "$nccl" = "[('g1', 2, 4194304, True, True), ('g2', 2, 4194304, True, True), ('g3', 2, 4194304, True, True), ('g4', 2, 4194304, True, True)]" ]; then
+  pass "the report lists the 8 GPUs (PCIe Gen5 x16, H2D and D2H 0.25 GB/s each, as simulated), each node's all-reduce and the 4 RoCE ports"
 else
-  fail "per-device records: gpus $gpus; ports $ports"
+  fail "per-device records: gpus $gpus; ports $ports; nccl $nccl"
 fi
 
 # 2. g3's network path hangs NCCL: the job's communicator is aborted at its

@@ -188,6 +188,13 @@ std::string render_json(const Report& r) {
              ", \"pcie_width\": " + std::to_string(g.pcie_width) + ", \"h2d_gbps\": " + opt(g.h2d_gbps) +
              ", \"d2h_gbps\": " + opt(g.d2h_gbps) + ", \"error\": " + q(g.error) + "}";
     }
+    o += "\n  ],\n  \"nccl\": [";
+    for (std::size_t i = 0; i < r.nccl.size(); ++i) {
+        const auto& n = r.nccl[i];
+        o += (i ? ",\n" : "\n") + std::string("    {\"node\": ") + node_name(n.node) + ", \"ranks\": " + std::to_string(n.nranks) +
+             ", \"bytes\": " + std::to_string(static_cast<long long>(n.bytes)) + ", \"algbw_gbps\": " + opt(n.algbw_gbps) + ", \"busbw_gbps\": " + opt(n.busbw_gbps) +
+             ", \"data_ok\": " + (n.data_ok ? "true" : "false") + ", \"error\": " + q(n.error) + "}";
+    }
     o += "\n  ],\n  \"ports\": [";
     for (std::size_t i = 0; i < r.ports.size(); ++i) {
         const auto& p = r.ports[i];

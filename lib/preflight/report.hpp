@@ -46,6 +46,14 @@ struct GpuRecord {
     int pcie_gen = 0, pcie_width = 0;      // the trained link; 0 unknown
     std::optional<double> h2d_gbps, d2h_gbps;
 };
+struct NcclRecord {
+    unsigned node = 0;
+    unsigned nranks = 0;                   // the node's GPUs, one rank each
+    double bytes = 0;
+    std::optional<double> algbw_gbps, busbw_gbps;  // nccl-tests' definitions; none when it failed
+    bool data_ok = true;
+    std::string error;
+};
 struct PortRecord {
     unsigned node = 0;
     std::string name;                      // mlx5_0/1
@@ -61,6 +69,7 @@ struct Report {
     std::vector<StageResult> stages;
     std::vector<std::string> findings;     // card mismatches and other remarks
     std::vector<GpuRecord> gpus;
+    std::vector<NcclRecord> nccl;          // each node's own all-reduce (the sweep's sizes too, with full)
     std::vector<PortRecord> ports;
     double expected_bps = 0;
     double slow_ratio = 0;

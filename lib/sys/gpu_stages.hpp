@@ -37,12 +37,14 @@ struct StageOutcome {
     // cross-node NCCL all-reduce, the job-wide GPU comparison, the RDMA rounds.
     std::vector<gpu::GpuResult> gpus;  // cuda: per GPU
     std::string nccl_lib;              // nccl: the library it loaded
+    std::vector<gpu::NcclResult> nccl_runs;  // nccl: its all-reduce(s)
     std::vector<verbs::Port> ports;    // verbs: the compute ports it judged
 };
 StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, double seconds);
 
 // The report's per-device records of one node's stages (its GPUs, its ports).
 preflight::GpuRecord gpu_record(unsigned node, const gpu::GpuResult& g);
+preflight::NcclRecord nccl_record(unsigned node, const gpu::NcclResult& r);
 void add_device_records(const StageOutcome& o, unsigned node, preflight::Report& rep);
 
 // Runs fn in a thread and waits up to `seconds` for its result: nullopt when

@@ -418,6 +418,7 @@ StageOutcome run_nccl_stage_local(const NcclStageOptions& o) {
     v.detail = std::string(ver) + " " + lib.path + "; " + v.detail;
     auto out = to_outcome("nccl", v, secs());
     out.nccl_lib = lib.path;
+    out.nccl_runs = runs;
     return out;
 }
 

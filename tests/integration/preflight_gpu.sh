@@ -23,12 +23,15 @@ statuses() { field "$1" '" ".join(n["name"]+"="+n["status"] for n in r["nodes"])
 
 # Two fake GPUs per node copying 4 MiB at a simulated 0.25 GB/s; one fake RoCE port
 # (mlx5_2 of the sysfs fixture, a RoCE v2 GID) writing at 4 Gb/s, judged
-# against 0.6 x 3 Gb/s (and the p75 of the links); the fake all-reduce over
-# TCP against 0.02 GB/s busbw.
+# against 0.4 x 3 Gb/s or 0.4 x the p75 of the links, whichever is higher
+# (the doubles' writes travel over TCP on 2 shared cores: a healthy link
+# read 57 % of its peers once under 0.6; the slow port of (d) writes at
+# 1 Gb/s, under 1.2 however busy the machine); the fake all-reduce over TCP
+# against 0.02 GB/s busbw.
 export LD_LIBRARY_PATH=$FAKES GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=$FAKES/libnccl.so.2 GANGWAY_NCCL_BYTES=4194304 \
   GANGWAY_COPY_BYTES=4194304 GANGWAY_FAKE_COPY_GBPS=0.25 GANGWAY_FAKE_NCCL_LOG=$WORK/nccl.log \
   GANGWAY_SYSFS_ROOT=$top_srcdir/tests/fixtures/sysfs/roce GANGWAY_FAKE_IB_DEVICES=mlx5_2 GANGWAY_FAKE_IB_GBPS=4 \
-  GANGWAY_IB_RATE_GBPS=3 GANGWAY_RDMA_RATIO=0.6 GANGWAY_NCCL_BUSBW_GBPS=0.02
+  GANGWAY_IB_RATE_GBPS=3 GANGWAY_RDMA_RATIO=0.4 GANGWAY_NCCL_BUSBW_GBPS=0.02
 check() {  # check NAME [ENV=VAL...]: one 4-node check; rc in $rc
   local name=$1; shift
   rm -f "$WORK/$name.json"; : >"$WORK/nccl.log"

@@ -60,6 +60,23 @@ TEST_CASE("bus bandwidth as nccl-tests defines it") {
     CHECK(algbw_gbps(1e9, 1) == Approx(1));  // GB/s is 10^9 B/s, not GiB
 }
 
+TEST_CASE("a node's NCCL run as a report record: nccl-tests' algbw and busbw, none when it failed") {
+    NcclResult r;
+    r.nranks = 8;
+    r.bytes = 1e9;
+    r.seconds = 0.01;
+    const auto n = sys::nccl_record(3, r);
+    CHECK(n.node == 3);
+    CHECK(n.nranks == 8);
+    CHECK(*n.algbw_gbps == Approx(100));
+    CHECK(*n.busbw_gbps == Approx(175));  // x 2(n-1)/n
+    r.error = "aborted";
+    const auto f = sys::nccl_record(3, r);
+    CHECK_FALSE(f.algbw_gbps);
+    CHECK_FALSE(f.busbw_gbps);
+    CHECK(f.error == "aborted");
+}
+
 TEST_CASE("GB/s figures: one decimal from 1 GB/s, two significant digits below") {
     CHECK(fmt_gbps(370.04) == "370.0 GB/s");
     CHECK(fmt_gbps(1) == "1.0 GB/s");

@@ -74,10 +74,13 @@ TEST_CASE("the JSON report carries nodes, links, stages and the verdict") {
     CHECK(j.find("\"deadline_s\": 60,") != std::string::npos);
     r.gpus.push_back({1, 3, "NVIDIA H100 80GB HBM3", "0000:9a:00.0", "", 5, 16, 53.25, std::nullopt});
     r.ports.push_back({2, "mlx5_0/1", 400, true});
+    r.nccl.push_back({0, 8, 1073741824.0, 212.4, 371.7, true, ""});
     const auto j2 = render_json(r);
     CHECK(j2.find("{\"node\": \"node09\", \"index\": 3, \"name\": \"NVIDIA H100 80GB HBM3\", \"bus_id\": \"0000:9a:00.0\", "
                   "\"pcie_gen\": 5, \"pcie_width\": 16, \"h2d_gbps\": 53.25, \"d2h_gbps\": null, \"error\": \"\"}") != std::string::npos);
     CHECK(j2.find("{\"node\": \"node10\", \"name\": \"mlx5_0/1\", \"rate_gbps\": 400, \"usable\": true}") != std::string::npos);
+    CHECK(j2.find("{\"node\": \"node08\", \"ranks\": 8, \"bytes\": 1073741824, \"algbw_gbps\": 212.4, \"busbw_gbps\": 371.7, "
+                  "\"data_ok\": true, \"error\": \"\"}") != std::string::npos);
     CHECK(j.find("\"gpus\": [\n  ]") != std::string::npos);  // none: an empty list, not a missing key
     CHECK(j.find("\"schema\": \"gangway-preflight/1\"") != std::string::npos);
     CHECK(j.find("\"verdict\": \"unreachable\"") != std::string::npos);
