@@ -124,11 +124,8 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     const auto start = Clock::now();
     const Deadline overall = start + std::chrono::milliseconds(static_cast<long>(opt.timeout_s * 1000));
     // How long a task waits for node 0's verdict: node 0 may raise the default
-    // deadline to the GPU one (a node of the step has GPUs, maybe not this
-    // one); a speaker learns the exact deadline in the welcome.
-    const Deadline verdict_by = opt.timeout_default && opt.check != "none"
-                                    ? std::max(overall, start + std::chrono::milliseconds(static_cast<long>(kDefaultGpuTimeoutS * 1000)))
-                                    : overall;
+    // deadline (a node of the step has GPUs, maybe not this one).
+    const Deadline verdict_by = gpu_step_deadline(opt, start, overall);
     const bool coordinator = s.node_rank == 0 && s.local == 0;
     const bool speaker = s.local == 0;
     out.coordinator = coordinator;

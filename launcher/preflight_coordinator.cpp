@@ -191,6 +191,11 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
     return ms;
 }
 
+Deadline gpu_step_deadline(const PreflightOptions& opt, Clock::time_point start, Deadline overall) {
+    if (!opt.timeout_default || opt.check == "none") return overall;
+    return std::max(overall, start + std::chrono::milliseconds(static_cast<long>(kDefaultGpuTimeoutS * 1000)));
+}
+
 void Coordination::add_link(unsigned from, unsigned to, const std::string& stage, const Measurement& m) {
     LinkResult l;
     l.from = from;
@@ -373,12 +378,8 @@ Report Coordination::run() {
     rep.stages.push_back(join);
     // The default deadline is the step's, not node 0's: the GPU one when any
     // node has GPUs. Every task learns it here and waits for the verdict as long.
-    if (opt.timeout_default && opt.check != "none")
-        for (const auto& n : nodes)
-            if (n.member >= 0 && n.card.gpus > 0) {
-                overall = std::max(overall, boot.start + std::chrono::milliseconds(static_cast<long>(kDefaultGpuTimeoutS * 1000)));
-                break;
-            }
+    if (std::any_of(nodes.begin(), nodes.end(), [](const NodeState& n) { return n.member >= 0 && n.card.gpus > 0; }))
+        overall = gpu_step_deadline(opt, boot.start, overall);
     rep.deadline_s = std::chrono::duration<double>(overall - boot.start).count();
     for (auto& m : ms) coord.send(m, kWelcome, {{"deadline_ms", std::to_string(ms_left(overall))}}, after_ms(1000));
 

@@ -83,6 +83,12 @@ private:
     std::unique_ptr<sys::RdmaEndpoint> send_, recv_;
 };
 
+// The deadline once node 0 knows a node of the step has GPUs: with the
+// default timeout, the GPU default counted from `start`; else `overall`.
+// Node 0 raises its deadline to it; every other task waits for the verdict
+// that long until the welcome tells it node 0's deadline.
+Deadline gpu_step_deadline(const PreflightOptions& opt, Clock::time_point start, Deadline overall);
+
 // The speaker's (and the plain task's) side of the conversation; returns the
 // verdict message, or nullopt with `err`.
 std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,

@@ -61,9 +61,12 @@ step() {  # step NAME [ENV=VAL...]: runs the 4 tasks of `gangway check`, report 
   local name=$1; shift
   local P; P=$(port); pids=(); rcs=(); : >"$W/nccl.log"
   for r in 0 1 2 3; do task "$P" $r "$@" -- check --timeout=30 --report="$W/$name.json"; done
+  wait_tasks "$name"
+}
+wait_tasks() {  # wait_tasks NAME: exit codes of the started tasks into rcs
   for r in "${!pids[@]}"; do wait "${pids[$r]}"; rcs[$r]=$?; done
   # The check could not run (exit 5): say why, whatever the case expected.
-  for r in "${!rcs[@]}"; do [ "${rcs[$r]}" != 5 ] || echo "note: $name: task $r: $(tail -1 "$W/err.$r")"; done
+  for r in "${!rcs[@]}"; do [ "${rcs[$r]}" != 5 ] || echo "note: $1: task $r: $(tail -1 "$W/err.$r")"; done
 }
 stage() { json "$W/$1.json" "[s['status'] + ': ' + s['detail'] for s in r['stages'] if s['name'] == '$2'][0]"; }
 status_of() { json "$W/$1.json" "[n['status'] for n in r['nodes'] if n['name'] == '$2'][0]"; }
@@ -204,7 +207,7 @@ for r in 0 1 2 3; do
   root=$W/gpuroot; [ $r = 0 ] || root=$top_srcdir/tests/fixtures/sysfs/roce
   task "$P" $r GANGWAY_FAKE_NCCL_NET_HANG_HOSTS=g3 GANGWAY_SYSFS_ROOT="$root" -- check --report="$W/mixed.json"
 done
-for r in "${!pids[@]}"; do wait "${pids[$r]}"; rcs[$r]=$?; done
+wait_tasks mixed
 took=$((SECONDS - t0))
 if [ "${rcs[*]}" = "3 3 3 3" ] && [ "$(json "$W/mixed.json" "r['deadline_s']")" = 60 ] && [ $took -gt 20 ] \
    && [ "$(status_of mixed g3)" = faulty ] && [ "$(status_of mixed g2)" = ok ] && [ "$(status_of mixed g4)" = ok ] \
