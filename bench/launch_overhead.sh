@@ -9,7 +9,7 @@ rounds=${1:-30}
 top=$(cd "$(dirname "$0")/.." && pwd)
 export top_srcdir=$top top_builddir=${top_builddir:-$top}
 [ -r "$top_builddir/spank/.libs/gangway.so" ] || top_builddir=$top/_build
-export GANGWAY_PLUGIN=$top_builddir/spank/.libs/gangway.so GANGWAY_BIN=$top_builddir/launcher/gangway
+export GANGWAY_PLUGIN=${GANGWAY_PLUGIN:-$top_builddir/spank/.libs/gangway.so} GANGWAY_BIN=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
 # lib.sh installs the plugin and brings the cluster up; reuse it, then drop its test bookkeeping.
 set +eu
 . "$top/tests/integration/lib.sh"

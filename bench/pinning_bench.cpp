@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "../lib/error.hpp"
-#include "../lib/placement.hpp"
-#include "../lib/sys/hwloc_topology.hpp"
+#include "../lib/base/error.hpp"
+#include "../lib/pin/placement.hpp"
+#include "../lib/sys/node/hwloc_topology.hpp"
 
 using namespace gangway;
 

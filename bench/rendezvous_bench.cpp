@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "lib/preflight/protocol.hpp"
-#include "lib/sys/rendezvous.hpp"
+#include "../lib/preflight/protocol.hpp"
+#include "../lib/sys/net/rendezvous.hpp"
 
 using namespace gangway;
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "../lib/config.hpp"
-#include "../lib/error.hpp"
+#include "../lib/env/config.hpp"
+#include "../lib/base/error.hpp"
 #include "commands.hpp"
 #include "config.h"
 

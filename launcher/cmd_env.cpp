@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "../lib/cluster_env.hpp"
+#include "../lib/env/cluster_env.hpp"
 #include "commands.hpp"
 
 namespace gangway::cli {

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "../lib/error.hpp"
-#include "../lib/gpu/checks.hpp"
+#include "../lib/base/error.hpp"
+#include "../lib/preflight/gpu_checks.hpp"
 #include "../lib/preflight/report.hpp"
-#include "../lib/sys/gpu_stages.hpp"
-#include "../lib/sys/process_env.hpp"
+#include "../lib/sys/stages/gpu_stages.hpp"
+#include "../lib/sys/node/process_env.hpp"
 #include "commands.hpp"
 
 

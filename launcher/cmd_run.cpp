@@ -16,12 +16,12 @@
 #include <thread>
 #include <vector>
 
-#include "../lib/error.hpp"
-#include "../lib/hostlist.hpp"
+#include "../lib/base/error.hpp"
+#include "../lib/env/hostlist.hpp"
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/report.hpp"
-#include "../lib/sys/node_card.hpp"
-#include "../lib/sys/sysfs.hpp"
+#include "../lib/sys/node/node_card.hpp"
+#include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
 

@@ -6,10 +6,10 @@
 #include <string_view>
 #include <vector>
 
-#include "../lib/error.hpp"
-#include "../lib/placement.hpp"
-#include "../lib/placement_format.hpp"
-#include "../lib/sys/hwloc_topology.hpp"
+#include "../lib/base/error.hpp"
+#include "../lib/pin/placement.hpp"
+#include "../lib/pin/placement_format.hpp"
+#include "../lib/sys/node/hwloc_topology.hpp"
 #include "commands.hpp"
 
 namespace gangway::cli {

@@ -20,21 +20,21 @@
 #include <set>
 #include <thread>
 
-#include "../lib/error.hpp"
-#include "../lib/hostlist.hpp"
+#include "../lib/base/error.hpp"
+#include "../lib/env/hostlist.hpp"
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/localize.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/preflight/schedule.hpp"
 #include "../lib/preflight/wire.hpp"
-#include "../lib/step_view.hpp"
-#include "../lib/sys/net_io.hpp"
-#include "../lib/sys/gpu_stages.hpp"
-#include "../lib/sys/node_card.hpp"
-#include "../lib/sys/rendezvous.hpp"
+#include "../lib/env/step_view.hpp"
+#include "../lib/sys/node/addrs.hpp"
+#include "../lib/sys/stages/gpu_stages.hpp"
+#include "../lib/sys/node/node_card.hpp"
+#include "../lib/sys/net/rendezvous.hpp"
 #include "config.h"
-#include "pmix_bootstrap.hpp"
+#include "../lib/sys/net/pmix_bootstrap.hpp"
 #include "preflight_internal.hpp"
 
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <set>
 
-#include "../lib/error.hpp"
+#include "../lib/base/error.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/localize.hpp"
 #include "../lib/preflight/protocol.hpp"

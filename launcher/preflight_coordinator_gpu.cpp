@@ -7,12 +7,12 @@
 #include <functional>
 #include <set>
 
-#include "../lib/error.hpp"
-#include "../lib/gpu/checks.hpp"
+#include "../lib/base/error.hpp"
+#include "../lib/preflight/gpu_checks.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/preflight/sha256.hpp"
-#include "../lib/sys/process_env.hpp"
-#include "../lib/verbs/checks.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "../lib/preflight/rdma_checks.hpp"
 #include "preflight_coordinator.hpp"
 
 namespace gangway::cli::pf {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <thread>
 
-#include "../lib/error.hpp"
+#include "../lib/base/error.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "preflight_internal.hpp"
 

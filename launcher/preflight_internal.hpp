@@ -18,10 +18,10 @@
 
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/wire.hpp"
-#include "../lib/sys/net_io.hpp"
-#include "../lib/sys/rendezvous.hpp"
-#include "../lib/sys/gpu_stages.hpp"
-#include "../lib/sys/sock.hpp"
+#include "../lib/sys/node/addrs.hpp"
+#include "../lib/sys/net/rendezvous.hpp"
+#include "../lib/sys/stages/gpu_stages.hpp"
+#include "../lib/sys/net/sock.hpp"
 #include "preflight.hpp"
 
 namespace gangway::cli::pf {

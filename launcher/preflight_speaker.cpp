@@ -7,11 +7,11 @@
 #include <cstring>
 #include <thread>
 
-#include "../lib/error.hpp"
+#include "../lib/base/error.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/protocol.hpp"
-#include "../lib/sys/node_card.hpp"
-#include "../lib/sys/sysfs.hpp"
+#include "../lib/sys/node/node_card.hpp"
+#include "../lib/sys/node/sysfs.hpp"
 #include "config.h"
 #include "preflight_internal.hpp"
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "../lib/error.hpp"
+#include "../lib/base/error.hpp"
 #include "../lib/preflight/sha256.hpp"
-#include "../lib/sys/process_env.hpp"
-#include "../lib/sys/sysfs.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/node/sysfs.hpp"
 #include "preflight_internal.hpp"
 
 

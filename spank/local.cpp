@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../lib/error.hpp"
+#include "../lib/base/error.hpp"
 #include "log.hpp"
 #include "options.hpp"
 #include "state.hpp"

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "../lib/error.hpp"
+#include "../lib/base/error.hpp"
 #include "log.hpp"
 #include "state.hpp"
 

@@ -7,10 +7,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include "../lib/cluster_env.hpp"
-#include "../lib/error.hpp"
-#include "../lib/pin_env.hpp"
-#include "../lib/sys/hwloc_topology.hpp"
+#include "../lib/env/cluster_env.hpp"
+#include "../lib/base/error.hpp"
+#include "../lib/pin/pin_env.hpp"
+#include "../lib/sys/node/hwloc_topology.hpp"
+#include "../lib/sys/node/sysfs.hpp"
 #include "env_access.hpp"
 #include "log.hpp"
 #include "state.hpp"
@@ -73,7 +74,11 @@ void plan_node(spank_t sp, const Config& cfg, const StepView& step) {
     // A configured cache that is not there yet (first boot, before the admin
     // wrote it) costs a live discovery, not a failed job.
     const std::string source = !cfg.topology.empty() && stat(cfg.topology.c_str(), &st) == 0 ? cfg.topology : "";
-    const Topology topo = sys::load_topology(source);
+    // Only GPUs make PCI devices matter to the plan (compute NICs are those
+    // near a GPU), unless the site names NICs itself: a GPU-less node is
+    // discovered without its PCI bus, which is most of a discovery's cost.
+    const bool devices = !cfg.nic_include.empty() || sys::pci_has_gpu(sys::sysfs_root());
+    const Topology topo = sys::load_topology(source, devices ? sys::IoScope::Devices : sys::IoScope::CpusOnly);
     auto& s = state();
     s.step_gpus.clear();
     if (auto gpus = get_env(sp, "SLURM_STEP_GPUS"); gpus && !gpus->empty()) {

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "../lib/config.hpp"
-#include "../lib/step_view.hpp"
+#include "../lib/env/config.hpp"
+#include "../lib/env/step_view.hpp"
 #include "spank_api.hpp"
 
 namespace gangway::plugin::pinning {

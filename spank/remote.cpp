@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "../lib/error.hpp"
-#include "../lib/sys/net_io.hpp"
-#include "../lib/data_addr.hpp"
+#include "../lib/base/error.hpp"
+#include "../lib/sys/node/addrs.hpp"
+#include "../lib/env/data_addr.hpp"
 #include "env_access.hpp"
 #include "log.hpp"
 #include "pinning.hpp"

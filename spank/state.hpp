@@ -4,9 +4,9 @@
 #pragma once
 #include <string>
 
-#include "../lib/config.hpp"
-#include "../lib/cluster_env.hpp"
-#include "../lib/placement.hpp"
+#include "../lib/env/config.hpp"
+#include "../lib/env/cluster_env.hpp"
+#include "../lib/pin/placement.hpp"
 
 namespace gangway::plugin {
 

@@ -9,7 +9,7 @@ for page in "$top_srcdir/man/gangway.1" "$top_srcdir/man/gangway.so.8"; do
   if [ -n "$warn" ]; then echo "FAIL: $page: $warn"; fail=1; else echo "ok: $page renders without warnings"; fi
 done
 plugin_text=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -E UTF-8 -l "$top_srcdir/man/gangway.so.8" 2>/dev/null)
-# Every variable the plugin can set (lib/cluster_env.cpp's contract_names) and every site key.
+# Every variable the plugin can set (lib/env/cluster_env.cpp's contract_names) and every site key.
 names=$(sed -n '/contract_names()/,/};/p' "$top_srcdir/lib/cluster_env.cpp" | grep -o '"[A-Z_]*"' | tr -d '"')
 keys=$(grep -o 'kKnownKeys = "[^"]*"' "$top_srcdir/lib/config.cpp" | sed 's/.*= "//; s/"//; s/, / /g')
 for n in $names GANGWAY_SET GANGWAY_MODE GANGWAY_IFACE GANGWAY_PIN; do

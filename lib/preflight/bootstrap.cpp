@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../error.hpp"
+#include "../base/error.hpp"
 
 namespace gangway::preflight {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "../error.hpp"
+#include "../base/error.hpp"
 
 namespace gangway::preflight {
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "../error.hpp"
+#include "../base/error.hpp"
 
 namespace gangway {
 namespace {

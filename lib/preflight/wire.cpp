@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "../error.hpp"
+#include "../base/error.hpp"
 #include "sha256.hpp"
 
 namespace gangway::preflight {

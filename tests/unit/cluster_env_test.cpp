@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "lib/cluster_env.hpp"
+#include "../../lib/env/cluster_env.hpp"
 
 using namespace gangway;
 

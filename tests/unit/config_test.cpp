@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "lib/config.hpp"
+#include "../../lib/env/config.hpp"
 
 using namespace gangway;
 using W = std::vector<std::string>;

@@ -12,7 +12,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "../../lib/sys/cuda_kernel.hpp"
+#include "../../lib/sys/stages/cuda_kernel.hpp"
 
 namespace {
 

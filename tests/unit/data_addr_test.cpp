@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "lib/data_addr.hpp"
+#include "../../lib/env/data_addr.hpp"
 
 using namespace gangway;
 

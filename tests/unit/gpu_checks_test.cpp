@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "lib/error.hpp"
-#include "lib/gpu/checks.hpp"
-#include "lib/sys/gpu_stages.hpp"
+#include "../../lib/base/error.hpp"
+#include "../../lib/preflight/gpu_checks.hpp"
+#include "../../lib/sys/stages/gpu_stages.hpp"
 
 #include <algorithm>
 #include <chrono>

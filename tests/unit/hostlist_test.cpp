@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "lib/error.hpp"
-#include "lib/hostlist.hpp"
+#include "../../lib/base/error.hpp"
+#include "../../lib/env/hostlist.hpp"
 
 using gangway::expand_hostlist;
 using V = std::vector<std::string>;

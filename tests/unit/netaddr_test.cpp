@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "lib/netaddr.hpp"
+#include "../../lib/env/netaddr.hpp"
 
 using namespace gangway;
 

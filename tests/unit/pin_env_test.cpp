@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "lib/pin_env.hpp"
+#include "../../lib/pin/pin_env.hpp"
 
 using namespace gangway;
 

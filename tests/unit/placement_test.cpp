@@ -7,10 +7,10 @@
 #include <sstream>
 #include <string>
 
-#include "lib/error.hpp"
-#include "lib/placement.hpp"
-#include "lib/placement_format.hpp"
-#include "lib/sys/hwloc_topology.hpp"
+#include "../../lib/base/error.hpp"
+#include "../../lib/pin/placement.hpp"
+#include "../../lib/pin/placement_format.hpp"
+#include "../../lib/sys/node/hwloc_topology.hpp"
 
 using namespace gangway;
 

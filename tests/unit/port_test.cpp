@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "lib/port.hpp"
+#include "../../lib/env/port.hpp"
 
 using namespace gangway;
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "lib/error.hpp"
-#include "lib/preflight/bootstrap.hpp"
+#include "../../lib/base/error.hpp"
+#include "../../lib/preflight/bootstrap.hpp"
 
 using namespace gangway;
 using namespace gangway::preflight;

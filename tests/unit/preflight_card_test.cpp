@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "lib/error.hpp"
-#include "lib/preflight/card.hpp"
-#include "lib/preflight/version_text.hpp"
-#include "lib/sys/node_card.hpp"
+#include "../../lib/base/error.hpp"
+#include "../../lib/preflight/card.hpp"
+#include "../../lib/preflight/version_text.hpp"
+#include "../../lib/sys/node/node_card.hpp"
 
 using namespace gangway;
 using namespace gangway::preflight;

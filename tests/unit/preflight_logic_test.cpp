@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "lib/preflight/localize.hpp"
-#include "lib/preflight/schedule.hpp"
+#include "../../lib/preflight/localize.hpp"
+#include "../../lib/preflight/schedule.hpp"
 
 using namespace gangway::preflight;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "lib/preflight/report.hpp"
+#include "../../lib/preflight/report.hpp"
 
 using namespace gangway::preflight;
 

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "lib/error.hpp"
-#include "lib/preflight/sha256.hpp"
-#include "lib/preflight/wire.hpp"
+#include "../../lib/base/error.hpp"
+#include "../../lib/preflight/sha256.hpp"
+#include "../../lib/preflight/wire.hpp"
 
 using namespace gangway;
 using namespace gangway::preflight;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "lib/step_view.hpp"
+#include "../../lib/env/step_view.hpp"
 
 using namespace gangway;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "lib/tasks_per_node.hpp"
+#include "../../lib/env/tasks_per_node.hpp"
 
 using gangway::expand_counts;
 using V = std::vector<unsigned>;

@@ -6,11 +6,11 @@
 #include <string>
 #include <unistd.h>
 
-#include "lib/error.hpp"
-#include "lib/placement.hpp"
-#include "lib/placement_format.hpp"
-#include "lib/sys/hwloc_topology.hpp"
-#include "lib/topology.hpp"
+#include "../../lib/base/error.hpp"
+#include "../../lib/pin/placement.hpp"
+#include "../../lib/pin/placement_format.hpp"
+#include "../../lib/sys/node/hwloc_topology.hpp"
+#include "../../lib/pin/topology.hpp"
 
 using namespace gangway;
 

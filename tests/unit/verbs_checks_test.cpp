@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "lib/error.hpp"
-#include "lib/sys/gpu_stages.hpp"
-#include "lib/verbs/checks.hpp"
+#include "../../lib/base/error.hpp"
+#include "../../lib/sys/stages/gpu_stages.hpp"
+#include "../../lib/preflight/rdma_checks.hpp"
 
 using namespace gangway;
 using namespace gangway::verbs;

@@ -1,0 +1,168 @@
+#include "config.hpp"
+
+#include <cctype>
+#include <charconv>
+
+#include "../base/error.hpp"
+
+namespace gangway {
+namespace {
+
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude";
+
+bool parse_bool(std::string_view v, std::string_view key) {
+    if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
+    if (v == "0" || v == "no" || v == "false" || v == "off") return false;
+    throw Error("plugstack.conf: " + std::string(key) + "=" + std::string(v) +
+                " is not a yes/no value; use yes or no");
+}
+
+PortRange parse_range(std::string_view v) {
+    const auto bad = [&] {
+        return Error("plugstack.conf: port_range=" + std::string(v) +
+                     " is not LO-HI with 1024 <= LO and LO+3 <= HI <= 65535; for example port_range=61000-65535");
+    };
+    const auto dash = v.find('-');
+    if (dash == std::string_view::npos) throw bad();
+    unsigned lo = 0, hi = 0;
+    const auto a = v.substr(0, dash), b = v.substr(dash + 1);
+    auto r1 = std::from_chars(a.data(), a.data() + a.size(), lo);
+    auto r2 = std::from_chars(b.data(), b.data() + b.size(), hi);
+    if (a.empty() || b.empty() || r1.ec != std::errc() || r2.ec != std::errc() || r1.ptr != a.data() + a.size() ||
+        r2.ptr != b.data() + b.size() || lo < 1024 || hi > 65535 || lo + kPortBlock - 1 > hi)
+        throw bad();
+    return {static_cast<std::uint16_t>(lo), static_cast<std::uint16_t>(hi)};
+}
+
+std::vector<std::string> split_names(std::string_view v, const std::string& key) {
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while (pos <= v.size()) {
+        const auto comma = v.find(',', pos);
+        const std::string_view name = v.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        bool ok = !name.empty();
+        for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+        if (!ok)
+            throw Error("plugstack.conf: " + key + "=" + std::string(v) +
+                        " is not a comma-separated list of device names such as mlx5_0,mlx5_3");
+        out.emplace_back(name);
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+PinMode parse_pin(std::string_view t, std::string_view origin) {
+    if (t == "on" || t == "yes" || t == "1" || t == "auto") return PinMode::On;
+    if (t == "narrow") return PinMode::Narrow;
+    if (t == "off" || t == "no" || t == "0") return PinMode::Off;
+    throw Error(std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(t) +
+                " is not a pinning mode; use on (cores and NIC follow the task's GPU), narrow (also "
+                "CUDA_VISIBLE_DEVICES) or off");
+}
+
+std::string_view to_string(PinMode m) {
+    switch (m) {
+        case PinMode::On: return "on";
+        case PinMode::Narrow: return "narrow";
+        case PinMode::Off: return "off";
+    }
+    return "on";
+}
+
+Mode parse_mode(std::string_view t, std::string_view origin) {
+    if (t == "auto" || t == "on" || t == "yes" || t == "1") return Mode::Auto;
+    if (t == "node") return Mode::Node;
+    if (t == "task") return Mode::Task;
+    if (t == "off" || t == "no" || t == "0") return Mode::Off;
+    throw Error(std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(t) +
+                " is not a mode; use auto, node (one task per node, e.g. torchrun), task (one task per GPU) or off");
+}
+
+std::string_view to_string(Mode m) {
+    switch (m) {
+        case Mode::Auto: return "auto";
+        case Mode::Node: return "node";
+        case Mode::Task: return "task";
+        case Mode::Off: return "off";
+    }
+    return "auto";
+}
+
+void check_iface_name(std::string_view name, std::string_view origin) {
+    bool ok = !name.empty() && name.size() < 16 && name != "." && name != "..";
+    for (char c : name)
+        if (c == '/' || c == ':' || c == ',' || c == '=' || static_cast<unsigned char>(c) <= ' ') ok = false;
+    if (!ok)
+        throw Error(std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(name) +
+                    " is not an interface name; give one such as ib0 or eth1 (see `ip -br link`)");
+}
+
+Config parse_site_args(const std::vector<std::string>& args) {
+    Config c;
+    for (const auto& word : args) {
+        const auto eq = word.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw Error("plugstack.conf: \"" + word + "\" is not key=value; known keys: " + std::string(kKnownKeys));
+        const std::string key = word.substr(0, eq);
+        const std::string_view val = std::string_view(word).substr(eq + 1);
+        if (key == "mode") {
+            c.mode = parse_mode(val, "plugstack.conf: mode=");
+        } else if (key == "iface") {
+            check_iface_name(val, "plugstack.conf: iface=");
+            c.iface = val;
+        } else if (key == "addr_template") {
+            if (val.find("%h") == std::string_view::npos)
+                throw Error("plugstack.conf: addr_template=" + std::string(val) +
+                            " has no %h (the SLURM node name); for example addr_template=%h-ib");
+            expand_addr_template(val, "x");  // rejects a stray %
+            c.addr_template = val;
+        } else if (key == "port_range") {
+            c.ports = parse_range(val);
+        } else if (key == "batch") {
+            c.batch = parse_bool(val, key);
+        } else if (key == "pin") {
+            c.pin = parse_pin(val, "plugstack.conf: pin=");
+        } else if (key == "topology") {
+            if (val.empty() || val.front() != '/')
+                throw Error("plugstack.conf: topology=" + std::string(val) +
+                            " is not an absolute path; write the cache with `gangway topo --write-cache PATH`");
+            c.topology = val;
+        } else if (key == "nic_include" || key == "nic_exclude") {
+            auto& list = key == "nic_include" ? c.nic_include : c.nic_exclude;
+            list = split_names(val, key);
+        } else {
+            throw Error("plugstack.conf: unknown key \"" + key + "\"; known keys: " + std::string(kKnownKeys) +
+                        " (see gangway.so(8))");
+        }
+    }
+    return c;
+}
+
+Config apply_user(Config c, const UserChoice& u) {
+    if (u.mode) c.mode = *u.mode;
+    if (u.iface) c.iface = *u.iface;
+    if (u.pin) c.pin = *u.pin;
+    return c;
+}
+
+std::string expand_addr_template(std::string_view t, std::string_view node) {
+    std::string out;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t[i] != '%') {
+            out += t[i];
+            continue;
+        }
+        if (i + 1 < t.size() && t[i + 1] == 'h') out += node;
+        else if (i + 1 < t.size() && t[i + 1] == '%') out += '%';
+        else
+            throw Error("plugstack.conf: addr_template=" + std::string(t) +
+                        " has a '%' that is neither %h nor %%");
+        ++i;
+    }
+    return out;
+}
+
+}  // namespace gangway

@@ -1,0 +1,340 @@
+#include "topology.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "../base/error.hpp"
+
+namespace gangway {
+
+const char* to_string(PciDistance d) {
+    switch (d) {
+        case PciDistance::Switch: return "switch";
+        case PciDistance::HostBridge: return "hostbridge";
+        case PciDistance::Numa: return "numa";
+        case PciDistance::Socket: return "socket";
+        case PciDistance::System: return "system";
+    }
+    return "system";
+}
+
+PciDistance pci_distance(const PciLocation& a, const PciLocation& b) {
+    // The first bridge on a's way up that b also passes through.
+    for (const auto& bridge : a.ancestry) {
+        if (std::find(b.ancestry.begin(), b.ancestry.end(), bridge) != b.ancestry.end())
+            return bridge.rfind("host:", 0) == 0 ? PciDistance::HostBridge : PciDistance::Switch;
+    }
+    if (a.numa >= 0 && a.numa == b.numa) return PciDistance::Numa;
+    if (a.package >= 0 && a.package == b.package) return PciDistance::Socket;
+    return PciDistance::System;
+}
+
+PciDistance numa_distance(const Topology& topo, const PciLocation& dev, unsigned numa_os) {
+    if (dev.numa >= 0 && static_cast<unsigned>(dev.numa) == numa_os) return PciDistance::Numa;
+    for (const auto& n : topo.numa_nodes)
+        if (n.os == numa_os && n.package >= 0 && n.package == dev.package) return PciDistance::Socket;
+    return PciDistance::System;
+}
+
+namespace {
+
+bool parse_uint(std::string_view s, unsigned& out, int base = 10) {
+    if (s.empty()) return false;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parse_int(std::string_view s, int& out) {
+    if (s.empty()) return false;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 10);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    size_t start = 0;
+    while (true) {
+        size_t pos = s.find(sep, start);
+        out.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+        if (pos == std::string_view::npos) break;
+        start = pos + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+CpuList parse_cpu_list(std::string_view text) {
+    std::string_view t = text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
+    auto bad = [&](const std::string& why) {
+        return Error("bad cpu list \"" + std::string(text) + "\": " + why +
+                     "; write it like 0-13,112-125 (PU OS indexes)");
+    };
+    if (t.empty()) throw bad("it is empty");
+    std::set<unsigned> cpus;
+    for (auto part : split(t, ',')) {
+        if (part.empty()) throw bad("empty element");
+        size_t dash = part.find('-');
+        unsigned lo = 0, hi = 0;
+        if (dash == std::string_view::npos) {
+            if (!parse_uint(part, lo)) throw bad("\"" + std::string(part) + "\" is not a number");
+            hi = lo;
+        } else {
+            if (!parse_uint(part.substr(0, dash), lo) || !parse_uint(part.substr(dash + 1), hi))
+                throw bad("\"" + std::string(part) + "\" is not a range");
+            if (hi < lo) throw bad("range \"" + std::string(part) + "\" runs backwards");
+        }
+        if (hi - lo > 1u << 20) throw bad("range \"" + std::string(part) + "\" is implausibly large");
+        for (unsigned c = lo; c <= hi; ++c) cpus.insert(c);
+    }
+    return CpuList(cpus.begin(), cpus.end());
+}
+
+std::string format_cpu_list(const CpuList& cpus) {
+    std::string out;
+    for (size_t i = 0; i < cpus.size();) {
+        size_t j = i;
+        while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+        if (!out.empty()) out += ',';
+        out += std::to_string(cpus[i]);
+        if (j > i) out += '-' + std::to_string(cpus[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+CpuList pus_of_cores(const Topology& topo, const std::vector<unsigned>& core_ids) {
+    std::set<unsigned> out;
+    for (unsigned id : core_ids) {
+        if (id >= topo.cores.size())
+            throw Error("core " + std::to_string(id) + " is not on this node (it has " +
+                        std::to_string(topo.cores.size()) + " cores, ids 0-" +
+                        std::to_string(topo.cores.empty() ? 0 : topo.cores.size() - 1) +
+                        "); the topology does not match the machine SLURM allocated: regenerate the cache");
+        out.insert(topo.cores[id].pus.begin(), topo.cores[id].pus.end());
+    }
+    return CpuList(out.begin(), out.end());
+}
+
+CpuList all_cpus(const Topology& topo) {
+    CpuList out;
+    for (const auto& p : topo.pus) out.push_back(p.os);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool natural_less(std::string_view a, std::string_view b) {
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = a[i] >= '0' && a[i] <= '9', db = b[j] >= '0' && b[j] <= '9';
+        if (da && db) {
+            size_t ie = i, je = j;
+            while (ie < a.size() && a[ie] >= '0' && a[ie] <= '9') ++ie;
+            while (je < b.size() && b[je] >= '0' && b[je] <= '9') ++je;
+            std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+            while (na.size() > 1 && na[0] == '0') na.remove_prefix(1);
+            while (nb.size() > 1 && nb[0] == '0') nb.remove_prefix(1);
+            if (na.size() != nb.size()) return na.size() < nb.size();
+            if (na != nb) return na < nb;
+            i = ie;
+            j = je;
+        } else {
+            if (a[i] != b[j]) return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
+}
+
+// --- cache file ----------------------------------------------------------------
+//
+//   gangway-topology 1
+//   package OS CPUS
+//   numa OS PACKAGE CPUS
+//   core PUS
+//   gpu BUSID VENDOR DEVICE NUMA PACKAGE NAME LOCALCPUS ANCESTRY
+//   nic NAME BUSID NETDEV RDMA PORTS NUMA PACKAGE LOCALCPUS ANCESTRY
+//
+// "-" stands for an empty field; VENDOR/DEVICE are hex; PORTS is "1:4,2:1"
+// (number:state); ANCESTRY is comma-separated, parent first.
+
+namespace {
+
+constexpr const char* kMagic = "gangway-topology 1";
+
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+std::string cpus_or_dash(const CpuList& c) { return c.empty() ? "-" : format_cpu_list(c); }
+
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+    return or_dash(out);
+}
+
+std::string hex4(unsigned v) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%04x", v & 0xffffu);
+    return buf;
+}
+
+}  // namespace
+
+std::string serialize_topology(const Topology& topo) {
+    std::ostringstream out;
+    out << kMagic << "\n";
+    for (const auto& p : topo.packages) out << "package " << p.os << ' ' << cpus_or_dash(p.cpus) << "\n";
+    for (const auto& n : topo.numa_nodes)
+        out << "numa " << n.os << ' ' << n.package << ' ' << cpus_or_dash(n.cpus) << "\n";
+    for (const auto& c : topo.cores) out << "core " << cpus_or_dash(c.pus) << "\n";
+    for (const auto& g : topo.gpus)
+        out << "gpu " << g.pci.bus_id << ' ' << hex4(g.vendor) << ' ' << hex4(g.device) << ' ' << g.pci.numa << ' '
+            << g.pci.package << ' ' << or_dash(g.name) << ' ' << cpus_or_dash(g.pci.local_cpus) << ' '
+            << join(g.pci.ancestry) << "\n";
+    for (const auto& n : topo.nics) {
+        std::string ports;
+        for (const auto& p : n.ports)
+            ports += (ports.empty() ? "" : ",") + std::to_string(p.number) + ":" + std::to_string(p.state);
+        out << "nic " << n.name << ' ' << n.pci.bus_id << ' ' << or_dash(n.netdev) << ' ' << (n.rdma ? 1 : 0) << ' '
+            << or_dash(ports) << ' ' << n.pci.numa << ' ' << n.pci.package << ' ' << cpus_or_dash(n.pci.local_cpus)
+            << ' ' << join(n.pci.ancestry) << "\n";
+    }
+    out << "end\n";
+    return out.str();
+}
+
+Topology parse_topology(std::string_view text, const std::string& origin) {
+    Topology topo;
+    unsigned lineno = 0;
+    std::string_view rest = text;
+    bool saw_magic = false, saw_end = false;
+    std::string line_copy;
+    auto fail = [&](const std::string& why) {
+        return Error("topology cache " + origin + " is corrupt at line " + std::to_string(lineno) + " (" + why +
+                     "); delete it and rewrite it with `gangway topo --write-cache " + origin + "`");
+    };
+    auto cpus_field = [&](std::string_view f) -> CpuList {
+        if (f == "-") return {};
+        try {
+            return parse_cpu_list(f);
+        } catch (const Error&) {
+            throw fail("bad cpu list \"" + std::string(f) + "\"");
+        }
+    };
+    auto int_field = [&](std::string_view f) {
+        int v;
+        if (!parse_int(f, v)) throw fail("\"" + std::string(f) + "\" is not a number");
+        return v;
+    };
+    auto uint_field = [&](std::string_view f, int base = 10) {
+        unsigned v;
+        if (!parse_uint(f, v, base)) throw fail("\"" + std::string(f) + "\" is not a number");
+        return v;
+    };
+    auto str_field = [](std::string_view f) { return f == "-" ? std::string() : std::string(f); };
+    auto list_field = [](std::string_view f) {
+        std::vector<std::string> out;
+        if (f == "-") return out;
+        for (auto p : split(f, ',')) out.emplace_back(p);
+        return out;
+    };
+    while (!rest.empty()) {
+        size_t nl = rest.find('\n');
+        std::string_view line = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        ++lineno;
+        if (lineno == 1) {
+            if (line != kMagic)
+                throw Error("topology cache " + origin + " is not a gangway topology cache (first line is not \"" +
+                            kMagic + "\"); rewrite it with `gangway topo --write-cache " + origin + "`");
+            saw_magic = true;
+            continue;
+        }
+        if (saw_end) throw fail("text after \"end\"");
+        std::vector<std::string_view> f;
+        for (auto w : split(line, ' '))
+            if (!w.empty()) f.push_back(w);
+        if (f.empty()) continue;
+        const auto& kind = f[0];
+        if (kind == "end" && f.size() == 1) {
+            saw_end = true;
+        } else if (kind == "package" && f.size() == 3) {
+            topo.packages.push_back({uint_field(f[1]), cpus_field(f[2])});
+        } else if (kind == "numa" && f.size() == 4) {
+            topo.numa_nodes.push_back({uint_field(f[1]), int_field(f[2]), cpus_field(f[3])});
+        } else if (kind == "core" && f.size() == 2) {
+            Core c{cpus_field(f[1])};
+            if (c.pus.empty()) throw fail("a core without PUs");
+            topo.cores.push_back(std::move(c));
+        } else if (kind == "gpu" && f.size() == 9) {
+            Gpu g;
+            g.pci.bus_id = std::string(f[1]);
+            g.vendor = static_cast<std::uint16_t>(uint_field(f[2], 16));
+            g.device = static_cast<std::uint16_t>(uint_field(f[3], 16));
+            g.pci.numa = int_field(f[4]);
+            g.pci.package = int_field(f[5]);
+            g.name = str_field(f[6]);
+            g.pci.local_cpus = cpus_field(f[7]);
+            g.pci.ancestry = list_field(f[8]);
+            topo.gpus.push_back(std::move(g));
+        } else if (kind == "nic" && f.size() == 10) {
+            Nic n;
+            n.name = std::string(f[1]);
+            n.pci.bus_id = std::string(f[2]);
+            n.netdev = str_field(f[3]);
+            n.rdma = f[4] == "1";
+            if (f[5] != "-") {
+                for (auto p : split(f[5], ',')) {
+                    auto colon = p.find(':');
+                    if (colon == std::string_view::npos) throw fail("bad port \"" + std::string(p) + "\"");
+                    n.ports.push_back({uint_field(p.substr(0, colon)), int_field(p.substr(colon + 1))});
+                }
+            }
+            n.pci.numa = int_field(f[6]);
+            n.pci.package = int_field(f[7]);
+            n.pci.local_cpus = cpus_field(f[8]);
+            n.pci.ancestry = list_field(f[9]);
+            topo.nics.push_back(std::move(n));
+        } else {
+            throw fail("unexpected \"" + std::string(line.substr(0, 40)) + "\"");
+        }
+    }
+    if (!saw_magic)
+        throw Error("topology cache " + origin + " is empty; rewrite it with `gangway topo --write-cache " + origin + "`");
+    if (!saw_end) {
+        ++lineno;
+        throw fail("it is truncated, the \"end\" line is missing");
+    }
+    // Rebuild the PU table from cores, NUMA nodes and packages.
+    std::map<unsigned, Pu> pus;
+    for (unsigned ci = 0; ci < topo.cores.size(); ++ci)
+        for (unsigned pu : topo.cores[ci].pus) {
+            if (pus.count(pu))
+                throw Error("topology cache " + origin + " is corrupt (PU " + std::to_string(pu) +
+                            " is in two cores); rewrite it with `gangway topo --write-cache " + origin + "`");
+            pus[pu] = Pu{pu, ci, -1, -1};
+        }
+    for (const auto& n : topo.numa_nodes)
+        for (unsigned c : n.cpus)
+            if (auto it = pus.find(c); it != pus.end()) it->second.numa = static_cast<int>(n.os);
+    for (const auto& p : topo.packages)
+        for (unsigned c : p.cpus)
+            if (auto it = pus.find(c); it != pus.end()) it->second.package = static_cast<int>(p.os);
+    if (pus.empty())
+        throw Error("topology cache " + origin + " lists no CPUs; rewrite it with `gangway topo --write-cache " +
+                    origin + "`");
+    for (auto& [os, pu] : pus) topo.pus.push_back(pu);
+    return topo;
+}
+
+bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t class_id) {
+    const bool vendor = vendor_id == 0x10de || vendor_id == 0x1002;
+    return vendor && (class_id == 0x0300 || class_id == 0x0302 || class_id == 0x0380);
+}
+
+}  // namespace gangway

@@ -1,0 +1,125 @@
+// A node's hardware as plain data: PUs, cores, NUMA nodes, packages, and the
+// GPUs and NICs with their PCIe ancestry. Filled by lib/sys/hwloc_topology
+// (from hwloc, live or XML, or from gangway's own cache file); no hwloc type
+// appears here, so the planner (lib/placement) and its tests need no hardware.
+//
+// Conventions: CPUs are always PU OS indexes (what sched_setaffinity and
+// /proc/self/status "Cpus_allowed_list" use); every cpu list is sorted and
+// free of duplicates. PCI bus ids are "dddd:bb:dd.f", lower-case, with domain.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gangway {
+
+using CpuList = std::vector<unsigned>;  // sorted PU OS indexes
+
+struct Pu {
+    unsigned os = 0;   // OS index
+    unsigned core = 0; // index into Topology::cores
+    int numa = -1;     // NUMA node OS index, -1 unknown
+    int package = -1;  // package OS index, -1 unknown
+};
+
+struct Core {
+    CpuList pus;       // its hardware threads
+};
+
+struct NumaNode {
+    unsigned os = 0;
+    int package = -1;  // -1: spans packages or unknown
+    CpuList cpus;      // may be empty (GPU/CXL memory-only nodes)
+};
+
+struct Package {
+    unsigned os = 0;
+    CpuList cpus;
+};
+
+// Where a PCI device sits. `ancestry` lists the bridges from the device's
+// parent up to and including its host bridge: PCI-to-PCI bridges (root ports,
+// switch upstream/downstream ports) by their own bus id, a host bridge as
+// "host:dddd:bb" (domain and first bus it covers). Two devices whose ancestry
+// shares a PCI-to-PCI bridge talk without crossing the CPU's root complex.
+struct PciLocation {
+    std::string bus_id;                 // "0000:18:00.0"
+    std::vector<std::string> ancestry;  // parent first, host bridge last; may be empty
+    int numa = -1;                      // NUMA node the device is attached to, -1 unknown
+    int package = -1;                   // package, -1 unknown
+    CpuList local_cpus;                 // cpus of its closest non-I/O ancestor
+};
+
+struct Gpu {
+    PciLocation pci;
+    std::uint16_t vendor = 0;  // 0x10de NVIDIA, 0x1002 AMD
+    std::uint16_t device = 0;
+    std::string name;          // OS device name if hwloc had one (nvml0, rsmi0), else ""
+};
+
+struct NicPort {
+    unsigned number = 1;
+    int state = -1;            // IB port state: 4 ACTIVE, 1 DOWN; -1 unknown
+};
+
+struct Nic {
+    PciLocation pci;
+    std::string name;          // OpenFabrics name (mlx5_0); the netdev name when rdma is false
+    std::string netdev;        // network interface (ibp24s0), "" if none
+    bool rdma = true;          // has an OpenFabrics device (usable in NCCL_IB_HCA)
+    std::vector<NicPort> ports;// empty: unknown (treated as port 1)
+};
+
+struct Topology {
+    std::vector<Pu> pus;            // by OS index
+    std::vector<Core> cores;        // in topology (logical) order, as SLURM's core ids
+    std::vector<NumaNode> numa_nodes;// by OS index
+    std::vector<Package> packages;  // by OS index
+    std::vector<Gpu> gpus;          // by PCI bus id (the SLURM index order, see placement.hpp)
+    std::vector<Nic> nics;          // by PCI bus id, then name
+};
+
+// How far apart two PCI devices are, nearest first.
+//   Switch     their paths meet at a PCI-to-PCI bridge: a PCIe switch (or a root
+//              port) without the CPU; NCCL's PIX/PXB, GPUDirect RDMA works.
+//   HostBridge they meet at one host bridge (root complex); NCCL PHB.
+//   Numa       different host bridges, same NUMA node; nvidia-smi NODE, NCCL PHB.
+//   Socket     same package, different NUMA nodes (SNC/NPS); NCCL SYS.
+//   System     different packages or unknown; NCCL SYS.
+enum class PciDistance { Switch = 0, HostBridge, Numa, Socket, System };
+
+const char* to_string(PciDistance d);  // "switch", "hostbridge", "numa", "socket", "system"
+
+// Pure: classifies by walking both ancestries (never a depth-based lookup).
+PciDistance pci_distance(const PciLocation& a, const PciLocation& b);
+
+// Distance from a device to a NUMA node (Numa if attached there, Socket if in
+// the same package, System otherwise).
+PciDistance numa_distance(const Topology& topo, const PciLocation& dev, unsigned numa_os);
+
+// Cpu list syntax of the kernel and SLURM: "0-13,112-125". Throws gangway::Error.
+CpuList parse_cpu_list(std::string_view text);
+std::string format_cpu_list(const CpuList& cpus);
+
+// PUs of the cores with these logical ids (SLURM's S_STEP_ALLOC_CORES counts
+// cores in topology order). Throws gangway::Error for an id the node lacks.
+CpuList pus_of_cores(const Topology& topo, const std::vector<unsigned>& core_ids);
+
+// All PUs of the node.
+CpuList all_cpus(const Topology& topo);
+
+// The cache file format (text, versioned; first line "gangway-topology 1").
+// parse_topology throws gangway::Error naming `origin` and the bad line.
+std::string serialize_topology(const Topology& topo);
+Topology parse_topology(std::string_view text, const std::string& origin);
+
+// A PCI function gangway counts as a GPU: NVIDIA (10de) or AMD (1002) with
+// class 0300 (VGA), 0302 (3D controller) or 0380 (display, AMD Instinct).
+// One rule for hwloc's devices and the plugin's sysfs pre-scan.
+bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t class_id);
+
+// Natural order of names: mlx5_2 < mlx5_10.
+bool natural_less(std::string_view a, std::string_view b);
+
+}  // namespace gangway

@@ -1,0 +1,145 @@
+#include "rendezvous.hpp"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "../../base/error.hpp"
+#include "../../preflight/protocol.hpp"
+
+namespace gangway::sys {
+using namespace preflight;
+
+Coordinator::Coordinator(std::string key, Fd listener) : key_(std::move(key)), listener_(std::move(listener)) {}
+
+void Coordinator::gather(unsigned expected, Deadline d) {
+    struct Pending {
+        Conn conn;
+        Deadline until;
+    };
+    std::vector<Pending> pending;
+    std::set<unsigned> ranks;
+    for (const auto& m : members_) ranks.insert(m.rank);
+    std::vector<pollfd> pfds;
+    while (ranks.size() < expected && ms_left(d) > 0) {
+        pfds.clear();
+        pfds.push_back({listener_.get(), POLLIN, 0});
+        for (auto& p : pending) pfds.push_back({p.conn.fd.get(), POLLIN, 0});
+        int r = ::poll(pfds.data(), pfds.size(), std::min(ms_left(d), 200));
+        if (r < 0 && errno != EINTR) throw Error("poll failed in the rendezvous");
+        if (pfds[0].revents & POLLIN) {
+            for (int k = 0; k < 256; ++k) {
+                Fd fd = tcp_accept(listener_.get());
+                if (!fd) break;
+                std::string err;
+                auto c = accept_conn(std::move(fd), key_, after_ms(1000), err);
+                if (c) pending.push_back({std::move(*c), after_ms(5000)});
+            }
+        }
+        std::vector<Pending> keep;
+        for (std::size_t i = 0; i < pending.size(); ++i) {
+            auto& p = pending[i];
+            const auto rev = i + 1 < pfds.size() && pfds[i + 1].fd == p.conn.fd.get() ? pfds[i + 1].revents : 0;
+            if (!rev) {
+                if (Clock::now() < p.until) keep.push_back(std::move(p));
+                else ++rejected_;  // connected but never said hello
+                continue;
+            }
+            std::vector<Conn::Got> got;
+            std::string err;
+            const bool open = p.conn.pump(got, err);
+            if (got.empty()) {
+                if (open && Clock::now() < p.until) keep.push_back(std::move(p));
+                else ++rejected_;
+                continue;
+            }
+            try {
+                if (got[0].type != kHello) throw Error("first message is not a hello");
+                Member m;
+                m.rank = static_cast<unsigned>(kv_u64(got[0].kv, "rank"));
+                m.node_rank = static_cast<unsigned>(kv_u64(got[0].kv, "node_rank"));
+                m.local = static_cast<unsigned>(kv_u64(got[0].kv, "local"));
+                m.speaker = kv_str(got[0].kv, "speaker") == "1";
+                if (ranks.count(m.rank)) throw Error("rank checked in twice");
+                if (!open) throw Error("closed right after its hello");
+                m.hello = std::move(got[0].kv);
+                m.conn = std::move(p.conn);
+                ranks.insert(m.rank);
+                members_.push_back(std::move(m));
+            } catch (const Error&) {
+                ++rejected_;
+            }
+        }
+        pending = std::move(keep);
+    }
+}
+
+bool Coordinator::send(Member& m, std::uint8_t type, const Kv& kv, Deadline d) {
+    if (!m.alive) return false;
+    std::string err;
+    if (m.conn.send(type, kv, d, err)) return true;
+    m.alive = false;
+    m.lost_reason = err;
+    return false;
+}
+
+std::vector<Coordinator::Event> Coordinator::poll(Deadline d) {
+    std::vector<Event> events;
+    std::vector<pollfd> pfds;
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+        if (!members_[i].alive) continue;
+        // Frames already buffered count at once.
+        pfds.push_back({members_[i].conn.fd.get(), POLLIN, 0});
+        idx.push_back(i);
+    }
+    do {
+        const int r = ::poll(pfds.data(), pfds.size(), ms_left(d));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return events;
+        for (std::size_t k = 0; k < pfds.size(); ++k) {
+            if (!pfds[k].revents) continue;
+            auto& m = members_[idx[k]];
+            std::vector<Conn::Got> got;
+            std::string err;
+            const bool open = m.conn.pump(got, err);
+            for (auto& g : got) events.push_back({idx[k], g.type, std::move(g.kv), false});
+            if (!open) {
+                m.alive = false;
+                m.lost_reason = err;
+                events.push_back({idx[k], 0, {}, true});
+            }
+        }
+    } while (events.empty() && ms_left(d) > 0);
+    return events;
+}
+
+std::optional<Conn> join(const std::vector<std::string>& addrs, unsigned port, const std::string& key, const Kv& hello,
+                         Deadline d, std::string& err, std::string* used) {
+    std::map<std::string, std::string> last;
+    while (ms_left(d) > 0) {
+        for (const auto& a : addrs) {
+            std::string e;
+            auto c = connect_conn(a, port, key, std::min(d, after_ms(700)), e);
+            if (c) {
+                if (!c->send(kHello, hello, d, e)) {
+                    last[a] = e;
+                    continue;
+                }
+                if (used) *used = a;
+                return c;
+            }
+            last[a] = e;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms_left(d))));
+    }
+    err.clear();
+    for (const auto& [a, e] : last) err += (err.empty() ? "" : "; ") + a + ":" + std::to_string(port) + ": " + e;
+    if (err.empty()) err = "no address to try";
+    return std::nullopt;
+}
+
+}  // namespace gangway::sys

@@ -1,0 +1,322 @@
+#include "sock.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "../../base/error.hpp"
+
+namespace gangway::sys {
+
+int ms_left(Deadline d) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d - Clock::now()).count();
+    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+Fd& Fd::operator=(Fd&& o) noexcept {
+    if (this != &o) {
+        reset();
+        fd_ = o.release();
+    }
+    return *this;
+}
+Fd::~Fd() { reset(); }
+int Fd::release() {
+    const int f = fd_;
+    fd_ = -1;
+    return f;
+}
+void Fd::reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+}
+
+namespace {
+
+bool make_addr(const std::string& addr, unsigned port, sockaddr_storage& ss, socklen_t& len) {
+    std::memset(&ss, 0, sizeof ss);
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (addr.empty()) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(static_cast<std::uint16_t>(port));
+        v4->sin_addr.s_addr = htonl(INADDR_ANY);
+        len = sizeof *v4;
+        return true;
+    }
+    if (inet_pton(AF_INET, addr.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(static_cast<std::uint16_t>(port));
+        len = sizeof *v4;
+        return true;
+    }
+    if (inet_pton(AF_INET6, addr.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(static_cast<std::uint16_t>(port));
+        len = sizeof *v6;
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+Fd tcp_listen(const std::string& addr, unsigned port, int backlog) {
+    sockaddr_storage ss;
+    socklen_t len;
+    if (!make_addr(addr, port, ss, len)) throw Error("\"" + addr + "\" is not an IP address");
+    Fd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd) throw Error(std::string("socket: ") + std::strerror(errno));
+    int one = 1;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0)
+        throw Error("cannot listen on " + (addr.empty() ? std::string("*") : addr) + ":" + std::to_string(port) + ": " +
+                    std::strerror(errno));
+    if (::listen(fd.get(), backlog) != 0) throw Error(std::string("listen: ") + std::strerror(errno));
+    return fd;
+}
+
+unsigned local_port(int fd) {
+    sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+    if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+}
+
+Fd tcp_accept(int listen_fd) {
+    Fd fd(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (fd) {
+        int one = 1;
+        ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    return fd;
+}
+
+Fd tcp_connect(const std::string& addr, unsigned port, Deadline d, std::string& err) {
+    sockaddr_storage ss;
+    socklen_t len;
+    if (!make_addr(addr, port, ss, len) || addr.empty()) {
+        err = "\"" + addr + "\" is not an IP address";
+        return Fd();
+    }
+    Fd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd) {
+        err = std::string("socket: ") + std::strerror(errno);
+        return Fd();
+    }
+    int one = 1;
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+        if (errno != EINPROGRESS) {
+            err = std::strerror(errno);
+            return Fd();
+        }
+        pollfd p{fd.get(), POLLOUT, 0};
+        int r;
+        do r = ::poll(&p, 1, ms_left(d));
+        while (r < 0 && errno == EINTR);
+        if (r == 0) {
+            err = "connect timed out";
+            return Fd();
+        }
+        int soerr = 0;
+        socklen_t sl = sizeof soerr;
+        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &soerr, &sl);
+        if (soerr != 0) {
+            err = std::strerror(soerr);
+            return Fd();
+        }
+    }
+    return fd;
+}
+
+bool wait_readable(int fd, Deadline d) {
+    pollfd p{fd, POLLIN, 0};
+    int r;
+    do r = ::poll(&p, 1, ms_left(d));
+    while (r < 0 && errno == EINTR);
+    return r > 0;
+}
+
+bool send_all(int fd, std::string_view data, Deadline d, std::string& err) {
+    std::size_t off = 0;
+    while (off < data.size()) {
+        const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+        if (n > 0) {
+            off += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            pollfd p{fd, POLLOUT, 0};
+            if (::poll(&p, 1, ms_left(d)) == 0) {
+                err = "timed out sending";
+                return false;
+            }
+            continue;
+        }
+        err = std::string("send: ") + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+bool recv_exact(int fd, std::size_t n, std::string& out, Deadline d, std::string& err) {
+    out.clear();
+    char buf[65536];
+    while (out.size() < n) {
+        const ssize_t r = ::recv(fd, buf, std::min(sizeof buf, n - out.size()), 0);
+        if (r > 0) {
+            out.append(buf, static_cast<std::size_t>(r));
+            continue;
+        }
+        if (r == 0) {
+            err = "connection closed";
+            return false;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (!wait_readable(fd, d)) {
+                err = "timed out";
+                return false;
+            }
+            continue;
+        }
+        err = std::string("recv: ") + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+std::string random_bytes(std::size_t n) {
+    std::string s(n, '\0');
+    std::size_t off = 0;
+    while (off < n) {
+        const ssize_t r = ::getrandom(s.data() + off, n - off, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) throw Error(std::string("getrandom: ") + std::strerror(errno));
+        off += static_cast<std::size_t>(r);
+    }
+    return s;
+}
+
+bool Conn::send(std::uint8_t type, const preflight::Kv& kv, Deadline d, std::string& err) {
+    try {
+        return send_all(fd.get(), ch->seal(type, preflight::encode_kv(kv)), d, err);
+    } catch (const Error& e) {
+        err = e.what();
+        return false;
+    }
+}
+
+std::optional<preflight::Kv> Conn::recv(std::uint8_t& type, Deadline d, std::string& err) {
+    try {
+        // Frames that pump() already buffered come first.
+        for (;;) {
+            if (inbuf.size() >= 4) {
+                const auto len = preflight::Channel::body_length(std::string_view(inbuf).substr(0, 4));
+                if (inbuf.size() >= 4 + len) {
+                    auto f = ch->open(std::string_view(inbuf).substr(4, len));
+                    inbuf.erase(0, 4 + len);
+                    type = f.type;
+                    return preflight::decode_kv(f.payload);
+                }
+            }
+            char buf[65536];
+            const ssize_t r = ::recv(fd.get(), buf, sizeof buf, 0);
+            if (r > 0) {
+                inbuf.append(buf, static_cast<std::size_t>(r));
+                continue;
+            }
+            if (r == 0) {
+                err = "connection closed";
+                return std::nullopt;
+            }
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (!wait_readable(fd.get(), d)) {
+                    err = "timed out";
+                    return std::nullopt;
+                }
+                continue;
+            }
+            err = std::string("recv: ") + std::strerror(errno);
+            return std::nullopt;
+        }
+    } catch (const Error& e) {
+        err = e.what();
+        return std::nullopt;
+    }
+}
+
+bool Conn::pump(std::vector<Got>& out, std::string& err) {
+    char buf[65536];
+    bool eof = false;
+    for (;;) {
+        const ssize_t r = ::recv(fd.get(), buf, sizeof buf, 0);
+        if (r > 0) {
+            inbuf.append(buf, static_cast<std::size_t>(r));
+            if (inbuf.size() > 2 * preflight::kMaxFrame) break;
+            continue;
+        }
+        if (r == 0) eof = true;
+        else if (errno == EINTR) continue;
+        else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            err = std::string("recv: ") + std::strerror(errno);
+            return false;
+        }
+        break;
+    }
+    try {
+        while (inbuf.size() >= 4) {
+            const auto len = preflight::Channel::body_length(std::string_view(inbuf).substr(0, 4));
+            if (inbuf.size() < 4 + len) break;
+            auto f = ch->open(std::string_view(inbuf).substr(4, len));
+            inbuf.erase(0, 4 + len);
+            out.push_back({f.type, preflight::decode_kv(f.payload)});
+        }
+    } catch (const Error& e) {
+        err = e.what();
+        return false;
+    }
+    if (eof) {
+        err = "connection closed";
+        return false;
+    }
+    return true;
+}
+
+std::optional<Conn> connect_conn(const std::string& addr, unsigned port, const std::string& key, Deadline d, std::string& err) {
+    Conn c;
+    c.fd = tcp_connect(addr, port, d, err);
+    if (!c.fd) return std::nullopt;
+    std::string nonce;
+    if (!recv_exact(c.fd.get(), preflight::kNonceBytes, nonce, d, err)) {
+        err = "no greeting from " + addr + ":" + std::to_string(port) + " (" + err + ")";
+        return std::nullopt;
+    }
+    c.ch.emplace(key, nonce, preflight::Role::client);
+    return c;
+}
+
+std::optional<Conn> accept_conn(Fd fd, const std::string& key, Deadline d, std::string& err) {
+    Conn c;
+    c.fd = std::move(fd);
+    const auto nonce = random_bytes(preflight::kNonceBytes);
+    if (!send_all(c.fd.get(), nonce, d, err)) return std::nullopt;
+    c.ch.emplace(key, nonce, preflight::Role::server);
+    return c;
+}
+
+}  // namespace gangway::sys

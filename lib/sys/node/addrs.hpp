@@ -1,0 +1,16 @@
+// The only network I/O lib does: name resolution and interface addresses.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "../../env/netaddr.hpp"
+
+namespace gangway::sys {
+
+// getaddrinfo(name); IPv4 first, then IPv6, duplicates removed. Empty on failure.
+std::vector<IpAddr> resolve_host(const std::string& name);
+
+// Addresses of interface `iface` (getifaddrs); empty if it has none or does not exist.
+std::vector<IfaceAddr> iface_addrs(const std::string& iface);
+
+}  // namespace gangway::sys

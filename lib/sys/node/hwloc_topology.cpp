@@ -1,0 +1,308 @@
+#include "hwloc_topology.hpp"
+
+#include <hwloc.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+#include "../../base/error.hpp"
+
+namespace gangway::sys {
+
+namespace {
+
+// hwloc dlopens every component plugin of its plugin directory in
+// hwloc_topology_init, before any API call could blacklist one: libxml2 with
+// ICU's 30 MB of data, OpenCL, GL/X11, and on GPU nodes CUDA and NVML. In
+// slurmstepd that was most of the plugin's cost per step (measured: init
+// 4.6 ms with them, 0.13 ms without, plus 1.3 ms to unload them). gangway
+// needs none of them: Linux's own backend finds PCI devices from sysfs, and
+// hwloc's built-in XML parser reads exported topologies. The only switch is
+// the environment, read during init, so it is set for the init alone and
+// then restored (nothing the plugin execs or slurmstepd does later sees it);
+// a site that sets HWLOC_PLUGINS_BLACKLIST itself keeps its own list.
+class NoHwlocPlugins {
+public:
+    NoHwlocPlugins() {
+        if (std::getenv(kVar)) return;
+        set_ = ::setenv(kVar,
+                        "hwloc_pci,hwloc_xml_libxml,hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,"
+                        "hwloc_levelzero",
+                        0) == 0;
+    }
+    ~NoHwlocPlugins() {
+        if (set_) ::unsetenv(kVar);
+    }
+    NoHwlocPlugins(const NoHwlocPlugins&) = delete;
+    NoHwlocPlugins& operator=(const NoHwlocPlugins&) = delete;
+
+private:
+    static constexpr const char* kVar = "HWLOC_PLUGINS_BLACKLIST";
+    bool set_ = false;
+};
+
+struct Handle {
+    hwloc_topology_t t = nullptr;
+    Handle() {
+        NoHwlocPlugins lean;
+        if (hwloc_topology_init(&t) != 0) throw Error(std::string("hwloc_topology_init failed: ") + std::strerror(errno));
+    }
+    ~Handle() { hwloc_topology_destroy(t); }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+};
+
+// hwloc 3.0 turns the OS device type into a bitmask; keep the test in one place.
+bool osdev_is(hwloc_obj_t obj, hwloc_obj_osdev_type_t type) {
+#if HWLOC_API_VERSION >= 0x00030000
+    return (obj->attr->osdev.types & type) != 0;
+#else
+    return obj->attr->osdev.type == type;
+#endif
+}
+
+CpuList to_list(hwloc_const_bitmap_t set) {
+    CpuList out;
+    if (!set) return out;
+    unsigned i;
+    hwloc_bitmap_foreach_begin(i, set) { out.push_back(i); }
+    hwloc_bitmap_foreach_end();
+    return out;
+}
+
+std::string busid(unsigned domain, unsigned bus, unsigned dev, unsigned func) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%01x", domain, bus, dev, func);
+    return buf;
+}
+
+PciLocation locate(hwloc_topology_t topo, hwloc_obj_t pcidev) {
+    PciLocation loc;
+    const auto& a = pcidev->attr->pcidev;
+    loc.bus_id = busid(a.domain, a.bus, a.dev, a.func);
+    for (hwloc_obj_t p = pcidev->parent; p && hwloc_obj_type_is_io(p->type); p = p->parent) {
+        if (p->type != HWLOC_OBJ_BRIDGE) continue;
+        const auto& b = p->attr->bridge;
+        if (b.upstream_type == HWLOC_OBJ_BRIDGE_HOST) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "host:%04x:%02x", b.downstream.pci.domain, b.downstream.pci.secondary_bus);
+            loc.ancestry.push_back(buf);
+        } else {
+            const auto& u = b.upstream.pci;
+            loc.ancestry.push_back(busid(u.domain, u.bus, u.dev, u.func));
+        }
+    }
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, pcidev);
+    if (anc) {
+        loc.local_cpus = to_list(anc->cpuset);
+        if (anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1) loc.numa = hwloc_bitmap_first(anc->nodeset);
+        for (hwloc_obj_t p = anc; p; p = p->parent)
+            if (p->type == HWLOC_OBJ_PACKAGE) {
+                loc.package = static_cast<int>(p->os_index);
+                break;
+            }
+    }
+    return loc;
+}
+
+bool is_gpu(hwloc_obj_t pcidev) { return is_gpu_pci(pcidev->attr->pcidev.vendor_id, pcidev->attr->pcidev.class_id); }
+
+std::vector<NicPort> ports_of(hwloc_obj_t osdev) {
+    std::map<unsigned, int> ports;
+    for (unsigned i = 0; i < osdev->infos_count; ++i) {
+        const char* name = osdev->infos[i].name;
+        unsigned n;
+        char rest[64];
+        if (std::sscanf(name, "Port%u%63s", &n, rest) != 2) continue;
+        int& state = ports.emplace(n, -1).first->second;
+        if (std::strcmp(rest, "State") == 0) state = std::atoi(osdev->infos[i].value);
+    }
+    std::vector<NicPort> out;
+    for (auto [n, s] : ports) out.push_back({n, s});
+    return out;
+}
+
+Topology convert(hwloc_topology_t topo) {
+    Topology out;
+    for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, p));)
+        out.packages.push_back({p->os_index, to_list(p->cpuset)});
+    std::sort(out.packages.begin(), out.packages.end(), [](auto& a, auto& b) { return a.os < b.os; });
+    for (hwloc_obj_t n = nullptr; (n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n));) {
+        NumaNode nn{n->os_index, -1, to_list(n->cpuset)};
+        for (hwloc_obj_t p = n->parent; p; p = p->parent)
+            if (p->type == HWLOC_OBJ_PACKAGE) {
+                nn.package = static_cast<int>(p->os_index);
+                break;
+            }
+        out.numa_nodes.push_back(std::move(nn));
+    }
+    std::sort(out.numa_nodes.begin(), out.numa_nodes.end(), [](auto& a, auto& b) { return a.os < b.os; });
+
+    std::map<unsigned, Pu> pus;
+    for (hwloc_obj_t c = nullptr; (c = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, c));) {
+        Core core{to_list(c->cpuset)};
+        if (core.pus.empty()) continue;
+        for (unsigned pu : core.pus) pus[pu] = Pu{pu, static_cast<unsigned>(out.cores.size()), -1, -1};
+        out.cores.push_back(std::move(core));
+    }
+    for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, p));) {
+        if (pus.count(p->os_index)) continue;  // a PU without a Core object is its own core
+        pus[p->os_index] = Pu{p->os_index, static_cast<unsigned>(out.cores.size()), -1, -1};
+        out.cores.push_back(Core{{p->os_index}});
+    }
+    for (const auto& n : out.numa_nodes)
+        for (unsigned c : n.cpus)
+            if (auto it = pus.find(c); it != pus.end()) it->second.numa = static_cast<int>(n.os);
+    for (const auto& p : out.packages)
+        for (unsigned c : p.cpus)
+            if (auto it = pus.find(c); it != pus.end()) it->second.package = static_cast<int>(p.os);
+    for (auto& [os, pu] : pus) out.pus.push_back(pu);
+
+    for (hwloc_obj_t d = nullptr; (d = hwloc_get_next_pcidev(topo, d));) {
+        if (!is_gpu(d)) continue;
+        Gpu g;
+        g.pci = locate(topo, d);
+        g.vendor = d->attr->pcidev.vendor_id;
+        g.device = d->attr->pcidev.device_id;
+        for (hwloc_obj_t c = d->io_first_child; c; c = c->next_sibling)
+            if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+                (osdev_is(c, HWLOC_OBJ_OSDEV_GPU) || osdev_is(c, HWLOC_OBJ_OSDEV_COPROC)) &&
+                (std::strncmp(c->name, "nvml", 4) == 0 || std::strncmp(c->name, "rsmi", 4) == 0 ||
+                 std::strncmp(c->name, "cuda", 4) == 0)) {
+                g.name = c->name;
+                break;
+            }
+        out.gpus.push_back(std::move(g));
+    }
+    std::sort(out.gpus.begin(), out.gpus.end(), [](auto& a, auto& b) { return a.pci.bus_id < b.pci.bus_id; });
+
+    for (hwloc_obj_t d = nullptr; (d = hwloc_get_next_pcidev(topo, d));) {
+        std::vector<hwloc_obj_t> fabrics, nets;
+        for (hwloc_obj_t c = d->io_first_child; c; c = c->next_sibling) {
+            if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name) continue;
+            if (osdev_is(c, HWLOC_OBJ_OSDEV_OPENFABRICS)) fabrics.push_back(c);
+            else if (osdev_is(c, HWLOC_OBJ_OSDEV_NETWORK)) nets.push_back(c);
+        }
+        if (fabrics.empty() && nets.empty()) continue;
+        const PciLocation loc = locate(topo, d);
+        if (!fabrics.empty()) {
+            for (hwloc_obj_t f : fabrics) {
+                Nic n;
+                n.pci = loc;
+                n.name = f->name;
+                n.rdma = true;
+                n.ports = ports_of(f);
+                const unsigned port = n.ports.empty() ? 1 : n.ports.front().number;
+                for (hwloc_obj_t net : nets) {
+                    const char* p = hwloc_obj_get_info_by_name(net, "Port");
+                    if (nets.size() == 1 || (p && static_cast<unsigned>(std::atoi(p)) == port)) {
+                        n.netdev = net->name;
+                        break;
+                    }
+                }
+                out.nics.push_back(std::move(n));
+            }
+        } else {
+            for (hwloc_obj_t net : nets) {
+                Nic n;
+                n.pci = loc;
+                n.name = net->name;
+                n.netdev = net->name;
+                n.rdma = false;
+                out.nics.push_back(std::move(n));
+            }
+        }
+    }
+    std::sort(out.nics.begin(), out.nics.end(), [](auto& a, auto& b) {
+        return a.pci.bus_id != b.pci.bus_id ? a.pci.bus_id < b.pci.bus_id : natural_less(a.name, b.name);
+    });
+    if (out.pus.empty()) throw Error("hwloc found no CPUs in the topology");
+    return out;
+}
+
+void keep_io(hwloc_topology_t t) {
+    // Before loading, also for XML: without it hwloc drops every bridge, PCI
+    // and OS device. KEEP_IMPORTANT keeps bridges that lead somewhere.
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+}
+
+std::string slurp(const std::string& path, const char* what_to_do) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        const int e = errno;
+        throw Error(path + " cannot be read (" + std::strerror(e) + "); " + what_to_do);
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+Topology load_live_topology(IoScope io) {
+    Handle h;
+    if (io == IoScope::Devices) keep_io(h.t);
+    else hwloc_topology_set_io_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_flags(h.t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    for (const char* c : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"})
+        hwloc_topology_set_components(h.t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, c);
+    if (hwloc_topology_load(h.t) != 0)
+        throw Error(std::string("hwloc could not discover this machine's topology (") + std::strerror(errno) +
+                    "); write a cache elsewhere with `gangway topo --write-cache FILE` and use it");
+    return convert(h.t);
+}
+
+Topology load_topology_xml(const std::string& path) {
+    if (::access(path.c_str(), R_OK) != 0) {
+        const int e = errno;
+        throw Error("topology XML " + path + " cannot be read (" + std::strerror(e) +
+                    "); export one with `lstopo --of xml --whole-io FILE.xml`");
+    }
+    Handle h;
+    keep_io(h.t);
+    if (hwloc_topology_set_xml(h.t, path.c_str()) != 0 || hwloc_topology_load(h.t) != 0)
+        throw Error("topology XML " + path +
+                    " is not an hwloc topology hwloc can load; export one with `lstopo --of xml --whole-io FILE.xml`");
+    return convert(h.t);
+}
+
+void write_topology_cache(const Topology& topo, const std::string& path) {
+    const std::string text = serialize_topology(topo);
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (!f) {
+        const int e = errno;
+        throw Error("cannot write the topology cache " + path + " (" + std::strerror(e) +
+                    "); choose a writable path (the node's local disk) or run as root");
+    }
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const bool closed = std::fclose(f) == 0;
+    if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        std::remove(tmp.c_str());
+        throw Error("cannot write the topology cache " + path + " (" + std::strerror(e) +
+                    "); check the disk and the directory's permissions");
+    }
+}
+
+Topology read_topology_cache(const std::string& path) {
+    const std::string text =
+        slurp(path, ("write it with `gangway topo --write-cache " + path + "` on the node").c_str());
+    return parse_topology(text, path);
+}
+
+Topology load_topology(const std::string& path, IoScope io) {
+    if (path.empty()) return load_live_topology(io);
+    const std::string text = slurp(path, "pass an hwloc XML file or a cache written by `gangway topo --write-cache`");
+    if (text.rfind("gangway-topology", 0) == 0) return parse_topology(text, path);
+    return load_topology_xml(path);
+}
+
+}  // namespace gangway::sys

@@ -1,0 +1,37 @@
+// Loading gangway's Topology: hwloc discovery (live, or an hwloc v2 XML
+// file) and gangway's node-local cache file, which spares each task start
+// a full discovery. The only file that includes hwloc.
+#pragma once
+#include <string>
+
+#include "../../pin/topology.hpp"
+
+namespace gangway::sys {
+
+// What a live discovery looks at. Devices: PCI devices from sysfs (GPUs,
+// NICs, their bridges). CpusOnly: PUs, cores, NUMA nodes and packages, no
+// PCI at all: on a VM each PCI device's config space read traps to the
+// hypervisor (2.5 ms a device measured here), the bulk of a discovery.
+enum class IoScope { Devices, CpusOnly };
+
+// This machine (hwloc's Linux backend only: no component plugin is loaded
+// and the CUDA/NVML/OpenCL/RSMI/LevelZero/GL components are disabled, they
+// are slow or hang). PUs the calling process may not use are kept: restrict
+// with the step's cpuset. Throws gangway::Error if hwloc fails.
+Topology load_live_topology(IoScope io = IoScope::Devices);
+
+// An hwloc XML export (lstopo --of xml, v2 format). Throws gangway::Error when
+// the file is missing or not a topology.
+Topology load_topology_xml(const std::string& path);
+
+// The cache: gangway's own small text format (see topology.hpp). Written
+// atomically (temporary file + rename), so concurrent readers never see half
+// a file. Both throw gangway::Error with the path and what to do.
+void write_topology_cache(const Topology& topo, const std::string& path);
+Topology read_topology_cache(const std::string& path);
+
+// What the plugin and `gangway topo` call: "" -> live discovery (of `io`); a
+// gangway cache file -> read_topology_cache; anything else -> load_topology_xml.
+Topology load_topology(const std::string& path, IoScope io = IoScope::Devices);
+
+}  // namespace gangway::sys

@@ -1,0 +1,152 @@
+#include "node_card.hpp"
+#include "sysfs.hpp"
+#include "../../preflight/version_text.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace gangway::sys {
+namespace fs = std::filesystem;
+
+std::vector<preflight::Nic> read_nics(const std::string& root) {
+    std::vector<preflight::Nic> out;
+    for (const auto& p : entries(sysfs_base(root) + "/sys/class/net")) {
+        const auto name = p.filename().string();
+        if (name == "lo" || name == "bonding_masters") continue;
+        preflight::Nic n;
+        n.name = name;
+        n.kind = "net";
+        n.state = first_line(p / "operstate");
+        if (n.state.empty()) n.state = "unknown";
+        const auto speed = first_line(p / "speed");
+        try {
+            n.rate_mbps = speed.empty() ? -1 : std::stol(speed);
+        } catch (...) {
+            n.rate_mbps = -1;
+        }
+        if (n.rate_mbps <= 0) n.rate_mbps = -1;
+        out.push_back(std::move(n));
+    }
+    for (const auto& dev : entries(sysfs_base(root) + "/sys/class/infiniband"))
+        for (const auto& port : entries(dev / "ports")) {
+            preflight::Nic n;
+            n.name = dev.filename().string() + "/" + port.filename().string();
+            n.kind = "ib";
+            // "4: ACTIVE" -> ACTIVE; rate "400 Gb/sec (4X NDR)" -> 400000
+            auto st = first_line(port / "state");
+            if (auto c = st.find(": "); c != std::string::npos) st = st.substr(c + 2);
+            n.state = st.empty() ? "unknown" : st;
+            const auto rate = first_line(port / "rate");
+            try {
+                n.rate_mbps = rate.empty() ? -1 : static_cast<long>(std::stod(rate) * 1000);
+            } catch (...) {
+                n.rate_mbps = -1;
+            }
+            out.push_back(std::move(n));
+        }
+    return out;
+}
+
+std::vector<preflight::Nic> live_net_nics() {
+    std::vector<preflight::Nic> out;
+    ifaddrs* ifa = nullptr;
+    if (::getifaddrs(&ifa) != 0) return out;
+    std::map<std::string, std::vector<std::string>> addrs;
+    std::vector<std::string> names;
+    for (auto* p = ifa; p; p = p->ifa_next) {
+        if (!p->ifa_name || std::find(names.begin(), names.end(), p->ifa_name) != names.end()) {
+        } else {
+            names.push_back(p->ifa_name);
+        }
+        if (!p->ifa_addr || (p->ifa_addr->sa_family != AF_INET && p->ifa_addr->sa_family != AF_INET6)) continue;
+        char buf[64] = {};
+        const void* src = p->ifa_addr->sa_family == AF_INET
+                              ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(p->ifa_addr)->sin_addr)
+                              : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(p->ifa_addr)->sin6_addr);
+        if (::inet_ntop(p->ifa_addr->sa_family, src, buf, sizeof buf)) addrs[p->ifa_name].push_back(buf);
+    }
+    ::freeifaddrs(ifa);
+    const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    for (const auto& name : names) {
+        if (name.size() >= IFNAMSIZ) continue;
+        preflight::Nic n;
+        n.name = name;
+        n.kind = "net";
+        n.addrs = addrs[name];
+        ifreq ifr{};
+        std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
+        if (s >= 0 && ::ioctl(s, SIOCGIFFLAGS, &ifr) == 0)
+            n.state = !(ifr.ifr_flags & IFF_UP) ? "down" : (ifr.ifr_flags & IFF_RUNNING) ? "up" : "lowerlayerdown";
+        else
+            n.state = "unknown";
+        ethtool_cmd ec{};
+        ec.cmd = ETHTOOL_GSET;
+        ifr.ifr_data = reinterpret_cast<char*>(&ec);
+        if (s >= 0 && ::ioctl(s, SIOCETHTOOL, &ifr) == 0) {
+            const auto speed = ethtool_cmd_speed(&ec);
+            n.rate_mbps = (speed == 0 || speed == static_cast<std::uint32_t>(SPEED_UNKNOWN)) ? -1 : static_cast<long>(speed);
+        }
+        // Where /sys shows this very interface, its operstate is the better word.
+        const fs::path sys = fs::path("/sys/class/net") / name;
+        if (first_line(sys / "ifindex") == std::to_string(::if_nametoindex(name.c_str()))) {
+            const auto st = first_line(sys / "operstate");
+            if (!st.empty() && st != "unknown") n.state = st;
+        }
+        out.push_back(std::move(n));
+    }
+    if (s >= 0) ::close(s);
+    return out;
+}
+
+unsigned count_gpus(const std::string& root) {
+    unsigned n = 0;
+    for (const auto& p : entries(sysfs_base(root) + "/sys/bus/pci/devices")) {
+        if (first_line(p / "vendor") != "0x10de") continue;
+        const auto cls = first_line(p / "class");  // 0x030000 VGA, 0x030200 3D controller
+        if (cls.rfind("0x0300", 0) == 0 || cls.rfind("0x0302", 0) == 0) ++n;
+    }
+    return n;
+}
+
+std::map<std::string, std::string> read_versions(const std::string& root) {
+    std::map<std::string, std::string> v;
+    const std::string b = sysfs_base(root);
+    v["kernel"] = first_line(b + "/proc/sys/kernel/osrelease");
+    if (v["kernel"].empty()) v["kernel"] = "none";
+
+    std::string drv = first_line(b + "/sys/module/nvidia/version");
+    if (drv.empty()) drv = preflight::driver_version_from_proc(first_line(b + "/proc/driver/nvidia/version"));
+    v["driver"] = drv.empty() ? "none" : drv;
+
+    std::ifstream in(b + "/usr/local/cuda/version.json");
+    std::string cuda =
+        preflight::cuda_version_from_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    if (cuda.empty()) cuda = preflight::cuda_version_from_txt(first_line(b + "/usr/local/cuda/version.txt"));
+    v["cuda"] = cuda.empty() ? "none" : cuda;
+
+    // The newest release file in the first directory that has one.
+    std::string nccl;
+    for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+                            "/usr/local/cuda/lib64", "/usr/local/lib", "/opt/nccl/lib"}) {
+        for (const auto& p : entries(b + dir))
+            if (auto n = preflight::nccl_version_from_soname(p.filename().string());
+                !n.empty() && (nccl.empty() || preflight::version_less(nccl, n)))
+                nccl = n;
+        if (!nccl.empty()) break;
+    }
+    v["nccl"] = nccl.empty() ? "none" : nccl;
+    return v;
+}
+
+}  // namespace gangway::sys

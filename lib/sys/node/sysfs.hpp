@@ -1,0 +1,29 @@
+// Reading sysfs-like trees (/sys/class/net, /sys/class/infiniband) under a
+// root directory, so tests read fixture copies of them.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gangway::sys {
+
+// The tree gangway reads sysfs from: GANGWAY_SYSFS_ROOT when set (a copy
+// from a real node, the test fixtures), else "/".
+std::string sysfs_root();
+
+// The prefix to put before "/sys/...": "" for the live system ("/").
+std::string sysfs_base(const std::string& root);
+
+// The file's first line without trailing blanks; "" when it cannot be read.
+std::string first_line(const std::filesystem::path& p);
+
+// A directory's entries in natural order of their names (ports/2 < ports/10,
+// mlx5_2 < mlx5_10); empty when it cannot be read.
+std::vector<std::filesystem::path> entries(const std::filesystem::path& dir);
+
+// Whether the PCI bus under `root` holds a GPU (is_gpu_pci) by the kernel's
+// own vendor and class attributes: no config space is read, so it costs a
+// few microseconds where a full PCI discovery costs milliseconds.
+bool pci_has_gpu(const std::string& root);
+
+}  // namespace gangway::sys

@@ -1,0 +1,43 @@
+#!/bin/bash
+# What SLURM loads into every srun, sbatch and slurmstepd carries only what
+# the plugin runs: the environment contract, pinning and the topology reader.
+# No preflight, GPU, RDMA, report, network or crypto code (that is the
+# launcher's: libgangway_preflight), no PMIx, CUDA or verbs library; both
+# binaries hardened (full RELRO, stack protector, _FORTIFY_SOURCE when the
+# build sets it). Prints the plugin's stripped size (BENCHMARKS.md keeps it).
+set -u
+so=${GANGWAY_PLUGIN:?} bin=${GANGWAY_BIN:?}
+. "${top_srcdir:?}/tests/verdicts.sh"
+
+syms=$(nm -C --defined-only "$so" 2>/dev/null)
+[ -n "$syms" ] || { fail "nm lists no symbols in $so (stripped?): run this on the build tree's plugin"; finish; }
+# Namespaces and names of the launcher's side: the preflight's judgement
+# (gangway::preflight, gpu, verbs), its commands (gangway::cli), the network
+# and device stages (sys::...), the report, and SHA-256/HMAC.
+forbidden='gangway::(preflight|gpu|verbs|cli)::|sys::(run_[a-z_]*stage|nccl_|find_nccl|RdmaEndpoint|read_ib_ports|with_deadline|tcp_|Rendezvous|Coordinator|pmix|node_card|make_node_card)|[Ss]ha256|[Hh]mac|Report\b|report_json'
+found=$(grep -E "$forbidden" <<<"$syms" | head -5)
+if [ -z "$found" ]; then pass "no preflight, GPU, RDMA, report or crypto symbol in gangway.so"
+else fail "gangway.so holds launcher code, e.g.:"; echo "$found"; fi
+# The check itself must see such code where it is: the launcher holds it.
+grep -qE "$forbidden" <<<"$(nm -C --defined-only "$bin")" && pass "the same check finds them in the launcher" ||
+  fail "the pattern finds nothing in the launcher either: the check is blind"
+libs=$(ldd "$so" 2>/dev/null)
+if grep -qE 'libpmix|libcuda|libnccl|libibverbs|libcrypto|libslurm' <<<"$libs"; then fail "gangway.so links a library it must not:"; echo "$libs"
+else pass "gangway.so links no PMIx, CUDA, NCCL, verbs, crypto or SLURM library"; fi
+
+for f in "$so" "$bin"; do
+  name=$(basename "$f")
+  readelf -d "$f" | grep -qE 'BIND_NOW|FLAGS_1.*NOW' && readelf -lW "$f" | grep -q GNU_RELRO &&
+    pass "$name: full RELRO (GNU_RELRO, BIND_NOW)" || fail "$name: not linked with -z relro -z now"
+  nm -D "$f" | grep -q '__stack_chk_fail' && pass "$name: stack protector" || fail "$name: no -fstack-protector-strong"
+done
+case "${HARDEN_CPPFLAGS:-}" in
+  *_FORTIFY_SOURCE*)
+    nm -D "$bin" | grep -qE ' U __[a-z_]+_chk' && pass "gangway: _FORTIFY_SOURCE checks linked" ||
+      fail "gangway: built with $HARDEN_CPPFLAGS but calls no __*_chk function";;
+  *) echo "note: this build does not set _FORTIFY_SOURCE (HARDEN_CPPFLAGS='${HARDEN_CPPFLAGS:-}'), not checked";;
+esac
+
+tmp=$(mktemp) && strip -o "$tmp" "$so" && echo "gangway.so stripped: $(stat -c %s "$tmp") bytes ($(( $(stat -c %s "$tmp") / 1024 )) KiB)"
+rm -f "$tmp"
+finish
