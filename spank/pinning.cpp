@@ -94,7 +94,7 @@ void plan_node(spank_t sp, const Config& cfg, const StepView& step) {
     s.pin_ready = true;
 }
 
-std::vector<std::pair<std::string, std::string>> task_vars(spank_t sp, const Config& cfg, const StepView& step) {
+std::vector<std::pair<std::string, std::string>> task_vars(const EnvMap& env, const Config& cfg, const StepView& step) {
     const auto& s = state();
     PinInput in;
     in.plan = &s.placement;
@@ -102,7 +102,7 @@ std::vector<std::pair<std::string, std::string>> task_vars(spank_t sp, const Con
     in.pin = cfg.pin;
     in.layout = resolve_mode(cfg.mode == Mode::Off ? Mode::Auto : cfg.mode, step);
     in.step_gpus = s.step_gpus;
-    if (auto v = get_env(sp, "CUDA_VISIBLE_DEVICES")) in.cuda_visible = split(*v);
+    if (auto it = env.find("CUDA_VISIBLE_DEVICES"); it != env.end()) in.cuda_visible = split(it->second);
     return pin_env(in);
 }
 

@@ -15,8 +15,9 @@ namespace gangway::plugin::pinning {
 // plans the step's local tasks. Throws gangway::Error.
 void plan_node(spank_t sp, const Config& cfg, const StepView& step);
 
-// The task's pinning variables (lib/pin_env), for plan_env to merge.
-std::vector<std::pair<std::string, std::string>> task_vars(spank_t sp, const Config& cfg, const StepView& step);
+// The task's pinning variables (lib/pin/pin_env), for plan_env to merge;
+// `env` holds the task's CUDA_VISIBLE_DEVICES if set.
+std::vector<std::pair<std::string, std::string>> task_vars(const EnvMap& env, const Config& cfg, const StepView& step);
 
 // sched_setaffinity to the task's planned CPUs. Throws gangway::Error.
 void bind_task(const StepView& step);

@@ -1,5 +1,6 @@
 #include "remote.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,7 +23,20 @@ std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item) {
     return v;
 }
 
-SlurmFacts read_facts(spank_t sp, bool per_task) {
+// Every variable a step or task start reads, sorted for read_env.
+const std::vector<std::string>& wanted_env() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v = step_env_names();
+        v.insert(v.end(), contract_names().begin(), contract_names().end());
+        v.insert(v.end(), {kSetRecordVar, "CUDA_VISIBLE_DEVICES"});
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+        return v;
+    }();
+    return names;
+}
+
+SlurmFacts read_facts(spank_t sp, bool per_task, const EnvMap& env) {
     SlurmFacts f;
     f.job_id = item_u32(sp, S_JOB_ID).value_or(0);
     f.step_id = item_u32(sp, S_JOB_STEPID).value_or(0);
@@ -37,7 +51,7 @@ SlurmFacts read_facts(spank_t sp, bool per_task) {
             f.task_local_id = static_cast<std::uint32_t>(local);
     }
     for (const auto& name : step_env_names())
-        if (auto v = get_env(sp, name)) f.env[name] = *v;
+        if (auto it = env.find(name); it != env.end()) f.env.insert(*it);
     return f;
 }
 
@@ -82,7 +96,7 @@ int user_init(spank_t sp) {
     try {
         const Config cfg = effective_config();
         if (cfg.mode == Mode::Off && cfg.pin == PinMode::Off) return 0;
-        SlurmFacts facts = read_facts(sp, false);
+        SlurmFacts facts = read_facts(sp, false, read_env(sp, wanted_env()));
         // A heterogeneous step is described by per-task variables (SLURM_NODEID)
         // that do not exist yet: its tasks prepare the node themselves.
         if (facts.env.count("SLURM_HET_SIZE") && !facts.env.count("SLURM_NODEID")) {
@@ -105,16 +119,17 @@ int task_init(spank_t sp) {
     }
     try {
         const Config cfg = effective_config();
-        if (st.deferred) prepare_node(sp, cfg, make_step_view(read_facts(sp, true)));
+        const EnvMap env = read_env(sp, wanted_env());
+        if (st.deferred) prepare_node(sp, cfg, make_step_view(read_facts(sp, true, env)));
         if (!st.addrs_ready && !st.pin_ready) return 0;  // off, or a step left alone on purpose
-        const StepView step = make_step_view(read_facts(sp, true));
+        const StepView step = make_step_view(read_facts(sp, true, env));
         EnvMap current;
         for (const auto& name : contract_names())
-            if (auto v = get_env(sp, name)) current[name] = *v;
-        if (auto v = get_env(sp, kSetRecordVar)) current[kSetRecordVar] = *v;
+            if (auto it = env.find(name); it != env.end()) current.insert(*it);
+        if (auto it = env.find(kSetRecordVar); it != env.end()) current.insert(*it);
         // In narrow mode SLURM's CUDA_VISIBLE_DEVICES is the input, not a user's choice to keep.
         if (cfg.pin == PinMode::Narrow) current.erase("CUDA_VISIBLE_DEVICES");
-        const auto pin_vars = st.pin_ready ? pinning::task_vars(sp, cfg, step)
+        const auto pin_vars = st.pin_ready ? pinning::task_vars(env, cfg, step)
                                            : std::vector<std::pair<std::string, std::string>>{};
         std::vector<std::pair<std::string, std::string>> set;
         if (st.addrs_ready) {

@@ -250,6 +250,13 @@ Topology load_live_topology(IoScope io) {
     Handle h;
     if (io == IoScope::Devices) keep_io(h.t);
     else hwloc_topology_set_io_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    // The plan reads packages, NUMA nodes, cores and PUs: caches, groups and
+    // dies are files per CPU that Linux's backend would otherwise read.
+    hwloc_topology_set_cache_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_icache_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_GROUP, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_DIE, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_MEMCACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_flags(h.t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     for (const char* c : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"})
         hwloc_topology_set_components(h.t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, c);

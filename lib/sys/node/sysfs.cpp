@@ -1,5 +1,9 @@
 #include "sysfs.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -33,18 +37,45 @@ std::vector<fs::path> entries(const fs::path& dir) {
     return out;
 }
 
+namespace {
+
+// A short sysfs attribute by plain POSIX calls: this runs in every
+// slurmstepd, where an ifstream's first use (locale set-up) and
+// std::filesystem cost about a millisecond, the scan itself microseconds.
+bool read_hex(const std::string& path, unsigned long& out) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[32];
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    char* end = nullptr;
+    out = std::strtoul(buf, &end, 16);
+    return end != buf && (*end == '\0' || *end == '\n');
+}
+
+}  // namespace
+
 bool pci_has_gpu(const std::string& root) {
-    for (const auto& dev : entries(sysfs_base(root) + "/sys/bus/pci/devices")) {
-        // "0x10de", "0x030200" (class, subclass, programming interface).
-        const std::string vendor = first_line(dev / "vendor"), cls = first_line(dev / "class");
-        char* end = nullptr;
-        const unsigned long v = std::strtoul(vendor.c_str(), &end, 16);
-        if (vendor.empty() || *end) continue;
-        const unsigned long c = std::strtoul(cls.c_str(), &end, 16);
-        if (cls.empty() || *end) continue;
-        if (is_gpu_pci(static_cast<std::uint16_t>(v), static_cast<std::uint16_t>(c >> 8))) return true;
+    const std::string dir = sysfs_base(root) + "/sys/bus/pci/devices/";
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return false;
+    bool found = false;
+    while (const dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        // "0x030200": class, subclass, programming interface; "0x10de".
+        unsigned long cls = 0, vendor = 0;
+        const std::string dev = dir + e->d_name;
+        if (!read_hex(dev + "/class", cls) || (cls >> 16) != 0x03) continue;  // only display controllers
+        if (!read_hex(dev + "/vendor", vendor)) continue;
+        if (is_gpu_pci(static_cast<std::uint16_t>(vendor), static_cast<std::uint16_t>(cls >> 8))) {
+            found = true;
+            break;
+        }
     }
-    return false;
+    ::closedir(d);
+    return found;
 }
 
 }  // namespace gangway::sys

@@ -1,0 +1,54 @@
+#!/bin/bash
+# gangway.so's cost in one slurmstepd, phase by phase (dlopen, init,
+# user_init, task_init), measured without SLURM by bench/stepd_sim.c, which
+# plays slurmstepd's part of SPANK for a 4-node, 8-task step on node 1.
+# Plugin and no plugin run side by side; with --callgrind, one round under
+# valgrind's callgrind gives instruction counts per phase's process instead,
+# which the machine's load does not change.
+#
+#   sudo bench/plugin_path.sh [--callgrind] [ROUNDS] [PLUGSTACK ARGS...]   (after a build)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+builddir=${top_builddir:-$top/_build}
+plugin=${GANGWAY_PLUGIN:-$builddir/spank/.libs/gangway.so}
+callgrind=0
+[ "${1:-}" = --callgrind ] && { callgrind=1; shift; }
+rounds=40
+[[ ${1:-} =~ ^[0-9]+$ ]] && { rounds=$1; shift; }
+work=$(mktemp -d /var/tmp/gangway-plugin-path.XXXXXX)
+[ -n "${KEEP_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
+cc -O2 -Wall -rdynamic -o "$work/stepd_sim" "$top/bench/stepd_sim.c" -ldl
+# The step's node names resolve from a hosts file of its own (benchmark range
+# 198.18.0.0/15), bound over /etc/hosts in a private mount namespace.
+printf '127.0.0.1 localhost\n198.18.0.8 node08\n198.18.0.9 node09\n198.18.0.10 node10\n198.18.0.11 node11\n' >"$work/hosts"
+export SLURM_STEP_NODELIST='node[08-11]' SLURM_STEP_TASKS_PER_NODE='2(x4)' SLURM_NODEID=1 SLURM_STEP_NUM_NODES=4 \
+  SLURM_STEP_NUM_TASKS=8 SLURM_JOB_ID=7 SLURM_STEP_ID=0 SLURM_JOB_NODELIST='node[08-11]' SIM_FIRST_RANK=2
+# STEPD_PRELOAD: libraries the simulated process holds before the plugin
+# loads, as a real one does (slurmstepd already holds libstdc++ and libhwloc;
+# srun holds neither, which is the default here).
+run() { unshare -m sh -c 'mount --bind "$0/hosts" /etc/hosts && export LD_PRELOAD="$1" && shift && exec "$@"' "$work" "${STEPD_PRELOAD:-}" "$@"; }
+if [ $callgrind = 1 ]; then
+  # Callgrind counts a forked child from its parent's count at the fork: the
+  # files in time order are the step process (forked from stepd_sim's loop),
+  # its tasks, then the loop itself. What the plugin adds is the difference
+  # to the same protocol without a plugin.
+  count() {  # count PLUGIN ARGS...: "STEP TASK" instructions, net of stepd_sim's own loop
+    local d; d=$(mktemp -d "$work/cg.XXXXXX")
+    run valgrind --tool=callgrind --callgrind-out-file="$d/cg.%p" "$work/stepd_sim" --rounds 1 "$@" >/dev/null 2>&1 || return 1
+    local files; files=$(ls -tr "$d"/cg.*)
+    local loop step task
+    loop=$(awk '/^summary:/ {print $2}' "$(tail -1 <<<"$files")")
+    task=$(awk '/^summary:/ {print $2}' "$(head -1 <<<"$files")")
+    step=$(awk '/^summary:/ {print $2}' "$(sed -n "$(($(wc -l <<<"$files") - 1))p" <<<"$files")")
+    echo "$((step - loop)) $((task - step))"
+  }
+  read -r s0 t0 < <(count none)
+  read -r s1 t1 < <(count "$plugin" "$@")
+  echo "instructions (callgrind), plugin minus none: step process (dlopen, init, user_init) $((s1 - s0)), each task (task_init) $((t1 - t0))"
+  exit 0
+fi
+for ((i = 0; i < 2; i++)); do
+  run "$work/stepd_sim" --rounds "$rounds" none
+  run "$work/stepd_sim" --rounds "$rounds" "$plugin" "$@"
+done
+echo "host: $(nproc) cores, $(uname -r), $(date -u +%F)"

@@ -1,0 +1,263 @@
+/* What gangway.so costs one slurmstepd, phase by phase, without SLURM: this
+ * program plays slurmstepd's part of the SPANK protocol on one node. For each
+ * round it forks a fresh process (a new slurmstepd is a new process, so every
+ * round is cold, as in a real step), which dlopens the plugin, calls
+ * slurm_spank_init, init_post_opt and user_init in the remote context, then
+ * forks one child per local task that calls task_init, as slurmstepd does
+ * before it execs a task. The step is described by the SLURM_* variables of
+ * this program's environment (the job environment SPANK reads).
+ *
+ *   stepd_sim [--rounds N] [--tasks N] PLUGIN [PLUGSTACK ARGS...]
+ *   stepd_sim [--rounds N] [--tasks N] none        (the same protocol, no plugin)
+ *
+ * Prints the median wall and CPU microseconds of each phase over the rounds.
+ * Under `valgrind --tool=callgrind` (one round) it gives instruction counts,
+ * which do not depend on the machine's load. bench/plugin_path.sh runs it. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+/* --- the SPANK host: what slurmstepd gives a plugin ----------------------- */
+static int g_task = -1; /* local task id inside a task child, -1 in the step */
+static unsigned g_tasks = 2;
+static char** g_env;      /* the job's environment (a copy: the plugin edits it) */
+static size_t g_env_n, g_env_cap;
+
+/* Kept NULL-terminated: S_JOB_ENV hands out the array itself. */
+static void env_append(char* kv) {
+    if (g_env_n + 2 > g_env_cap) {
+        g_env_cap = g_env_cap ? 2 * g_env_cap : 64;
+        g_env = realloc(g_env, g_env_cap * sizeof *g_env);
+    }
+    g_env[g_env_n++] = kv;
+    g_env[g_env_n] = NULL;
+}
+
+static long find_env(const char* name) {
+    const size_t n = strlen(name);
+    for (size_t i = 0; i < g_env_n; ++i)
+        if (strncmp(g_env[i], name, n) == 0 && g_env[i][n] == '=') return (long)i;
+    return -1;
+}
+
+spank_context_t spank_context(void) { return S_CTX_REMOTE; }
+int spank_remote(spank_t sp) { (void)sp; return 1; }
+const char* spank_strerror(spank_err_t err) { return err == ESPANK_SUCCESS ? "Success" : "error"; }
+void slurm_info(const char* fmt, ...) { (void)fmt; }
+void slurm_error(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "stepd_sim: plugin error: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+spank_err_t spank_option_register(spank_t sp, struct spank_option* opt) { (void)sp; (void)opt; return ESPANK_SUCCESS; }
+
+spank_err_t spank_getenv(spank_t sp, const char* var, char* buf, int len) {
+    (void)sp;
+    const long i = find_env(var);
+    if (i < 0) return ESPANK_ENV_NOEXIST;
+    const char* v = strchr(g_env[i], '=') + 1;
+    if ((int)strlen(v) >= len) return ESPANK_NOSPACE;
+    strcpy(buf, v);
+    return ESPANK_SUCCESS;
+}
+
+spank_err_t spank_setenv(spank_t sp, const char* var, const char* val, int overwrite) {
+    (void)sp;
+    const long i = find_env(var);
+    if (i >= 0 && !overwrite) return ESPANK_ENV_EXISTS;
+    char* kv = NULL;
+    if (asprintf(&kv, "%s=%s", var, val) < 0) return ESPANK_ERROR;
+    if (i >= 0) {
+        free(g_env[i]);
+        g_env[i] = kv;
+        return ESPANK_SUCCESS;
+    }
+    env_append(kv);
+    return ESPANK_SUCCESS;
+}
+
+spank_err_t spank_unsetenv(spank_t sp, const char* var) {
+    (void)sp;
+    const long i = find_env(var);
+    if (i >= 0) {
+        free(g_env[i]);
+        g_env[i] = g_env[--g_env_n];
+        g_env[g_env_n] = NULL;
+    }
+    return ESPANK_SUCCESS;
+}
+
+static uint32_t env_u32(const char* name, uint32_t dflt) {
+    const long i = find_env(name);
+    return i < 0 ? dflt : (uint32_t)strtoul(strchr(g_env[i], '=') + 1, NULL, 10);
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
+    (void)sp;
+    va_list ap;
+    va_start(ap, item);
+    spank_err_t rc = ESPANK_SUCCESS;
+    const uint32_t node = env_u32("SLURM_NODEID", 0), first_rank = env_u32("SIM_FIRST_RANK", 0);
+    switch (item) {
+        case S_JOB_ENV: *va_arg(ap, char***) = g_env; break;
+        case S_JOB_ID: *va_arg(ap, uint32_t*) = env_u32("SLURM_JOB_ID", 1); break;
+        case S_JOB_STEPID: *va_arg(ap, uint32_t*) = env_u32("SLURM_STEP_ID", 0); break;
+        case S_JOB_NNODES: *va_arg(ap, uint32_t*) = env_u32("SLURM_STEP_NUM_NODES", 1); break;
+        case S_JOB_NODEID: *va_arg(ap, uint32_t*) = node; break;
+        case S_JOB_TOTAL_TASK_COUNT: *va_arg(ap, uint32_t*) = env_u32("SLURM_STEP_NUM_TASKS", g_tasks); break;
+        case S_JOB_LOCAL_TASK_COUNT: *va_arg(ap, uint32_t*) = g_tasks; break;
+        case S_TASK_GLOBAL_ID:
+            if (g_task < 0) rc = ESPANK_NOT_TASK;
+            else *va_arg(ap, uint32_t*) = first_rank + (uint32_t)g_task;
+            break;
+        case S_TASK_ID:
+            if (g_task < 0) rc = ESPANK_NOT_TASK;
+            else *va_arg(ap, int*) = g_task;
+            break;
+        default: rc = ESPANK_NOT_AVAIL; break;
+    }
+    va_end(ap);
+    return rc;
+}
+
+/* --- timing ----------------------------------------------------------------- */
+enum { P_LOAD, P_INIT, P_USER_INIT, P_TASK_INIT, P_STEP, NPHASES };
+static const char* const phase_name[NPHASES] = {"dlopen", "init+init_post_opt", "user_init", "task_init (per task)",
+                                                "whole step (fork to last task)"};
+
+static double now_us(clockid_t c) {
+    struct timespec t;
+    clock_gettime(c, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+typedef int (*spank_fn)(spank_t, int, char**);
+
+/* One slurmstepd: returns wall and CPU time per phase through `out` (a pipe). */
+static void one_step(const char* plugin, int ac, char** av, int out) {
+    double wall[NPHASES] = {0}, cpu[NPHASES] = {0}, w, c;
+    spank_fn task_init = NULL;
+    if (strcmp(plugin, "none") != 0) {
+        w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID);
+        void* h = dlopen(plugin, RTLD_NOW | RTLD_GLOBAL);
+        if (!h) {
+            fprintf(stderr, "stepd_sim: %s\n", dlerror());
+            _exit(2);
+        }
+        wall[P_LOAD] = now_us(CLOCK_MONOTONIC) - w, cpu[P_LOAD] = now_us(CLOCK_PROCESS_CPUTIME_ID) - c;
+        spank_fn init = (spank_fn)dlsym(h, "slurm_spank_init");
+        spank_fn post = (spank_fn)dlsym(h, "slurm_spank_init_post_opt");
+        spank_fn user = (spank_fn)dlsym(h, "slurm_spank_user_init");
+        task_init = (spank_fn)dlsym(h, "slurm_spank_task_init");
+        w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID);
+        if (init && init(NULL, ac, av) != 0) _exit(3);
+        if (post && post(NULL, ac, av) != 0) _exit(3);
+        wall[P_INIT] = now_us(CLOCK_MONOTONIC) - w, cpu[P_INIT] = now_us(CLOCK_PROCESS_CPUTIME_ID) - c;
+        w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID);
+        if (user && user(NULL, ac, av) != 0) _exit(3);
+        wall[P_USER_INIT] = now_us(CLOCK_MONOTONIC) - w, cpu[P_USER_INIT] = now_us(CLOCK_PROCESS_CPUTIME_ID) - c;
+    }
+    /* Tasks: each child times its own task_init and reports through a pipe. */
+    int fds[2];
+    if (pipe(fds) != 0) _exit(4);
+    for (unsigned t = 0; t < g_tasks; ++t) {
+        if (fork() == 0) {
+            close(fds[0]);
+            g_task = (int)t;
+            char buf[32];
+            snprintf(buf, sizeof buf, "%u", t);
+            spank_setenv(NULL, "SLURM_LOCALID", buf, 1);
+            snprintf(buf, sizeof buf, "%u", env_u32("SIM_FIRST_RANK", 0) + t);
+            spank_setenv(NULL, "SLURM_PROCID", buf, 1);
+            double r[2] = {0, 0};
+            const double tw = now_us(CLOCK_MONOTONIC), tc = now_us(CLOCK_THREAD_CPUTIME_ID);
+            const int rc = task_init ? task_init(NULL, ac, av) : 0;
+            r[0] = now_us(CLOCK_MONOTONIC) - tw, r[1] = now_us(CLOCK_THREAD_CPUTIME_ID) - tc;
+            if (write(fds[1], r, sizeof r) != (ssize_t)sizeof r) _exit(5);
+            _exit(rc == 0 ? 0 : 6);
+        }
+    }
+    close(fds[1]);
+    double r[2];
+    while (read(fds[0], r, sizeof r) == (ssize_t)sizeof r) wall[P_TASK_INIT] += r[0] / g_tasks, cpu[P_TASK_INIT] += r[1] / g_tasks;
+    int st, bad = 0;
+    while (wait(&st) > 0) bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    if (bad) {
+        fprintf(stderr, "stepd_sim: a task_init failed\n");
+        _exit(6);
+    }
+    double rec[2 * NPHASES];
+    memcpy(rec, wall, sizeof wall);
+    memcpy(rec + NPHASES, cpu, sizeof cpu);
+    if (write(out, rec, sizeof rec) != (ssize_t)sizeof rec) _exit(5);
+    _exit(0);
+}
+
+static int cmp(const void* a, const void* b) {
+    const double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char** argv) {
+    unsigned rounds = 20;
+    int i = 1;
+    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+        if (strcmp(argv[i], "--rounds") == 0) rounds = (unsigned)atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--tasks") == 0) g_tasks = (unsigned)atoi(argv[i + 1]);
+        else break;
+    }
+    if (i >= argc || rounds == 0 || g_tasks == 0) {
+        fprintf(stderr, "usage: stepd_sim [--rounds N] [--tasks N] PLUGIN|none [PLUGSTACK ARGS...]\n");
+        return 2;
+    }
+    const char* plugin = argv[i];
+    int ac = argc - i - 1;
+    char** av = argv + i + 1;
+    extern char** environ;
+    for (char** e = environ; *e; ++e) env_append(strdup(*e));
+    double* wall = calloc((size_t)rounds * NPHASES, sizeof *wall);
+    double* cpu = calloc((size_t)rounds * NPHASES, sizeof *cpu);
+    for (unsigned r = 0; r < rounds; ++r) {
+        int fds[2];
+        if (pipe(fds) != 0) return 4;
+        const double w0 = now_us(CLOCK_MONOTONIC);
+        const pid_t pid = fork();
+        if (pid == 0) {
+            close(fds[0]);
+            one_step(plugin, ac, av, fds[1]);
+        }
+        close(fds[1]);
+        double rec[2 * NPHASES];
+        const ssize_t got = read(fds[0], rec, sizeof rec);
+        close(fds[0]);
+        int st;
+        waitpid(pid, &st, 0);
+        if (got != (ssize_t)sizeof rec || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "stepd_sim: round %u failed (exit %d)\n", r, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+            return 1;
+        }
+        rec[P_STEP] = now_us(CLOCK_MONOTONIC) - w0;
+        for (int p = 0; p < NPHASES; ++p) wall[p * rounds + r] = rec[p], cpu[p * rounds + r] = rec[NPHASES + p];
+    }
+    printf("%s, %u rounds, %u tasks: median wall / CPU microseconds\n", plugin, rounds, g_tasks);
+    for (int p = 0; p < NPHASES; ++p) {
+        qsort(wall + p * rounds, rounds, sizeof *wall, cmp);
+        qsort(cpu + p * rounds, rounds, sizeof *cpu, cmp);
+        printf("  %-32s %10.1f %10.1f\n", phase_name[p], wall[p * rounds + rounds / 2],
+               p == P_STEP ? 0.0 : cpu[p * rounds + rounds / 2]);
+    }
+    return 0;
+}
