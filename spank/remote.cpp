@@ -119,9 +119,11 @@ int task_init(spank_t sp) {
     }
     try {
         const Config cfg = effective_config();
+        // Off, or a step left alone on purpose: nothing to read.
+        if (!st.deferred && !st.addrs_ready && !st.pin_ready) return 0;
         const EnvMap env = read_env(sp, wanted_env());
         if (st.deferred) prepare_node(sp, cfg, make_step_view(read_facts(sp, true, env)));
-        if (!st.addrs_ready && !st.pin_ready) return 0;  // off, or a step left alone on purpose
+        if (!st.addrs_ready && !st.pin_ready) return 0;
         const StepView step = make_step_view(read_facts(sp, true, env));
         EnvMap current;
         for (const auto& name : contract_names())

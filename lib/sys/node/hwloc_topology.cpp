@@ -257,7 +257,12 @@ Topology load_live_topology(IoScope io) {
     hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_GROUP, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_DIE, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_MEMCACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_flags(h.t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    unsigned long flags = HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED;
+#if HWLOC_API_VERSION >= 0x00020800
+    // Nor NUMA distances, memory attributes or CPU kinds: more sysfs files the plan never reads.
+    flags |= HWLOC_TOPOLOGY_FLAG_NO_DISTANCES | HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS | HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS;
+#endif
+    hwloc_topology_set_flags(h.t, flags);
     for (const char* c : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"})
         hwloc_topology_set_components(h.t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, c);
     if (hwloc_topology_load(h.t) != 0)
