@@ -1,9 +1,9 @@
 #include "options.hpp"
 
-#include <cstdlib>
 #include <string>
 
 #include "../lib/base/error.hpp"
+#include "../lib/sys/node/process_env.hpp"
 #include "log.hpp"
 #include "state.hpp"
 
@@ -63,8 +63,7 @@ std::string context_getenv(spank_t sp, const char* name) {
         if (spank_getenv(sp, name, buf, sizeof buf) == ESPANK_SUCCESS) return buf;
         return {};
     }
-    const char* v = std::getenv(name);
-    return v ? v : "";
+    return sys::env_or(name);
 }
 
 }  // namespace

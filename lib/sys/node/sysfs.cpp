@@ -1,18 +1,16 @@
 #include "sysfs.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 
+#include "../../base/text.hpp"
 #include "../../pin/topology.hpp"
+#include "process_env.hpp"
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
 
-std::string sysfs_root() {
-    const char* r = std::getenv("GANGWAY_SYSFS_ROOT");
-    return r && *r ? r : "/";
-}
+std::string sysfs_root() { return env_or("GANGWAY_SYSFS_ROOT", "/"); }
 
 std::string sysfs_base(const std::string& root) { return root == "/" ? std::string() : root; }
 
@@ -20,7 +18,7 @@ std::string first_line(const fs::path& p) {
     std::ifstream in(p);
     std::string s;
     if (!in || !std::getline(in, s)) return "";
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    s.erase(trim_right(s, "\n\r ").size());
     return s;
 }
 
@@ -34,15 +32,18 @@ std::vector<fs::path> entries(const fs::path& dir) {
 }
 
 bool pci_has_gpu(const std::string& root) {
+    // The kernel writes both in hex with a "0x" prefix, which parse_uint does not take.
+    auto hex = [](std::string_view s) {
+        if (s.starts_with("0x")) s.remove_prefix(2);
+        return parse_uint<unsigned long>(s, 16);
+    };
     for (const auto& dev : entries(sysfs_base(root) + "/sys/bus/pci/devices")) {
         // "0x10de", "0x030200" (class, subclass, programming interface).
-        const std::string vendor = first_line(dev / "vendor"), cls = first_line(dev / "class");
-        char* end = nullptr;
-        const unsigned long v = std::strtoul(vendor.c_str(), &end, 16);
-        if (vendor.empty() || *end) continue;
-        const unsigned long c = std::strtoul(cls.c_str(), &end, 16);
-        if (cls.empty() || *end) continue;
-        if (is_gpu_pci(static_cast<std::uint16_t>(v), static_cast<std::uint16_t>(c >> 8))) return true;
+        const auto v = hex(first_line(dev / "vendor"));
+        if (!v) continue;
+        const auto c = hex(first_line(dev / "class"));
+        if (!c) continue;
+        if (is_gpu_pci(static_cast<std::uint16_t>(*v), static_cast<std::uint16_t>(*c >> 8))) return true;
     }
     return false;
 }
