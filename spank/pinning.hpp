@@ -15,7 +15,7 @@ namespace gangway::plugin::pinning {
 // plans the step's local tasks. Throws gangway::Error.
 void plan_node(spank_t sp, const Config& cfg, const StepView& step);
 
-// The task's pinning variables (lib/pin_env), for plan_env to merge.
+// The task's pinning variables (lib/pin/pin_env), for plan_env to merge.
 std::vector<std::pair<std::string, std::string>> task_vars(spank_t sp, const Config& cfg, const StepView& step);
 
 // sched_setaffinity to the task's planned CPUs. Throws gangway::Error.
