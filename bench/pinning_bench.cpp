@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
 #include "../lib/pin/placement.hpp"
 #include "../lib/sys/node/hwloc_topology.hpp"
 
@@ -55,12 +56,19 @@ void bind(const CpuList& cpus) {
 int main(int argc, char** argv) {
     int n = 20;
     std::string xml;
+    auto usage = [] {
+        std::fprintf(stderr, "usage: pinning_bench [--iterations N] [--xml FILE]\n");
+        return 2;
+    };
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--iterations") && i + 1 < argc) n = std::max(1, std::atoi(argv[++i]));
-        else if (!std::strcmp(argv[i], "--xml") && i + 1 < argc) xml = argv[++i];
-        else {
-            std::fprintf(stderr, "usage: pinning_bench [--iterations N] [--xml FILE]\n");
-            return 2;
+        if (!std::strcmp(argv[i], "--iterations") && i + 1 < argc) {
+            const auto v = parse_int(argv[++i]);
+            if (!v) return usage();
+            n = std::max(1, *v);
+        } else if (!std::strcmp(argv[i], "--xml") && i + 1 < argc) {
+            xml = argv[++i];
+        } else {
+            return usage();
         }
     }
     try {

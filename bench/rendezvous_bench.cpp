@@ -12,15 +12,20 @@
 #include <thread>
 #include <vector>
 
+#include "../lib/base/text.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/sys/net/rendezvous.hpp"
 
 using namespace gangway;
 
 int main(int argc, char** argv) {
-    const unsigned n = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 4096;
-    const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
-    const unsigned threads = argc > 3 ? static_cast<unsigned>(std::atoi(argv[3])) : 16;
+    std::optional<unsigned> args[] = {4096u, 3u, 16u};  // each a count, its default when absent
+    for (int i = 1; i < argc && i <= 3; ++i) args[i - 1] = parse_uint(argv[i]);
+    if (argc > 4 || !args[0] || !args[1] || !args[2] || *args[2] == 0) {
+        std::fprintf(stderr, "usage: rendezvous_bench [N=4096] [REPEATS=3] [CLIENT_THREADS=16]\n");
+        return 2;
+    }
+    const unsigned n = *args[0], repeats = *args[1], threads = *args[2];
     rlimit rl{};
     getrlimit(RLIMIT_NOFILE, &rl);
     rl.rlim_cur = rl.rlim_max;
@@ -32,7 +37,7 @@ int main(int argc, char** argv) {
     }
     const std::string key(32, 'k');
     int failures = 0;
-    for (int rep = 0; rep < repeats; ++rep) {
+    for (unsigned rep = 0; rep < repeats; ++rep) {
         const auto t0 = sys::Clock::now();
         sys::Fd l = sys::tcp_listen("127.0.0.1", 0, 8192);
         const unsigned port = sys::local_port(l.get());

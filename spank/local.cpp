@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
 #include "log.hpp"
 #include "options.hpp"
 #include "state.hpp"
@@ -47,12 +48,7 @@ int user_init(spank_t) {
         }
         got += static_cast<std::size_t>(n);
     }
-    static const char hex[] = "0123456789abcdef";
-    std::string secret;
-    for (unsigned char b : key) {
-        secret += hex[b >> 4];
-        secret += hex[b & 15];
-    }
+    const std::string secret = to_hex(std::string_view(reinterpret_cast<const char*>(key), sizeof key));
     // Overwrite: an srun inside a step or batch script makes a new step, with a new secret.
     if (setenv("GANGWAY_SECRET", secret.c_str(), 1) != 0) {
         log_error("cannot put the step's secret in the environment");

@@ -1,9 +1,10 @@
 #include "options.hpp"
 
-#include <cstdlib>
 #include <string>
 
 #include "../lib/base/error.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "env_access.hpp"
 #include "log.hpp"
 #include "state.hpp"
 
@@ -57,14 +58,9 @@ struct spank_option kOptions[] = {
     SPANK_OPTIONS_TABLE_END,
 };
 
+// The job's environment in slurmstepd, the process's own in srun and sbatch.
 std::string context_getenv(spank_t sp, const char* name) {
-    if (spank_remote(sp)) {
-        char buf[256];
-        if (spank_getenv(sp, name, buf, sizeof buf) == ESPANK_SUCCESS) return buf;
-        return {};
-    }
-    const char* v = std::getenv(name);
-    return v ? v : "";
+    return spank_remote(sp) ? get_env(sp, name).value_or("") : sys::env_or(name);
 }
 
 }  // namespace

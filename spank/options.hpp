@@ -1,5 +1,5 @@
-// The user's SPANK options (--gangway, --gangway-iface) and their GANGWAY_*
-// environment fallbacks.
+// The user's SPANK options (--gangway, --gangway-iface, --gangway-pin) and
+// their GANGWAY_* environment fallbacks.
 #pragma once
 #include "spank_api.hpp"
 
@@ -8,8 +8,9 @@ namespace gangway::plugin {
 // Registers the options with SLURM; valid only inside slurm_spank_init.
 int register_options(spank_t sp);
 
-// Applies GANGWAY_MODE / GANGWAY_IFACE where the command line left the
-// option unset. `getenv` reads the context's environment. Throws gangway::Error.
+// Applies GANGWAY_MODE / GANGWAY_IFACE / GANGWAY_PIN where the command line
+// left the option unset, from the context's environment (the job's in
+// slurmstepd, the process's in srun and sbatch). Throws gangway::Error.
 void apply_env_fallbacks(spank_t sp);
 
 }  // namespace gangway::plugin

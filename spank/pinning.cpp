@@ -9,6 +9,7 @@
 
 #include "../lib/env/cluster_env.hpp"
 #include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
 #include "../lib/pin/pin_env.hpp"
 #include "../lib/sys/node/hwloc_topology.hpp"
 #include "../lib/sys/node/sysfs.hpp"
@@ -55,18 +56,6 @@ CpuList step_cpuset(spank_t sp, const Topology& topo) {
     return cpus;
 }
 
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::size_t pos = 0;
-    while (!s.empty() && pos <= s.size()) {
-        const auto comma = s.find(',', pos);
-        out.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-    }
-    return out;
-}
-
 }  // namespace
 
 void plan_node(spank_t sp, const Config& cfg, const StepView& step) {
@@ -102,7 +91,9 @@ std::vector<std::pair<std::string, std::string>> task_vars(const EnvMap& env, co
     in.pin = cfg.pin;
     in.layout = resolve_mode(cfg.mode == Mode::Off ? Mode::Auto : cfg.mode, step);
     in.step_gpus = s.step_gpus;
-    if (auto it = env.find("CUDA_VISIBLE_DEVICES"); it != env.end()) in.cuda_visible = split(it->second);
+    // Positions matter (entry k is the step's k-th GPU), so empty entries are kept.
+    if (auto it = env.find("CUDA_VISIBLE_DEVICES"); it != env.end() && !it->second.empty())
+        in.cuda_visible = split_keep_empty(it->second, ',');
     return pin_env(in);
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "../base/text.hpp"
 #include "port.hpp"
 
 namespace gangway {
@@ -20,18 +21,12 @@ std::vector<std::string> inherited_names(const EnvMap& current) {
     std::vector<std::string> out;
     auto rec = current.find(kSetRecordVar);
     if (rec == current.end()) return out;
-    std::string_view s = rec->second;
-    while (!s.empty()) {
-        const auto comma = s.find(',');
-        const std::string_view item = s.substr(0, comma);
+    for (const std::string& item : split_nonempty(rec->second, ',')) {
         const auto colon = item.find(':');
-        if (colon != std::string_view::npos) {
-            const std::string name(item.substr(0, colon));
-            auto it = current.find(name);
-            if (it != current.end() && value_tag(it->second) == item.substr(colon + 1)) out.push_back(name);
-        }
-        if (comma == std::string_view::npos) break;
-        s.remove_prefix(comma + 1);
+        if (colon == std::string::npos) continue;
+        const std::string name = item.substr(0, colon);
+        auto it = current.find(name);
+        if (it != current.end() && value_tag(it->second) == item.substr(colon + 1)) out.push_back(name);
     }
     return out;
 }
@@ -109,7 +104,8 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
     std::string world;
     if (const std::string* u_world = user("WORLD_SIZE")) world = *u_world;
     else if (plan.mode == Mode::Node) {
-        // torchrun spawns NUM_TRAINERS processes on each node.
+        // torchrun spawns NUM_TRAINERS processes on each node. A user's value
+        // counts as far as it is a number: strtoul, not the whole-string parse_uint.
         unsigned long nn = std::strtoul(num_nodes.c_str(), nullptr, 10), tr = std::strtoul(trainers.c_str(), nullptr, 10);
         world = std::to_string(nn * tr);
     } else world = std::to_string(step.total_tasks);
@@ -140,16 +136,14 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
         want.emplace_back("NCCL_SOCKET_IFNAME", "=" + cfg.iface);
         want.emplace_back("GLOO_SOCKET_IFNAME", cfg.iface);
     }
-    std::string all;
-    for (const auto& a : addrs.nodes) all += (all.empty() ? "" : ",") + to_string(a);
-    want.emplace_back("NODE_ADDRS", all);
+    want.emplace_back("NODE_ADDRS", join(addrs.nodes, ",", [](const IpAddr& a) { return to_string(a); }));
     want.emplace_back("GANGWAY_LAYOUT", std::string(to_string(plan.mode)));
     want.insert(want.end(), extra.begin(), extra.end());
 
-    std::string record;
+    std::vector<std::string> record;
     for (auto& [name, value] : want) {
         if (user(name)) continue;  // the user's value stays untouched
-        record += (record.empty() ? "" : ",") + name + ":" + value_tag(value);
+        record.push_back(name + ":" + value_tag(value));
         plan.set.emplace_back(name, value);
     }
     // Variables gangway set in an earlier step that this step's mode does not
@@ -157,7 +151,7 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
     for (const auto& name : inherited)
         if (std::none_of(want.begin(), want.end(), [&](auto& p) { return p.first == name; }))
             plan.set.emplace_back(name, "");
-    plan.set.emplace_back(kSetRecordVar, record);
+    plan.set.emplace_back(kSetRecordVar, join(record, ","));
     return plan;
 }
 

@@ -43,7 +43,7 @@ const std::vector<std::string>& contract_names();
 // GANGWAY_SET (absent names are simply missing). A value the user set wins
 // and what derives from it follows it; a value inherited from gangway in an
 // earlier step is recomputed.
-// `extra` (the pinning variables of lib/pin_env) joins the plan under the same rules.
+// `extra` (the pinning variables of lib/pin/pin_env) joins the plan under the same rules.
 EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs, const EnvMap& current,
                  const std::vector<std::pair<std::string, std::string>>& extra = {});
 

@@ -1,9 +1,9 @@
 #include "config.hpp"
 
 #include <cctype>
-#include <charconv>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway {
 namespace {
@@ -24,30 +24,20 @@ PortRange parse_range(std::string_view v) {
     };
     const auto dash = v.find('-');
     if (dash == std::string_view::npos) throw bad();
-    unsigned lo = 0, hi = 0;
-    const auto a = v.substr(0, dash), b = v.substr(dash + 1);
-    auto r1 = std::from_chars(a.data(), a.data() + a.size(), lo);
-    auto r2 = std::from_chars(b.data(), b.data() + b.size(), hi);
-    if (a.empty() || b.empty() || r1.ec != std::errc() || r2.ec != std::errc() || r1.ptr != a.data() + a.size() ||
-        r2.ptr != b.data() + b.size() || lo < 1024 || hi > 65535 || lo + kPortBlock - 1 > hi)
-        throw bad();
-    return {static_cast<std::uint16_t>(lo), static_cast<std::uint16_t>(hi)};
+    // Parsed as 16-bit ports: a larger LO cannot wrap LO+3 round to a small number.
+    const auto lo = parse_uint<std::uint16_t>(v.substr(0, dash)), hi = parse_uint<std::uint16_t>(v.substr(dash + 1));
+    if (!lo || !hi || *lo < 1024 || *lo + kPortBlock - 1 > *hi) throw bad();
+    return {*lo, *hi};
 }
 
 std::vector<std::string> split_names(std::string_view v, const std::string& key) {
-    std::vector<std::string> out;
-    std::size_t pos = 0;
-    while (pos <= v.size()) {
-        const auto comma = v.find(',', pos);
-        const std::string_view name = v.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    std::vector<std::string> out = split_keep_empty(v, ',');  // an empty name is an error, not nothing
+    for (const auto& name : out) {
         bool ok = !name.empty();
         for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
         if (!ok)
             throw Error("plugstack.conf: " + key + "=" + std::string(v) +
                         " is not a comma-separated list of device names such as mlx5_0,mlx5_3");
-        out.emplace_back(name);
-        if (comma == std::string_view::npos) break;
-        pos = comma + 1;
     }
     return out;
 }

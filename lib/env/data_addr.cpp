@@ -1,20 +1,17 @@
 #include "data_addr.hpp"
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway {
 namespace {
 
 std::string list(const std::vector<IpAddr>& v) {
-    std::string s;
-    for (const auto& a : v) s += (s.empty() ? "" : ", ") + to_string(a);
-    return s.empty() ? "nothing" : s;
+    return v.empty() ? "nothing" : join(v, ", ", [](const IpAddr& a) { return to_string(a); });
 }
 
 std::string nets(const std::vector<IfaceAddr>& v) {
-    std::string s;
-    for (const auto& n : v) s += (s.empty() ? "" : ", ") + to_string(n.addr) + "/" + std::to_string(n.prefix_len);
-    return s;
+    return join(v, ", ", [](const IfaceAddr& n) { return to_string(n.addr) + "/" + std::to_string(n.prefix_len); });
 }
 
 }  // namespace

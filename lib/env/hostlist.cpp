@@ -1,8 +1,7 @@
 #include "hostlist.hpp"
 
-#include <charconv>
-
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway {
 namespace {
@@ -29,12 +28,11 @@ std::vector<std::string_view> tokens(std::string_view expr) {
 }
 
 unsigned long parse_number(std::string_view s, std::string_view token) {
-    unsigned long v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+    const auto v = parse_uint<unsigned long>(s);
+    if (!v)
         throw Error("hostlist \"" + std::string(token) + "\": \"" + std::string(s) +
                     "\" is not a number in a range");
-    return v;
+    return *v;
 }
 
 std::string padded(unsigned long v, std::size_t width) {
@@ -68,11 +66,8 @@ void expand_token(std::string_view token, std::string_view whole, std::vector<st
     expand_token(prefix, whole, prefixes);
 
     std::vector<std::string> numbers;
-    std::size_t pos = 0;
-    while (pos <= body.size()) {
-        const auto comma = body.find(',', pos);
-        const std::string_view item =
-            body.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    for (const std::string& field : split_keep_empty(body, ',')) {
+        const std::string_view item = field;
         if (item.empty()) throw Error("hostlist \"" + std::string(whole) + "\": empty item in brackets");
         const auto dash = item.find('-');
         const std::string_view lo_s = item.substr(0, dash);
@@ -86,8 +81,6 @@ void expand_token(std::string_view token, std::string_view whole, std::vector<st
                         std::to_string(kMaxHostlistHosts) + " hosts");
         // Width comes from the low bound only, as in SLURM: [08-11] -> 08 09 10 11.
         for (unsigned long v = lo; v <= hi; ++v) numbers.push_back(padded(v, lo_s.size()));
-        if (comma == std::string_view::npos) break;
-        pos = comma + 1;
     }
     for (const auto& p : prefixes)
         for (const auto& n : numbers) {

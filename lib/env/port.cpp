@@ -1,22 +1,20 @@
 #include "port.hpp"
 
-#include <charconv>
 #include <string>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway {
 
 std::optional<std::uint16_t> first_reserved_port(std::string_view resv) {
     if (resv.empty()) return std::nullopt;
     const auto end = resv.find_first_of("-,");
-    const std::string_view first = resv.substr(0, end);
-    unsigned v = 0;
-    auto [p, ec] = std::from_chars(first.data(), first.data() + first.size(), v);
-    if (first.empty() || ec != std::errc() || p != first.data() + first.size() || v == 0 || v > 65535)
+    const auto v = parse_uint<std::uint16_t>(resv.substr(0, end));
+    if (!v || *v == 0)
         throw Error("SLURM_STEP_RESV_PORTS=\"" + std::string(resv) +
                     "\" does not start with a port number; unset it or fix MpiParams=ports in slurm.conf");
-    return static_cast<std::uint16_t>(v);
+    return *v;
 }
 
 std::uint16_t hashed_port(std::uint32_t job_id, std::uint32_t step_id, PortRange range) {

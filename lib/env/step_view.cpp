@@ -1,9 +1,9 @@
 #include "step_view.hpp"
 
-#include <charconv>
 #include <numeric>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 #include "hostlist.hpp"
 #include "port.hpp"
 #include "tasks_per_node.hpp"
@@ -19,10 +19,8 @@ const std::string* get(const EnvMap& env, const std::string& name) {
 std::optional<std::uint32_t> number(const EnvMap& env, const std::string& name) {
     const std::string* v = get(env, name);
     if (!v) return std::nullopt;
-    std::uint32_t n = 0;
-    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-    if (ec != std::errc() || p != v->data() + v->size())
-        throw Error(name + "=\"" + *v + "\" is not a number; was it overwritten by the job script?");
+    const auto n = parse_uint<std::uint32_t>(*v);
+    if (!n) throw Error(name + "=\"" + *v + "\" is not a number; was it overwritten by the job script?");
     return n;
 }
 

@@ -3,17 +3,9 @@
 #include <algorithm>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway {
-namespace {
-
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-    return s;
-}
-
-}  // namespace
 
 std::vector<std::pair<std::string, std::string>> pin_env(const PinInput& in) {
     std::vector<std::pair<std::string, std::string>> out;
@@ -26,7 +18,7 @@ std::vector<std::pair<std::string, std::string>> pin_env(const PinInput& in) {
     if (!in.plan->nccl_ib_hca.empty()) out.emplace_back("NCCL_IB_HCA", in.plan->nccl_ib_hca);
     std::vector<std::string> nics;
     for (const auto& n : t.nics) nics.push_back(n.name + ":" + std::to_string(n.port));
-    if (!nics.empty()) out.emplace_back("UCX_NET_DEVICES", join(nics));
+    if (!nics.empty()) out.emplace_back("UCX_NET_DEVICES", join(nics, ","));
     if (in.layout == Mode::Task && !t.cpus.empty()) out.emplace_back("OMP_NUM_THREADS", std::to_string(t.cpus.size()));
     if (in.pin == PinMode::Narrow && !t.gpu_indexes.empty()) {
         std::vector<std::string> visible;
@@ -39,10 +31,10 @@ std::vector<std::pair<std::string, std::string>> pin_env(const PinInput& in) {
             // SLURM's CUDA_VISIBLE_DEVICES may hold cgroup-local indexes: keep its own spelling.
             visible.push_back(pos < in.cuda_visible.size() ? in.cuda_visible[pos] : std::to_string(g));
         }
-        out.emplace_back("CUDA_VISIBLE_DEVICES", join(visible));
+        out.emplace_back("CUDA_VISIBLE_DEVICES", join(visible, ","));
     }
-    if (!t.gpus.empty()) out.emplace_back("GANGWAY_GPUS", join(t.gpus));
-    if (!nics.empty()) out.emplace_back("GANGWAY_NICS", join(nics));
+    if (!t.gpus.empty()) out.emplace_back("GANGWAY_GPUS", join(t.gpus, ","));
+    if (!nics.empty()) out.emplace_back("GANGWAY_NICS", join(nics, ","));
     out.emplace_back("GANGWAY_CPUS", format_cpu_list(t.cpus));
     return out;
 }

@@ -20,6 +20,24 @@ std::vector<size_t> gpu_order(const Topology& topo) {
     return order;
 }
 
+}  // namespace
+
+std::string gpu_bus_id(const Topology& topo, unsigned index) {
+    const auto order = gpu_order(topo);
+    if (index >= order.size()) {
+        std::string have = order.empty() ? "it has no GPUs"
+                                         : "it has " + std::to_string(order.size()) + " GPUs, indexes 0-" +
+                                               std::to_string(order.size() - 1) + " in PCI bus id order";
+        throw Error("GPU index " + std::to_string(index) + " is not on this node (" + have +
+                    "); check the step's GPU list, or regenerate the topology cache if GPUs were added");
+    }
+    return topo.gpus[order[index]].pci.bus_id;
+}
+
+// --- compute NICs ------------------------------------------------------------
+
+namespace {
+
 bool listed(const std::vector<std::string>& names, const Nic& nic) {
     for (const auto& n : names)
         if (n == nic.name || (!nic.netdev.empty() && n == nic.netdev)) return true;
@@ -36,6 +54,194 @@ std::optional<unsigned> usable_port(const Nic& nic) {
         if (p.state < 0) return p.number;
     return std::nullopt;
 }
+
+}  // namespace
+
+std::vector<NicChoice> compute_nics(const Topology& topo, const NicFilter& filter) {
+    std::vector<NicChoice> out;
+    for (const auto& nic : topo.nics) {
+        if (listed(filter.exclude, nic)) continue;
+        bool compute;
+        if (!filter.include.empty()) {
+            compute = listed(filter.include, nic);
+        } else {
+            compute = std::any_of(topo.gpus.begin(), topo.gpus.end(), [&](const Gpu& g) {
+                return pci_distance(g.pci, nic.pci) == PciDistance::Switch;
+            });
+        }
+        if (!compute) continue;
+        auto port = usable_port(nic);
+        if (!port) continue;
+        out.push_back({nic.name, *port, nic.netdev, nic.pci.bus_id, nic.rdma});
+    }
+    std::sort(out.begin(), out.end(), [](const NicChoice& a, const NicChoice& b) {
+        return natural_less(a.name, b.name);
+    });
+    return out;
+}
+
+std::string nccl_ib_hca_value(const std::vector<NicChoice>& nics) {
+    std::string out;
+    for (const auto& n : nics) {
+        if (!n.rdma) continue;
+        out += (out.empty() ? "=" : ",") + n.name + ":" + std::to_string(n.port);
+    }
+    return out;
+}
+
+namespace {
+
+// --- the request -------------------------------------------------------------
+
+// The step's cpuset, sorted and without repeats. Throws for zero tasks, an
+// empty cpuset or a CPU the topology lacks.
+CpuList checked_cpuset(const Topology& topo, const PlacementRequest& req) {
+    if (req.local_tasks == 0)
+        throw Error("the step has no tasks on this node (0 local tasks); nothing to place");
+    if (req.cpus.empty())
+        throw Error("the step's cpuset on this node is empty; pass the CPUs the step may use (e.g. 0-13,112-125)");
+    std::set<unsigned> known;
+    for (const auto& p : topo.pus) known.insert(p.os);
+    for (unsigned c : req.cpus)
+        if (!known.count(c))
+            throw Error("CPU " + std::to_string(c) + " of the step's cpuset is not in the topology (it has CPUs " +
+                        format_cpu_list(CpuList(known.begin(), known.end())) +
+                        "); the topology is from another machine: regenerate the topology cache");
+    CpuList cs = req.cpus;
+    std::sort(cs.begin(), cs.end());
+    cs.erase(std::unique(cs.begin(), cs.end()), cs.end());
+    return cs;
+}
+
+// The step's GPU indexes in order. Throws for an index listed twice or one
+// the node lacks.
+std::vector<unsigned> checked_gpus(const Topology& topo, std::vector<unsigned> gpus) {
+    std::sort(gpus.begin(), gpus.end());
+    for (size_t i = 0; i < gpus.size(); ++i) {
+        if (i > 0 && gpus[i] == gpus[i - 1])
+            throw Error("GPU index " + std::to_string(gpus[i]) + " is listed twice in the step's GPUs");
+        gpu_bus_id(topo, gpus[i]);  // throws when absent
+    }
+    return gpus;
+}
+
+// --- NIC per GPU (and per NUMA node without GPUs) ----------------------------
+
+// Tie sets shared out: the k-th claimant of a set (counted per set) starts at
+// its element k mod n, so that claimants with the same set spread over it.
+struct TieSpreader {
+    std::map<std::vector<size_t>, unsigned> seen;
+    unsigned rank(const std::vector<size_t>& set) { return seen[set]++; }
+    size_t pick(const std::vector<size_t>& set) { return set[rank(set) % set.size()]; }
+};
+
+// The compute NICs as candidates for a GPU or a NUMA node. Candidates are
+// indexes into the compute NIC list; they are visited in PCI bus id order, so
+// a tie set lists them by bus id.
+class NicCandidates {
+public:
+    NicCandidates(const Topology& topo, const std::vector<NicChoice>& compute) : compute_(compute) {
+        for (const auto& c : compute)
+            for (const auto& nic : topo.nics)
+                if (nic.name == c.name && nic.pci.bus_id == c.bus_id) {
+                    loc_.push_back(nic.pci);
+                    break;
+                }
+        by_bus_.resize(compute.size());
+        std::iota(by_bus_.begin(), by_bus_.end(), 0);
+        std::stable_sort(by_bus_.begin(), by_bus_.end(),
+                         [&](size_t a, size_t b) { return loc_[a].bus_id < loc_[b].bus_id; });
+    }
+
+    struct Nearest {
+        std::vector<size_t> set;  // empty: no compute NICs
+        PciDistance distance = PciDistance::System;
+    };
+    // The candidates at the smallest `dist` (PciLocation -> PciDistance).
+    template <class Distance>
+    Nearest nearest(Distance&& dist) const {
+        Nearest best;
+        for (size_t c : by_bus_) {
+            const PciDistance d = dist(loc_[c]);
+            if (best.set.empty() || d < best.distance) best = {{c}, d};
+            else if (d == best.distance) best.set.push_back(c);
+        }
+        return best;
+    }
+
+    const NicChoice& nic(size_t candidate) const { return compute_[candidate]; }
+
+private:
+    const std::vector<NicChoice>& compute_;
+    std::vector<PciLocation> loc_;
+    std::vector<size_t> by_bus_;
+};
+
+// A task's NICs gather without repeats; its distance is that of its worst pair.
+void add_nic(TaskPlacement& task, const NicChoice& nic, PciDistance d) {
+    if (std::none_of(task.nics.begin(), task.nics.end(), [&](const NicChoice& c) { return c.name == nic.name; }))
+        task.nics.push_back(nic);
+    if (!task.distance || d > *task.distance) task.distance = d;
+}
+
+struct GpuNic {
+    std::optional<size_t> nic;  // a candidate; none without compute NICs
+    PciDistance distance = PciDistance::System;
+};
+
+// The NIC of every node GPU, in index order: all of them, not only the
+// step's, so that jobs sharing the node spread over tied NICs too.
+std::vector<GpuNic> nic_per_gpu(const Topology& topo, const std::vector<size_t>& order, const NicCandidates& nics) {
+    std::vector<GpuNic> out(order.size());
+    TieSpreader spread;
+    for (size_t i = 0; i < order.size(); ++i) {
+        const Gpu& g = topo.gpus[order[i]];
+        const auto best = nics.nearest([&](const PciLocation& l) { return pci_distance(g.pci, l); });
+        if (best.set.empty()) continue;
+        out[i] = {spread.pick(best.set), best.distance};
+    }
+    return out;
+}
+
+// --- GPU dealing -------------------------------------------------------------
+
+// The step's GPUs, in index order, dealt to `tasks` tasks in contiguous blocks
+// (8 GPUs, 3 tasks: 3,3,2); with more tasks than GPUs, consecutive tasks share
+// one (2 GPUs, 4 tasks: 0,0,1,1).
+std::vector<std::vector<unsigned>> deal_gpus(const std::vector<unsigned>& step_gpus, unsigned tasks) {
+    const size_t ng = step_gpus.size();
+    std::vector<std::vector<unsigned>> gpus_of(tasks);
+    if (tasks <= ng) {
+        size_t g = 0;
+        for (unsigned t = 0; t < tasks; ++t) {
+            const size_t cnt = ng / tasks + (t < ng % tasks ? 1 : 0);
+            for (size_t k = 0; k < cnt; ++k) gpus_of[t].push_back(step_gpus[g++]);
+        }
+    } else {
+        for (unsigned t = 0; t < tasks; ++t) gpus_of[t].push_back(step_gpus[size_t(t) * ng / tasks]);
+    }
+    return gpus_of;
+}
+
+// Each task's GPUs and their NICs (tasks sharing a GPU share its NIC); its
+// NUMA node when all its GPUs are on one.
+void give_gpus(const Topology& topo, const std::vector<size_t>& order, const std::vector<std::vector<unsigned>>& gpus_of,
+               const std::vector<GpuNic>& nic_of, const NicCandidates& nics, std::vector<TaskPlacement>& tasks) {
+    for (size_t t = 0; t < tasks.size(); ++t) {
+        auto& task = tasks[t];
+        std::set<int> numas;
+        for (unsigned idx : gpus_of[t]) {
+            const Gpu& g = topo.gpus[order[idx]];
+            task.gpu_indexes.push_back(idx);
+            task.gpus.push_back(g.pci.bus_id);
+            numas.insert(g.pci.numa);
+            if (nic_of[idx].nic) add_nic(task, nics.nic(*nic_of[idx].nic), nic_of[idx].distance);
+        }
+        task.numa = numas.size() == 1 ? *numas.begin() : -1;
+    }
+}
+
+// --- CPU domains and splitting -----------------------------------------------
 
 CpuList intersect(const CpuList& a, const CpuList& b) {
     CpuList out;
@@ -123,270 +329,155 @@ const Package* find_package(const Topology& topo, int os) {
     return nullptr;
 }
 
-// Picks from tie sets: element (rank + offset) mod n of the k-th claimant with that set.
-struct TieSpreader {
-    std::map<std::vector<size_t>, unsigned> seen;
-    size_t pick(const std::vector<size_t>& set) { return set[seen[set]++ % set.size()]; }
+// A GPU's CPU domain, never outside the cpuset: its local cpus there, else its
+// NUMA node's, else its package's, else the whole cpuset.
+CpuList cpu_domain(const Topology& topo, const Gpu& g, const CpuList& cs) {
+    CpuList d = intersect(g.pci.local_cpus, cs);
+    if (d.empty())
+        if (const auto* nn = find_numa(topo, g.pci.numa)) d = intersect(nn->cpus, cs);
+    if (d.empty())
+        if (const auto* p = find_package(topo, g.pci.package)) d = intersect(p->cpus, cs);
+    if (d.empty()) d = cs;
+    return d;
+}
+
+struct Domain {
+    CpuList cpus;
+    std::vector<unsigned> weight;  // per task: how many of its GPUs have this domain
 };
+
+// The distinct domains of the tasks' GPUs, merged while any two overlap.
+std::vector<Domain> gpu_domains(const Topology& topo, const std::vector<size_t>& order,
+                                const std::vector<std::vector<unsigned>>& gpus_of, const CpuList& cs) {
+    const size_t n = gpus_of.size();
+    std::vector<Domain> domains;
+    for (size_t t = 0; t < n; ++t)
+        for (unsigned idx : gpus_of[t]) {
+            CpuList d = cpu_domain(topo, topo.gpus[order[idx]], cs);
+            auto it = std::find_if(domains.begin(), domains.end(), [&](const Domain& x) { return x.cpus == d; });
+            if (it == domains.end()) it = domains.insert(domains.end(), Domain{std::move(d), std::vector<unsigned>(n, 0u)});
+            ++it->weight[t];
+        }
+    for (bool merged = true; merged;) {
+        merged = false;
+        for (size_t a = 0; a < domains.size() && !merged; ++a)
+            for (size_t b = a + 1; b < domains.size() && !merged; ++b)
+                if (!intersect(domains[a].cpus, domains[b].cpus).empty()) {
+                    domains[a].cpus = unite(domains[a].cpus, domains[b].cpus);
+                    for (size_t t = 0; t < n; ++t) domains[a].weight[t] += domains[b].weight[t];
+                    domains.erase(domains.begin() + b);
+                    merged = true;
+                }
+    }
+    return domains;
+}
+
+// Each domain's CPUs split among the tasks using it, in proportion to how
+// many of their GPUs are in it (split_cpus: whole cores, else PUs, else shared).
+void split_domains(const Topology& topo, const std::vector<Domain>& domains, std::vector<TaskPlacement>& tasks) {
+    for (const auto& domain : domains) {
+        std::vector<unsigned> users, w;
+        for (unsigned t = 0; t < tasks.size(); ++t)
+            if (domain.weight[t]) {
+                users.push_back(t);
+                w.push_back(domain.weight[t]);
+            }
+        const auto parts = split_cpus(topo, domain.cpus, w);
+        for (size_t k = 0; k < users.size(); ++k) tasks[users[k]].cpus = unite(tasks[users[k]].cpus, parts[k]);
+    }
+}
+
+// --- no GPUs -----------------------------------------------------------------
+
+// A NUMA node holding cpuset CPUs (os -1: the whole cpuset, without NUMA
+// information), with its nearest compute NICs.
+struct NumaShare {
+    int os = -1;
+    CpuList cpus;                       // its CPUs in the cpuset
+    NicCandidates::Nearest nics;
+    unsigned rank = 0;                  // earlier nodes with the same tie set (TieSpreader)
+
+    // The NIC of its k-th task: the tie set spread over nodes, then over the node's tasks.
+    void add_nic_to(TaskPlacement& task, unsigned k, const NicCandidates& cands) const {
+        if (nics.set.empty()) return;
+        add_nic(task, cands.nic(nics.set[(rank + k) % nics.set.size()]), nics.distance);
+    }
+};
+
+// The NUMA nodes holding cpuset CPUs, by OS index; nodes with the same tie set spread over it.
+std::vector<NumaShare> numa_shares(const Topology& topo, const CpuList& cs, const NicCandidates& cands) {
+    std::vector<NumaShare> nodes;
+    for (const auto& nn : topo.numa_nodes) {
+        CpuList c = intersect(nn.cpus, cs);
+        if (!c.empty()) nodes.push_back({static_cast<int>(nn.os), std::move(c), {}, 0});
+    }
+    if (nodes.empty()) nodes.push_back({-1, cs, {}, 0});  // no NUMA information
+    std::sort(nodes.begin(), nodes.end(), [](const NumaShare& a, const NumaShare& b) { return a.os < b.os; });
+    TieSpreader spread;
+    for (auto& node : nodes) {
+        node.nics = cands.nearest([&](const PciLocation& l) {
+            return node.os < 0 ? PciDistance::System : numa_distance(topo, l, static_cast<unsigned>(node.os));
+        });
+        node.rank = spread.rank(node.nics.set);
+    }
+    return nodes;
+}
+
+// Tasks spread block-wise over the NUMA nodes holding cpuset CPUs: with fewer
+// tasks than nodes each task takes whole nodes, else each node's CPUs are
+// split evenly among its tasks. A task's NIC is its node's nearest.
+void spread_over_numa(const Topology& topo, const CpuList& cs, const NicCandidates& cands,
+                      std::vector<TaskPlacement>& tasks) {
+    const auto nodes = numa_shares(topo, cs, cands);
+    const size_t u = nodes.size(), n = tasks.size();
+    if (n < u) {
+        for (size_t t = 0; t < n; ++t) {
+            auto& task = tasks[t];
+            const size_t lo = t * u / n, hi = (t + 1) * u / n;
+            for (size_t i = lo; i < hi; ++i) {
+                task.cpus = unite(task.cpus, nodes[i].cpus);
+                nodes[i].add_nic_to(task, 0, cands);
+            }
+            task.numa = hi - lo == 1 ? nodes[lo].os : -1;
+        }
+        return;
+    }
+    std::vector<std::vector<size_t>> tasks_of(u);
+    for (size_t t = 0; t < n; ++t) tasks_of[t * u / n].push_back(t);
+    for (size_t i = 0; i < u; ++i) {
+        const auto parts = split_cpus(topo, nodes[i].cpus, std::vector<unsigned>(tasks_of[i].size(), 1u));
+        for (size_t k = 0; k < tasks_of[i].size(); ++k) {
+            auto& task = tasks[tasks_of[i][k]];
+            task.cpus = parts[k];
+            task.numa = nodes[i].os;
+            nodes[i].add_nic_to(task, static_cast<unsigned>(k), cands);
+        }
+    }
+}
 
 }  // namespace
 
-std::string gpu_bus_id(const Topology& topo, unsigned index) {
-    const auto order = gpu_order(topo);
-    if (index >= order.size()) {
-        std::string have = order.empty() ? "it has no GPUs"
-                                         : "it has " + std::to_string(order.size()) + " GPUs, indexes 0-" +
-                                               std::to_string(order.size() - 1) + " in PCI bus id order";
-        throw Error("GPU index " + std::to_string(index) + " is not on this node (" + have +
-                    "); check the step's GPU list, or regenerate the topology cache if GPUs were added");
-    }
-    return topo.gpus[order[index]].pci.bus_id;
-}
-
-std::vector<NicChoice> compute_nics(const Topology& topo, const NicFilter& filter) {
-    std::vector<NicChoice> out;
-    for (const auto& nic : topo.nics) {
-        if (listed(filter.exclude, nic)) continue;
-        bool compute;
-        if (!filter.include.empty()) {
-            compute = listed(filter.include, nic);
-        } else {
-            compute = std::any_of(topo.gpus.begin(), topo.gpus.end(), [&](const Gpu& g) {
-                return pci_distance(g.pci, nic.pci) == PciDistance::Switch;
-            });
-        }
-        if (!compute) continue;
-        auto port = usable_port(nic);
-        if (!port) continue;
-        out.push_back({nic.name, *port, nic.netdev, nic.pci.bus_id, nic.rdma});
-    }
-    std::sort(out.begin(), out.end(), [](const NicChoice& a, const NicChoice& b) {
-        return natural_less(a.name, b.name);
-    });
-    return out;
-}
-
-std::string nccl_ib_hca_value(const std::vector<NicChoice>& nics) {
-    std::string out;
-    for (const auto& n : nics) {
-        if (!n.rdma) continue;
-        out += (out.empty() ? "=" : ",") + n.name + ":" + std::to_string(n.port);
-    }
-    return out;
-}
-
 Placement plan_placement(const Topology& topo, const PlacementRequest& req) {
-    if (req.local_tasks == 0)
-        throw Error("the step has no tasks on this node (0 local tasks); nothing to place");
-    if (req.cpus.empty())
-        throw Error("the step's cpuset on this node is empty; pass the CPUs the step may use (e.g. 0-13,112-125)");
-    std::set<unsigned> known;
-    for (const auto& p : topo.pus) known.insert(p.os);
-    for (unsigned c : req.cpus)
-        if (!known.count(c))
-            throw Error("CPU " + std::to_string(c) + " of the step's cpuset is not in the topology (it has CPUs " +
-                        format_cpu_list(CpuList(known.begin(), known.end())) +
-                        "); the topology is from another machine: regenerate the topology cache");
-    const CpuList cs = [&] {
-        CpuList c = req.cpus;
-        std::sort(c.begin(), c.end());
-        c.erase(std::unique(c.begin(), c.end()), c.end());
-        return c;
-    }();
-    const auto order = gpu_order(topo);
-    std::vector<unsigned> step_gpus = req.gpus;
-    std::sort(step_gpus.begin(), step_gpus.end());
-    for (size_t i = 0; i < step_gpus.size(); ++i) {
-        if (i > 0 && step_gpus[i] == step_gpus[i - 1])
-            throw Error("GPU index " + std::to_string(step_gpus[i]) + " is listed twice in the step's GPUs");
-        gpu_bus_id(topo, step_gpus[i]);  // throws when absent
-    }
-
+    const CpuList cs = checked_cpuset(topo, req);
+    const std::vector<unsigned> step_gpus = checked_gpus(topo, req.gpus);
     Placement plan;
     plan.compute_nics = compute_nics(topo, req.nics);
     plan.nccl_ib_hca = nccl_ib_hca_value(plan.compute_nics);
-    std::vector<PciLocation> cand_loc;
-    for (const auto& c : plan.compute_nics)
-        for (const auto& nic : topo.nics)
-            if (nic.name == c.name && nic.pci.bus_id == c.bus_id) {
-                cand_loc.push_back(nic.pci);
-                break;
-            }
-    // Candidates ordered by bus id for tie-breaking.
-    std::vector<size_t> by_bus(plan.compute_nics.size());
-    std::iota(by_bus.begin(), by_bus.end(), 0);
-    std::stable_sort(by_bus.begin(), by_bus.end(),
-                     [&](size_t a, size_t b) { return cand_loc[a].bus_id < cand_loc[b].bus_id; });
-    auto nearest = [&](auto&& dist) {
-        std::vector<size_t> best;
-        PciDistance bd = PciDistance::System;
-        for (size_t c : by_bus) {
-            const PciDistance d = dist(cand_loc[c]);
-            if (best.empty() || d < bd) {
-                best = {c};
-                bd = d;
-            } else if (d == bd) {
-                best.push_back(c);
-            }
-        }
-        return std::make_pair(best, bd);
-    };
-
-    const unsigned n = req.local_tasks;
-    plan.tasks.resize(n);
-    for (unsigned t = 0; t < n; ++t) plan.tasks[t].local_rank = t;
+    const NicCandidates cands(topo, plan.compute_nics);
+    plan.tasks.resize(req.local_tasks);
+    for (unsigned t = 0; t < req.local_tasks; ++t) plan.tasks[t].local_rank = t;
 
     if (!step_gpus.empty()) {
-        // NIC per node GPU (all of them, so that jobs sharing the node spread too).
-        std::vector<std::optional<size_t>> nic_of(order.size());
-        std::vector<PciDistance> dist_of(order.size(), PciDistance::System);
-        TieSpreader spread;
-        for (size_t i = 0; i < order.size(); ++i) {
-            const auto& g = topo.gpus[order[i]];
-            auto [best, d] = nearest([&](const PciLocation& l) { return pci_distance(g.pci, l); });
-            if (best.empty()) continue;
-            nic_of[i] = spread.pick(best);
-            dist_of[i] = d;
-        }
-        // GPUs to tasks.
-        const size_t ng = step_gpus.size();
-        std::vector<std::vector<unsigned>> gpus_of(n);
-        if (n <= ng) {
-            size_t g = 0;
-            for (unsigned t = 0; t < n; ++t) {
-                const size_t cnt = ng / n + (t < ng % n ? 1 : 0);
-                for (size_t k = 0; k < cnt; ++k) gpus_of[t].push_back(step_gpus[g++]);
-            }
-        } else {
-            for (unsigned t = 0; t < n; ++t) gpus_of[t].push_back(step_gpus[size_t(t) * ng / n]);
-        }
-        for (unsigned t = 0; t < n; ++t) {
-            auto& task = plan.tasks[t];
-            std::set<int> numas;
-            for (unsigned idx : gpus_of[t]) {
-                const auto& g = topo.gpus[order[idx]];
-                task.gpu_indexes.push_back(idx);
-                task.gpus.push_back(g.pci.bus_id);
-                numas.insert(g.pci.numa);
-                if (!nic_of[idx]) continue;
-                const auto& choice = plan.compute_nics[*nic_of[idx]];
-                if (std::none_of(task.nics.begin(), task.nics.end(),
-                                 [&](const NicChoice& c) { return c.name == choice.name; }))
-                    task.nics.push_back(choice);
-                if (!task.distance || dist_of[idx] > *task.distance) task.distance = dist_of[idx];
-            }
-            task.numa = numas.size() == 1 ? *numas.begin() : -1;
-        }
-        // CPUs.
-        if (n == 1) {
-            plan.tasks[0].cpus = cs;
-        } else {
-            auto domain_of = [&](const Gpu& g) {
-                CpuList d = intersect(g.pci.local_cpus, cs);
-                if (d.empty())
-                    if (const auto* nn = find_numa(topo, g.pci.numa)) d = intersect(nn->cpus, cs);
-                if (d.empty())
-                    if (const auto* p = find_package(topo, g.pci.package)) d = intersect(p->cpus, cs);
-                if (d.empty()) d = cs;
-                return d;
-            };
-            // Distinct domains, merged while any two overlap.
-            std::vector<CpuList> domains;
-            std::vector<std::vector<unsigned>> weight;  // [domain][task]
-            for (unsigned t = 0; t < n; ++t)
-                for (unsigned idx : gpus_of[t]) {
-                    CpuList d = domain_of(topo.gpus[order[idx]]);
-                    auto it = std::find(domains.begin(), domains.end(), d);
-                    if (it == domains.end()) {
-                        domains.push_back(d);
-                        weight.emplace_back(n, 0u);
-                        it = domains.end() - 1;
-                    }
-                    ++weight[it - domains.begin()][t];
-                }
-            for (bool merged = true; merged;) {
-                merged = false;
-                for (size_t a = 0; a < domains.size() && !merged; ++a)
-                    for (size_t b = a + 1; b < domains.size() && !merged; ++b)
-                        if (!intersect(domains[a], domains[b]).empty()) {
-                            domains[a] = unite(domains[a], domains[b]);
-                            for (unsigned t = 0; t < n; ++t) weight[a][t] += weight[b][t];
-                            domains.erase(domains.begin() + b);
-                            weight.erase(weight.begin() + b);
-                            merged = true;
-                        }
-            }
-            for (size_t d = 0; d < domains.size(); ++d) {
-                std::vector<unsigned> tasks, w;
-                for (unsigned t = 0; t < n; ++t)
-                    if (weight[d][t]) {
-                        tasks.push_back(t);
-                        w.push_back(weight[d][t]);
-                    }
-                const auto parts = split_cpus(topo, domains[d], w);
-                for (size_t k = 0; k < tasks.size(); ++k)
-                    plan.tasks[tasks[k]].cpus = unite(plan.tasks[tasks[k]].cpus, parts[k]);
-            }
-        }
-        return plan;
-    }
-
-    // No GPUs: spread over the NUMA nodes that hold cpuset CPUs.
-    std::vector<std::pair<int, CpuList>> nodes;
-    for (const auto& nn : topo.numa_nodes) {
-        CpuList c = intersect(nn.cpus, cs);
-        if (!c.empty()) nodes.emplace_back(static_cast<int>(nn.os), c);
-    }
-    if (nodes.empty()) nodes.emplace_back(-1, cs);  // no NUMA information
-    std::sort(nodes.begin(), nodes.end());
-    const size_t u = nodes.size();
-    // Nearest compute NICs per NUMA node, spread over nodes with the same tie set.
-    std::vector<std::vector<size_t>> ties(u);
-    std::vector<PciDistance> node_dist(u, PciDistance::System);
-    std::vector<unsigned> node_rank(u, 0);
-    {
-        std::map<std::vector<size_t>, unsigned> seen;
-        for (size_t i = 0; i < u; ++i) {
-            auto [best, d] = nearest([&](const PciLocation& l) {
-                return nodes[i].first < 0 ? PciDistance::System
-                                          : numa_distance(topo, l, static_cast<unsigned>(nodes[i].first));
-            });
-            ties[i] = best;
-            node_dist[i] = d;
-            node_rank[i] = seen[best]++;
-        }
-    }
-    auto add_nic = [&](TaskPlacement& task, size_t node, unsigned offset) {
-        if (ties[node].empty()) return;
-        const auto& choice = plan.compute_nics[ties[node][(node_rank[node] + offset) % ties[node].size()]];
-        if (std::none_of(task.nics.begin(), task.nics.end(), [&](const NicChoice& c) { return c.name == choice.name; }))
-            task.nics.push_back(choice);
-        if (!task.distance || node_dist[node] > *task.distance) task.distance = node_dist[node];
-    };
-    if (n < u) {
-        for (unsigned t = 0; t < n; ++t) {
-            auto& task = plan.tasks[t];
-            const size_t lo = size_t(t) * u / n, hi = size_t(t + 1) * u / n;
-            for (size_t i = lo; i < hi; ++i) {
-                task.cpus = unite(task.cpus, nodes[i].second);
-                add_nic(task, i, 0);
-            }
-            task.numa = hi - lo == 1 ? nodes[lo].first : -1;
-        }
-        if (n == 1) plan.tasks[0].cpus = cs;
+        const auto order = gpu_order(topo);
+        const auto gpus_of = deal_gpus(step_gpus, req.local_tasks);
+        give_gpus(topo, order, gpus_of, nic_per_gpu(topo, order, cands), cands, plan.tasks);
+        if (req.local_tasks > 1) split_domains(topo, gpu_domains(topo, order, gpus_of, cs), plan.tasks);
     } else {
-        std::vector<std::vector<unsigned>> tasks_of(u);
-        for (unsigned t = 0; t < n; ++t) tasks_of[size_t(t) * u / n].push_back(t);
-        for (size_t i = 0; i < u; ++i) {
-            const auto parts = split_cpus(topo, nodes[i].second, std::vector<unsigned>(tasks_of[i].size(), 1u));
-            for (size_t k = 0; k < tasks_of[i].size(); ++k) {
-                auto& task = plan.tasks[tasks_of[i][k]];
-                task.cpus = n == 1 ? cs : parts[k];
-                task.numa = nodes[i].first;
-                add_nic(task, i, static_cast<unsigned>(k));
-            }
-        }
+        spread_over_numa(topo, cs, cands, plan.tasks);
     }
+    // One task on the node (torchrun and friends) drives all its GPUs or NUMA
+    // nodes: it gets the whole cpuset, not the union of their domains.
+    if (req.local_tasks == 1) plan.tasks[0].cpus = cs;
     return plan;
 }
 

@@ -1,8 +1,9 @@
 // Topology-aware pinning: which GPU(s), NIC(s) and CPUs each local task of a
-// step gets on one node. A pure function of plain data (lib/topology.hpp);
-// the plugin calls it once per node and applies the result per task:
+// step gets on one node. A pure function of plain data (topology.hpp); the
+// plugin calls it once per node and applies the result per task:
 //
-//   Topology topo = sys::load_topology_cache(path)   // or sys::load_live_topology()
+//   Topology topo = sys::load_topology(path)   // the cache, an hwloc XML, or "": live discovery
+//                                              // (lib/sys/node/hwloc_topology.hpp)
 //   Placement p  = plan_placement(topo, {local_tasks, step_gpus, step_cpus, site_nics});
 //   p.tasks[local_rank] -> CUDA_VISIBLE_DEVICES / UCX_NET_DEVICES / sched_setaffinity
 //   p.nccl_ib_hca       -> NCCL_IB_HCA (identical in every task of the node)

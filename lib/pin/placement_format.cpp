@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "../base/text.hpp"
+
 namespace gangway {
 
 namespace {
@@ -24,13 +26,6 @@ std::string json_string(const std::string& s) {
     return out + "\"";
 }
 
-template <class T, class F>
-std::string joined(const std::vector<T>& v, const std::string& sep, F&& f) {
-    std::string out;
-    for (const auto& x : v) out += (out.empty() ? "" : sep) + f(x);
-    return out;
-}
-
 }  // namespace
 
 std::string format_placement_json(const Placement& plan) {
@@ -40,9 +35,9 @@ std::string format_placement_json(const Placement& plan) {
         out += first ? "" : ",";
         first = false;
         out += "{\"local_rank\":" + std::to_string(t.local_rank);
-        out += ",\"gpus\":[" + joined(t.gpus, ",", json_string) + "]";
-        out += ",\"nics\":[" + joined(t.nics, ",", [](const NicChoice& n) { return json_string(n.name); }) + "]";
-        out += ",\"cpus\":[" + joined(t.cpus, ",", [](unsigned c) { return std::to_string(c); }) + "]";
+        out += ",\"gpus\":[" + join(t.gpus, ",", json_string) + "]";
+        out += ",\"nics\":[" + join(t.nics, ",", [](const NicChoice& n) { return json_string(n.name); }) + "]";
+        out += ",\"cpus\":[" + join(t.cpus, ",", [](unsigned c) { return std::to_string(c); }) + "]";
         out += ",\"numa\":" + (t.numa < 0 ? std::string("null") : std::to_string(t.numa));
         out += ",\"distance\":" + (t.distance ? json_string(to_string(*t.distance)) : std::string("null")) + "}";
     }
@@ -57,9 +52,9 @@ std::string format_placement_table(const Placement& plan) {
         auto dash = [](std::string s) { return s.empty() ? std::string("-") : s; };
         rows.push_back({
             std::to_string(t.local_rank),
-            dash(joined(t.gpus, ",", [](const std::string& s) { return s; })),
-            dash(joined(t.nics, ",", [](const NicChoice& n) { return n.name + ":" + std::to_string(n.port); })),
-            dash(joined(t.nics, ",", [](const NicChoice& n) { return n.netdev.empty() ? std::string("-") : n.netdev; })),
+            dash(join(t.gpus, ",")),
+            dash(join(t.nics, ",", [](const NicChoice& n) { return n.name + ":" + std::to_string(n.port); })),
+            dash(join(t.nics, ",", [](const NicChoice& n) { return n.netdev.empty() ? std::string("-") : n.netdev; })),
             t.numa < 0 ? std::string("-") : std::to_string(t.numa),
             dash(format_cpu_list(t.cpus)),
             t.distance ? to_string(*t.distance) : "-",

@@ -1,13 +1,13 @@
 #include "topology.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway {
 
@@ -40,56 +40,31 @@ PciDistance numa_distance(const Topology& topo, const PciLocation& dev, unsigned
     return PciDistance::System;
 }
 
-namespace {
-
-bool parse_uint(std::string_view s, unsigned& out, int base = 10) {
-    if (s.empty()) return false;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
-    return ec == std::errc() && p == s.data() + s.size();
-}
-
-bool parse_int(std::string_view s, int& out) {
-    if (s.empty()) return false;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 10);
-    return ec == std::errc() && p == s.data() + s.size();
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-    std::vector<std::string_view> out;
-    size_t start = 0;
-    while (true) {
-        size_t pos = s.find(sep, start);
-        out.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
-        if (pos == std::string_view::npos) break;
-        start = pos + 1;
-    }
-    return out;
-}
-
-}  // namespace
-
 CpuList parse_cpu_list(std::string_view text) {
-    std::string_view t = text;
-    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.remove_suffix(1);
+    const std::string_view t = trim_right(text, "\n ");
     auto bad = [&](const std::string& why) {
         return Error("bad cpu list \"" + std::string(text) + "\": " + why +
                      "; write it like 0-13,112-125 (PU OS indexes)");
     };
     if (t.empty()) throw bad("it is empty");
     std::set<unsigned> cpus;
-    for (auto part : split(t, ',')) {
+    for (const std::string& part : split_keep_empty(t, ',')) {
         if (part.empty()) throw bad("empty element");
-        size_t dash = part.find('-');
+        const size_t dash = part.find('-');
         unsigned lo = 0, hi = 0;
-        if (dash == std::string_view::npos) {
-            if (!parse_uint(part, lo)) throw bad("\"" + std::string(part) + "\" is not a number");
-            hi = lo;
+        if (dash == std::string::npos) {
+            const auto v = parse_uint(part);
+            if (!v) throw bad("\"" + part + "\" is not a number");
+            lo = hi = *v;
         } else {
-            if (!parse_uint(part.substr(0, dash), lo) || !parse_uint(part.substr(dash + 1), hi))
-                throw bad("\"" + std::string(part) + "\" is not a range");
-            if (hi < lo) throw bad("range \"" + std::string(part) + "\" runs backwards");
+            const auto a = parse_uint(std::string_view(part).substr(0, dash)),
+                       b = parse_uint(std::string_view(part).substr(dash + 1));
+            if (!a || !b) throw bad("\"" + part + "\" is not a range");
+            lo = *a;
+            hi = *b;
+            if (hi < lo) throw bad("range \"" + part + "\" runs backwards");
         }
-        if (hi - lo > 1u << 20) throw bad("range \"" + std::string(part) + "\" is implausibly large");
+        if (hi - lo > 1u << 20) throw bad("range \"" + part + "\" is implausibly large");
         for (unsigned c = lo; c <= hi; ++c) cpus.insert(c);
     }
     return CpuList(cpus.begin(), cpus.end());
@@ -171,11 +146,7 @@ constexpr const char* kMagic = "gangway-topology 1";
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string cpus_or_dash(const CpuList& c) { return c.empty() ? "-" : format_cpu_list(c); }
 
-std::string join(const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-    return or_dash(out);
-}
+std::string list_or_dash(const std::vector<std::string>& v) { return or_dash(join(v, ",")); }
 
 std::string hex4(unsigned v) {
     char buf[8];
@@ -195,14 +166,14 @@ std::string serialize_topology(const Topology& topo) {
     for (const auto& g : topo.gpus)
         out << "gpu " << g.pci.bus_id << ' ' << hex4(g.vendor) << ' ' << hex4(g.device) << ' ' << g.pci.numa << ' '
             << g.pci.package << ' ' << or_dash(g.name) << ' ' << cpus_or_dash(g.pci.local_cpus) << ' '
-            << join(g.pci.ancestry) << "\n";
+            << list_or_dash(g.pci.ancestry) << "\n";
     for (const auto& n : topo.nics) {
-        std::string ports;
-        for (const auto& p : n.ports)
-            ports += (ports.empty() ? "" : ",") + std::to_string(p.number) + ":" + std::to_string(p.state);
+        const std::string ports = join(n.ports, ",", [](const NicPort& p) {
+            return std::to_string(p.number) + ":" + std::to_string(p.state);
+        });
         out << "nic " << n.name << ' ' << n.pci.bus_id << ' ' << or_dash(n.netdev) << ' ' << (n.rdma ? 1 : 0) << ' '
             << or_dash(ports) << ' ' << n.pci.numa << ' ' << n.pci.package << ' ' << cpus_or_dash(n.pci.local_cpus)
-            << ' ' << join(n.pci.ancestry) << "\n";
+            << ' ' << list_or_dash(n.pci.ancestry) << "\n";
     }
     out << "end\n";
     return out.str();
@@ -213,7 +184,6 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
     unsigned lineno = 0;
     std::string_view rest = text;
     bool saw_magic = false, saw_end = false;
-    std::string line_copy;
     auto fail = [&](const std::string& why) {
         return Error("topology cache " + origin + " is corrupt at line " + std::to_string(lineno) + " (" + why +
                      "); delete it and rewrite it with `gangway topo --write-cache " + origin + "`");
@@ -227,21 +197,18 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
         }
     };
     auto int_field = [&](std::string_view f) {
-        int v;
-        if (!parse_int(f, v)) throw fail("\"" + std::string(f) + "\" is not a number");
-        return v;
+        const auto v = parse_int(f);
+        if (!v) throw fail("\"" + std::string(f) + "\" is not a number");
+        return *v;
     };
     auto uint_field = [&](std::string_view f, int base = 10) {
-        unsigned v;
-        if (!parse_uint(f, v, base)) throw fail("\"" + std::string(f) + "\" is not a number");
-        return v;
+        const auto v = parse_uint(f, base);
+        if (!v) throw fail("\"" + std::string(f) + "\" is not a number");
+        return *v;
     };
     auto str_field = [](std::string_view f) { return f == "-" ? std::string() : std::string(f); };
     auto list_field = [](std::string_view f) {
-        std::vector<std::string> out;
-        if (f == "-") return out;
-        for (auto p : split(f, ',')) out.emplace_back(p);
-        return out;
+        return f == "-" ? std::vector<std::string>() : split_keep_empty(f, ',');
     };
     while (!rest.empty()) {
         size_t nl = rest.find('\n');
@@ -256,9 +223,7 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
             continue;
         }
         if (saw_end) throw fail("text after \"end\"");
-        std::vector<std::string_view> f;
-        for (auto w : split(line, ' '))
-            if (!w.empty()) f.push_back(w);
+        const std::vector<std::string> f = split_nonempty(line, ' ');
         if (f.empty()) continue;
         const auto& kind = f[0];
         if (kind == "end" && f.size() == 1) {
@@ -273,7 +238,7 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
             topo.cores.push_back(std::move(c));
         } else if (kind == "gpu" && f.size() == 9) {
             Gpu g;
-            g.pci.bus_id = std::string(f[1]);
+            g.pci.bus_id = f[1];
             g.vendor = static_cast<std::uint16_t>(uint_field(f[2], 16));
             g.device = static_cast<std::uint16_t>(uint_field(f[3], 16));
             g.pci.numa = int_field(f[4]);
@@ -284,15 +249,16 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
             topo.gpus.push_back(std::move(g));
         } else if (kind == "nic" && f.size() == 10) {
             Nic n;
-            n.name = std::string(f[1]);
-            n.pci.bus_id = std::string(f[2]);
+            n.name = f[1];
+            n.pci.bus_id = f[2];
             n.netdev = str_field(f[3]);
             n.rdma = f[4] == "1";
             if (f[5] != "-") {
-                for (auto p : split(f[5], ',')) {
-                    auto colon = p.find(':');
-                    if (colon == std::string_view::npos) throw fail("bad port \"" + std::string(p) + "\"");
-                    n.ports.push_back({uint_field(p.substr(0, colon)), int_field(p.substr(colon + 1))});
+                for (const std::string& p : split_keep_empty(f[5], ',')) {
+                    const auto colon = p.find(':');
+                    if (colon == std::string::npos) throw fail("bad port \"" + p + "\"");
+                    n.ports.push_back({uint_field(std::string_view(p).substr(0, colon)),
+                                       int_field(std::string_view(p).substr(colon + 1))});
                 }
             }
             n.pci.numa = int_field(f[6]);

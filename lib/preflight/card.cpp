@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway::preflight {
 
@@ -22,9 +23,7 @@ void card_to_kv(const Card& c, Kv& out) {
         out[p + "kind"] = n.kind;
         out[p + "state"] = n.state;
         out[p + "rate_mbps"] = std::to_string(n.rate_mbps);
-        std::string a;
-        for (const auto& x : n.addrs) a += (a.empty() ? "" : ",") + x;
-        out[p + "addrs"] = a;
+        out[p + "addrs"] = join(n.addrs, ",");
     }
     for (const auto& [k, v] : c.versions) out["card.version." + k] = v;
 }
@@ -49,19 +48,10 @@ Card card_from_kv(const Kv& kv) {
         n.kind = kv_str(kv, p + "kind");
         n.state = kv_str(kv, p + "state");
         const auto& r = kv_str(kv, p + "rate_mbps");
-        try {
-            n.rate_mbps = std::stol(r);
-        } catch (...) {
-            throw Error("malformed card: NIC rate \"" + r + "\"");
-        }
-        const auto& a = kv_str(kv, p + "addrs");
-        std::size_t pos = 0;
-        while (pos < a.size()) {
-            auto comma = a.find(',', pos);
-            if (comma == std::string::npos) comma = a.size();
-            n.addrs.push_back(a.substr(pos, comma - pos));
-            pos = comma + 1;
-        }
+        const auto rate = parse_int<long>(r);
+        if (!rate) throw Error("malformed card: NIC rate \"" + r + "\"");
+        n.rate_mbps = *rate;
+        n.addrs = split_nonempty(kv_str(kv, p + "addrs"), ',');
         c.nics.push_back(std::move(n));
     }
     const std::string vp = "card.version.";

@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "../base/error.hpp"
-
 namespace gangway {
 namespace {
 
@@ -109,36 +107,8 @@ Digest hmac_sha256(std::string_view key, std::string_view data) {
     return out.finish();
 }
 
-std::string to_hex(std::string_view bytes) {
-    static const char* digits = "0123456789abcdef";
-    std::string s;
-    s.reserve(bytes.size() * 2);
-    for (unsigned char c : bytes) {
-        s += digits[c >> 4];
-        s += digits[c & 15];
-    }
-    return s;
-}
-
 std::string to_hex(const Digest& d) {
     return to_hex(std::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
-}
-
-std::string from_hex(std::string_view hex) {
-    auto val = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    if (hex.size() % 2) throw Error("hex string has an odd number of digits");
-    std::string out;
-    for (std::size_t i = 0; i < hex.size(); i += 2) {
-        const int hi = val(hex[i]), lo = val(hex[i + 1]);
-        if (hi < 0 || lo < 0) throw Error("not a hex string (character \"" + std::string(1, hi < 0 ? hex[i] : hex[i + 1]) + "\")");
-        out += char(hi << 4 | lo);
-    }
-    return out;
 }
 
 bool equal_ct(std::string_view a, std::string_view b) {

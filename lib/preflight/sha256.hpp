@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "../base/text.hpp"  // to_hex, from_hex
+
 namespace gangway {
 
 using Digest = std::array<std::uint8_t, 32>;
@@ -26,10 +28,7 @@ private:
 
 Digest sha256(std::string_view data);
 Digest hmac_sha256(std::string_view key, std::string_view data);
-std::string to_hex(std::string_view bytes);
 std::string to_hex(const Digest& d);
-// Hex to bytes; throws gangway::Error on odd length or a non-hex character.
-std::string from_hex(std::string_view hex);
 // Constant-time comparison of two equally long byte strings.
 bool equal_ct(std::string_view a, std::string_view b);
 

@@ -1,6 +1,6 @@
 // Software versions as the files of a node spell them: the NVIDIA driver's
 // /proc line, CUDA's version.json or version.txt, NCCL's library file name.
-// Pure parsing, so the node card (lib/sys/node_card) reads files and these
+// Pure parsing, so the node card (lib/sys/node/node_card) reads files and these
 // say what is in them; each returns "" when the text holds no version.
 #pragma once
 #include <string>

@@ -1,9 +1,7 @@
 #include "wire.hpp"
 
-#include <cerrno>
-#include <cstdlib>
-
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 #include "sha256.hpp"
 
 namespace gangway::preflight {
@@ -88,18 +86,15 @@ std::uint64_t kv_u64(const Kv& kv, const std::string& key) {
     const auto& s = kv_str(kv, key);
     if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos)
         throw Error("malformed message: \"" + key + "\" is not a number");
-    errno = 0;
-    const auto v = std::strtoull(s.c_str(), nullptr, 10);
-    if (errno) throw Error("malformed message: \"" + key + "\" is out of range");
-    return v;
+    const auto v = parse_uint<std::uint64_t>(s);
+    if (!v) throw Error("malformed message: \"" + key + "\" is out of range");
+    return *v;
 }
 
 double kv_f64(const Kv& kv, const std::string& key) {
-    const auto& s = kv_str(kv, key);
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end) throw Error("malformed message: \"" + key + "\" is not a number");
-    return v;
+    const auto v = parse_double(kv_str(kv, key));
+    if (!v) throw Error("malformed message: \"" + key + "\" is not a number");
+    return *v;
 }
 
 Channel::Channel(std::string key, std::string nonce, Role self) : key_(std::move(key)), nonce_(std::move(nonce)), self_(self) {

@@ -33,6 +33,8 @@ TEST_CASE("bad site words name the key and what to do") {
     CHECK_THROWS_WITH(parse_site_args(W{"port_range=62000-61000"}), Catch::Contains("LO-HI"));
     CHECK_THROWS_WITH(parse_site_args(W{"port_range=61000"}), Catch::Contains("LO-HI"));
     CHECK_THROWS_WITH(parse_site_args(W{"port_range=61000-70000"}), Catch::Contains("LO-HI"));
+    // LO+3 must not wrap round: 4294967295+3 is 2 in 32 bits.
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=4294967295-65535"}), Catch::Contains("LO-HI"));
     CHECK_THROWS_WITH(parse_site_args(W{"batch=maybe"}), Catch::Contains("yes/no"));
     CHECK_THROWS_WITH(parse_site_args(W{"iface=a/b"}), Catch::Contains("not an interface name"));
     CHECK_THROWS_WITH(parse_site_args(W{"iface=averyveryverylongname"}), Catch::Contains("not an interface name"));

@@ -12,12 +12,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "../../lib/sys/node/process_env.hpp"
 #include "../../lib/sys/stages/cuda_kernel.hpp"
 
 namespace {
 
 std::string find_ptxas() {
-    if (const char* p = std::getenv("PTXAS"); p && *p) return p;
+    if (auto p = gangway::sys::env_or("PTXAS"); !p.empty()) return p;
     for (const char* p : {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"})
         if (std::filesystem::exists(p)) return p;
     return "";
@@ -31,8 +32,7 @@ TEST_CASE("the computation check's PTX assembles for Ampere, Hopper and Blackwel
     const std::string ptxas = find_ptxas();
     if (ptxas.empty()) {
         // CI machines have the toolkit: there its absence is a failure, not a skip.
-        const char* ci = std::getenv("CI");
-        if (ci && std::string(ci) == "true") FAIL("CI=true but no ptxas (/usr/local/cuda/bin/ptxas or PTXAS)");
+        if (gangway::sys::env_or("CI") == "true") FAIL("CI=true but no ptxas (/usr/local/cuda/bin/ptxas or PTXAS)");
         WARN("skipped: no ptxas here (CUDA toolkit not in /usr/local/cuda; set PTXAS=path)");
         return;
     }

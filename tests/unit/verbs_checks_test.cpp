@@ -3,14 +3,14 @@
 #include "../../lib/base/error.hpp"
 #include "../../lib/sys/stages/gpu_stages.hpp"
 #include "../../lib/preflight/rdma_checks.hpp"
+#include "../../lib/sys/node/process_env.hpp"
 
 using namespace gangway;
 using namespace gangway::verbs;
 
 namespace {
 std::string fixtures() {
-    const char* t = std::getenv("top_srcdir");
-    return std::string(t && *t ? t : ".") + "/tests/fixtures/sysfs/";
+    return sys::env_or("top_srcdir", ".") + "/tests/fixtures/sysfs/";
 }
 std::string why;
 }  // namespace

@@ -1,4 +1,5 @@
-// The only network I/O lib does: name resolution and interface addresses.
+// What the plugin asks of the network: name resolution and this node's
+// interface addresses, no traffic. (The launcher's sockets are lib/sys/net.)
 #pragma once
 #include <string>
 #include <vector>

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../../base/error.hpp"
+#include "../../base/text.hpp"
 
 namespace gangway::sys {
 
@@ -122,7 +123,8 @@ std::vector<NicPort> ports_of(hwloc_obj_t osdev) {
         char rest[64];
         if (std::sscanf(name, "Port%u%63s", &n, rest) != 2) continue;
         int& state = ports.emplace(n, -1).first->second;
-        if (std::strcmp(rest, "State") == 0) state = std::atoi(osdev->infos[i].value);
+        // hwloc keeps the first digit of sysfs' "4: ACTIVE"; anything else is an unknown state.
+        if (std::strcmp(rest, "State") == 0) state = parse_int(osdev->infos[i].value).value_or(-1);
     }
     std::vector<NicPort> out;
     for (auto [n, s] : ports) out.push_back({n, s});
@@ -202,7 +204,7 @@ Topology convert(hwloc_topology_t topo) {
                 const unsigned port = n.ports.empty() ? 1 : n.ports.front().number;
                 for (hwloc_obj_t net : nets) {
                     const char* p = hwloc_obj_get_info_by_name(net, "Port");
-                    if (nets.size() == 1 || (p && static_cast<unsigned>(std::atoi(p)) == port)) {
+                    if (nets.size() == 1 || (p && parse_uint(p) == port)) {
                         n.netdev = net->name;
                         break;
                     }

@@ -1,5 +1,6 @@
 #include "node_card.hpp"
 #include "sysfs.hpp"
+#include "../../base/text.hpp"
 #include "../../preflight/version_text.hpp"
 
 #include <arpa/inet.h>
@@ -29,12 +30,8 @@ std::vector<preflight::Nic> read_nics(const std::string& root) {
         n.kind = "net";
         n.state = first_line(p / "operstate");
         if (n.state.empty()) n.state = "unknown";
-        const auto speed = first_line(p / "speed");
-        try {
-            n.rate_mbps = speed.empty() ? -1 : std::stol(speed);
-        } catch (...) {
-            n.rate_mbps = -1;
-        }
+        // Mb/s; -1 (or nothing) when the link is down.
+        n.rate_mbps = parse_int<long>(first_line(p / "speed")).value_or(-1);
         if (n.rate_mbps <= 0) n.rate_mbps = -1;
         out.push_back(std::move(n));
     }
@@ -48,11 +45,8 @@ std::vector<preflight::Nic> read_nics(const std::string& root) {
             if (auto c = st.find(": "); c != std::string::npos) st = st.substr(c + 2);
             n.state = st.empty() ? "unknown" : st;
             const auto rate = first_line(port / "rate");
-            try {
-                n.rate_mbps = rate.empty() ? -1 : static_cast<long>(std::stod(rate) * 1000);
-            } catch (...) {
-                n.rate_mbps = -1;
-            }
+            const auto gbps = parse_double(rate.substr(0, rate.find(' ')));
+            n.rate_mbps = gbps ? static_cast<long>(*gbps * 1000) : -1;
             out.push_back(std::move(n));
         }
     return out;

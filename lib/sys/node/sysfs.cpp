@@ -5,18 +5,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <string_view>
 
+#include "../../base/text.hpp"
 #include "../../pin/topology.hpp"
+#include "process_env.hpp"
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
 
-std::string sysfs_root() {
-    const char* r = std::getenv("GANGWAY_SYSFS_ROOT");
-    return r && *r ? r : "/";
-}
+std::string sysfs_root() { return env_or("GANGWAY_SYSFS_ROOT", "/"); }
 
 std::string sysfs_base(const std::string& root) { return root == "/" ? std::string() : root; }
 
@@ -24,7 +24,7 @@ std::string first_line(const fs::path& p) {
     std::ifstream in(p);
     std::string s;
     if (!in || !std::getline(in, s)) return "";
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    s.erase(trim_right(s, "\n\r ").size());
     return s;
 }
 
@@ -42,17 +42,18 @@ namespace {
 // A short sysfs attribute by plain POSIX calls: this runs in every
 // slurmstepd, where an ifstream's first use (locale set-up) and
 // std::filesystem cost about a millisecond, the scan itself microseconds.
-bool read_hex(const std::string& path, unsigned long& out) {
+std::optional<unsigned long> read_hex(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0) return std::nullopt;
     char buf[32];
-    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    const ssize_t n = ::read(fd, buf, sizeof buf);
     ::close(fd);
-    if (n <= 0) return false;
-    buf[n] = '\0';
-    char* end = nullptr;
-    out = std::strtoul(buf, &end, 16);
-    return end != buf && (*end == '\0' || *end == '\n');
+    if (n <= 0) return std::nullopt;
+    // The kernel writes "0x10de\n": parse_uint takes neither the prefix nor the newline.
+    std::string_view s(buf, static_cast<std::size_t>(n));
+    if (s.ends_with('\n')) s.remove_suffix(1);
+    if (s.starts_with("0x")) s.remove_prefix(2);
+    return parse_uint<unsigned long>(s, 16);
 }
 
 }  // namespace
@@ -64,12 +65,12 @@ bool pci_has_gpu(const std::string& root) {
     bool found = false;
     while (const dirent* e = ::readdir(d)) {
         if (e->d_name[0] == '.') continue;
-        // "0x030200": class, subclass, programming interface; "0x10de".
-        unsigned long cls = 0, vendor = 0;
+        // "0x030200": class, subclass, programming interface; only display controllers go on.
         const std::string dev = dir + e->d_name;
-        if (!read_hex(dev + "/class", cls) || (cls >> 16) != 0x03) continue;  // only display controllers
-        if (!read_hex(dev + "/vendor", vendor)) continue;
-        if (is_gpu_pci(static_cast<std::uint16_t>(vendor), static_cast<std::uint16_t>(cls >> 8))) {
+        const auto cls = read_hex(dev + "/class");
+        if (!cls || (*cls >> 16) != 0x03) continue;
+        const auto vendor = read_hex(dev + "/vendor");
+        if (vendor && is_gpu_pci(static_cast<std::uint16_t>(*vendor), static_cast<std::uint16_t>(*cls >> 8))) {
             found = true;
             break;
         }

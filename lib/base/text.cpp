@@ -1,0 +1,69 @@
+#include "text.hpp"
+
+#include "error.hpp"
+
+namespace gangway {
+
+std::vector<std::string> split_keep_empty(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    for (;;) {
+        const auto pos = s.find(sep);
+        out.emplace_back(s.substr(0, pos));
+        if (pos == std::string_view::npos) return out;
+        s.remove_prefix(pos + 1);
+    }
+}
+
+std::vector<std::string> split_nonempty(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    for (auto& field : split_keep_empty(s, sep))
+        if (!field.empty()) out.push_back(std::move(field));
+    return out;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+    return join(parts, sep, [](const std::string& p) -> const std::string& { return p; });
+}
+
+std::string_view trim_right(std::string_view s, std::string_view chars) {
+    const auto last = s.find_last_not_of(chars);
+    return s.substr(0, last == std::string_view::npos ? 0 : last + 1);
+}
+
+std::optional<double> parse_double(std::string_view s) {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+std::string to_hex(std::string_view bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string s;
+    s.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        s += digits[c >> 4];
+        s += digits[c & 15];
+    }
+    return s;
+}
+
+std::string from_hex(std::string_view hex) {
+    auto val = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    if (hex.size() % 2) throw Error("hex string has an odd number of digits");
+    std::string out;
+    out.reserve(hex.size() / 2);
+    for (std::size_t i = 0; i < hex.size(); i += 2) {
+        const int hi = val(hex[i]), lo = val(hex[i + 1]);
+        if (hi < 0 || lo < 0) throw Error("not a hex string (character \"" + std::string(1, hi < 0 ? hex[i] : hex[i + 1]) + "\")");
+        out += char(hi << 4 | lo);
+    }
+    return out;
+}
+
+}  // namespace gangway

@@ -1,0 +1,76 @@
+// Text helpers with one spelling for the whole tree, so that every parser
+// agrees on what "a,,b", "12abc" or " 7" means: fields and lists, numbers
+// without exceptions, hex. Pure: nothing here reads the environment (that is
+// sys::env_or, lib/sys/node/process_env.hpp).
+#pragma once
+#include <charconv>
+#include <concepts>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace gangway {
+
+// Every field between separators: n separators give n + 1 fields, so "" is
+// one empty field and "a,,b" is {"a", "", "b"}. For grammars in which an
+// empty field is an error the caller reports (cpu lists, hostlist ranges).
+std::vector<std::string> split_keep_empty(std::string_view s, char sep);
+
+// The non-empty fields only: "", "," and "a,,b," give {}, {} and {"a", "b"}.
+// For lists in which an empty entry means nothing (words, PATH-like lists).
+std::vector<std::string> split_nonempty(std::string_view s, char sep);
+
+// parts[0] + sep + parts[1] + ...; "" for no parts.
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+// The same for any range, each item turned into text by `to_text`.
+template <class Range, class ToText>
+std::string join(const Range& items, std::string_view sep, ToText&& to_text) {
+    std::string out;
+    bool first = true;
+    for (const auto& item : items) {
+        if (!first) out += sep;
+        first = false;
+        out += to_text(item);
+    }
+    return out;
+}
+
+// `s` without the characters of `chars` at its end.
+std::string_view trim_right(std::string_view s, std::string_view chars = " \t\r\n");
+
+namespace detail {
+template <class T>
+std::optional<T> parse_whole(std::string_view s, int base) {
+    T v{};
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+}  // namespace detail
+
+// A number that is the whole of `s` and fits T, else nullopt; nothing throws.
+// Unlike std::stoi, strtoul and atoi, "12abc", " 12", "+12" and "" are not
+// numbers, and a number out of T's range is not silently wrapped or clamped.
+// Base 16 takes the digits alone: strip a "0x" first.
+template <std::unsigned_integral T = unsigned>
+std::optional<T> parse_uint(std::string_view s, int base = 10) {
+    return detail::parse_whole<T>(s, base);  // from_chars takes no '-' for unsigned types
+}
+template <std::signed_integral T = int>
+std::optional<T> parse_int(std::string_view s, int base = 10) {
+    return detail::parse_whole<T>(s, base);
+}
+// Decimal or exponent notation, and "inf" and "nan" as printf and
+// std::to_string write them; the same whole-string rule, and no locale.
+std::optional<double> parse_double(std::string_view s);
+
+// Lower-case hex digits of the bytes: "\x00\xff" gives "00ff".
+std::string to_hex(std::string_view bytes);
+// The bytes of a hex string (either case). Throws gangway::Error on an odd
+// number of digits or a character that is not one.
+std::string from_hex(std::string_view hex);
+
+}  // namespace gangway
