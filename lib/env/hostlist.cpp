@@ -80,7 +80,8 @@ void expand_token(std::string_view token, std::string_view whole, std::vector<st
             throw Error("hostlist \"" + std::string(whole) + "\": more than " +
                         std::to_string(kMaxHostlistHosts) + " hosts");
         // Width comes from the low bound only, as in SLURM: [08-11] -> 08 09 10 11.
-        for (unsigned long v = lo; v <= hi; ++v) numbers.push_back(padded(v, lo_s.size()));
+        // Counted, not `v <= hi`: that never ends when hi is the largest unsigned long.
+        for (unsigned long k = 0; k <= hi - lo; ++k) numbers.push_back(padded(lo + k, lo_s.size()));
     }
     for (const auto& p : prefixes)
         for (const auto& n : numbers) {

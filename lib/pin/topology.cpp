@@ -65,7 +65,8 @@ CpuList parse_cpu_list(std::string_view text) {
             if (hi < lo) throw bad("range \"" + part + "\" runs backwards");
         }
         if (hi - lo > 1u << 20) throw bad("range \"" + part + "\" is implausibly large");
-        for (unsigned c = lo; c <= hi; ++c) cpus.insert(c);
+        // Counted, not `c <= hi`: that never ends when hi is the largest unsigned.
+        for (unsigned k = 0; k <= hi - lo; ++k) cpus.insert(lo + k);
     }
     return CpuList(cpus.begin(), cpus.end());
 }

@@ -42,3 +42,9 @@ TEST_CASE("malformed expressions are refused with the reason") {
     CHECK_THROWS_WITH(expand_hostlist("n[0-99999999]"), Catch::Contains("more than"));
     CHECK_THROWS_AS(expand_hostlist("a[1-2]b[3"), gangway::Error);
 }
+
+TEST_CASE("a range ending at the largest number ends (it looped forever)") {
+    CHECK(expand_hostlist("n[18446744073709551615]") == std::vector<std::string>{"n18446744073709551615"});
+    CHECK(expand_hostlist("n[18446744073709551614-18446744073709551615]") ==
+          std::vector<std::string>{"n18446744073709551614", "n18446744073709551615"});
+}

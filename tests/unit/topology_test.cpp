@@ -232,3 +232,8 @@ TEST_CASE("SLURM core ids map to PUs", "[topo]") {
     CHECK(pus_of_cores(t, {0, 1, 8}) == CpuList{0, 1, 8, 16, 17, 24});
     CHECK_THROWS_WITH(pus_of_cores(t, {16}), Catch::Contains("core 16 is not on this node"));
 }
+
+TEST_CASE("a cpu list ending at the largest unsigned ends (SLURM_STEP_GPUS reaches it; it looped forever)") {
+    CHECK(parse_cpu_list("4294967295") == CpuList{4294967295u});
+    CHECK(parse_cpu_list("4294967294-4294967295") == CpuList{4294967294u, 4294967295u});
+}
