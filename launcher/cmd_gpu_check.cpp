@@ -13,8 +13,9 @@
 #include "../lib/base/error.hpp"
 #include "../lib/preflight/gpu_checks.hpp"
 #include "../lib/preflight/report.hpp"
-#include "../lib/sys/stages/gpu_stages.hpp"
 #include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/stages/local_stages.hpp"
+#include "../lib/sys/stages/stage.hpp"
 #include "commands.hpp"
 
 

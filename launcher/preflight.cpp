@@ -30,7 +30,6 @@
 #include "../lib/preflight/wire.hpp"
 #include "../lib/env/step_view.hpp"
 #include "../lib/sys/node/addrs.hpp"
-#include "../lib/sys/stages/gpu_stages.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/net/rendezvous.hpp"
 #include "config.h"

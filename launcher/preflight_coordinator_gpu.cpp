@@ -13,6 +13,7 @@
 #include "../lib/preflight/sha256.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/preflight/rdma_checks.hpp"
+#include "../lib/sys/stages/stage.hpp"
 #include "preflight_coordinator.hpp"
 
 namespace gangway::cli::pf {

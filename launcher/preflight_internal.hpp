@@ -16,13 +16,16 @@
 #include <utility>
 #include <vector>
 
+#include "../lib/preflight/rdma_checks.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/wire.hpp"
-#include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/net/rendezvous.hpp"
-#include "../lib/sys/stages/gpu_stages.hpp"
 #include "../lib/sys/net/sock.hpp"
 #include "preflight.hpp"
+
+namespace gangway::sys {
+class RdmaEndpoint;  // lib/sys/stages/verbs_stage.hpp: only GpuSpeaker's own file needs it whole
+}
 
 namespace gangway::cli::pf {
 
@@ -73,6 +76,8 @@ TxResult stream_to(const std::string& key, unsigned self, unsigned to, const std
 // write rounds, whose endpoints live from "prep" to "done".
 class GpuSpeaker {
 public:
+    GpuSpeaker();
+    ~GpuSpeaker();  // where RdmaEndpoint is complete
     Kv local_stages(const Kv& cmd);  // kLocal -> kLocalResult
     Kv nccl(const Kv& cmd);          // kNccl -> kNcclResult
     Kv rdma(const Kv& cmd);          // kRdma -> kRdmaResult

@@ -10,6 +10,7 @@
 #include "../lib/base/error.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/protocol.hpp"
+#include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "config.h"

@@ -10,8 +10,11 @@
 #include "../lib/preflight/sha256.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/sysfs.hpp"
+#include "../lib/sys/stages/local_stages.hpp"
+#include "../lib/sys/stages/nccl_stage.hpp"
+#include "../lib/sys/stages/stage.hpp"
+#include "../lib/sys/stages/verbs_stage.hpp"
 #include "preflight_internal.hpp"
-
 
 namespace gangway::cli::pf {
 using namespace preflight;
@@ -27,6 +30,9 @@ std::string num(double v) {
 Kv failure(const std::string& why) { return {{"ok", "0"}, {"error", why}}; }
 
 }  // namespace
+
+GpuSpeaker::GpuSpeaker() = default;
+GpuSpeaker::~GpuSpeaker() = default;
 
 // Keys: s.I.{name,status,detail,seconds,findings}, s.I.f.J the findings'
 // text; gpus and g.J.{index,name,bus,h2d,d2h,error}; nccl_lib; ports and

@@ -2,7 +2,9 @@
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/gpu_checks.hpp"
-#include "../../lib/sys/stages/gpu_stages.hpp"
+#include "../../lib/sys/stages/cuda_stage.hpp"
+#include "../../lib/sys/stages/nccl_stage.hpp"
+#include "../../lib/sys/stages/stage.hpp"
 
 #include <algorithm>
 #include <chrono>

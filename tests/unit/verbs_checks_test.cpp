@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "../../lib/base/error.hpp"
-#include "../../lib/sys/stages/gpu_stages.hpp"
 #include "../../lib/preflight/rdma_checks.hpp"
+#include "../../lib/sys/stages/verbs_stage.hpp"
 
 using namespace gangway;
 using namespace gangway::verbs;

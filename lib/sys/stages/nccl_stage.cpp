@@ -17,7 +17,7 @@
 
 #include "../../base/error.hpp"
 #include "cuda_api.hpp"
-#include "gpu_stages.hpp"
+#include "nccl_stage.hpp"
 
 #ifdef HAVE_CUDA
 #include <nccl.h>

@@ -1,8 +1,9 @@
 // The verbs stage: RDMA ports from sysfs, judged; and the RDMA write data
 // path (libibverbs loaded with dlopen, so the binary runs on nodes without
-// it). The data path needs RDMA hardware, which the development machines do
-// not have: it compiles and is structured around the pure, tested parts in
-// lib/verbs/checks (GID choice, queue-pair attributes, QpInfo exchange).
+// it). Without RDMA hardware the data path runs against the test double of
+// libibverbs in tests/fakes (tests/preflight_gpu.sh); the pure parts it rests
+// on (GID choice, queue-pair attributes, QpInfo exchange) are
+// lib/preflight/rdma_checks, unit-tested.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -18,7 +19,7 @@
 
 #include "../../base/error.hpp"
 #include "../../pin/placement.hpp"
-#include "gpu_stages.hpp"
+#include "verbs_stage.hpp"
 #include "../node/hwloc_topology.hpp"
 #include "../node/sysfs.hpp"
 
