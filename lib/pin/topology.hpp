@@ -1,7 +1,7 @@
 // A node's hardware as plain data: PUs, cores, NUMA nodes, packages, and the
-// GPUs and NICs with their PCIe ancestry. Filled by lib/sys/hwloc_topology
+// GPUs and NICs with their PCIe ancestry. Filled by lib/sys/node/hwloc_topology
 // (from hwloc, live or XML, or from gangway's own cache file); no hwloc type
-// appears here, so the planner (lib/placement) and its tests need no hardware.
+// appears here, so the planner (lib/pin/placement) and its tests need no hardware.
 //
 // Conventions: CPUs are always PU OS indexes (what sched_setaffinity and
 // /proc/self/status "Cpus_allowed_list" use); every cpu list is sorted and

@@ -2,7 +2,7 @@
 // HMAC-SHA256 under the step's secret, bound to the connection's nonce, the
 // direction and a sequence number, so a frame can be neither forged, replayed
 // on another connection, reflected back, nor reordered. Payloads are small
-// key=value maps. Pure: sockets live in lib/sys/sock.
+// key=value maps. Pure: sockets live in lib/sys/net/sock.
 #pragma once
 #include <cstdint>
 #include <map>
