@@ -282,7 +282,7 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
         std::string ferr;
         if (!fence2(&vk, ferr)) {
             // A task that passed fence #1 is gone: it never got the verdict.
-            rep.stages.push_back({"verdict", "failed", "the PMIx fence handing the verdict to every task failed: " + ferr,
+            rep.stages.push_back({"verdict", StageStatus::failed, "the PMIx fence handing the verdict to every task failed: " + ferr,
                                   sys::seconds_since(t2)});
             rep.findings.push_back("a task exited or hung before the verdict reached it (" + ferr + ")");
             out.verdict = Verdict::unreachable;

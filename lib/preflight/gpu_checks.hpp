@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../env/step_view.hpp"  // EnvMap
+#include "stage_status.hpp"
 
 namespace gangway::gpu {
 
@@ -91,7 +92,7 @@ struct Finding {
 };
 
 struct StageVerdict {
-    std::string status = "ok";            // ok, failed, skipped
+    preflight::StageStatus status = preflight::StageStatus::ok;  // ok, failed or skipped
     std::string detail;
     std::vector<Finding> findings;
 };

@@ -12,6 +12,7 @@
 #include "../node/sysfs.hpp"
 
 namespace gangway::sys {
+using preflight::StageStatus;
 namespace {
 
 // cuDeviceGetPCIBusId writes "0000:18:00.0" (some drivers: 8-digit domain,
@@ -195,16 +196,16 @@ StageOutcome run_cuda_stage(const CudaStageOptions& o, std::vector<gpu::GpuResul
     auto none = [&](const std::string& reason) {
         // No GPUs here. The allocation having some is a failure in itself.
         if (expected && *expected > 0)
-            return to_outcome("cuda", {"failed", "the allocation has " + std::to_string(*expected) + " GPU(s) but " + reason, {}},
+            return to_outcome("cuda", {StageStatus::failed, "the allocation has " + std::to_string(*expected) + " GPU(s) but " + reason, {}},
                               secs());
         return to_outcome("cuda", gpu::skipped("no GPUs (" + reason + ")", o.t.require_cuda, "cuda"), secs());
     };
     if (!a) return none(why);
     cu::Result r = a->init(0);
     if (r == cu::kNoDevice) return none("the driver sees no GPU");
-    if (r != cu::kSuccess) return to_outcome("cuda", {"failed", "cuInit failed: " + a->err(r) + " (driver/kernel module mismatch, or a GPU fell off the bus)", {}}, secs());
+    if (r != cu::kSuccess) return to_outcome("cuda", {StageStatus::failed, "cuInit failed: " + a->err(r) + " (driver/kernel module mismatch, or a GPU fell off the bus)", {}}, secs());
     int count = 0;
-    if ((r = a->device_count(&count)) != cu::kSuccess) return to_outcome("cuda", {"failed", "cuDeviceGetCount failed: " + a->err(r), {}}, secs());
+    if ((r = a->device_count(&count)) != cu::kSuccess) return to_outcome("cuda", {StageStatus::failed, "cuDeviceGetCount failed: " + a->err(r), {}}, secs());
     if (count == 0) return none("CUDA sees no GPU");
     std::vector<gpu::GpuResult> gpus(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {

@@ -6,6 +6,7 @@
 #include <exception>
 
 namespace gangway::sys {
+using preflight::StageStatus;
 
 preflight::GpuRecord gpu_record(unsigned node, const gpu::GpuResult& g) {
     return {node, g.index, g.name, g.bus_id, g.error, g.pcie_gen, g.pcie_width, g.h2d_gbps, g.d2h_gbps};
@@ -40,13 +41,13 @@ StageOutcome with_deadline(const std::string& name, double seconds, std::functio
         if (auto o = within<StageOutcome>(seconds, std::move(fn))) return *o;
     } catch (const std::exception& e) {
         StageOutcome o;
-        o.result = {name, "failed", e.what(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+        o.result = {name, StageStatus::failed, e.what(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
         return o;
     }
     StageOutcome o;
     char b[96];
     std::snprintf(b, sizeof b, "did not finish within %.0f s (a GPU, driver or HCA is hung)", seconds);
-    o.result = {name, "aborted", b, seconds};
+    o.result = {name, StageStatus::aborted, b, seconds};
     return o;
 }
 

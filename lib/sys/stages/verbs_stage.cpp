@@ -29,6 +29,7 @@
 #endif
 
 namespace gangway::sys {
+using preflight::StageStatus;
 namespace fs = std::filesystem;
 
 std::vector<verbs::Port> read_ib_ports(const std::string& root, const std::vector<std::string>& hcas) {
@@ -397,9 +398,9 @@ StageOutcome run_verbs_stage_local(const VerbsStageOptions& o, std::vector<verbs
         usable += verdicts[i].usable;
         for (const auto& pr : verdicts[i].problems) v.findings.push_back({verdicts[i].name, pr});
     }
-    if (!v.findings.empty()) v.status = "failed";
+    if (!v.findings.empty()) v.status = StageStatus::failed;
     v.detail = std::to_string(usable) + "/" + std::to_string(ports.size()) + " port(s) usable: " + detail +
-               (v.status == "ok" ? "; RDMA writes between nodes: the rdma stage of gangway check" : "");
+               (v.status == StageStatus::ok ? "; RDMA writes between nodes: the rdma stage of gangway check" : "");
     if (out_ports) *out_ports = ports;
     auto out = to_outcome("verbs", v, secs());
     out.ports = std::move(ports);
