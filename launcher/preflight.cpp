@@ -134,7 +134,7 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     boot.start = start;
     BootstrapChoice choice;
     try {
-        choice = choose_bootstrap(parse_bootstrap_mode(opt.bootstrap), pmix_built(), pmix_in_env());
+        choice = choose_bootstrap(opt.bootstrap, pmix_built(), pmix_in_env());
     } catch (const Error& e) {
         choice.error = e.what();
     }
@@ -151,7 +151,7 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     data->self = s.node_rank;
     unsigned data_port = 0;
     std::thread data_thread;
-    if (speaker && opt.check != "none") {
+    if (speaker && opt.check != CheckLevel::none) {
         sys::Fd l;
         try {
             l = sys::tcp_listen(s.node_addr, s.port + 2, 256);
@@ -209,7 +209,7 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
                 boot.pmix = true;
                 boot.fence_s = sys::seconds_since(tf);
             }
-        } else if (parse_bootstrap_mode(opt.bootstrap) == BootstrapMode::pmix) {
+        } else if (opt.bootstrap == BootstrapMode::pmix) {
             finish();
             out.exit_code = kExitCannotCheck;
             out.message = "--bootstrap=pmix: " + err;

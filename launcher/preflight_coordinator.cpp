@@ -70,7 +70,7 @@ void Coordination::stage_reach() {
         return;
     }
     std::uint64_t seed = std::hash<std::string>{}(step.job_id + "." + step.step_id);
-    const auto targets = reach_targets(static_cast<unsigned>(who.size()), opt.check == "full" ? 6 : 3, seed);
+    const auto targets = reach_targets(static_cast<unsigned>(who.size()), opt.check == CheckLevel::full ? 6 : 3, seed);
     const int timeout = 1500;
     std::map<unsigned, Kv> cmds;
     for (std::size_t i = 0; i < who.size(); ++i) {
@@ -192,7 +192,7 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
 }
 
 Deadline gpu_step_deadline(const PreflightOptions& opt, Clock::time_point start, Deadline overall) {
-    if (!opt.timeout_default || opt.check == "none") return overall;
+    if (!opt.timeout_default || opt.check == CheckLevel::none) return overall;
     return std::max(overall, start + std::chrono::milliseconds(static_cast<long>(kDefaultGpuTimeoutS * 1000)));
 }
 
@@ -219,7 +219,7 @@ void Coordination::stage_bandwidth() {
         rep.stages.push_back(sr);
         return;
     }
-    const bool full = opt.check == "full";
+    const bool full = opt.check == CheckLevel::full;
     const long dur = opt.round_ms > 0 ? opt.round_ms : (full ? 1000 : 500);
     const unsigned n = static_cast<unsigned>(who.size());
     std::vector<Measurement> ring;
@@ -312,7 +312,7 @@ Report Coordination::run() {
     const auto t0 = Clock::now();
     rep.job_id = step.job_id;
     rep.step_id = step.step_id;
-    rep.mode = opt.check;
+    rep.mode = to_string(opt.check);
     rep.bootstrap = boot.pmix ? "pmix" : "tcp";
     rep.slow_ratio = opt.slow_ratio;
     nodes.resize(step.nnodes);
@@ -417,11 +417,11 @@ Report Coordination::run() {
         if (e.lost) fail_lost(e.member, "the rendezvous");
 
     rep.nodes.resize(nodes.size());
-    if (opt.check != "none" && !aborted) stage_reach();
-    if (opt.check != "none" && !aborted) stage_bandwidth();
-    if (opt.check != "none" && !aborted) stage_local();
-    if (opt.check != "none" && !aborted) stage_nccl_job();
-    if (opt.check != "none" && !aborted) stage_rdma();
+    if (opt.check != CheckLevel::none && !aborted) stage_reach();
+    if (opt.check != CheckLevel::none && !aborted) stage_bandwidth();
+    if (opt.check != CheckLevel::none && !aborted) stage_local();
+    if (opt.check != CheckLevel::none && !aborted) stage_nccl_job();
+    if (opt.check != CheckLevel::none && !aborted) stage_rdma();
     if (aborted) rep.stages.push_back({"abort", StageStatus::aborted, "a task exited during the check", 0});
     if (ms_left(overall) == 0) rep.stages.push_back({"deadline", StageStatus::aborted, "the check's deadline passed", 0});
     for (unsigned i = 0; i < nodes.size(); ++i) {

@@ -47,7 +47,7 @@ void Coordination::stage_local() {
     const long per_stage = std::max<long>(1000, left / 6);
     for (unsigned i = 0; i < nodes.size(); ++i)
         if (healthy(i))
-            cmds[i] = Kv{{"full", opt.check == "full" ? "1" : "0"},
+            cmds[i] = Kv{{"full", opt.check == CheckLevel::full ? "1" : "0"},
                          {"timeout_ms", std::to_string(per_stage)},
                          {"nccl_lib", opt.nccl_lib}};
     if (cmds.empty()) return;
@@ -224,7 +224,7 @@ std::map<unsigned, Kv> Coordination::nccl_runs(const std::vector<std::vector<uns
                             {"first_rank", std::to_string(first)},
                             {"devices", std::to_string(devices)},
                             {"bytes", std::to_string(static_cast<std::uint64_t>(bytes))},
-                            {"iterations", opt.check == "full" ? "20" : "5"},
+                            {"iterations", opt.check == CheckLevel::full ? "20" : "5"},
                             {"deadline_ms", std::to_string(deadline_ms)}};
             first += devices;
         }
@@ -387,8 +387,8 @@ void Coordination::stage_rdma() {
     }
     const auto t = thresholds();
     const unsigned n = static_cast<unsigned>(who.size());
-    const long dur = opt.round_ms > 0 ? opt.round_ms : (opt.check == "full" ? 1000 : 300);
-    const auto shifts = ring_shifts(n, opt.check == "full");
+    const long dur = opt.round_ms > 0 ? opt.round_ms : (opt.check == CheckLevel::full ? 1000 : 300);
+    const auto shifts = ring_shifts(n, opt.check == CheckLevel::full);
     sr.status = StageStatus::ok;
     unsigned slow_nodes = 0, links = 0;
     std::size_t rail = 0;

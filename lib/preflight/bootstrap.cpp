@@ -7,11 +7,19 @@
 
 namespace gangway::preflight {
 
-BootstrapMode parse_bootstrap_mode(const std::string& s) {
-    if (s == "auto") return BootstrapMode::automatic;
-    if (s == "pmix") return BootstrapMode::pmix;
-    if (s == "tcp") return BootstrapMode::tcp;
-    throw Error("--bootstrap must be auto, pmix or tcp, not \"" + s + "\"");
+BootstrapMode parse_bootstrap_mode(std::string_view s) {
+    for (auto m : {BootstrapMode::automatic, BootstrapMode::pmix, BootstrapMode::tcp})
+        if (s == to_string(m)) return m;
+    throw Error("--bootstrap must be auto, pmix or tcp, not \"" + std::string(s) + "\"");
+}
+
+std::string_view to_string(BootstrapMode m) {
+    switch (m) {
+        case BootstrapMode::automatic: return "auto";
+        case BootstrapMode::pmix: return "pmix";
+        case BootstrapMode::tcp: return "tcp";
+    }
+    return "auto";
 }
 
 BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env) {

@@ -3,13 +3,16 @@
 // the PMIx calls live in lib/sys/net/pmix_bootstrap.
 #pragma once
 #include <string>
+#include <string_view>
 
 namespace gangway::preflight {
 
 enum class BootstrapMode { automatic, pmix, tcp };
 
-// "auto", "pmix" or "tcp"; throws gangway::Error otherwise.
-BootstrapMode parse_bootstrap_mode(const std::string& s);
+// "auto", "pmix" or "tcp" (--bootstrap, GANGWAY_BOOTSTRAP); throws
+// gangway::Error otherwise.
+BootstrapMode parse_bootstrap_mode(std::string_view s);
+std::string_view to_string(BootstrapMode m);
 
 struct BootstrapChoice {
     bool try_pmix = false;  // initialise PMIx and fence; TCP when that fails (auto)

@@ -12,6 +12,9 @@ TEST_CASE("bootstrap: --bootstrap values") {
     CHECK(parse_bootstrap_mode("tcp") == BootstrapMode::tcp);
     CHECK_THROWS_AS(parse_bootstrap_mode("PMIx"), Error);
     CHECK_THROWS_AS(parse_bootstrap_mode(""), Error);
+    for (auto m : {BootstrapMode::automatic, BootstrapMode::pmix, BootstrapMode::tcp})
+        CHECK(parse_bootstrap_mode(to_string(m)) == m);
+    CHECK_THROWS_WITH(parse_bootstrap_mode("udp"), "--bootstrap must be auto, pmix or tcp, not \"udp\"");
 }
 
 TEST_CASE("bootstrap: auto uses PMIx only when built with it and the step has it") {
