@@ -95,9 +95,9 @@ private:
 Deadline gpu_step_deadline(const PreflightOptions& opt, Clock::time_point start, Deadline overall);
 
 // The speaker's (and the plain task's) side of the conversation; returns the
-// verdict message, or nullopt with `err`.
-std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,
-                                 std::string& err, std::shared_ptr<DataState> data, unsigned data_port);
+// verdict message, or why it did not arrive.
+Result<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,
+                          std::shared_ptr<DataState> data, unsigned data_port);
 
 // ---------------------------------------------------------------- coordinator
 // What the bootstrap before the coordination found.
