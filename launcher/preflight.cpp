@@ -136,11 +136,8 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     try {
         choice = choose_bootstrap(opt.bootstrap, pmix_built(), pmix_in_env());
     } catch (const Error& e) {
-        choice.error = e.what();
-    }
-    if (!choice.error.empty()) {
         out.exit_code = kExitCannotCheck;
-        out.message = choice.error;
+        out.message = e.what();
         return out;
     }
 

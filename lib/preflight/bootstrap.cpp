@@ -23,19 +23,17 @@ std::string_view to_string(BootstrapMode m) {
 }
 
 BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env) {
-    BootstrapChoice c;
-    if (mode == BootstrapMode::tcp) return c;
+    if (mode == BootstrapMode::tcp) return {};
     if (!built) {
-        if (mode == BootstrapMode::pmix) c.error = "--bootstrap=pmix: this gangway was built without PMIx (libpmix-dev)";
-        return c;
+        if (mode == BootstrapMode::pmix) throw Error("--bootstrap=pmix: this gangway was built without PMIx (libpmix-dev)");
+        return {};
     }
     if (!in_env) {
         if (mode == BootstrapMode::pmix)
-            c.error = "--bootstrap=pmix: the step has no PMIx (PMIX_RANK/PMIX_NAMESPACE are not set): start it with srun --mpi=pmix";
-        return c;
+            throw Error("--bootstrap=pmix: the step has no PMIx (PMIX_RANK/PMIX_NAMESPACE are not set): start it with srun --mpi=pmix");
+        return {};
     }
-    c.try_pmix = true;
-    return c;
+    return {true};
 }
 
 std::string pmix_step_mismatch(unsigned pmix_rank, unsigned pmix_size, unsigned rank, unsigned ntasks) {

@@ -16,11 +16,12 @@ std::string_view to_string(BootstrapMode m);
 
 struct BootstrapChoice {
     bool try_pmix = false;  // initialise PMIx and fence; TCP when that fails (auto)
-    std::string error;      // not empty: the check cannot run (--bootstrap=pmix without PMIx)
 };
 
 // built: the launcher was built with PMIx; in_env: PMIX_RANK and PMIX_NAMESPACE
-// are set (srun --mpi=pmix). Every task of a step decides alike.
+// are set (srun --mpi=pmix). Every task of a step decides alike. Throws
+// gangway::Error, saying why, when the check cannot run: --bootstrap=pmix
+// where PMIx is not built in or the step has none.
 BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env);
 
 // Why PMIx's view of the step cannot be used for it ("" when it can): its
