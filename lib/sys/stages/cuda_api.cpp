@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <mutex>
 
+#include "dl_handle.hpp"
+
 namespace gangway::sys::cu {
 
 std::string Api::err(Result r) const {
@@ -32,7 +34,8 @@ const Api* api(std::string& why) {
     static bool ok = false;
     static std::string error;
     std::call_once(once, [] {
-        void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        DlHandle lib = dl_open("libcuda.so.1");  // closed again unless usable
+        void* h = lib.get();
         if (!h) {
             error = "libcuda.so.1 not found: no NVIDIA driver on this node";
             return;
@@ -62,6 +65,7 @@ const Api* api(std::string& why) {
             return;
         }
         ok = true;
+        lib.release();  // for the life of the process
     });
     if (!ok) why = error;
     return ok ? &a : nullptr;

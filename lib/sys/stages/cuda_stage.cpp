@@ -5,8 +5,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "cuda_api.hpp"
+#include "cuda_handles.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_stage.hpp"
 #include "../node/sysfs.hpp"
@@ -23,14 +26,72 @@ std::string sysfs_bus_id(std::string id) {
     return id;
 }
 
-struct Ctx {
-    const cu::Api& a;
-    cu::Device dev;
-    bool retained = false;
-    ~Ctx() {
-        if (retained) a.primary_release(dev);
-    }
+// What the checks of one GPU use; freed when it goes, whichever check stopped.
+struct GpuMemory {
+    explicit GpuMemory(const cu::Api& a) : d(a), h(a), s(a), e0(a), e1(a) {}
+    cu::UniqueDeviceMem d;
+    cu::UniqueHostMem h;  // pinned, as large as d
+    cu::UniqueStream s;
+    cu::UniqueEvent e0, e1;
 };
+
+// g.error = "WHAT: CUDA error N (...)"; false, for `return fail(...)`.
+bool fail(const cu::Api& a, gpu::GpuResult& g, const std::string& what, cu::Result r) {
+    g.error = what + ": " + a.err(r);
+    return false;
+}
+
+bool allocate(const cu::Api& a, std::size_t bytes, GpuMemory& m, gpu::GpuResult& g) {
+    cu::Result r;
+    if ((r = a.mem_alloc(m.d.out(), bytes)) != cu::kSuccess) return fail(a, g, "device memory allocation failed", r);
+    if ((r = a.host_alloc(m.h.out(), bytes)) != cu::kSuccess) return fail(a, g, "pinned host memory allocation failed", r);
+    if ((r = a.stream_create(m.s.out(), 1)) != cu::kSuccess) return fail(a, g, "stream creation failed", r);
+    if ((r = a.event_create(m.e0.out(), 0)) != cu::kSuccess || (r = a.event_create(m.e1.out(), 0)) != cu::kSuccess)
+        return fail(a, g, "event creation failed", r);
+    return true;
+}
+
+// A computation with a known result: the GPU fills its memory with a
+// pattern, we read 1 MiB back from each end.
+bool memory_check(const cu::Api& a, const GpuMemory& m, std::size_t bytes, int index, gpu::GpuResult& g) {
+    const unsigned pattern = 0xA5C30F00u | static_cast<unsigned>(index & 0xff);
+    cu::Result r;
+    if ((r = a.memset_d32(m.d.get(), pattern, bytes / 4)) != cu::kSuccess) return fail(a, g, "memset failed", r);
+    std::vector<unsigned> back(1 << 18);
+    for (std::size_t off : {std::size_t(0), bytes - back.size() * 4}) {
+        if ((r = a.copy_dtoh(back.data(), m.d.get() + off, back.size() * 4)) != cu::kSuccess) return fail(a, g, "copy back failed", r);
+        for (unsigned v : back)
+            if (v != pattern) {
+                char b[128];
+                std::snprintf(b, sizeof b, "memory check failed: read 0x%08x where the GPU wrote 0x%08x", v, pattern);
+                g.error = b;
+                return false;
+            }
+    }
+    return true;
+}
+
+// Runs the check's kernel on n floats of d; a driver that cannot compile the
+// PTX leaves g.kernel_note and `ran` false. The module goes before the result
+// is read back.
+bool run_axpb(const cu::Api& a, cu::Ptr d, unsigned n, cu::Stream s, gpu::GpuResult& g, bool& ran) {
+    cu::UniqueModule mod(a);
+    cu::Result r = a.module_load_data(mod.out(), kAxpbPtx);
+    if (r == 209 || r == 218 || r == 221 || r == 222) {  // no binary, invalid PTX, no JIT, PTX too new
+        g.kernel_note = "the driver cannot compile the check's PTX: " + a.err(r);
+        return true;
+    }
+    if (r != cu::kSuccess) return fail(a, g, "loading the computation failed", r);
+    cu::Function fn{};
+    float fa = 2, fb = 1;
+    void* params[] = {&d, &n, &fa, &fb};
+    if ((r = a.module_get_function(&fn, mod.get(), kAxpbKernel)) != cu::kSuccess ||
+        (r = a.launch_kernel(fn, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, nullptr)) != cu::kSuccess ||
+        (r = a.stream_sync(s)) != cu::kSuccess)
+        return fail(a, g, "the computation failed", r);
+    ran = true;
+    return true;
+}
 
 // The SMs compute x[i] = 2i + 1 over the first 4 MiB of `d` (cuda_kernel.hpp)
 // and every element is checked. A driver that cannot compile the PTX is not
@@ -41,33 +102,13 @@ bool compute_check(const cu::Api& a, cu::Ptr d, std::size_t bytes, cu::Stream s,
         g.kernel_note = "the driver lacks the module API";
         return true;
     }
-    cu::Module mod{};
-    cu::Function fn{};
-    cu::Result r = a.module_load_data(&mod, kAxpbPtx);
-    if (r == 209 || r == 218 || r == 221 || r == 222) {  // no binary, invalid PTX, no JIT, PTX too new
-        g.kernel_note = "the driver cannot compile the check's PTX: " + a.err(r);
-        return true;
-    }
-    if (r != cu::kSuccess) {
-        g.error = "loading the computation failed: " + a.err(r);
-        return false;
-    }
-    unsigned n = static_cast<unsigned>(std::min<std::size_t>(bytes / 4, std::size_t(1) << 20));
-    float fa = 2, fb = 1;
-    void* params[] = {&d, &n, &fa, &fb};
-    if ((r = a.module_get_function(&fn, mod, kAxpbKernel)) != cu::kSuccess ||
-        (r = a.launch_kernel(fn, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, nullptr)) != cu::kSuccess ||
-        (r = a.stream_sync(s)) != cu::kSuccess) {
-        g.error = "the computation failed: " + a.err(r);
-        a.module_unload(mod);
-        return false;
-    }
-    a.module_unload(mod);
+    const unsigned n = static_cast<unsigned>(std::min<std::size_t>(bytes / 4, std::size_t(1) << 20));
+    bool ran = false;
+    if (!run_axpb(a, d, n, s, g, ran)) return false;
+    if (!ran) return true;
     std::vector<float> x(n);
-    if ((r = a.copy_dtoh(x.data(), d, std::size_t(n) * 4)) != cu::kSuccess) {
-        g.error = "reading the computation back failed: " + a.err(r);
-        return false;
-    }
+    if (cu::Result r = a.copy_dtoh(x.data(), d, std::size_t(n) * 4); r != cu::kSuccess)
+        return fail(a, g, "reading the computation back failed", r);
     for (unsigned i = 0; i < n; ++i)
         if (x[i] != 2.0f * static_cast<float>(i) + 1.0f) {
             char b[160];
@@ -77,6 +118,58 @@ bool compute_check(const cu::Api& a, cu::Ptr d, std::size_t bytes, cu::Stream s,
             return false;
         }
     g.kernel_ok = true;
+    return true;
+}
+
+// A host pattern to the GPU and back.
+bool round_trip(const cu::Api& a, const GpuMemory& m, std::size_t bytes, gpu::GpuResult& g) {
+    auto* hw = static_cast<unsigned*>(m.h.get());
+    for (std::size_t i = 0; i < bytes / 4; ++i) hw[i] = static_cast<unsigned>(i * 2654435761u);
+    cu::Result r;
+    if ((r = a.copy_htod_async(m.d.get(), m.h.get(), bytes, m.s.get())) != cu::kSuccess || (r = a.stream_sync(m.s.get())) != cu::kSuccess)
+        return fail(a, g, "host-to-device copy failed", r);
+    std::memset(m.h.get(), 0, bytes);
+    if ((r = a.copy_dtoh_async(m.h.get(), m.d.get(), bytes, m.s.get())) != cu::kSuccess || (r = a.stream_sync(m.s.get())) != cu::kSuccess)
+        return fail(a, g, "device-to-host copy failed", r);
+    for (std::size_t i = 0; i < bytes / 4; i += 4099)
+        if (hw[i] != static_cast<unsigned>(i * 2654435761u)) {
+            g.error = "data changed on a round trip through the GPU (word " + std::to_string(i) + ")";
+            return false;
+        }
+    return true;
+}
+
+// H2D then D2H: one untimed copy, then `iterations` back to back between two
+// events; after H2D, the PCIe link as sysfs reads it.
+bool measure_bandwidth(const cu::Api& a, const GpuMemory& m, const CudaStageOptions& o, gpu::GpuResult& g) {
+    const std::size_t bytes = o.copy_bytes;
+    const cu::Ptr d = m.d.get();
+    void* h = m.h.get();
+    const cu::Stream s = m.s.get();
+    for (int dir = 0; dir < 2; ++dir) {
+        auto copy = [&] { return dir ? a.copy_dtoh_async(h, d, bytes, s) : a.copy_htod_async(d, h, bytes, s); };
+        cu::Result r;
+        if ((r = copy()) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess) return fail(a, g, "copy failed", r);
+        if ((r = a.event_record(m.e0.get(), s)) != cu::kSuccess) return fail(a, g, "event record failed", r);
+        for (int i = 0; i < o.iterations; ++i)
+            if ((r = copy()) != cu::kSuccess) return fail(a, g, "copy failed", r);
+        if ((r = a.event_record(m.e1.get(), s)) != cu::kSuccess || (r = a.event_sync(m.e1.get())) != cu::kSuccess)
+            return fail(a, g, "copy failed", r);
+        float ms = 0;
+        if ((r = a.event_elapsed(&ms, m.e0.get(), m.e1.get())) != cu::kSuccess) return fail(a, g, "event timing failed", r);
+        const double gbps = ms > 0 ? double(bytes) * o.iterations / 1e9 / (ms / 1e3) : 0;
+        (dir ? g.d2h_gbps : g.h2d_gbps) = gbps;
+        if (dir == 0) {
+            // Read the link right after traffic: idle GPUs drop to a low PCIe speed.
+            const std::string dev_dir = sysfs_base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
+            g.pcie_gen = gpu::pcie_gen_from_speed(first_line(dev_dir + "current_link_speed"));
+            try {
+                g.pcie_width = std::stoi(first_line(dev_dir + "current_link_width"));
+            } catch (...) {
+                g.pcie_width = 0;
+            }
+        }
+    }
     return true;
 }
 
@@ -93,96 +186,15 @@ void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuR
     a.device_bus_id(bus, sizeof bus - 1, dev);
     g.name = name;
     g.bus_id = sysfs_bus_id(bus);
-    Ctx ctx{a, dev};
-    cu::Context c{};
-    if ((r = a.primary_retain(&c, dev)) != cu::kSuccess) {
+    cu::PrimaryContext ctx(a);  // before m: released after m's objects are gone
+    if ((r = ctx.retain(dev)) != cu::kSuccess || (r = ctx.make_current()) != cu::kSuccess) {
         g.error = "context creation failed: " + a.err(r);
         return;
     }
-    ctx.retained = true;
-    if ((r = a.ctx_set_current(c)) != cu::kSuccess) {
-        g.error = "context creation failed: " + a.err(r);
-        return;
-    }
-    const std::size_t bytes = o.copy_bytes;
-    cu::Ptr d = 0;
-    void* h = nullptr;
-    cu::Stream s{};
-    cu::Event e0{}, e1{};
-    auto cleanup = [&] {
-        if (e0) a.event_destroy(e0);
-        if (e1) a.event_destroy(e1);
-        if (s) a.stream_destroy(s);
-        if (h) a.host_free(h);
-        if (d) a.mem_free(d);
-    };
-    auto fail = [&](const std::string& what, cu::Result rr) {
-        g.error = what + ": " + a.err(rr);
-        cleanup();
-    };
-    if ((r = a.mem_alloc(&d, bytes)) != cu::kSuccess) return fail("device memory allocation failed", r);
-    if ((r = a.host_alloc(&h, bytes)) != cu::kSuccess) return fail("pinned host memory allocation failed", r);
-    if ((r = a.stream_create(&s, 1)) != cu::kSuccess) return fail("stream creation failed", r);
-    if ((r = a.event_create(&e0, 0)) != cu::kSuccess || (r = a.event_create(&e1, 0)) != cu::kSuccess)
-        return fail("event creation failed", r);
-
-    // A computation with a known result: the GPU fills its memory with a
-    // pattern, we read it back; then a host pattern goes there and back.
-    const unsigned pattern = 0xA5C30F00u | static_cast<unsigned>(index & 0xff);
-    if ((r = a.memset_d32(d, pattern, bytes / 4)) != cu::kSuccess) return fail("memset failed", r);
-    std::vector<unsigned> back(1 << 18);  // 1 MiB from each end
-    auto read_back = [&](std::size_t off) { return a.copy_dtoh(back.data(), d + off, back.size() * 4); };
-    for (std::size_t off : {std::size_t(0), bytes - back.size() * 4}) {
-        if ((r = read_back(off)) != cu::kSuccess) return fail("copy back failed", r);
-        for (unsigned v : back)
-            if (v != pattern) {
-                char b[128];
-                std::snprintf(b, sizeof b, "memory check failed: read 0x%08x where the GPU wrote 0x%08x", v, pattern);
-                g.error = b;
-                cleanup();
-                return;
-            }
-    }
-    if (!compute_check(a, d, bytes, s, g)) return cleanup();
-    auto* hw = static_cast<unsigned*>(h);
-    for (std::size_t i = 0; i < bytes / 4; ++i) hw[i] = static_cast<unsigned>(i * 2654435761u);
-    if ((r = a.copy_htod_async(d, h, bytes, s)) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess)
-        return fail("host-to-device copy failed", r);
-    std::memset(h, 0, bytes);
-    if ((r = a.copy_dtoh_async(h, d, bytes, s)) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess)
-        return fail("device-to-host copy failed", r);
-    for (std::size_t i = 0; i < bytes / 4; i += 4099)
-        if (hw[i] != static_cast<unsigned>(i * 2654435761u)) {
-            g.error = "data changed on a round trip through the GPU (word " + std::to_string(i) + ")";
-            cleanup();
-            return;
-        }
-
-    // Bandwidth: one untimed copy, then `iterations` back to back between two events.
-    for (int dir = 0; dir < 2; ++dir) {
-        auto copy = [&] { return dir ? a.copy_dtoh_async(h, d, bytes, s) : a.copy_htod_async(d, h, bytes, s); };
-        if ((r = copy()) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess) return fail("copy failed", r);
-        if ((r = a.event_record(e0, s)) != cu::kSuccess) return fail("event record failed", r);
-        for (int i = 0; i < o.iterations; ++i)
-            if ((r = copy()) != cu::kSuccess) return fail("copy failed", r);
-        if ((r = a.event_record(e1, s)) != cu::kSuccess || (r = a.event_sync(e1)) != cu::kSuccess)
-            return fail("copy failed", r);
-        float ms = 0;
-        if ((r = a.event_elapsed(&ms, e0, e1)) != cu::kSuccess) return fail("event timing failed", r);
-        const double gbps = ms > 0 ? double(bytes) * o.iterations / 1e9 / (ms / 1e3) : 0;
-        (dir ? g.d2h_gbps : g.h2d_gbps) = gbps;
-        if (dir == 0) {
-            // Read the link right after traffic: idle GPUs drop to a low PCIe speed.
-            const std::string dev_dir = sysfs_base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
-            g.pcie_gen = gpu::pcie_gen_from_speed(first_line(dev_dir + "current_link_speed"));
-            try {
-                g.pcie_width = std::stoi(first_line(dev_dir + "current_link_width"));
-            } catch (...) {
-                g.pcie_width = 0;
-            }
-        }
-    }
-    cleanup();
+    GpuMemory m(a);
+    if (allocate(a, o.copy_bytes, m, g) && memory_check(a, m, o.copy_bytes, index, g) &&
+        compute_check(a, m.d.get(), o.copy_bytes, m.s.get(), g) && round_trip(a, m, o.copy_bytes, g))
+        measure_bandwidth(a, m, o, g);
 }
 
 }  // namespace

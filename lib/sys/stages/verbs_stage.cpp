@@ -19,6 +19,7 @@
 
 #include "../../base/error.hpp"
 #include "../../pin/placement.hpp"
+#include "dl_handle.hpp"
 #include "verbs_stage.hpp"
 #include "../node/hwloc_topology.hpp"
 #include "../node/sysfs.hpp"
@@ -128,7 +129,8 @@ const Ibv* ibv(std::string& why) {
     static Ibv v{};
     static bool ok = false;
     std::call_once(once, [] {
-        void* h = ::dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+        DlHandle lib = dl_open("libibverbs.so.1");  // closed again unless usable
+        void* h = lib.get();
         if (!h) return;
         auto get = [&](auto& f, const char* name) {
             f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(::dlsym(h, name));
@@ -141,6 +143,7 @@ const Ibv* ibv(std::string& why) {
              get(v.reg_mr, "ibv_reg_mr") && get(v.dereg_mr, "ibv_dereg_mr") && get(v.create_cq, "ibv_create_cq") &&
              get(v.destroy_cq, "ibv_destroy_cq") && get(v.create_qp, "ibv_create_qp") && get(v.modify_qp, "ibv_modify_qp") &&
              get(v.destroy_qp, "ibv_destroy_qp");
+        if (ok) lib.release();  // for the life of the process
     });
     if (!ok) why = "libibverbs.so.1 not found or too old (install rdma-core / libibverbs1)";
     return ok ? &v : nullptr;
