@@ -4,39 +4,26 @@
 #include "preflight.hpp"
 
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <cstdlib>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <poll.h>
-#include <set>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "../lib/base/error.hpp"
-#include "../lib/env/hostlist.hpp"
-#include "../lib/preflight/bootstrap.hpp"
-#include "../lib/preflight/card.hpp"
-#include "../lib/preflight/localize.hpp"
-#include "../lib/preflight/protocol.hpp"
-#include "../lib/preflight/schedule.hpp"
-#include "../lib/preflight/wire.hpp"
+#include "../lib/base/result.hpp"
 #include "../lib/env/step_view.hpp"
-#include "../lib/sys/node/addrs.hpp"
-#include "../lib/sys/stages/gpu_stages.hpp"
-#include "../lib/sys/node/node_card.hpp"
-#include "../lib/sys/net/rendezvous.hpp"
-#include "config.h"
+#include "../lib/preflight/bootstrap.hpp"
+#include "../lib/preflight/protocol.hpp"
+#include "../lib/preflight/wire.hpp"
 #include "../lib/sys/net/pmix_bootstrap.hpp"
+#include "../lib/sys/net/rendezvous.hpp"
+#include "../lib/sys/node/node_card.hpp"
 #include "preflight_internal.hpp"
-
 
 namespace gangway::cli {
 using namespace preflight;
@@ -117,157 +104,224 @@ void take_verdict(const Kv& v, Outcome& out) {
     }
 }
 
-}  // namespace
+// A speaker's listener for its peers' probes and bandwidth streams, served on
+// its own thread until this goes.
+class DataListener {
+public:
+    explicit DataListener(const StepFacts& s) : state_(std::make_shared<DataState>()) {
+        state_->key = s.key;
+        state_->self = s.node_rank;
+    }
+    DataListener(const DataListener&) = delete;
+    DataListener& operator=(const DataListener&) = delete;
+    ~DataListener() {
+        state_->stop = true;
+        if (thread_.joinable()) thread_.join();
+    }
 
-Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
-    Outcome out;
-    const auto start = Clock::now();
-    const Deadline overall = start + std::chrono::milliseconds(static_cast<long>(opt.timeout_s * 1000));
-    // How long a task waits for node 0's verdict: node 0 may raise the default
-    // deadline (a node of the step has GPUs, maybe not this one).
-    const Deadline verdict_by = gpu_step_deadline(opt, start, overall);
-    const bool coordinator = s.node_rank == 0 && s.local == 0;
-    const bool speaker = s.local == 0;
-    out.coordinator = coordinator;
+    // PORT+2 of the step's block on the data address; any free port when that
+    // is taken; any address when there is no data address to listen on (the
+    // task checks in anyway, and the cards say why).
+    Result<void> start(const StepFacts& s) {
+        auto l = sys::tcp_listen(s.node_addr, s.port + 2, 256);
+        if (!l) l = sys::tcp_listen(s.node_addr, 0, 256);
+        if (!l) l = sys::tcp_listen("", 0, 256);
+        if (!l) return Failure{"the data listener cannot start: " + l.error()};
+        port_ = sys::local_port(l->get());
+        thread_ = std::thread(data_server, state_, std::move(*l));
+        return {};
+    }
+    const std::shared_ptr<DataState>& state() const { return state_; }
+    unsigned port() const { return port_; }  // 0 when not started
 
+private:
+    std::shared_ptr<DataState> state_;  // shared with the connections' detached threads
+    unsigned port_ = 0;
+    std::thread thread_;
+};
+
+// This task's PMIx session, when fence #1 passed or PMIx was tried. The tasks
+// normally leave() together right after fence #2; whatever way the check
+// ends, the session is finalized when this goes.
+struct PmixBoot {
+    std::optional<PmixSession> session;
+    std::unique_ptr<NodeExitBarrier> exit_barrier;  // once fence #1 passed
+
+    PmixBoot() = default;
+    PmixBoot(const PmixBoot&) = delete;
+    PmixBoot& operator=(const PmixBoot&) = delete;
+    ~PmixBoot() {
+        if (session) pmix_finalize(*session, 2);
+    }
+    // Finalize at once, all tasks close together: a task's command that
+    // gangway run starts fences anew, and a fence begun while a task of the
+    // same node is still in its old PMIx session fails.
+    void leave() {
+        pmix_finalize(*session, 2);
+        exit_barrier->arrive(2);
+    }
+};
+
+// This task's part of the preflight. Its members stop the data listener and
+// finalize PMIx when it goes, so every way out of run() is a plain return.
+class TaskRun {
+public:
+    TaskRun(const PreflightOptions& opt, const StepFacts& s)
+        : opt_(opt), s_(s), start_(Clock::now()),
+          overall_(start_ + std::chrono::milliseconds(static_cast<long>(opt.timeout_s * 1000))),
+          // How long a task waits for node 0's verdict: node 0 may raise the
+          // default deadline (a node of the step has GPUs, maybe not this one).
+          verdict_by_(gpu_step_deadline(opt, start_, overall_)), coordinator_(s.node_rank == 0 && s.local == 0),
+          speaker_(s.local == 0), data_(s) {
+        boot_.start = start_;
+    }
+
+    Outcome run();
+
+private:
+    Outcome cannot_check(std::string why) const;
+    Result<sys::Fd> listen_for_rendezvous() const;
+    Result<void> fence1();
+    bool fence2(const Kv* mine, std::string& err);
+    Outcome await_verdict();
+    Outcome coordinate_step(sys::Fd listener);
+
+    const PreflightOptions& opt_;
+    const StepFacts& s_;
+    const Clock::time_point start_;
+    const Deadline overall_, verdict_by_;
+    const bool coordinator_, speaker_;
+    BootInfo boot_;
+    PmixBoot pmix_;      // before data_: finalized after the listener stopped
+    DataListener data_;
+};
+
+Outcome TaskRun::run() {
     // The bootstrap: PMIx when the step has it (and --bootstrap allows), else TCP.
-    BootInfo boot;
-    boot.start = start;
     BootstrapChoice choice;
     try {
-        choice = choose_bootstrap(parse_bootstrap_mode(opt.bootstrap), pmix_built(), pmix_in_env());
+        choice = choose_bootstrap(opt_.bootstrap, pmix_built(), pmix_in_env());
     } catch (const Error& e) {
-        choice.error = e.what();
+        return cannot_check(e.what());
     }
-    if (!choice.error.empty()) {
-        out.exit_code = kExitCannotCheck;
-        out.message = choice.error;
-        return out;
-    }
-
-    // The speaker's listener for probes and bandwidth streams: PORT+2 of the
-    // step's block on its data address, any free port when that is taken.
-    auto data = std::make_shared<DataState>();
-    data->key = s.key;
-    data->self = s.node_rank;
-    unsigned data_port = 0;
-    std::thread data_thread;
-    if (speaker && opt.check != "none") {
-        sys::Fd l;
-        try {
-            l = sys::tcp_listen(s.node_addr, s.port + 2, 256);
-        } catch (const Error&) {
-            try {
-                l = sys::tcp_listen(s.node_addr, 0, 256);
-            } catch (const Error& e) {
-                // No data address to listen on: check in anyway, the cards say why.
-                l = sys::tcp_listen("", 0, 256);
-            }
-        }
-        data_port = sys::local_port(l.get());
-        data_thread = std::thread(data_server, data, std::move(l));
-    }
-    std::optional<PmixSession> px;
-    std::unique_ptr<NodeExitBarrier> exit_barrier;
-    auto finish = [&] {
-        data->stop = true;
-        if (data_thread.joinable()) data_thread.join();
-        if (px) pmix_finalize(*px, 2);
-    };
-
+    if (speaker_ && opt_.check != CheckLevel::none)
+        if (auto started = data_.start(s_); !started) return cannot_check(started.error());
     // The coordinator listens before fence #1, so that tasks falling back to
     // TCP queue up in the backlog until it gathers.
     sys::Fd listener;
-    if (coordinator) {
-        // Raise the descriptor limit for thousands of tasks.
-        rlimit rl{};
-        if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-            rl.rlim_cur = rl.rlim_max;
-            ::setrlimit(RLIMIT_NOFILE, &rl);
-        }
-        try {
-            listener = sys::tcp_listen("", s.port + 1, 8192);
-        } catch (const Error& e) {
-            finish();
-            out.exit_code = kExitCannotCheck;
-            out.message = std::string("the rendezvous cannot start: ") + e.what() +
-                          " (another program holds PRIMARY_PORT+1 on node 0)";
-            return out;
-        }
+    if (coordinator_) {
+        auto l = listen_for_rendezvous();
+        if (!l) return cannot_check(l.error());
+        listener = std::move(*l);
     }
+    if (choice.try_pmix)
+        if (auto fenced = fence1(); !fenced) return cannot_check(fenced.error());
+    return coordinator_ ? coordinate_step(std::move(listener)) : await_verdict();
+}
 
-    // PMIx fence #1: every task of the step is alive. Half the join timeout, so
-    // that a missing task leaves the TCP rendezvous time to name its node.
-    if (choice.try_pmix) {
-        const Deadline f1 = std::min(overall, start + std::chrono::milliseconds(static_cast<long>(
-                                                          fence1_timeout_s(opt.join_timeout_s) * 1000)));
-        std::string err;
-        px = pmix_init(std::max(0.5, seconds_left(f1)), err);
-        if (px) {
-            err = pmix_step_mismatch(px->rank, px->size, s.rank, s.ntasks);
-            const auto tf = Clock::now();
-            if (err.empty() && pmix_fence(*px, nullptr, false, std::max(0.2, seconds_left(f1)), err)) {
-                boot.pmix = true;
-                boot.fence_s = sys::seconds_since(tf);
-            }
-        } else if (parse_bootstrap_mode(opt.bootstrap) == BootstrapMode::pmix) {
-            finish();
-            out.exit_code = kExitCannotCheck;
-            out.message = "--bootstrap=pmix: " + err;
-            return out;
-        }
-        if (!boot.pmix) boot.note = err;
-        if (boot.pmix) {
-            const unsigned here = s.node_rank < s.tasks_per_node.size() ? s.tasks_per_node[s.node_rank] : 1;
-            exit_barrier = std::make_unique<NodeExitBarrier>(
-                "gangway." + std::to_string(::getuid()) + "." + s.job_id + "." + s.step_id + "." + std::to_string(s.node_rank),
-                speaker, here);
-        }
+Outcome TaskRun::cannot_check(std::string why) const {
+    Outcome out;
+    out.coordinator = coordinator_;
+    out.exit_code = kExitCannotCheck;
+    out.message = std::move(why);
+    return out;
+}
+
+Result<sys::Fd> TaskRun::listen_for_rendezvous() const {
+    // Raise the descriptor limit for thousands of tasks.
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &rl);
     }
-    // PMIx fence #2 hands rank 0's verdict to every task: until the check's
-    // deadline and the margin the TCP verdict has too.
-    auto fence2 = [&](const Kv* mine, std::string& err) {
-        return pmix_fence(*px, mine, true, seconds_left(verdict_by) + 5, err);
-    };
+    auto l = sys::tcp_listen("", s_.port + 1, 8192);
+    if (!l) return Failure{"the rendezvous cannot start: " + l.error() + " (another program holds PRIMARY_PORT+1 on node 0)"};
+    return l;
+}
 
-    if (!coordinator) {
-        std::string err;
-        std::optional<Kv> v;
-        if (!(boot.pmix && !speaker)) v = client_session(opt, s, speaker, verdict_by, err, data, data_port);
-        if (boot.pmix) {  // every task takes part in fence #2; a speaker that lost node 0 may still learn the verdict there
-            std::string ferr;
-            if (fence2(nullptr, ferr)) {
-                if (!v) {
-                    auto pv = pmix_get(*px, 0, std::max(1.0, seconds_left(verdict_by) + 5), ferr);
-                    if (pv) v = std::move(pv);
-                    else if (!speaker) err = "the verdict did not arrive over PMIx (" + ferr + ")";
-                }
-            } else if (!v) {
-                err = speaker ? err + "; " + ferr : "the verdict did not arrive over PMIx (" + ferr + "): a task of the step exited or hung";
+// PMIx fence #1: every task of the step is alive. Half the join timeout, so
+// that a missing task leaves the TCP rendezvous time to name its node. When
+// it does not pass, TCP takes over (boot_.note says why), unless
+// --bootstrap=pmix and PMIx cannot even start: then the check cannot run.
+Result<void> TaskRun::fence1() {
+    const Deadline f1 =
+        std::min(overall_, start_ + std::chrono::milliseconds(static_cast<long>(fence1_timeout_s(opt_.join_timeout_s) * 1000)));
+    std::string err;
+    pmix_.session = pmix_init(std::max(0.5, seconds_left(f1)), err);
+    if (pmix_.session) {
+        err = pmix_step_mismatch(pmix_.session->rank, pmix_.session->size, s_.rank, s_.ntasks);
+        const auto tf = Clock::now();
+        if (err.empty() && pmix_fence(*pmix_.session, nullptr, false, std::max(0.2, seconds_left(f1)), err)) {
+            boot_.pmix = true;
+            boot_.fence_s = sys::seconds_since(tf);
+        }
+    } else if (opt_.bootstrap == BootstrapMode::pmix) {
+        return Failure{"--bootstrap=pmix: " + err};
+    }
+    if (!boot_.pmix) {
+        boot_.note = err;
+        return {};
+    }
+    const unsigned here = s_.node_rank < s_.tasks_per_node.size() ? s_.tasks_per_node[s_.node_rank] : 1;
+    pmix_.exit_barrier = std::make_unique<NodeExitBarrier>(
+        "gangway." + std::to_string(::getuid()) + "." + s_.job_id + "." + s_.step_id + "." + std::to_string(s_.node_rank), speaker_,
+        here);
+    return {};
+}
+
+// PMIx fence #2 hands rank 0's verdict to every task: until the check's
+// deadline and the margin the TCP verdict has too.
+bool TaskRun::fence2(const Kv* mine, std::string& err) {
+    return pmix_fence(*pmix_.session, mine, true, seconds_left(verdict_by_) + 5, err);
+}
+
+// A speaker or a plain task: node 0's verdict over TCP or, after fence #1,
+// through fence #2 (plain tasks only there; a speaker that lost node 0 may
+// still learn it there).
+Outcome TaskRun::await_verdict() {
+    Outcome out;
+    out.coordinator = false;
+    std::string err;
+    std::optional<Kv> v;
+    if (!(boot_.pmix && !speaker_)) {
+        auto got = client_session(opt_, s_, speaker_, verdict_by_, data_.state(), data_.port());
+        if (got) v = std::move(*got);
+        else err = got.error();
+    }
+    if (boot_.pmix) {  // every task takes part in fence #2
+        std::string ferr;
+        if (fence2(nullptr, ferr)) {
+            if (!v) {
+                auto pv = pmix_get(*pmix_.session, 0, std::max(1.0, seconds_left(verdict_by_) + 5), ferr);
+                if (pv) v = std::move(pv);
+                else if (!speaker_) err = "the verdict did not arrive over PMIx (" + ferr + ")";
             }
-            // Finalize at once, all tasks close together: a task's command that
-            // gangway run starts fences anew, and a fence begun while a task of
-            // the same node is still in its old PMIx session fails.
-            pmix_finalize(*px, 2);
-            exit_barrier->arrive(2);
+        } else if (!v) {
+            err = speaker_ ? err + "; " + ferr : "the verdict did not arrive over PMIx (" + ferr + "): a task of the step exited or hung";
         }
-        finish();
-        if (!v) {
-            out.verdict = Verdict::unreachable;
-            out.exit_code = kExitUnreachable;
-            out.message = err;
-            return out;
-        }
-        take_verdict(*v, out);
+        pmix_.leave();
+    }
+    if (!v) {
+        out.verdict = Verdict::unreachable;
+        out.exit_code = kExitUnreachable;
+        out.message = err;
         return out;
     }
+    take_verdict(*v, out);
+    return out;
+}
 
-    sys::Coordinator coord(s.key, std::move(listener));
-    // This node's speaker talks to the coordinator like every other.
-    std::string self_err;
-    std::thread self_speaker([&] { client_session(opt, s, true, verdict_by, self_err, data, data_port); });
-    Report rep = coordinate(opt, s, coord, overall, boot);
-    Verdict v = verdict(rep);
+// Node 0's first task: the coordination, then the verdict to every task (over
+// TCP, and through fence #2 after fence #1).
+Outcome TaskRun::coordinate_step(sys::Fd listener) {
+    Outcome out;
+    out.coordinator = true;
+    sys::Coordinator coord(s_.key, std::move(listener));
+    // This node's speaker talks to the coordinator like every other; what it
+    // learns is the verdict made here.
+    std::thread self_speaker([&] { (void)client_session(opt_, s_, true, verdict_by_, data_.state(), data_.port()); });
+    Report rep = coordinate(opt_, s_, coord, overall_, boot_);
+    const Verdict v = verdict(rep);
     out.verdict = v;
     out.exit_code = exit_code(v);
     out.bad_nodes = bad_nodes(rep);
@@ -278,24 +332,26 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     for (auto& m : coord.members()) coord.send(m, kVerdict, vk, after_ms(1000));
     coord.close_listener();
     self_speaker.join();
-    if (boot.pmix) {
+    if (boot_.pmix) {
         const auto t2 = Clock::now();
         std::string ferr;
         if (!fence2(&vk, ferr)) {
             // A task that passed fence #1 is gone: it never got the verdict.
-            rep.stages.push_back({"verdict", "failed", "the PMIx fence handing the verdict to every task failed: " + ferr,
+            rep.stages.push_back({"verdict", StageStatus::failed, "the PMIx fence handing the verdict to every task failed: " + ferr,
                                   sys::seconds_since(t2)});
             rep.findings.push_back("a task exited or hung before the verdict reached it (" + ferr + ")");
             out.verdict = Verdict::unreachable;
             out.exit_code = kExitUnreachable;
             out.message += "; " + ferr;
         }
-        pmix_finalize(*px, 2);  // at once, as the other tasks do
-        exit_barrier->arrive(2);
+        pmix_.leave();  // at once, as the other tasks do
     }
-    finish();
     out.report = std::move(rep);
     return out;
 }
+
+}  // namespace
+
+Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) { return TaskRun(opt, s).run(); }
 
 }  // namespace gangway::cli

@@ -3,7 +3,7 @@
 // elsewhere) so that the gangway binary starts on nodes without CUDA.
 // Configured --with-cuda, the real cuda.h supplies the types and the
 // declarations below are checked against it; without it, they are our own.
-// Internal to lib/sys (cuda_stage.cpp, nccl_stage.cpp).
+// Internal to lib/sys/stages; cuda_handles.hpp owns the objects it makes.
 #pragma once
 #include <cstddef>
 #include <string>

@@ -1,129 +1,21 @@
-// The cuda stage and the shared pieces of the GPU/RDMA stages: the driver API
-// loader, deadlines, outcomes.
-#include <dlfcn.h>
-
+// The cuda stage: per GPU a context, an allocation, a memory check, a
+// computation check and pinned copy bandwidth, judged by gpu::judge_cuda.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <future>
-#include <mutex>
-#include <thread>
+#include <string>
+#include <vector>
 
-#include "../../base/error.hpp"
 #include "cuda_api.hpp"
+#include "cuda_handles.hpp"
 #include "cuda_kernel.hpp"
-#include "gpu_stages.hpp"
+#include "cuda_stage.hpp"
 #include "../node/sysfs.hpp"
 
 namespace gangway::sys {
-
-namespace cu {
-
-std::string Api::err(Result r) const {
-    const char* s = nullptr;
-    if (error_string) error_string(r, &s);
-    return "CUDA error " + std::to_string(static_cast<int>(r)) + (s ? std::string(" (") + s + ")" : "");
-}
-
-namespace {
-template <class F>
-bool sym(void* h, F& f, std::initializer_list<const char*> names) {
-    for (const char* n : names)
-        if (void* p = ::dlsym(h, n)) {
-            f = reinterpret_cast<F>(p);
-            return true;
-        }
-    return false;
-}
-}  // namespace
-
-const Api* api(std::string& why) {
-    static std::once_flag once;
-    static Api a{};
-    static bool ok = false;
-    static std::string error;
-    std::call_once(once, [] {
-        void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            error = "libcuda.so.1 not found: no NVIDIA driver on this node";
-            return;
-        }
-        bool all = sym(h, a.init, {"cuInit"}) && sym(h, a.driver_version, {"cuDriverGetVersion"}) &&
-                   sym(h, a.device_count, {"cuDeviceGetCount"}) && sym(h, a.device_get, {"cuDeviceGet"}) &&
-                   sym(h, a.device_name, {"cuDeviceGetName"}) && sym(h, a.device_bus_id, {"cuDeviceGetPCIBusId"}) &&
-                   sym(h, a.primary_retain, {"cuDevicePrimaryCtxRetain"}) &&
-                   sym(h, a.primary_release, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}) &&
-                   sym(h, a.ctx_set_current, {"cuCtxSetCurrent"}) && sym(h, a.mem_alloc, {"cuMemAlloc_v2"}) &&
-                   sym(h, a.mem_free, {"cuMemFree_v2"}) && sym(h, a.host_alloc, {"cuMemAllocHost_v2"}) &&
-                   sym(h, a.host_free, {"cuMemFreeHost"}) && sym(h, a.memset_d32, {"cuMemsetD32_v2"}) &&
-                   sym(h, a.copy_dtoh, {"cuMemcpyDtoH_v2"}) && sym(h, a.copy_htod_async, {"cuMemcpyHtoDAsync_v2"}) &&
-                   sym(h, a.copy_dtoh_async, {"cuMemcpyDtoHAsync_v2"}) && sym(h, a.stream_create, {"cuStreamCreate"}) &&
-                   sym(h, a.stream_destroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}) &&
-                   sym(h, a.stream_sync, {"cuStreamSynchronize"}) && sym(h, a.stream_query, {"cuStreamQuery"}) &&
-                   sym(h, a.event_create, {"cuEventCreate"}) && sym(h, a.event_record, {"cuEventRecord"}) &&
-                   sym(h, a.event_sync, {"cuEventSynchronize"}) &&
-                   sym(h, a.event_elapsed, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}) &&
-                   sym(h, a.event_destroy, {"cuEventDestroy_v2", "cuEventDestroy"});
-        sym(h, a.error_string, {"cuGetErrorString"});
-        if (!(sym(h, a.module_load_data, {"cuModuleLoadData"}) && sym(h, a.module_get_function, {"cuModuleGetFunction"}) &&
-              sym(h, a.module_unload, {"cuModuleUnload"}) && sym(h, a.launch_kernel, {"cuLaunchKernel"})))
-            a.module_load_data = nullptr;
-        if (!all) {
-            error = "libcuda.so.1 lacks a driver API call gangway needs: the NVIDIA driver is too old";
-            return;
-        }
-        ok = true;
-    });
-    if (!ok) why = error;
-    return ok ? &a : nullptr;
-}
-
-}  // namespace cu
-
-preflight::GpuRecord gpu_record(unsigned node, const gpu::GpuResult& g) {
-    return {node, g.index, g.name, g.bus_id, g.error, g.pcie_gen, g.pcie_width, g.h2d_gbps, g.d2h_gbps};
-}
-
-preflight::NcclRecord nccl_record(unsigned node, const gpu::NcclResult& r) {
-    preflight::NcclRecord n{node, r.nranks, r.bytes, std::nullopt, std::nullopt, r.data_ok, r.error};
-    if (r.error.empty() && r.seconds > 0) {
-        n.algbw_gbps = gpu::algbw_gbps(r.bytes, r.seconds);
-        n.busbw_gbps = gpu::allreduce_busbw_gbps(*n.algbw_gbps, r.nranks);
-    }
-    return n;
-}
-
-void add_device_records(const StageOutcome& o, unsigned node, preflight::Report& rep) {
-    for (const auto& g : o.gpus) rep.gpus.push_back(gpu_record(node, g));
-    for (const auto& r : o.nccl_runs) rep.nccl.push_back(nccl_record(node, r));
-    for (const auto& p : o.ports)
-        rep.ports.push_back({node, p.hca + "/" + std::to_string(p.port), p.rate_gbps, verbs::port_up(p)});
-}
-
-StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, double seconds) {
-    StageOutcome o;
-    o.result = {name, v.status, v.detail, seconds};
-    o.findings = v.findings;
-    return o;
-}
-
-StageOutcome with_deadline(const std::string& name, double seconds, std::function<StageOutcome()> fn) {
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-        if (auto o = within<StageOutcome>(seconds, std::move(fn))) return *o;
-    } catch (const std::exception& e) {
-        StageOutcome o;
-        o.result = {name, "failed", e.what(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-        return o;
-    }
-    StageOutcome o;
-    char b[96];
-    std::snprintf(b, sizeof b, "did not finish within %.0f s (a GPU, driver or HCA is hung)", seconds);
-    o.result = {name, "aborted", b, seconds};
-    return o;
-}
-
+using preflight::StageStatus;
 namespace {
 
 // cuDeviceGetPCIBusId writes "0000:18:00.0" (some drivers: 8-digit domain,
@@ -134,14 +26,72 @@ std::string sysfs_bus_id(std::string id) {
     return id;
 }
 
-struct Ctx {
-    const cu::Api& a;
-    cu::Device dev;
-    bool retained = false;
-    ~Ctx() {
-        if (retained) a.primary_release(dev);
-    }
+// What the checks of one GPU use; freed when it goes, whichever check stopped.
+struct GpuMemory {
+    explicit GpuMemory(const cu::Api& a) : d(a), h(a), s(a), e0(a), e1(a) {}
+    cu::UniqueDeviceMem d;
+    cu::UniqueHostMem h;  // pinned, as large as d
+    cu::UniqueStream s;
+    cu::UniqueEvent e0, e1;
 };
+
+// g.error = "WHAT: CUDA error N (...)"; false, for `return fail(...)`.
+bool fail(const cu::Api& a, gpu::GpuResult& g, const std::string& what, cu::Result r) {
+    g.error = what + ": " + a.err(r);
+    return false;
+}
+
+bool allocate(const cu::Api& a, std::size_t bytes, GpuMemory& m, gpu::GpuResult& g) {
+    cu::Result r;
+    if ((r = a.mem_alloc(m.d.out(), bytes)) != cu::kSuccess) return fail(a, g, "device memory allocation failed", r);
+    if ((r = a.host_alloc(m.h.out(), bytes)) != cu::kSuccess) return fail(a, g, "pinned host memory allocation failed", r);
+    if ((r = a.stream_create(m.s.out(), 1)) != cu::kSuccess) return fail(a, g, "stream creation failed", r);
+    if ((r = a.event_create(m.e0.out(), 0)) != cu::kSuccess || (r = a.event_create(m.e1.out(), 0)) != cu::kSuccess)
+        return fail(a, g, "event creation failed", r);
+    return true;
+}
+
+// A computation with a known result: the GPU fills its memory with a
+// pattern, we read 1 MiB back from each end.
+bool memory_check(const cu::Api& a, const GpuMemory& m, std::size_t bytes, int index, gpu::GpuResult& g) {
+    const unsigned pattern = 0xA5C30F00u | static_cast<unsigned>(index & 0xff);
+    cu::Result r;
+    if ((r = a.memset_d32(m.d.get(), pattern, bytes / 4)) != cu::kSuccess) return fail(a, g, "memset failed", r);
+    std::vector<unsigned> back(1 << 18);
+    for (std::size_t off : {std::size_t(0), bytes - back.size() * 4}) {
+        if ((r = a.copy_dtoh(back.data(), m.d.get() + off, back.size() * 4)) != cu::kSuccess) return fail(a, g, "copy back failed", r);
+        for (unsigned v : back)
+            if (v != pattern) {
+                char b[128];
+                std::snprintf(b, sizeof b, "memory check failed: read 0x%08x where the GPU wrote 0x%08x", v, pattern);
+                g.error = b;
+                return false;
+            }
+    }
+    return true;
+}
+
+// Runs the check's kernel on n floats of d; a driver that cannot compile the
+// PTX leaves g.kernel_note and `ran` false. The module goes before the result
+// is read back.
+bool run_axpb(const cu::Api& a, cu::Ptr d, unsigned n, cu::Stream s, gpu::GpuResult& g, bool& ran) {
+    cu::UniqueModule mod(a);
+    cu::Result r = a.module_load_data(mod.out(), kAxpbPtx);
+    if (r == 209 || r == 218 || r == 221 || r == 222) {  // no binary, invalid PTX, no JIT, PTX too new
+        g.kernel_note = "the driver cannot compile the check's PTX: " + a.err(r);
+        return true;
+    }
+    if (r != cu::kSuccess) return fail(a, g, "loading the computation failed", r);
+    cu::Function fn{};
+    float fa = 2, fb = 1;
+    void* params[] = {&d, &n, &fa, &fb};
+    if ((r = a.module_get_function(&fn, mod.get(), kAxpbKernel)) != cu::kSuccess ||
+        (r = a.launch_kernel(fn, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, nullptr)) != cu::kSuccess ||
+        (r = a.stream_sync(s)) != cu::kSuccess)
+        return fail(a, g, "the computation failed", r);
+    ran = true;
+    return true;
+}
 
 // The SMs compute x[i] = 2i + 1 over the first 4 MiB of `d` (cuda_kernel.hpp)
 // and every element is checked. A driver that cannot compile the PTX is not
@@ -152,33 +102,13 @@ bool compute_check(const cu::Api& a, cu::Ptr d, std::size_t bytes, cu::Stream s,
         g.kernel_note = "the driver lacks the module API";
         return true;
     }
-    cu::Module mod{};
-    cu::Function fn{};
-    cu::Result r = a.module_load_data(&mod, kAxpbPtx);
-    if (r == 209 || r == 218 || r == 221 || r == 222) {  // no binary, invalid PTX, no JIT, PTX too new
-        g.kernel_note = "the driver cannot compile the check's PTX: " + a.err(r);
-        return true;
-    }
-    if (r != cu::kSuccess) {
-        g.error = "loading the computation failed: " + a.err(r);
-        return false;
-    }
-    unsigned n = static_cast<unsigned>(std::min<std::size_t>(bytes / 4, std::size_t(1) << 20));
-    float fa = 2, fb = 1;
-    void* params[] = {&d, &n, &fa, &fb};
-    if ((r = a.module_get_function(&fn, mod, kAxpbKernel)) != cu::kSuccess ||
-        (r = a.launch_kernel(fn, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s, params, nullptr)) != cu::kSuccess ||
-        (r = a.stream_sync(s)) != cu::kSuccess) {
-        g.error = "the computation failed: " + a.err(r);
-        a.module_unload(mod);
-        return false;
-    }
-    a.module_unload(mod);
+    const unsigned n = static_cast<unsigned>(std::min<std::size_t>(bytes / 4, std::size_t(1) << 20));
+    bool ran = false;
+    if (!run_axpb(a, d, n, s, g, ran)) return false;
+    if (!ran) return true;
     std::vector<float> x(n);
-    if ((r = a.copy_dtoh(x.data(), d, std::size_t(n) * 4)) != cu::kSuccess) {
-        g.error = "reading the computation back failed: " + a.err(r);
-        return false;
-    }
+    if (cu::Result r = a.copy_dtoh(x.data(), d, std::size_t(n) * 4); r != cu::kSuccess)
+        return fail(a, g, "reading the computation back failed", r);
     for (unsigned i = 0; i < n; ++i)
         if (x[i] != 2.0f * static_cast<float>(i) + 1.0f) {
             char b[160];
@@ -188,6 +118,58 @@ bool compute_check(const cu::Api& a, cu::Ptr d, std::size_t bytes, cu::Stream s,
             return false;
         }
     g.kernel_ok = true;
+    return true;
+}
+
+// A host pattern to the GPU and back.
+bool round_trip(const cu::Api& a, const GpuMemory& m, std::size_t bytes, gpu::GpuResult& g) {
+    auto* hw = static_cast<unsigned*>(m.h.get());
+    for (std::size_t i = 0; i < bytes / 4; ++i) hw[i] = static_cast<unsigned>(i * 2654435761u);
+    cu::Result r;
+    if ((r = a.copy_htod_async(m.d.get(), m.h.get(), bytes, m.s.get())) != cu::kSuccess || (r = a.stream_sync(m.s.get())) != cu::kSuccess)
+        return fail(a, g, "host-to-device copy failed", r);
+    std::memset(m.h.get(), 0, bytes);
+    if ((r = a.copy_dtoh_async(m.h.get(), m.d.get(), bytes, m.s.get())) != cu::kSuccess || (r = a.stream_sync(m.s.get())) != cu::kSuccess)
+        return fail(a, g, "device-to-host copy failed", r);
+    for (std::size_t i = 0; i < bytes / 4; i += 4099)
+        if (hw[i] != static_cast<unsigned>(i * 2654435761u)) {
+            g.error = "data changed on a round trip through the GPU (word " + std::to_string(i) + ")";
+            return false;
+        }
+    return true;
+}
+
+// H2D then D2H: one untimed copy, then `iterations` back to back between two
+// events; after H2D, the PCIe link as sysfs reads it.
+bool measure_bandwidth(const cu::Api& a, const GpuMemory& m, const CudaStageOptions& o, gpu::GpuResult& g) {
+    const std::size_t bytes = o.copy_bytes;
+    const cu::Ptr d = m.d.get();
+    void* h = m.h.get();
+    const cu::Stream s = m.s.get();
+    for (int dir = 0; dir < 2; ++dir) {
+        auto copy = [&] { return dir ? a.copy_dtoh_async(h, d, bytes, s) : a.copy_htod_async(d, h, bytes, s); };
+        cu::Result r;
+        if ((r = copy()) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess) return fail(a, g, "copy failed", r);
+        if ((r = a.event_record(m.e0.get(), s)) != cu::kSuccess) return fail(a, g, "event record failed", r);
+        for (int i = 0; i < o.iterations; ++i)
+            if ((r = copy()) != cu::kSuccess) return fail(a, g, "copy failed", r);
+        if ((r = a.event_record(m.e1.get(), s)) != cu::kSuccess || (r = a.event_sync(m.e1.get())) != cu::kSuccess)
+            return fail(a, g, "copy failed", r);
+        float ms = 0;
+        if ((r = a.event_elapsed(&ms, m.e0.get(), m.e1.get())) != cu::kSuccess) return fail(a, g, "event timing failed", r);
+        const double gbps = ms > 0 ? double(bytes) * o.iterations / 1e9 / (ms / 1e3) : 0;
+        (dir ? g.d2h_gbps : g.h2d_gbps) = gbps;
+        if (dir == 0) {
+            // Read the link right after traffic: idle GPUs drop to a low PCIe speed.
+            const std::string dev_dir = sysfs_base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
+            g.pcie_gen = gpu::pcie_gen_from_speed(first_line(dev_dir + "current_link_speed"));
+            try {
+                g.pcie_width = std::stoi(first_line(dev_dir + "current_link_width"));
+            } catch (...) {
+                g.pcie_width = 0;
+            }
+        }
+    }
     return true;
 }
 
@@ -204,96 +186,15 @@ void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuR
     a.device_bus_id(bus, sizeof bus - 1, dev);
     g.name = name;
     g.bus_id = sysfs_bus_id(bus);
-    Ctx ctx{a, dev};
-    cu::Context c{};
-    if ((r = a.primary_retain(&c, dev)) != cu::kSuccess) {
+    cu::PrimaryContext ctx(a);  // before m: released after m's objects are gone
+    if ((r = ctx.retain(dev)) != cu::kSuccess || (r = ctx.make_current()) != cu::kSuccess) {
         g.error = "context creation failed: " + a.err(r);
         return;
     }
-    ctx.retained = true;
-    if ((r = a.ctx_set_current(c)) != cu::kSuccess) {
-        g.error = "context creation failed: " + a.err(r);
-        return;
-    }
-    const std::size_t bytes = o.copy_bytes;
-    cu::Ptr d = 0;
-    void* h = nullptr;
-    cu::Stream s{};
-    cu::Event e0{}, e1{};
-    auto cleanup = [&] {
-        if (e0) a.event_destroy(e0);
-        if (e1) a.event_destroy(e1);
-        if (s) a.stream_destroy(s);
-        if (h) a.host_free(h);
-        if (d) a.mem_free(d);
-    };
-    auto fail = [&](const std::string& what, cu::Result rr) {
-        g.error = what + ": " + a.err(rr);
-        cleanup();
-    };
-    if ((r = a.mem_alloc(&d, bytes)) != cu::kSuccess) return fail("device memory allocation failed", r);
-    if ((r = a.host_alloc(&h, bytes)) != cu::kSuccess) return fail("pinned host memory allocation failed", r);
-    if ((r = a.stream_create(&s, 1)) != cu::kSuccess) return fail("stream creation failed", r);
-    if ((r = a.event_create(&e0, 0)) != cu::kSuccess || (r = a.event_create(&e1, 0)) != cu::kSuccess)
-        return fail("event creation failed", r);
-
-    // A computation with a known result: the GPU fills its memory with a
-    // pattern, we read it back; then a host pattern goes there and back.
-    const unsigned pattern = 0xA5C30F00u | static_cast<unsigned>(index & 0xff);
-    if ((r = a.memset_d32(d, pattern, bytes / 4)) != cu::kSuccess) return fail("memset failed", r);
-    std::vector<unsigned> back(1 << 18);  // 1 MiB from each end
-    auto read_back = [&](std::size_t off) { return a.copy_dtoh(back.data(), d + off, back.size() * 4); };
-    for (std::size_t off : {std::size_t(0), bytes - back.size() * 4}) {
-        if ((r = read_back(off)) != cu::kSuccess) return fail("copy back failed", r);
-        for (unsigned v : back)
-            if (v != pattern) {
-                char b[128];
-                std::snprintf(b, sizeof b, "memory check failed: read 0x%08x where the GPU wrote 0x%08x", v, pattern);
-                g.error = b;
-                cleanup();
-                return;
-            }
-    }
-    if (!compute_check(a, d, bytes, s, g)) return cleanup();
-    auto* hw = static_cast<unsigned*>(h);
-    for (std::size_t i = 0; i < bytes / 4; ++i) hw[i] = static_cast<unsigned>(i * 2654435761u);
-    if ((r = a.copy_htod_async(d, h, bytes, s)) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess)
-        return fail("host-to-device copy failed", r);
-    std::memset(h, 0, bytes);
-    if ((r = a.copy_dtoh_async(h, d, bytes, s)) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess)
-        return fail("device-to-host copy failed", r);
-    for (std::size_t i = 0; i < bytes / 4; i += 4099)
-        if (hw[i] != static_cast<unsigned>(i * 2654435761u)) {
-            g.error = "data changed on a round trip through the GPU (word " + std::to_string(i) + ")";
-            cleanup();
-            return;
-        }
-
-    // Bandwidth: one untimed copy, then `iterations` back to back between two events.
-    for (int dir = 0; dir < 2; ++dir) {
-        auto copy = [&] { return dir ? a.copy_dtoh_async(h, d, bytes, s) : a.copy_htod_async(d, h, bytes, s); };
-        if ((r = copy()) != cu::kSuccess || (r = a.stream_sync(s)) != cu::kSuccess) return fail("copy failed", r);
-        if ((r = a.event_record(e0, s)) != cu::kSuccess) return fail("event record failed", r);
-        for (int i = 0; i < o.iterations; ++i)
-            if ((r = copy()) != cu::kSuccess) return fail("copy failed", r);
-        if ((r = a.event_record(e1, s)) != cu::kSuccess || (r = a.event_sync(e1)) != cu::kSuccess)
-            return fail("copy failed", r);
-        float ms = 0;
-        if ((r = a.event_elapsed(&ms, e0, e1)) != cu::kSuccess) return fail("event timing failed", r);
-        const double gbps = ms > 0 ? double(bytes) * o.iterations / 1e9 / (ms / 1e3) : 0;
-        (dir ? g.d2h_gbps : g.h2d_gbps) = gbps;
-        if (dir == 0) {
-            // Read the link right after traffic: idle GPUs drop to a low PCIe speed.
-            const std::string dev_dir = sysfs_base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
-            g.pcie_gen = gpu::pcie_gen_from_speed(first_line(dev_dir + "current_link_speed"));
-            try {
-                g.pcie_width = std::stoi(first_line(dev_dir + "current_link_width"));
-            } catch (...) {
-                g.pcie_width = 0;
-            }
-        }
-    }
-    cleanup();
+    GpuMemory m(a);
+    if (allocate(a, o.copy_bytes, m, g) && memory_check(a, m, o.copy_bytes, index, g) &&
+        compute_check(a, m.d.get(), o.copy_bytes, m.s.get(), g) && round_trip(a, m, o.copy_bytes, g))
+        measure_bandwidth(a, m, o, g);
 }
 
 }  // namespace
@@ -307,16 +208,16 @@ StageOutcome run_cuda_stage(const CudaStageOptions& o, std::vector<gpu::GpuResul
     auto none = [&](const std::string& reason) {
         // No GPUs here. The allocation having some is a failure in itself.
         if (expected && *expected > 0)
-            return to_outcome("cuda", {"failed", "the allocation has " + std::to_string(*expected) + " GPU(s) but " + reason, {}},
+            return to_outcome("cuda", {StageStatus::failed, "the allocation has " + std::to_string(*expected) + " GPU(s) but " + reason, {}},
                               secs());
         return to_outcome("cuda", gpu::skipped("no GPUs (" + reason + ")", o.t.require_cuda, "cuda"), secs());
     };
     if (!a) return none(why);
     cu::Result r = a->init(0);
     if (r == cu::kNoDevice) return none("the driver sees no GPU");
-    if (r != cu::kSuccess) return to_outcome("cuda", {"failed", "cuInit failed: " + a->err(r) + " (driver/kernel module mismatch, or a GPU fell off the bus)", {}}, secs());
+    if (r != cu::kSuccess) return to_outcome("cuda", {StageStatus::failed, "cuInit failed: " + a->err(r) + " (driver/kernel module mismatch, or a GPU fell off the bus)", {}}, secs());
     int count = 0;
-    if ((r = a->device_count(&count)) != cu::kSuccess) return to_outcome("cuda", {"failed", "cuDeviceGetCount failed: " + a->err(r), {}}, secs());
+    if ((r = a->device_count(&count)) != cu::kSuccess) return to_outcome("cuda", {StageStatus::failed, "cuDeviceGetCount failed: " + a->err(r), {}}, secs());
     if (count == 0) return none("CUDA sees no GPU");
     std::vector<gpu::GpuResult> gpus(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
