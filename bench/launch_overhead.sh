@@ -5,9 +5,13 @@
 # The plugin runs with its shipped defaults (pinning on, no topology cache),
 # plus the data-network arguments every site sets (iface=, addr_template=).
 #
-#   sudo bench/launch_overhead.sh [ROUNDS]     (after a build; default 30 rounds)
+#   sudo bench/launch_overhead.sh [ROUNDS] [PLUGSTACK ARGS...]   (after a build; default 30 rounds)
+# Extra arguments go on the plugin's line after the data-network ones, for
+# example pin=off, or topology=FILE (a cache written by gangway topo --write-cache).
 set -euo pipefail
 rounds=${1:-30}
+shift || true
+extra=("$@")
 top=$(cd "$(dirname "$0")/.." && pwd)
 export top_srcdir=$top top_builddir=${top_builddir:-$top}
 [ -r "$top_builddir/spank/.libs/gangway.so" ] || top_builddir=$top/_build
@@ -23,17 +27,18 @@ once() {  # prints the wall time of one launch in ms
   awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", b - a}'
 }
 with=() without=()
-for ((i = 0; i < 3; i++)); do plugstack $SITE_ARGS; once >/dev/null; no_plugstack; once >/dev/null; done  # warm-up
+for ((i = 0; i < 3; i++)); do plugstack $SITE_ARGS "${extra[@]}"; once >/dev/null; no_plugstack; once >/dev/null; done  # warm-up
 for ((i = 0; i < rounds; i++)); do
   # Alternate which goes first, so a drift in the machine's load favours neither.
   if ((i % 2)); then
-    plugstack $SITE_ARGS; with+=("$(once)"); no_plugstack; without+=("$(once)")
+    plugstack $SITE_ARGS "${extra[@]}"; with+=("$(once)"); no_plugstack; without+=("$(once)")
   else
-    no_plugstack; without+=("$(once)"); plugstack $SITE_ARGS; with+=("$(once)")
+    no_plugstack; without+=("$(once)"); plugstack $SITE_ARGS "${extra[@]}"; with+=("$(once)")
   fi
 done
-plugstack $SITE_ARGS
+plugstack $SITE_ARGS "${extra[@]}"
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 mw=$(median "${with[@]}"); mo=$(median "${without[@]}")
+echo "plugstack: $(cat "$PLUGSTACK")"
 echo "rounds=$rounds  median with gangway: ${mw} ms  without: ${mo} ms  ratio: $(awk -v a="$mw" -v b="$mo" 'BEGIN {printf "%.3f", a / b}')"
 echo "host: $(nproc) cores, $(uname -r), SLURM $(srun --version | awk '{print $2}'), $(date -u +%F)"

@@ -7,9 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <fcntl.h>
 #include <map>
-#include <sstream>
 #include <unistd.h>
 
 #include "../../base/error.hpp"
@@ -235,15 +234,37 @@ void keep_io(hwloc_topology_t t) {
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 }
 
+// A whole file by plain POSIX reads: with `topology=` set this runs in every
+// slurmstepd, where an ifstream's first use (libstdc++'s locale set-up) cost
+// about a millisecond. Files past kMaxTopologyFile are refused, not read.
+constexpr std::size_t kMaxTopologyFile = 64u << 20;
+
 std::string slurp(const std::string& path, const char* what_to_do) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         const int e = errno;
         throw Error(path + " cannot be read (" + std::strerror(e) + "); " + what_to_do);
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    std::string text;
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int e = errno;
+            ::close(fd);
+            throw Error(path + " cannot be read (" + std::strerror(e) + "); " + what_to_do);
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > kMaxTopologyFile) {
+            ::close(fd);
+            throw Error(path + " is larger than " + std::to_string(kMaxTopologyFile >> 20) +
+                        " MiB, more than any topology; " + what_to_do);
+        }
+    }
+    ::close(fd);
+    return text;
 }
 
 }  // namespace
