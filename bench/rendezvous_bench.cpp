@@ -39,9 +39,13 @@ int main(int argc, char** argv) {
     int failures = 0;
     for (unsigned rep = 0; rep < repeats; ++rep) {
         const auto t0 = sys::Clock::now();
-        sys::Fd l = sys::tcp_listen("127.0.0.1", 0, 8192);
-        const unsigned port = sys::local_port(l.get());
-        sys::Coordinator coord(key, std::move(l));
+        auto l = sys::tcp_listen("127.0.0.1", 0, 8192);
+        if (!l) {
+            std::fprintf(stderr, "rendezvous_bench: %s\n", l.error().c_str());
+            return 1;
+        }
+        const unsigned port = sys::local_port(l->get());
+        sys::Coordinator coord(key, std::move(*l));
         std::atomic<unsigned> welcomed{0}, failed{0};
         std::vector<std::thread> clients;
         for (unsigned t = 0; t < threads; ++t)
@@ -50,8 +54,7 @@ int main(int argc, char** argv) {
                 for (unsigned r = t; r < n; r += threads) {
                     const preflight::Kv hello{{"rank", std::to_string(r)}, {"node_rank", std::to_string(r / 8)},
                                               {"local", std::to_string(r % 8)}, {"speaker", "0"}};
-                    std::string err;
-                    auto c = sys::join({"127.0.0.1"}, port, key, hello, sys::after_ms(10000), err);
+                    auto c = sys::join({"127.0.0.1"}, port, key, hello, sys::after_ms(10000));
                     if (!c) {
                         failed++;
                         continue;
@@ -59,9 +62,8 @@ int main(int argc, char** argv) {
                     mine.push_back(std::move(*c));
                 }
                 for (auto& c : mine) {
-                    std::uint8_t type = 0;
-                    std::string err;
-                    if (c.recv(type, sys::after_ms(10000), err) && type == preflight::kWelcome) welcomed++;
+                    auto got = c.recv(sys::after_ms(10000));
+                    if (got && got->type == preflight::kWelcome) welcomed++;
                     else failed++;
                 }
             });

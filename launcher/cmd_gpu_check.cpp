@@ -13,12 +13,15 @@
 #include "../lib/base/error.hpp"
 #include "../lib/preflight/gpu_checks.hpp"
 #include "../lib/preflight/report.hpp"
-#include "../lib/sys/stages/gpu_stages.hpp"
 #include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/stages/local_stages.hpp"
+#include "../lib/sys/stages/stage.hpp"
 #include "commands.hpp"
 
 
 namespace gangway::cli {
+using preflight::StageStatus;
+
 namespace {
 
 const char* kUsage =
@@ -128,7 +131,7 @@ int cmd_gpu_check(int argc, char** argv) {
             rep.findings.push_back(std::string(host) + ": " + o.result.name + ": " + f.what + ": " + f.problem);
             me.reasons.push_back(f.what + ": " + f.problem);
         }
-        if (o.result.status == "failed" || o.result.status == "aborted") {
+        if (o.result.status == StageStatus::failed || o.result.status == StageStatus::aborted) {
             failed = true;
             if (o.findings.empty()) {
                 me.reasons.push_back(o.result.name + ": " + o.result.detail);
@@ -145,7 +148,7 @@ int cmd_gpu_check(int argc, char** argv) {
     } else {
         std::printf("gangway gpu-check on %s: %s\n", host, failed ? "failed" : "ok");
         for (const auto& s : rep.stages)
-            std::printf("  %-6s %-8s %6.2f s  %s\n", s.name.c_str(), s.status.c_str(), s.seconds, s.detail.c_str());
+            std::printf("  %-6s %-8s %6.2f s  %s\n", s.name.c_str(), to_string(s.status), s.seconds, s.detail.c_str());
         for (const auto& o : outs)
             for (const auto& f : o.findings) std::printf("  finding: %s: %s: %s\n", o.result.name.c_str(), f.what.c_str(), f.problem.c_str());
     }

@@ -86,14 +86,9 @@ double to_num(const std::string& what, const std::string& v, double lo, double h
 }
 
 void set_opt(PreflightOptions& o, const std::string& name, const std::string& v) {
-    if (name == "check") {
-        if (v != "none" && v != "quick" && v != "full") throw Error("--check must be none, quick or full, not \"" + v + "\"");
-        o.check = v;
-    } else if (name == "on-fail") {
-        if (v != "abort" && v != "warn" && v != "requeue")
-            throw Error("--on-fail must be abort, warn or requeue, not \"" + v + "\"");
-        o.on_fail = v;
-    } else if (name == "report") o.report = v;
+    if (name == "check") o.check = parse_check_level(v);
+    else if (name == "on-fail") o.on_fail = parse_on_fail(v);
+    else if (name == "report") o.report = v;
     else if (name == "heatmap") o.heatmap = v;
     else if (name == "timeout") o.timeout_s = to_num("--timeout", v, 1, 3600);
     else if (name == "join-timeout") o.join_timeout_s = to_num("--join-timeout", v, 1, 3600);
@@ -102,10 +97,7 @@ void set_opt(PreflightOptions& o, const std::string& name, const std::string& v)
     else if (name == "round-ms") o.round_ms = static_cast<int>(to_num("--round-ms", v, 50, 60000));
     else if (name == "drain-dir") o.drain_dir = v;
     else if (name == "nccl-lib") o.nccl_lib = v;
-    else if (name == "bootstrap") {
-        preflight::parse_bootstrap_mode(v);  // throws naming the values
-        o.bootstrap = v;
-    }
+    else if (name == "bootstrap") o.bootstrap = preflight::parse_bootstrap_mode(v);
     else throw Error("unknown option --" + name);
 }
 
@@ -153,7 +145,7 @@ Args parse(int argc, char** argv, bool is_run) {
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
     if (a.opt.timeout_s < 0) {
         a.opt.timeout_default = true;
-        a.opt.timeout_s = a.opt.check != "none" && sys::count_gpus(sys::sysfs_root()) > 0 ? kDefaultGpuTimeoutS : kDefaultTimeoutS;
+        a.opt.timeout_s = a.opt.check != CheckLevel::none && sys::count_gpus(sys::sysfs_root()) > 0 ? kDefaultGpuTimeoutS : kDefaultTimeoutS;
     }
     if (a.opt.join_timeout_s > a.opt.timeout_s) a.opt.join_timeout_s = a.opt.timeout_s;
     a.cmd.push_back(nullptr);
@@ -295,7 +287,7 @@ int preflight_main(int argc, char** argv, bool is_run) {
         step = step_facts_from_env(a.opt.insecure);
     } catch (const Error& e) {
         std::fprintf(stderr, "gangway %s: %s\n", name, e.what());
-        if (is_run && a.opt.on_fail == "warn") {
+        if (is_run && a.opt.on_fail == OnFail::warn) {
             std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s without a check\n", a.cmd[0]);
             ::execvp(a.cmd[0], a.cmd.data());
             std::fprintf(stderr, "gangway run: cannot start %s: %s\n", a.cmd[0], std::strerror(errno));
@@ -316,14 +308,14 @@ int preflight_main(int argc, char** argv, bool is_run) {
     }
     if (!is_run) return out.exit_code;
     if (out.exit_code != 0) {
-        if (a.opt.on_fail == "warn") {
+        if (a.opt.on_fail == OnFail::warn) {
             if (out.coordinator) std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s anyway\n", a.cmd[0]);
-        } else if (a.opt.on_fail == "requeue" && out.coordinator && !out.bad_nodes.empty()) {
+        } else if (a.opt.on_fail == OnFail::requeue && out.coordinator && !out.bad_nodes.empty()) {
             return requeue(out.bad_nodes);
         } else {
             if (out.coordinator)
                 std::fprintf(stderr, "gangway run: not starting %s (--on-fail=%s); exit %d\n", a.cmd[0],
-                             a.opt.on_fail.c_str(), out.exit_code);
+                             std::string(to_string(a.opt.on_fail)).c_str(), out.exit_code);
             return out.exit_code;
         }
     }

@@ -30,7 +30,6 @@
 #include "../lib/preflight/wire.hpp"
 #include "../lib/env/step_view.hpp"
 #include "../lib/sys/node/addrs.hpp"
-#include "../lib/sys/stages/gpu_stages.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/net/rendezvous.hpp"
 #include "config.h"
@@ -135,13 +134,10 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     boot.start = start;
     BootstrapChoice choice;
     try {
-        choice = choose_bootstrap(parse_bootstrap_mode(opt.bootstrap), pmix_built(), pmix_in_env());
+        choice = choose_bootstrap(opt.bootstrap, pmix_built(), pmix_in_env());
     } catch (const Error& e) {
-        choice.error = e.what();
-    }
-    if (!choice.error.empty()) {
         out.exit_code = kExitCannotCheck;
-        out.message = choice.error;
+        out.message = e.what();
         return out;
     }
 
@@ -152,20 +148,18 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     data->self = s.node_rank;
     unsigned data_port = 0;
     std::thread data_thread;
-    if (speaker && opt.check != "none") {
-        sys::Fd l;
-        try {
-            l = sys::tcp_listen(s.node_addr, s.port + 2, 256);
-        } catch (const Error&) {
-            try {
-                l = sys::tcp_listen(s.node_addr, 0, 256);
-            } catch (const Error& e) {
-                // No data address to listen on: check in anyway, the cards say why.
-                l = sys::tcp_listen("", 0, 256);
-            }
+    if (speaker && opt.check != CheckLevel::none) {
+        auto l = sys::tcp_listen(s.node_addr, s.port + 2, 256);
+        if (!l) l = sys::tcp_listen(s.node_addr, 0, 256);
+        // No data address to listen on: check in anyway, the cards say why.
+        if (!l) l = sys::tcp_listen("", 0, 256);
+        if (!l) {
+            out.exit_code = kExitCannotCheck;
+            out.message = "the data listener cannot start: " + l.error();
+            return out;
         }
-        data_port = sys::local_port(l.get());
-        data_thread = std::thread(data_server, data, std::move(l));
+        data_port = sys::local_port(l->get());
+        data_thread = std::thread(data_server, data, std::move(*l));
     }
     std::optional<PmixSession> px;
     std::unique_ptr<NodeExitBarrier> exit_barrier;
@@ -185,15 +179,14 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
             rl.rlim_cur = rl.rlim_max;
             ::setrlimit(RLIMIT_NOFILE, &rl);
         }
-        try {
-            listener = sys::tcp_listen("", s.port + 1, 8192);
-        } catch (const Error& e) {
+        auto l = sys::tcp_listen("", s.port + 1, 8192);
+        if (!l) {
             finish();
             out.exit_code = kExitCannotCheck;
-            out.message = std::string("the rendezvous cannot start: ") + e.what() +
-                          " (another program holds PRIMARY_PORT+1 on node 0)";
+            out.message = "the rendezvous cannot start: " + l.error() + " (another program holds PRIMARY_PORT+1 on node 0)";
             return out;
         }
+        listener = std::move(*l);
     }
 
     // PMIx fence #1: every task of the step is alive. Half the join timeout, so
@@ -210,7 +203,7 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
                 boot.pmix = true;
                 boot.fence_s = sys::seconds_since(tf);
             }
-        } else if (parse_bootstrap_mode(opt.bootstrap) == BootstrapMode::pmix) {
+        } else if (opt.bootstrap == BootstrapMode::pmix) {
             finish();
             out.exit_code = kExitCannotCheck;
             out.message = "--bootstrap=pmix: " + err;
@@ -233,7 +226,11 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
     if (!coordinator) {
         std::string err;
         std::optional<Kv> v;
-        if (!(boot.pmix && !speaker)) v = client_session(opt, s, speaker, verdict_by, err, data, data_port);
+        if (!(boot.pmix && !speaker)) {
+            auto got = client_session(opt, s, speaker, verdict_by, data, data_port);
+            if (got) v = std::move(*got);
+            else err = got.error();
+        }
         if (boot.pmix) {  // every task takes part in fence #2; a speaker that lost node 0 may still learn the verdict there
             std::string ferr;
             if (fence2(nullptr, ferr)) {
@@ -264,8 +261,8 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
 
     sys::Coordinator coord(s.key, std::move(listener));
     // This node's speaker talks to the coordinator like every other.
-    std::string self_err;
-    std::thread self_speaker([&] { client_session(opt, s, true, verdict_by, self_err, data, data_port); });
+    // What it reports goes through the coordinator; its own result is the verdict we make.
+    std::thread self_speaker([&] { (void)client_session(opt, s, true, verdict_by, data, data_port); });
     Report rep = coordinate(opt, s, coord, overall, boot);
     Verdict v = verdict(rep);
     out.verdict = v;
@@ -283,7 +280,7 @@ Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) {
         std::string ferr;
         if (!fence2(&vk, ferr)) {
             // A task that passed fence #1 is gone: it never got the verdict.
-            rep.stages.push_back({"verdict", "failed", "the PMIx fence handing the verdict to every task failed: " + ferr,
+            rep.stages.push_back({"verdict", StageStatus::failed, "the PMIx fence handing the verdict to every task failed: " + ferr,
                                   sys::seconds_since(t2)});
             rep.findings.push_back("a task exited or hung before the verdict reached it (" + ferr + ")");
             out.verdict = Verdict::unreachable;

@@ -9,8 +9,10 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/report.hpp"
 
 namespace gangway::cli {
@@ -21,9 +23,23 @@ namespace gangway::cli {
 // the step's once the cards are in, and tells every task (run_preflight).
 inline constexpr double kDefaultTimeoutS = 15, kDefaultGpuTimeoutS = 60;
 
+// --check: none (check-in and cards only), quick (one bandwidth round), full
+// (more rounds and sizes).
+enum class CheckLevel { none, quick, full };
+// --on-fail (gangway run): abort (do not start the command), warn (start it
+// anyway), requeue (requeue the batch job without the bad nodes).
+enum class OnFail { abort, warn, requeue };
+
+// The words of the command line and GANGWAY_* (preflight_options.cpp). The
+// parsers throw gangway::Error with the one-line usage message.
+CheckLevel parse_check_level(std::string_view text);
+std::string_view to_string(CheckLevel c);
+OnFail parse_on_fail(std::string_view text);
+std::string_view to_string(OnFail f);
+
 struct PreflightOptions {
-    std::string check = "quick";   // none, quick, full
-    std::string on_fail = "abort"; // abort, warn, requeue
+    CheckLevel check = CheckLevel::quick;
+    OnFail on_fail = OnFail::abort;
     std::string report, heatmap;   // files the coordinator writes
     double timeout_s = kDefaultTimeoutS;  // the whole check, bootstrap included
     bool timeout_default = false;  // timeout_s is this node's default, not the user's
@@ -34,7 +50,7 @@ struct PreflightOptions {
     bool insecure = false;
     std::string drain_dir;         // where drain requests go ("" = none)
     std::string nccl_lib;          // --nccl-lib: the libnccl the job uses ("" = find it as the framework would)
-    std::string bootstrap = "auto"; // auto, pmix, tcp (lib/preflight/bootstrap.hpp)
+    preflight::BootstrapMode bootstrap = preflight::BootstrapMode::automatic;
 };
 
 struct StepFacts {

@@ -62,15 +62,15 @@ void Coordination::stage_reach() {
     std::vector<unsigned> who;
     for (unsigned i = 0; i < nodes.size(); ++i)
         if (healthy(i)) who.push_back(i);
-    StageResult sr{"reach", "ok", "", 0};
+    StageResult sr{"reach", StageStatus::ok, "", 0};
     if (who.size() < 2) {
-        sr.status = "skipped";
+        sr.status = StageStatus::skipped;
         sr.detail = "fewer than 2 nodes";
         rep.stages.push_back(sr);
         return;
     }
     std::uint64_t seed = std::hash<std::string>{}(step.job_id + "." + step.step_id);
-    const auto targets = reach_targets(static_cast<unsigned>(who.size()), opt.check == "full" ? 6 : 3, seed);
+    const auto targets = reach_targets(static_cast<unsigned>(who.size()), opt.check == CheckLevel::full ? 6 : 3, seed);
     const int timeout = 1500;
     std::map<unsigned, Kv> cmds;
     for (std::size_t i = 0; i < who.size(); ++i) {
@@ -86,7 +86,7 @@ void Coordination::stage_reach() {
     }
     std::map<unsigned, Kv> ans;
     if (!exchange("reach", cmds, kReach, kReachResult, after_ms(timeout + 2500), ans)) {
-        sr.status = "aborted";
+        sr.status = StageStatus::aborted;
     }
     std::map<unsigned, std::pair<unsigned, unsigned>> in, out;  // node -> (probes, failures)
     for (std::size_t i = 0; i < who.size(); ++i) {
@@ -134,7 +134,7 @@ void Coordination::stage_reach() {
         if (l.stage == "reach" && !l.ok && nodes[l.from].status != NodeStatus::unreachable &&
             nodes[l.to].status != NodeStatus::unreachable)
             rep.findings.push_back("TCP " + nodes[l.from].card.node + " -> " + nodes[l.to].card.node + " failed: " + l.error);
-    if (bad) sr.status = sr.status == "ok" ? "failed" : sr.status, sr.detail = std::to_string(bad) + " node(s) unreachable";
+    if (bad) sr.status = sr.status == StageStatus::ok ? StageStatus::failed : sr.status, sr.detail = std::to_string(bad) + " node(s) unreachable";
     sr.seconds = sys::seconds_since(t0);
     rep.stages.push_back(sr);
 }
@@ -192,7 +192,7 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
 }
 
 Deadline gpu_step_deadline(const PreflightOptions& opt, Clock::time_point start, Deadline overall) {
-    if (!opt.timeout_default || opt.check == "none") return overall;
+    if (!opt.timeout_default || opt.check == CheckLevel::none) return overall;
     return std::max(overall, start + std::chrono::milliseconds(static_cast<long>(kDefaultGpuTimeoutS * 1000)));
 }
 
@@ -209,17 +209,17 @@ void Coordination::add_link(unsigned from, unsigned to, const std::string& stage
 
 void Coordination::stage_bandwidth() {
     const auto t0 = Clock::now();
-    StageResult sr{"bandwidth", "ok", "", 0};
+    StageResult sr{"bandwidth", StageStatus::ok, "", 0};
     std::vector<unsigned> who;
     for (unsigned i = 0; i < nodes.size(); ++i)
         if (healthy(i)) who.push_back(i);
     if (who.size() < 2) {
-        sr.status = "skipped";
+        sr.status = StageStatus::skipped;
         sr.detail = "fewer than 2 reachable nodes";
         rep.stages.push_back(sr);
         return;
     }
-    const bool full = opt.check == "full";
+    const bool full = opt.check == CheckLevel::full;
     const long dur = opt.round_ms > 0 ? opt.round_ms : (full ? 1000 : 500);
     const unsigned n = static_cast<unsigned>(who.size());
     std::vector<Measurement> ring;
@@ -234,7 +234,7 @@ void Coordination::stage_bandwidth() {
         ring.insert(ring.end(), ms.begin(), ms.end());
     }
     if (aborted) {  // a task is gone: its node is named, the others' figures are incomplete
-        sr.status = "aborted";
+        sr.status = StageStatus::aborted;
         sr.detail = "a task exited during the round";
         sr.seconds = sys::seconds_since(t0);
         rep.stages.push_back(sr);
@@ -298,8 +298,8 @@ void Coordination::stage_bandwidth() {
                                (m.ok ? " slow: " + fmt_gbps(m.bps) : " failed: " + m.error) +
                                " (both ends fine against other peers)");
     }
-    if (aborted) sr.status = "aborted";
-    else if (slow) sr.status = "failed", sr.detail = std::to_string(slow) + " slow node(s)";
+    if (aborted) sr.status = StageStatus::aborted;
+    else if (slow) sr.status = StageStatus::failed, sr.detail = std::to_string(slow) + " slow node(s)";
     sr.detail += (sr.detail.empty() ? "" : "; ") + std::to_string(ring.size()) + " links in " +
                  std::to_string(ring_shifts(n, full).size() + (full ? 1 : 0)) + " ring round(s), " +
                  std::to_string(confirm.size()) + " confirmation link(s), expected " + fmt_gbps(a.expected_bps);
@@ -312,7 +312,7 @@ Report Coordination::run() {
     const auto t0 = Clock::now();
     rep.job_id = step.job_id;
     rep.step_id = step.step_id;
-    rep.mode = opt.check;
+    rep.mode = to_string(opt.check);
     rep.bootstrap = boot.pmix ? "pmix" : "tcp";
     rep.slow_ratio = opt.slow_ratio;
     nodes.resize(step.nnodes);
@@ -321,7 +321,7 @@ Report Coordination::run() {
     auto tj = Clock::now();
     const Deadline join_by = std::min(overall, boot.start + std::chrono::milliseconds(static_cast<long>(opt.join_timeout_s * 1000)));
     coord.gather(boot.pmix ? step.nnodes : step.ntasks, join_by);
-    StageResult join{"rendezvous", "ok", "", 0};
+    StageResult join{"rendezvous", StageStatus::ok, "", 0};
     auto& ms = coord.members();
     if (boot.pmix)
         for (unsigned i = 0; i < nodes.size(); ++i)
@@ -374,7 +374,7 @@ Report Coordination::run() {
         if (!boot.note.empty()) join.detail += "; not PMIx: " + boot.note;
     }
     if (coord.rejected()) join.detail += ", " + std::to_string(coord.rejected()) + " connection(s) rejected";
-    if (missing) join.status = "failed";
+    if (missing) join.status = StageStatus::failed;
     rep.stages.push_back(join);
     // The default deadline is the step's, not node 0's: the GPU one when any
     // node has GPUs. Every task learns it here and waits for the verdict as long.
@@ -385,7 +385,7 @@ Report Coordination::run() {
 
     // Cards.
     {
-        StageResult cs{"cards", "ok", "", 0};
+        StageResult cs{"cards", StageStatus::ok, "", 0};
         std::vector<Card> cards;
         for (auto& n : nodes)
             if (n.member >= 0) cards.push_back(n.card);
@@ -394,7 +394,7 @@ Report Coordination::run() {
             rep.findings.push_back(n.card.node + ": " + mm.what + " is " + mm.value + ", the others have " + mm.expected);
             if (n.status == NodeStatus::ok) n.status = NodeStatus::mismatch;
             n.reasons.push_back(mm.what + " " + mm.value + " (others " + mm.expected + ")");
-            cs.status = "failed";
+            cs.status = StageStatus::failed;
         }
         for (auto& n : nodes) {
             if (n.member < 0) continue;
@@ -407,7 +407,7 @@ Report Coordination::run() {
             if (!why.empty()) {
                 n.status = NodeStatus::unreachable;
                 n.reasons.push_back(why);
-                cs.status = "failed";
+                cs.status = StageStatus::failed;
             }
         }
         rep.stages.push_back(cs);
@@ -417,13 +417,13 @@ Report Coordination::run() {
         if (e.lost) fail_lost(e.member, "the rendezvous");
 
     rep.nodes.resize(nodes.size());
-    if (opt.check != "none" && !aborted) stage_reach();
-    if (opt.check != "none" && !aborted) stage_bandwidth();
-    if (opt.check != "none" && !aborted) stage_local();
-    if (opt.check != "none" && !aborted) stage_nccl_job();
-    if (opt.check != "none" && !aborted) stage_rdma();
-    if (aborted) rep.stages.push_back({"abort", "aborted", "a task exited during the check", 0});
-    if (ms_left(overall) == 0) rep.stages.push_back({"deadline", "aborted", "the check's deadline passed", 0});
+    if (opt.check != CheckLevel::none && !aborted) stage_reach();
+    if (opt.check != CheckLevel::none && !aborted) stage_bandwidth();
+    if (opt.check != CheckLevel::none && !aborted) stage_local();
+    if (opt.check != CheckLevel::none && !aborted) stage_nccl_job();
+    if (opt.check != CheckLevel::none && !aborted) stage_rdma();
+    if (aborted) rep.stages.push_back({"abort", StageStatus::aborted, "a task exited during the check", 0});
+    if (ms_left(overall) == 0) rep.stages.push_back({"deadline", StageStatus::aborted, "the check's deadline passed", 0});
     for (unsigned i = 0; i < nodes.size(); ++i) {
         auto& r = rep.nodes[i];
         r.name = nodes[i].card.node;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../lib/preflight/card.hpp"
+#include "../lib/preflight/gpu_checks.hpp"
 #include "../lib/preflight/localize.hpp"
 #include "../lib/preflight/schedule.hpp"
 #include "preflight_internal.hpp"

@@ -13,6 +13,7 @@
 #include "../lib/preflight/sha256.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/preflight/rdma_checks.hpp"
+#include "../lib/sys/stages/stage.hpp"
 #include "preflight_coordinator.hpp"
 
 namespace gangway::cli::pf {
@@ -46,7 +47,7 @@ void Coordination::stage_local() {
     const long per_stage = std::max<long>(1000, left / 6);
     for (unsigned i = 0; i < nodes.size(); ++i)
         if (healthy(i))
-            cmds[i] = Kv{{"full", opt.check == "full" ? "1" : "0"},
+            cmds[i] = Kv{{"full", opt.check == CheckLevel::full ? "1" : "0"},
                          {"timeout_ms", std::to_string(per_stage)},
                          {"nccl_lib", opt.nccl_lib}};
     if (cmds.empty()) return;
@@ -61,28 +62,28 @@ void Coordination::stage_local() {
             const auto n = std::min<std::uint64_t>(kv_u64(kv, "n"), 16);
             for (std::uint64_t i = 0; i < n; ++i) {
                 const auto p = "s." + std::to_string(i) + ".";
-                const std::string name = kv_str(kv, p + "name"), status = kv_str(kv, p + "status"),
-                                  detail = kv_str(kv, p + "detail");
+                const std::string name = kv_str(kv, p + "name"), detail = kv_str(kv, p + "detail");
+                const auto status = parse_stage_status(kv_str(kv, p + "status"));  // nullopt: neither ok nor failed
                 const double secs = std::stod(kv_str(kv, p + "seconds"));
                 if (!merged.count(name)) {
-                    merged[name] = {name, "skipped", "", 0};
+                    merged[name] = {name, StageStatus::skipped, "", 0};
                     order.push_back(name);
                 }
                 auto& m = merged[name];
                 m.seconds = std::max(m.seconds, secs);
                 auto& ns = nodes[node];
-                if (name == "cuda") ns.cuda_ok = status == "ok";
-                if (name == "verbs") ns.verbs_ok = status == "ok";
-                if (status == "failed" || status == "aborted") {
-                    m.status = "failed";
+                if (name == "cuda") ns.cuda_ok = status == StageStatus::ok;
+                if (name == "verbs") ns.verbs_ok = status == StageStatus::ok;
+                if (status == StageStatus::failed || status == StageStatus::aborted) {
+                    m.status = StageStatus::failed;
                     m.detail += (m.detail.empty() ? "" : "; ") + ns.card.node + ": " + detail;
                     if (ns.status == NodeStatus::ok || ns.status == NodeStatus::mismatch) ns.status = NodeStatus::faulty;
-                    ns.reasons.push_back(name + " " + status + ": " + detail);
+                    ns.reasons.push_back(name + " " + to_string(*status) + ": " + detail);
                     const auto nf = std::min<std::uint64_t>(kv_u64(kv, p + "findings"), 64);
                     for (std::uint64_t j = 0; j < nf; ++j)
                         rep.findings.push_back(ns.card.node + ": " + name + ": " + kv_str(kv, p + "f." + std::to_string(j)));
-                } else if (status == "ok") {
-                    if (m.status == "skipped") m.status = "ok";
+                } else if (status == StageStatus::ok) {
+                    if (m.status == StageStatus::skipped) m.status = StageStatus::ok;
                     auto& od = ok_detail[name];
                     if (od.second++ == 0) od.first = ns.card.node + ": " + detail;
                 } else {
@@ -112,7 +113,7 @@ void Coordination::stage_local() {
         auto& ns = nodes[f.node];
         if (merged.count("cuda") && told.insert(ns.card.node + f.finding.what).second) {
             auto& m = merged["cuda"];
-            m.status = "failed";
+            m.status = StageStatus::failed;
             m.detail += (m.detail.empty() ? "" : "; ") + ns.card.node + ": " + f.finding.what + " slow against the job";
         }
         if (ns.status == NodeStatus::ok || ns.status == NodeStatus::mismatch) ns.status = NodeStatus::faulty;
@@ -121,13 +122,13 @@ void Coordination::stage_local() {
     }
     for (const auto& name : order) {
         auto& m = merged[name];
-        if (m.status == "skipped" || (m.status == "ok" && m.detail.empty())) {
+        if (m.status == StageStatus::skipped || (m.status == StageStatus::ok && m.detail.empty())) {
             std::string why;
             for (const auto& r : skip_reasons[name]) why += (why.empty() ? "" : "; ") + r;
-            if (m.status == "skipped") m.detail = why;
+            if (m.status == StageStatus::skipped) m.detail = why;
             else if (!why.empty()) m.detail = "skipped on some nodes: " + why;
             // An ok stage shows one node's figures, as a sample of what passed.
-            if (m.status == "ok" && ok_detail.count(name)) {
+            if (m.status == StageStatus::ok && ok_detail.count(name)) {
                 const auto& [d, count] = ok_detail[name];
                 m.detail = d + (count > 1 ? " (and " + std::to_string(count - 1) + " more node(s))" : "") +
                            (m.detail.empty() ? "" : "; " + m.detail);
@@ -223,7 +224,7 @@ std::map<unsigned, Kv> Coordination::nccl_runs(const std::vector<std::vector<uns
                             {"first_rank", std::to_string(first)},
                             {"devices", std::to_string(devices)},
                             {"bytes", std::to_string(static_cast<std::uint64_t>(bytes))},
-                            {"iterations", opt.check == "full" ? "20" : "5"},
+                            {"iterations", opt.check == CheckLevel::full ? "20" : "5"},
                             {"deadline_ms", std::to_string(deadline_ms)}};
             first += devices;
         }
@@ -239,7 +240,7 @@ std::map<unsigned, Kv> Coordination::nccl_runs(const std::vector<std::vector<uns
 void Coordination::stage_nccl_job() {
     if (nodes.size() < 2) return;
     const auto t0 = Clock::now();
-    StageResult sr{"nccl-job", "skipped", "", 0};
+    StageResult sr{"nccl-job", StageStatus::skipped, "", 0};
     std::vector<unsigned> who;
     unsigned with_gpus = 0;
     for (unsigned i = 0; i < nodes.size(); ++i) {
@@ -290,7 +291,7 @@ void Coordination::stage_nccl_job() {
     for (const auto& f : v.findings) rep.findings.push_back(f.what + ": " + f.problem);
 
     // Localise with two-node communicators, when there are more than two nodes and time.
-    if (v.status == "failed" && who.size() > 2) {
+    if (v.status == StageStatus::failed && who.size() > 2) {
         const auto rounds = pair_rounds(static_cast<unsigned>(who.size()));
         const long pair_ms = std::max<long>(1500, (ms_left(overall) - 2000) / static_cast<long>(rounds.size()) - 4000);
         std::vector<Measurement> ring;
@@ -368,7 +369,7 @@ void Coordination::stage_nccl_job() {
 void Coordination::stage_rdma() {
     if (nodes.size() < 2) return;
     const auto t0 = Clock::now();
-    StageResult sr{"rdma", "skipped", "", 0};
+    StageResult sr{"rdma", StageStatus::skipped, "", 0};
     std::vector<unsigned> who;
     unsigned with_ports = 0;
     std::size_t rails = ~std::size_t(0);
@@ -386,9 +387,9 @@ void Coordination::stage_rdma() {
     }
     const auto t = thresholds();
     const unsigned n = static_cast<unsigned>(who.size());
-    const long dur = opt.round_ms > 0 ? opt.round_ms : (opt.check == "full" ? 1000 : 300);
-    const auto shifts = ring_shifts(n, opt.check == "full");
-    sr.status = "ok";
+    const long dur = opt.round_ms > 0 ? opt.round_ms : (opt.check == CheckLevel::full ? 1000 : 300);
+    const auto shifts = ring_shifts(n, opt.check == CheckLevel::full);
+    sr.status = StageStatus::ok;
     unsigned slow_nodes = 0, links = 0;
     std::size_t rail = 0;
     std::vector<double> rates;
@@ -470,14 +471,14 @@ void Coordination::stage_rdma() {
                                    "(GANGWAY_IB_RATE_GBPS) rather than one node");
         for (std::size_t k = 0; k < ring.size(); ++k)
             if (a.slow[k]) {
-                sr.status = "failed";
+                sr.status = StageStatus::failed;
                 rep.findings.push_back("rdma " + nodes[who[ring[k].from]].card.node + " -> " + nodes[who[ring[k].to]].card.node +
                                        " rail " + std::to_string(rail) +
                                        (ring[k].ok ? ": " + fmt_gbps(ring[k].bps) + " on a " + fmt_gbps(port_rate * 1e9 / 8) + " port"
                                                    : ": " + ring[k].error));
             }
     }
-    if (slow_nodes) sr.status = "failed";
+    if (slow_nodes) sr.status = StageStatus::failed;
     sr.detail = std::to_string(links) + " link(s) on " + std::to_string(rail) + " of " + std::to_string(rails) + " rail(s)";
     if (!rates.empty()) sr.detail += ", median " + fmt_gbps(median(rates));
     if (slow_nodes) sr.detail += ", " + std::to_string(slow_nodes) + " faulty node(s)";

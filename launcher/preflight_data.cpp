@@ -46,26 +46,26 @@ std::string fmt_gbps(double bps) {
 namespace {
 
 void handle_data_conn(std::shared_ptr<DataState> st, sys::Fd fd) {
-    std::string err;
-    auto c = sys::accept_conn(std::move(fd), st->key, after_ms(2000), err);
+    auto c = sys::accept_conn(std::move(fd), st->key, after_ms(2000));
     if (!c) return;
-    std::uint8_t type = 0;
-    auto kv = c->recv(type, after_ms(3000), err);
-    if (!kv || type != kData) return;  // unauthenticated or malformed: dropped unanswered
+    auto got = c->recv(after_ms(3000));
+    if (!got || got->type != kData) return;  // unauthenticated or malformed: dropped unanswered
+    const Kv& kv = got->kv;
     try {
-        if (kv_u64(*kv, "to") != st->self) return;
-        const auto& kind = kv_str(*kv, "kind");
-        const auto from = static_cast<unsigned>(kv_u64(*kv, "from"));
+        if (kv_u64(kv, "to") != st->self) return;
+        const auto& kind = kv_str(kv, "kind");
+        const auto from = static_cast<unsigned>(kv_u64(kv, "from"));
         if (kind == "probe") {
-            c->send(kProbeOk, {{"from", std::to_string(st->self)}}, after_ms(1000), err);
+            // Unanswered, the prober says so itself: nothing to do here.
+            (void)c->send(kProbeOk, {{"from", std::to_string(st->self)}}, after_ms(1000));
             // Wait for the prober to close so that it reads our answer.
             sys::wait_readable(c->fd.get(), after_ms(1000));
             return;
         }
         if (kind != "bw") return;
-        const auto round = static_cast<unsigned>(kv_u64(*kv, "round"));
-        const long duration = static_cast<long>(kv_u64(*kv, "duration_ms"));
-        const long warm = static_cast<long>(kv_u64(*kv, "warm_ms"));
+        const auto round = static_cast<unsigned>(kv_u64(kv, "round"));
+        const long duration = static_cast<long>(kv_u64(kv, "duration_ms"));
+        const long warm = static_cast<long>(kv_u64(kv, "warm_ms"));
         const Deadline end = after_ms(duration + 4000);
         std::uint64_t total = c->inbuf.size(), at_warm = 0;
         const auto t0 = Clock::now();
@@ -135,20 +135,18 @@ ProbeResult probe(const std::string& key, unsigned self, unsigned to, const std:
     ProbeResult r;
     const auto t0 = Clock::now();
     const Deadline d = after_ms(timeout_ms);
-    std::string err;
-    auto c = sys::connect_conn(addr, port, key, d, err);
+    auto c = sys::connect_conn(addr, port, key, d);
     if (!c) {
-        r.error = err;
+        r.error = c.error();
         return r;
     }
-    if (!c->send(kData, {{"kind", "probe"}, {"from", std::to_string(self)}, {"to", std::to_string(to)}}, d, err)) {
-        r.error = err;
+    if (auto sent = c->send(kData, {{"kind", "probe"}, {"from", std::to_string(self)}, {"to", std::to_string(to)}}, d); !sent) {
+        r.error = sent.error();
         return r;
     }
-    std::uint8_t type = 0;
-    auto kv = c->recv(type, d, err);
-    if (!kv || type != kProbeOk) {
-        r.error = kv ? "unexpected answer" : err;
+    auto got = c->recv(d);
+    if (!got || got->type != kProbeOk) {
+        r.error = got ? "unexpected answer" : got.error();
         return r;
     }
     r.ok = true;
@@ -159,16 +157,15 @@ ProbeResult probe(const std::string& key, unsigned self, unsigned to, const std:
 TxResult stream_to(const std::string& key, unsigned self, unsigned to, const std::string& addr, unsigned port, unsigned round,
                    long duration_ms, long warm_ms, std::size_t write_bytes) {
     TxResult r;
-    std::string err;
-    auto c = sys::connect_conn(addr, port, key, after_ms(2000), err);
+    auto c = sys::connect_conn(addr, port, key, after_ms(2000));
     if (!c) {
-        r.error = "connect to " + addr + ": " + err;
+        r.error = "connect to " + addr + ": " + c.error();
         return r;
     }
     const Kv hdr{{"kind", "bw"}, {"from", std::to_string(self)}, {"to", std::to_string(to)}, {"round", std::to_string(round)},
                  {"duration_ms", std::to_string(duration_ms)}, {"warm_ms", std::to_string(warm_ms)}};
-    if (!c->send(kData, hdr, after_ms(2000), err)) {
-        r.error = err;
+    if (auto sent = c->send(kData, hdr, after_ms(2000)); !sent) {
+        r.error = sent.error();
         return r;
     }
     const std::string buf(write_bytes, 'g');

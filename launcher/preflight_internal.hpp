@@ -16,13 +16,16 @@
 #include <utility>
 #include <vector>
 
+#include "../lib/preflight/rdma_checks.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/wire.hpp"
-#include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/net/rendezvous.hpp"
-#include "../lib/sys/stages/gpu_stages.hpp"
 #include "../lib/sys/net/sock.hpp"
 #include "preflight.hpp"
+
+namespace gangway::sys {
+class RdmaEndpoint;  // lib/sys/stages/verbs_stage.hpp: only GpuSpeaker's own file needs it whole
+}
 
 namespace gangway::cli::pf {
 
@@ -73,6 +76,8 @@ TxResult stream_to(const std::string& key, unsigned self, unsigned to, const std
 // write rounds, whose endpoints live from "prep" to "done".
 class GpuSpeaker {
 public:
+    GpuSpeaker();
+    ~GpuSpeaker();  // where RdmaEndpoint is complete
     Kv local_stages(const Kv& cmd);  // kLocal -> kLocalResult
     Kv nccl(const Kv& cmd);          // kNccl -> kNcclResult
     Kv rdma(const Kv& cmd);          // kRdma -> kRdmaResult
@@ -90,9 +95,9 @@ private:
 Deadline gpu_step_deadline(const PreflightOptions& opt, Clock::time_point start, Deadline overall);
 
 // The speaker's (and the plain task's) side of the conversation; returns the
-// verdict message, or nullopt with `err`.
-std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,
-                                 std::string& err, std::shared_ptr<DataState> data, unsigned data_port);
+// verdict message, or why it did not arrive.
+Result<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,
+                          std::shared_ptr<DataState> data, unsigned data_port);
 
 // ---------------------------------------------------------------- coordinator
 // What the bootstrap before the coordination found.

@@ -10,6 +10,7 @@
 #include "../lib/base/error.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/protocol.hpp"
+#include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "config.h"
@@ -43,10 +44,67 @@ Card my_card(const StepFacts& s, unsigned data_port) {
     return c;
 }
 
+// kReach: connect probes to the peers named, all at once.
+Kv probe_peers(const Kv& cmd, const StepFacts& s) {
+    const auto n = kv_u64(cmd, "n");
+    const int timeout = static_cast<int>(kv_u64(cmd, "timeout_ms"));
+    std::vector<ProbeResult> res(n);
+    std::vector<std::thread> th;
+    for (std::uint64_t i = 0; i < n && i < 4096; ++i) {
+        const auto p = "t." + std::to_string(i) + ".";
+        const auto to = static_cast<unsigned>(kv_u64(cmd, p + "rank"));
+        const auto addr = kv_str(cmd, p + "addr");
+        const auto port = static_cast<unsigned>(kv_u64(cmd, p + "port"));
+        th.emplace_back([&, i, to, addr, port] { res[i] = probe(s.key, s.node_rank, to, addr, port, timeout); });
+    }
+    for (auto& t : th) t.join();
+    Kv out{{"n", std::to_string(n)}};
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const auto p = "r." + std::to_string(i) + ".";
+        out[p + "ok"] = res[i].ok ? "1" : "0";
+        out[p + "ms"] = std::to_string(res[i].ms);
+        out[p + "error"] = res[i].error;
+    }
+    return out;
+}
+
+// kBw: this node's part of one bandwidth round: stream to its peer, and the
+// data listener's record of the stream it received.
+Kv bandwidth_round(const Kv& cmd, const StepFacts& s, DataState& data) {
+    const auto round = static_cast<unsigned>(kv_u64(cmd, "round"));
+    const long dur = static_cast<long>(kv_u64(cmd, "duration_ms"));
+    const long warm = static_cast<long>(kv_u64(cmd, "warm_ms"));
+    const auto wbytes = static_cast<std::size_t>(std::clamp<std::uint64_t>(kv_u64(cmd, "write_bytes"), 4096, 16 << 20));
+    TxResult tx;
+    std::thread sender;
+    const bool sends = kv_str(cmd, "send") == "1", recvs = kv_str(cmd, "recv") == "1";
+    if (sends) {
+        const auto to = static_cast<unsigned>(kv_u64(cmd, "to_rank"));
+        const auto addr = kv_str(cmd, "to_addr");
+        const auto port = static_cast<unsigned>(kv_u64(cmd, "to_port"));
+        sender = std::thread([&, to, addr, port] { tx = stream_to(s.key, s.node_rank, to, addr, port, round, dur, warm, wbytes); });
+    }
+    RxRecord rx;
+    if (recvs) {
+        const auto from = static_cast<unsigned>(kv_u64(cmd, "from_rank"));
+        std::unique_lock<std::mutex> l(data.mu);
+        const bool arrived = data.cv.wait_until(l, after_ms(dur + 4500), [&] { return data.rx.count({round, from}); });
+        if (arrived) rx = data.rx[{round, from}];
+        else rx.error = "no stream arrived from the peer";
+    }
+    if (sender.joinable()) sender.join();
+    return {{"round", std::to_string(round)},
+            {"rx_ok", rx.ok ? "1" : "0"},
+            {"rx_bps", std::to_string(rx.bps)},
+            {"rx_error", rx.error},
+            {"tx_ok", tx.ok ? "1" : "0"},
+            {"tx_error", tx.error}};
+}
+
 }  // namespace
 
-std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,
-                                 std::string& err, std::shared_ptr<DataState> data, unsigned data_port) {
+Result<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool speaker, Deadline verdict_by,
+                          std::shared_ptr<DataState> data, unsigned data_port) {
     Kv hello{{"rank", std::to_string(s.rank)},
              {"node_rank", std::to_string(s.node_rank)},
              {"local", std::to_string(s.local)},
@@ -62,93 +120,38 @@ std::optional<Kv> client_session(const PreflightOptions& opt, const StepFacts& s
                 break;
             }
     const Deadline join_by = std::min(verdict_by, after_ms(static_cast<long>(opt.join_timeout_s * 1000)));
-    auto c = sys::join(addrs, s.port + 1, s.key, hello, join_by, err);
-    if (!c) {
-        err = "could not reach the coordinator on " + (s.nodes.empty() ? std::string("node 0") : s.nodes[0]) + " (" + err + ")";
-        return std::nullopt;
-    }
+    const std::string node0 = s.nodes.empty() ? std::string("node 0") : s.nodes[0];
+    auto c = sys::join(addrs, s.port + 1, s.key, hello, join_by);
+    if (!c) return Failure{"could not reach the coordinator on " + node0 + " (" + c.error() + ")"};
     // Until the welcome says node 0's deadline; a margin after it for the verdict.
     Deadline wait_until = verdict_by + std::chrono::seconds(5);
     GpuSpeaker gpus;
     for (;;) {
-        std::uint8_t type = 0;
-        auto kv = c->recv(type, wait_until, err);
-        if (!kv) {
-            err = "lost the coordinator on " + (s.nodes.empty() ? std::string("node 0") : s.nodes[0]) + " (" + err + ")";
-            return std::nullopt;
-        }
-        if (type == kVerdict) return kv;
-        if (type == kWelcome) {
-            if (auto it = kv->find("deadline_ms"); it != kv->end())
-                wait_until = after_ms(static_cast<long>(kv_u64(*kv, "deadline_ms"))) + std::chrono::seconds(5);
+        auto got = c->recv(wait_until);
+        if (!got) return Failure{"lost the coordinator on " + node0 + " (" + got.error() + ")"};
+        const Kv& cmd = got->kv;
+        if (got->type == kVerdict) return std::move(got->kv);
+        if (got->type == kWelcome) {
+            if (auto it = cmd.find("deadline_ms"); it != cmd.end())
+                wait_until = after_ms(static_cast<long>(kv_u64(cmd, "deadline_ms"))) + std::chrono::seconds(5);
             continue;
         }
         if (!speaker) continue;
+        std::uint8_t answer_type = 0;
+        Kv answer;
         try {
-            if (type == kReach) {
-                const auto n = kv_u64(*kv, "n");
-                const int timeout = static_cast<int>(kv_u64(*kv, "timeout_ms"));
-                std::vector<ProbeResult> res(n);
-                std::vector<std::thread> th;
-                for (std::uint64_t i = 0; i < n && i < 4096; ++i) {
-                    const auto p = "t." + std::to_string(i) + ".";
-                    const auto to = static_cast<unsigned>(kv_u64(*kv, p + "rank"));
-                    const auto addr = kv_str(*kv, p + "addr");
-                    const auto port = static_cast<unsigned>(kv_u64(*kv, p + "port"));
-                    th.emplace_back([&, i, to, addr, port] { res[i] = probe(s.key, s.node_rank, to, addr, port, timeout); });
-                }
-                for (auto& t : th) t.join();
-                Kv out{{"n", std::to_string(n)}};
-                for (std::uint64_t i = 0; i < n; ++i) {
-                    const auto p = "r." + std::to_string(i) + ".";
-                    out[p + "ok"] = res[i].ok ? "1" : "0";
-                    out[p + "ms"] = std::to_string(res[i].ms);
-                    out[p + "error"] = res[i].error;
-                }
-                if (!c->send(kReachResult, out, wait_until, err)) return std::nullopt;
-            } else if (type == kLocal) {
-                if (!c->send(kLocalResult, gpus.local_stages(*kv), wait_until, err)) return std::nullopt;
-            } else if (type == kNccl) {
-                if (!c->send(kNcclResult, gpus.nccl(*kv), wait_until, err)) return std::nullopt;
-            } else if (type == kRdma) {
-                if (!c->send(kRdmaResult, gpus.rdma(*kv), wait_until, err)) return std::nullopt;
-            } else if (type == kBw) {
-                const auto round = static_cast<unsigned>(kv_u64(*kv, "round"));
-                const long dur = static_cast<long>(kv_u64(*kv, "duration_ms"));
-                const long warm = static_cast<long>(kv_u64(*kv, "warm_ms"));
-                const auto wbytes = static_cast<std::size_t>(std::clamp<std::uint64_t>(kv_u64(*kv, "write_bytes"), 4096, 16 << 20));
-                TxResult tx;
-                std::thread sender;
-                const bool sends = kv_str(*kv, "send") == "1", recvs = kv_str(*kv, "recv") == "1";
-                if (sends) {
-                    const auto to = static_cast<unsigned>(kv_u64(*kv, "to_rank"));
-                    const auto addr = kv_str(*kv, "to_addr");
-                    const auto port = static_cast<unsigned>(kv_u64(*kv, "to_port"));
-                    sender = std::thread([&, to, addr, port] {
-                        tx = stream_to(s.key, s.node_rank, to, addr, port, round, dur, warm, wbytes);
-                    });
-                }
-                RxRecord rx;
-                if (recvs) {
-                    const auto from = static_cast<unsigned>(kv_u64(*kv, "from_rank"));
-                    std::unique_lock<std::mutex> l(data->mu);
-                    const bool got = data->cv.wait_until(l, after_ms(dur + 4500), [&] { return data->rx.count({round, from}); });
-                    if (got) rx = data->rx[{round, from}];
-                    else rx.error = "no stream arrived from the peer";
-                }
-                if (sender.joinable()) sender.join();
-                Kv out{{"round", std::to_string(round)},
-                       {"rx_ok", rx.ok ? "1" : "0"},
-                       {"rx_bps", std::to_string(rx.bps)},
-                       {"rx_error", rx.error},
-                       {"tx_ok", tx.ok ? "1" : "0"},
-                       {"tx_error", tx.error}};
-                if (!c->send(kBwResult, out, wait_until, err)) return std::nullopt;
+            switch (got->type) {
+                case kReach: answer_type = kReachResult, answer = probe_peers(cmd, s); break;
+                case kLocal: answer_type = kLocalResult, answer = gpus.local_stages(cmd); break;
+                case kNccl: answer_type = kNcclResult, answer = gpus.nccl(cmd); break;
+                case kRdma: answer_type = kRdmaResult, answer = gpus.rdma(cmd); break;
+                case kBw: answer_type = kBwResult, answer = bandwidth_round(cmd, s, *data); break;
+                default: continue;
             }
         } catch (const Error& e) {
-            err = std::string("bad command from the coordinator: ") + e.what();
-            return std::nullopt;
+            return Failure{std::string("bad command from the coordinator: ") + e.what()};
         }
+        if (auto sent = c->send(answer_type, answer, wait_until); !sent) return Failure{sent.error()};
     }
 }
 

@@ -10,8 +10,11 @@
 #include "../lib/preflight/sha256.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/sysfs.hpp"
+#include "../lib/sys/stages/local_stages.hpp"
+#include "../lib/sys/stages/nccl_stage.hpp"
+#include "../lib/sys/stages/stage.hpp"
+#include "../lib/sys/stages/verbs_stage.hpp"
 #include "preflight_internal.hpp"
-
 
 namespace gangway::cli::pf {
 using namespace preflight;
@@ -27,6 +30,9 @@ std::string num(double v) {
 Kv failure(const std::string& why) { return {{"ok", "0"}, {"error", why}}; }
 
 }  // namespace
+
+GpuSpeaker::GpuSpeaker() = default;
+GpuSpeaker::~GpuSpeaker() = default;
 
 // Keys: s.I.{name,status,detail,seconds,findings}, s.I.f.J the findings'
 // text; gpus and g.J.{index,name,bus,h2d,d2h,error}; nccl_lib; ports and
@@ -51,7 +57,7 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
     } catch (const Error& e) {  // bad GANGWAY_* thresholds on this node
         for (const char* st : {"cuda", "nccl", "verbs"}) {
             sys::StageOutcome o;
-            o.result = {st, "failed", e.what(), 0};
+            o.result = {st, StageStatus::failed, e.what(), 0};
             outs.push_back(std::move(o));
         }
     }
@@ -62,7 +68,7 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
         const auto& o = outs[i];
         const auto& r = o.result;
         out[p + "name"] = r.name;
-        out[p + "status"] = r.status;
+        out[p + "status"] = to_string(r.status);
         out[p + "detail"] = r.detail;
         out[p + "seconds"] = std::to_string(r.seconds);
         const std::size_t nf = std::min<std::size_t>(o.findings.size(), 64);
@@ -84,7 +90,7 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
                 if (gr.d2h_gbps) out[g + "d2h"] = num(*gr.d2h_gbps);
             }
         } else if (r.name == "nccl") {
-            if (r.status == "ok") out["nccl_lib"] = o.nccl_lib;
+            if (r.status == StageStatus::ok) out["nccl_lib"] = o.nccl_lib;
             const std::size_t nr = std::min<std::size_t>(o.nccl_runs.size(), 8);
             out["nccl_runs"] = std::to_string(nr);
             for (std::size_t j = 0; j < nr; ++j) {

@@ -7,27 +7,33 @@
 
 namespace gangway::preflight {
 
-BootstrapMode parse_bootstrap_mode(const std::string& s) {
-    if (s == "auto") return BootstrapMode::automatic;
-    if (s == "pmix") return BootstrapMode::pmix;
-    if (s == "tcp") return BootstrapMode::tcp;
-    throw Error("--bootstrap must be auto, pmix or tcp, not \"" + s + "\"");
+BootstrapMode parse_bootstrap_mode(std::string_view s) {
+    for (auto m : {BootstrapMode::automatic, BootstrapMode::pmix, BootstrapMode::tcp})
+        if (s == to_string(m)) return m;
+    throw Error("--bootstrap must be auto, pmix or tcp, not \"" + std::string(s) + "\"");
+}
+
+std::string_view to_string(BootstrapMode m) {
+    switch (m) {
+        case BootstrapMode::automatic: return "auto";
+        case BootstrapMode::pmix: return "pmix";
+        case BootstrapMode::tcp: return "tcp";
+    }
+    return "auto";
 }
 
 BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env) {
-    BootstrapChoice c;
-    if (mode == BootstrapMode::tcp) return c;
+    if (mode == BootstrapMode::tcp) return {};
     if (!built) {
-        if (mode == BootstrapMode::pmix) c.error = "--bootstrap=pmix: this gangway was built without PMIx (libpmix-dev)";
-        return c;
+        if (mode == BootstrapMode::pmix) throw Error("--bootstrap=pmix: this gangway was built without PMIx (libpmix-dev)");
+        return {};
     }
     if (!in_env) {
         if (mode == BootstrapMode::pmix)
-            c.error = "--bootstrap=pmix: the step has no PMIx (PMIX_RANK/PMIX_NAMESPACE are not set): start it with srun --mpi=pmix";
-        return c;
+            throw Error("--bootstrap=pmix: the step has no PMIx (PMIX_RANK/PMIX_NAMESPACE are not set): start it with srun --mpi=pmix");
+        return {};
     }
-    c.try_pmix = true;
-    return c;
+    return {true};
 }
 
 std::string pmix_step_mismatch(unsigned pmix_rank, unsigned pmix_size, unsigned rank, unsigned ntasks) {

@@ -1,23 +1,27 @@
 // How the preflight's tasks find each other: the choice between PMIx (srun
 // --mpi=pmix) and the TCP rendezvous, and the PMIx fences' time budget. Pure;
-// the PMIx calls live in launcher/pmix_bootstrap.
+// the PMIx calls live in lib/sys/net/pmix_bootstrap.
 #pragma once
 #include <string>
+#include <string_view>
 
 namespace gangway::preflight {
 
 enum class BootstrapMode { automatic, pmix, tcp };
 
-// "auto", "pmix" or "tcp"; throws gangway::Error otherwise.
-BootstrapMode parse_bootstrap_mode(const std::string& s);
+// "auto", "pmix" or "tcp" (--bootstrap, GANGWAY_BOOTSTRAP); throws
+// gangway::Error otherwise.
+BootstrapMode parse_bootstrap_mode(std::string_view s);
+std::string_view to_string(BootstrapMode m);
 
 struct BootstrapChoice {
     bool try_pmix = false;  // initialise PMIx and fence; TCP when that fails (auto)
-    std::string error;      // not empty: the check cannot run (--bootstrap=pmix without PMIx)
 };
 
 // built: the launcher was built with PMIx; in_env: PMIX_RANK and PMIX_NAMESPACE
-// are set (srun --mpi=pmix). Every task of a step decides alike.
+// are set (srun --mpi=pmix). Every task of a step decides alike. Throws
+// gangway::Error, saying why, when the check cannot run: --bootstrap=pmix
+// where PMIx is not built in or the step has none.
 BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env);
 
 // Why PMIx's view of the step cannot be used for it ("" when it can): its

@@ -252,7 +252,7 @@ std::vector<JobFinding> job_copy_outliers(const std::vector<JobGpu>& gpus, doubl
 
 StageVerdict skipped(const std::string& why, bool required, const std::string& stage) {
     StageVerdict v;
-    v.status = required ? "failed" : "skipped";
+    v.status = required ? preflight::StageStatus::failed : preflight::StageStatus::skipped;
     v.detail = required ? why + ", but the " + stage + " stage is required (GANGWAY_REQUIRE or --require)" : why;
     return v;
 }
@@ -332,7 +332,7 @@ StageVerdict judge_cuda(const std::vector<GpuResult>& gpus, std::optional<unsign
     if (!h2d.empty()) detail += ", H2D median " + fmt_gbps(median(h2d));
     if (!d2h.empty()) detail += ", D2H median " + fmt_gbps(median(d2h));
     if (!v.findings.empty()) {
-        v.status = "failed";
+        v.status = preflight::StageStatus::failed;
         detail = std::to_string(v.findings.size()) + " problem(s); " + detail;
     }
     v.detail = detail;
@@ -378,7 +378,7 @@ StageVerdict judge_nccl(const std::vector<NcclResult>& runs, const Thresholds& t
         }
         detail += (detail.empty() ? "" : "; ") + line;
     }
-    if (!v.findings.empty()) v.status = "failed";
+    if (!v.findings.empty()) v.status = preflight::StageStatus::failed;
     v.detail = detail;
     return v;
 }

@@ -2,7 +2,7 @@
 // model is expected to reach, nccl-tests' bandwidth arithmetic, outliers among
 // the GPUs of a job, the allocation's GPU count, where the job's NCCL is, the
 // site's thresholds and the verdicts. Plain data in, plain data out; the CUDA
-// and NCCL calls live in lib/sys/cuda_stage and lib/sys/nccl_stage.
+// and NCCL calls live in lib/sys/stages/cuda_stage and nccl_stage.
 //
 // Units: GB/s is 10^9 bytes per second, as nccl-tests prints it.
 #pragma once
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../env/step_view.hpp"  // EnvMap
+#include "stage_status.hpp"
 
 namespace gangway::gpu {
 
@@ -91,7 +92,7 @@ struct Finding {
 };
 
 struct StageVerdict {
-    std::string status = "ok";            // ok, failed, skipped
+    preflight::StageStatus status = preflight::StageStatus::ok;  // ok, failed or skipped
     std::string detail;
     std::vector<Finding> findings;
 };

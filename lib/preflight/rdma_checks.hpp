@@ -2,7 +2,7 @@
 // port, judging it (state, physical state, rate and width, MTU, a RoCE v2
 // GID), choosing the GID index and the queue-pair attributes of the RDMA
 // write test, and the queue-pair details exchanged between nodes. Reading
-// sysfs and the verbs calls live in lib/sys/verbs_stage.
+// sysfs and the verbs calls live in lib/sys/stages/verbs_stage.
 #pragma once
 #include <cstdint>
 #include <optional>

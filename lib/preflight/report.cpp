@@ -114,8 +114,8 @@ std::string render_table(const Report& r) {
     }
     for (const auto& f : r.findings) out += "  finding: " + f + "\n";
     for (const auto& s : r.stages)
-        if (s.status != "ok")
-            out += "  stage " + s.name + ": " + s.status + (s.detail.empty() ? "" : " (" + s.detail + ")") + "\n";
+        if (s.status != StageStatus::ok)
+            out += "  stage " + s.name + ": " + to_string(s.status) + (s.detail.empty() ? "" : " (" + s.detail + ")") + "\n";
     return out;
 }
 
@@ -176,7 +176,7 @@ std::string render_json(const Report& r) {
     for (std::size_t i = 0; i < r.stages.size(); ++i) {
         const auto& s = r.stages[i];
         o += i ? ",\n" : "\n";
-        o += "    {\"name\": " + q(s.name) + ", \"status\": " + q(s.status) + ", \"detail\": " + q(s.detail) +
+        o += "    {\"name\": " + q(s.name) + ", \"status\": " + q(to_string(s.status)) + ", \"detail\": " + q(s.detail) +
              ", \"seconds\": " + num(s.seconds) + "}";
     }
     auto node_name = [&](unsigned i) { return q(i < r.nodes.size() ? r.nodes[i].name : "?"); };

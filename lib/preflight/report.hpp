@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "stage_status.hpp"
+
 namespace gangway::preflight {
 
 // faulty: a GPU or RDMA stage failed on the node (broken or slow GPU, port down or slow).
@@ -32,7 +34,7 @@ struct LinkResult {
 
 struct StageResult {
     std::string name;
-    std::string status;                    // "ok", "failed", "skipped", "aborted"
+    StageStatus status = StageStatus::ok;
     std::string detail;
     double seconds = 0;
 };

@@ -2,7 +2,9 @@
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/gpu_checks.hpp"
-#include "../../lib/sys/stages/gpu_stages.hpp"
+#include "../../lib/sys/stages/cuda_stage.hpp"
+#include "../../lib/sys/stages/nccl_stage.hpp"
+#include "../../lib/sys/stages/stage.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +12,7 @@
 
 using namespace gangway;
 using namespace gangway::gpu;
+using gangway::preflight::StageStatus;
 
 TEST_CASE("GPU models from CUDA device names") {
     CHECK(gpu_model("NVIDIA H100 80GB HBM3").key == "H100-SXM");
@@ -191,15 +194,15 @@ TEST_CASE("CUDA stage verdicts") {
     std::vector<GpuResult> ok;
     for (int i = 0; i < 8; ++i) ok.push_back(mkgpu(i, 55 - 0.1 * i, 54 + 0.1 * i));
     auto v = judge_cuda(ok, 8u, 8, t);
-    CHECK(v.status == "ok");
+    CHECK(v.status == StageStatus::ok);
     CHECK(v.findings.empty());
     CHECK_THAT(v.detail, Catch::Contains("8 GPU(s)") && Catch::Contains("H2D median"));
 
     SECTION("count against the allocation") {
         v = judge_cuda(ok, 8u, 7, t);
-        CHECK(v.status == "failed");
+        CHECK(v.status == StageStatus::failed);
         CHECK_THAT(v.findings.at(0).problem, Catch::Contains("CUDA sees 7 GPU(s), the allocation has 8"));
-        CHECK(judge_cuda(ok, std::nullopt, 8, t).status == "ok");
+        CHECK(judge_cuda(ok, std::nullopt, 8, t).status == StageStatus::ok);
     }
     SECTION("below the model's figure: one finding, not also an outlier") {
         auto g = ok;
@@ -214,7 +217,7 @@ TEST_CASE("CUDA stage verdicts") {
         auto g = ok;
         g[2] = mkgpu(2, 26, 26, 4, 16);
         v = judge_cuda(g, 8u, 8, t);
-        CHECK(v.status == "failed");
+        CHECK(v.status == StageStatus::failed);
         bool gen = false, outlier = false;
         for (auto& f : v.findings) {
             gen |= f.problem.find("Gen4 only, the H100-SXM supports Gen5") != std::string::npos;
@@ -227,7 +230,7 @@ TEST_CASE("CUDA stage verdicts") {
         auto g = ok;
         g[5] = mkgpu(5, 27, 27, 5, 8);
         v = judge_cuda(g, 8u, 8, t);
-        CHECK(v.status == "failed");
+        CHECK(v.status == StageStatus::failed);
         bool width = false;
         for (auto& f : v.findings)
             width |= f.what == "gpu 5 (0000:15:00.0)" && f.problem == "PCIe link trained at x8, the H100-SXM has x16 (riser, slot or a lane fault)";
@@ -235,20 +238,20 @@ TEST_CASE("CUDA stage verdicts") {
         // An unknown model's lanes are not judged.
         std::vector<GpuResult> t4;
         for (int i = 0; i < 4; ++i) t4.push_back(mkgpu(i, 12, 12, 3, 8, "Tesla T4"));
-        CHECK(judge_cuda(t4, 4u, 4, t).status == "ok");
+        CHECK(judge_cuda(t4, 4u, 4, t).status == StageStatus::ok);
     }
     SECTION("an unknown model is judged against the others only") {
         std::vector<GpuResult> g;
         for (int i = 0; i < 6; ++i) g.push_back(mkgpu(i, 12, 12, 0, 0, "Tesla T4"));
-        CHECK(judge_cuda(g, 6u, 6, t).status == "ok");
+        CHECK(judge_cuda(g, 6u, 6, t).status == StageStatus::ok);
         g[5].d2h_gbps = 6;
         v = judge_cuda(g, 6u, 6, t);
         REQUIRE(v.findings.size() == 1);
         CHECK_THAT(v.findings[0].problem, Catch::StartsWith("D2H 6.0 GB/s is an outlier"));
     }
     SECTION("the site's figure replaces the table") {
-        CHECK(judge_cuda(ok, 8u, 8, thresholds_from_env({{"GANGWAY_H2D_GBPS", "60"}})).status == "ok");  // >= 51
-        CHECK(judge_cuda(ok, 8u, 8, thresholds_from_env({{"GANGWAY_H2D_GBPS", "70"}})).status == "failed");  // < 59.5
+        CHECK(judge_cuda(ok, 8u, 8, thresholds_from_env({{"GANGWAY_H2D_GBPS", "60"}})).status == StageStatus::ok);  // >= 51
+        CHECK(judge_cuda(ok, 8u, 8, thresholds_from_env({{"GANGWAY_H2D_GBPS", "70"}})).status == StageStatus::failed);  // < 59.5
     }
     SECTION("a GPU whose check failed") {
         auto g = ok;
@@ -263,10 +266,10 @@ TEST_CASE("CUDA stage verdicts") {
 
 TEST_CASE("skipped stages, and required ones") {
     auto s = skipped("no GPUs", false, "cuda");
-    CHECK(s.status == "skipped");
+    CHECK(s.status == StageStatus::skipped);
     CHECK(s.detail == "no GPUs");
     s = skipped("no GPUs", true, "cuda");
-    CHECK(s.status == "failed");
+    CHECK(s.status == StageStatus::failed);
     CHECK_THAT(s.detail, Catch::Contains("the cuda stage is required"));
 }
 
@@ -291,11 +294,11 @@ TEST_CASE("NCCL expectations and verdicts") {
     // busbw 350 GB/s: algbw 200, t = 1 GiB / 200 GB/s.
     r.seconds = r.bytes / 200e9;
     auto v = judge_nccl({r}, t);
-    CHECK(v.status == "ok");
+    CHECK(v.status == StageStatus::ok);
     CHECK_THAT(v.detail, Catch::Contains("algbw 200.0 GB/s, busbw 350.0 GB/s at 1024 MiB"));
     r.seconds = r.bytes / 100e9;  // busbw 175 < 0.8 x 370
     v = judge_nccl({r}, t);
-    CHECK(v.status == "failed");
+    CHECK(v.status == StageStatus::failed);
     CHECK_THAT(v.findings.at(0).problem, Catch::Contains("busbw 175.0 GB/s, expected >= 296.0 GB/s"));
     r.seconds = r.bytes / 200e9;
     r.data_ok = false;
@@ -305,7 +308,7 @@ TEST_CASE("NCCL expectations and verdicts") {
     hung.nranks = 16;
     hung.error = "communicator init hung: communicator aborted after 30 s";
     v = judge_nccl({hung}, t);
-    CHECK(v.status == "failed");
+    CHECK(v.status == StageStatus::failed);
     CHECK(v.findings.at(0).what == "nccl job");
     NcclResult unknown = r;
     unknown.data_ok = true;
@@ -336,20 +339,20 @@ TEST_CASE("the stages on a node without GPUs or NCCL are skipped, or fail when r
     sys::CudaStageOptions o;
     o.env = {};
     auto r = sys::run_cuda_stage(o);
-    if (r.result.status == "skipped") {
+    if (r.result.status == StageStatus::skipped) {
         CHECK_THAT(r.result.detail, Catch::StartsWith("no GPUs"));
         o.t.require_cuda = true;
-        CHECK(sys::run_cuda_stage(o).result.status == "failed");
+        CHECK(sys::run_cuda_stage(o).result.status == StageStatus::failed);
         // The allocation promises GPUs but there are none: a failure.
         o.t.require_cuda = false;
         o.env = {{"CUDA_VISIBLE_DEVICES", "0,1"}};
         auto f = sys::run_cuda_stage(o);
-        CHECK(f.result.status == "failed");
+        CHECK(f.result.status == StageStatus::failed);
         CHECK_THAT(f.result.detail, Catch::Contains("the allocation has 2 GPU(s)"));
         sys::NcclStageOptions n;
-        CHECK(sys::run_nccl_stage_local(n).result.status == "skipped");
+        CHECK(sys::run_nccl_stage_local(n).result.status == StageStatus::skipped);
         n.t.require_nccl = true;
-        CHECK(sys::run_nccl_stage_local(n).result.status == "failed");
+        CHECK(sys::run_nccl_stage_local(n).result.status == StageStatus::failed);
     }
 }
 
@@ -358,9 +361,9 @@ TEST_CASE("a stage past its deadline is aborted") {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         return sys::StageOutcome{};
     });
-    CHECK(r.result.status == "aborted");
+    CHECK(r.result.status == StageStatus::aborted);
     CHECK_THAT(r.result.detail, Catch::Contains("did not finish"));
     r = sys::with_deadline("cuda", 5, []() -> sys::StageOutcome { throw Error("boom"); });
-    CHECK(r.result.status == "failed");
+    CHECK(r.result.status == StageStatus::failed);
     CHECK(r.result.detail == "boom");
 }

@@ -34,7 +34,7 @@ Report sample(NodeStatus third = NodeStatus::ok) {
         l.bps = (i == 2 || l.to == 2) && third == NodeStatus::slow ? 0.25e9 : 1.2e9;
         r.links.push_back(l);
     }
-    r.stages.push_back({"bandwidth", "ok", "4 links", 0.6});
+    r.stages.push_back({"bandwidth", StageStatus::ok, "4 links", 0.6});
     return r;
 }
 
@@ -90,6 +90,21 @@ TEST_CASE("the JSON report carries nodes, links, stages and the verdict") {
           std::string::npos);
     CHECK(j.find("quote \\\" and backslash \\\\ and\\nnewline") != std::string::npos);
     CHECK(json_escape(std::string("\x01")) == "\\u0001");
+}
+
+TEST_CASE("stage statuses keep their words in the table, the JSON and on the wire") {
+    for (auto s : {StageStatus::ok, StageStatus::failed, StageStatus::skipped, StageStatus::aborted})
+        CHECK(parse_stage_status(to_string(s)) == s);
+    CHECK(std::string(to_string(StageStatus::aborted)) == "aborted");
+    CHECK_FALSE(parse_stage_status("OK"));
+    CHECK_FALSE(parse_stage_status(""));
+    auto r = sample();
+    r.stages.push_back({"rdma", StageStatus::failed, "1 faulty node(s)", 2});
+    CHECK(render_table(r).find("  stage rdma: failed (1 faulty node(s))\n") != std::string::npos);
+    CHECK(render_table(r).find("stage bandwidth") == std::string::npos);  // ok stages stay out of the table
+    const auto j = render_json(r);
+    CHECK(j.find("{\"name\": \"bandwidth\", \"status\": \"ok\", \"detail\": \"4 links\"") != std::string::npos);
+    CHECK(j.find("{\"name\": \"rdma\", \"status\": \"failed\", \"detail\": \"1 faulty node(s)\"") != std::string::npos);
 }
 
 TEST_CASE("the heatmap shows one cell per measured pair and marks the bad node") {

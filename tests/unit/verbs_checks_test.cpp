@@ -1,12 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include "../../lib/base/error.hpp"
-#include "../../lib/sys/stages/gpu_stages.hpp"
 #include "../../lib/preflight/rdma_checks.hpp"
 #include "../../lib/sys/node/process_env.hpp"
+#include "../../lib/sys/stages/verbs_stage.hpp"
 
 using namespace gangway;
 using namespace gangway::verbs;
+using gangway::preflight::StageStatus;
 
 namespace {
 std::string fixtures() {
@@ -188,25 +189,25 @@ TEST_CASE("the verbs stage on fixture trees") {
     o.root = fixtures() + "degraded";
     auto r = sys::run_verbs_stage_local(o);
     CHECK(r.result.name == "verbs");
-    CHECK(r.result.status == "failed");
+    CHECK(r.result.status == StageStatus::failed);
     REQUIRE(r.findings.size() == 1);
     CHECK(r.findings[0].what == "mlx5_1/1");
     CHECK_THAT(r.result.detail, Catch::StartsWith("2/2 port(s) usable"));
     o.hcas = {"mlx5_0"};
-    CHECK(sys::run_verbs_stage_local(o).result.status == "ok");
+    CHECK(sys::run_verbs_stage_local(o).result.status == StageStatus::ok);
     o.hcas = {"mlx5_9"};
-    CHECK(sys::run_verbs_stage_local(o).result.status == "skipped");
+    CHECK(sys::run_verbs_stage_local(o).result.status == StageStatus::skipped);
     o.root = fixtures() + "roce";
     o.hcas = {};
     r = sys::run_verbs_stage_local(o);
-    CHECK(r.result.status == "ok");
+    CHECK(r.result.status == StageStatus::ok);
     CHECK_THAT(r.result.detail, Catch::Contains("mlx5_2/1 RoCE 100 Gb/s ACTIVE gid 3"));
     o.root = fixtures() + "nonexistent";
     r = sys::run_verbs_stage_local(o);
-    CHECK(r.result.status == "skipped");
+    CHECK(r.result.status == StageStatus::skipped);
     CHECK(r.result.detail == "no RDMA devices");
     o.t.require_verbs = true;
-    CHECK(sys::run_verbs_stage_local(o).result.status == "failed");
+    CHECK(sys::run_verbs_stage_local(o).result.status == StageStatus::failed);
 }
 
 TEST_CASE("the RDMA data path refuses politely without devices") {

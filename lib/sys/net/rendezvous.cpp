@@ -34,8 +34,7 @@ void Coordinator::gather(unsigned expected, Deadline d) {
             for (int k = 0; k < 256; ++k) {
                 Fd fd = tcp_accept(listener_.get());
                 if (!fd) break;
-                std::string err;
-                auto c = accept_conn(std::move(fd), key_, after_ms(1000), err);
+                auto c = accept_conn(std::move(fd), key_, after_ms(1000));
                 if (c) pending.push_back({std::move(*c), after_ms(5000)});
             }
         }
@@ -49,8 +48,7 @@ void Coordinator::gather(unsigned expected, Deadline d) {
                 continue;
             }
             std::vector<Conn::Got> got;
-            std::string err;
-            const bool open = p.conn.pump(got, err);
+            const bool open = bool(p.conn.pump(got));
             if (got.empty()) {
                 if (open && Clock::now() < p.until) keep.push_back(std::move(p));
                 else ++rejected_;
@@ -79,10 +77,10 @@ void Coordinator::gather(unsigned expected, Deadline d) {
 
 bool Coordinator::send(Member& m, std::uint8_t type, const Kv& kv, Deadline d) {
     if (!m.alive) return false;
-    std::string err;
-    if (m.conn.send(type, kv, d, err)) return true;
+    const auto sent = m.conn.send(type, kv, d);
+    if (sent) return true;
     m.alive = false;
-    m.lost_reason = err;
+    m.lost_reason = sent.error();
     return false;
 }
 
@@ -104,12 +102,11 @@ std::vector<Coordinator::Event> Coordinator::poll(Deadline d) {
             if (!pfds[k].revents) continue;
             auto& m = members_[idx[k]];
             std::vector<Conn::Got> got;
-            std::string err;
-            const bool open = m.conn.pump(got, err);
+            const auto open = m.conn.pump(got);
             for (auto& g : got) events.push_back({idx[k], g.type, std::move(g.kv), false});
             if (!open) {
                 m.alive = false;
-                m.lost_reason = err;
+                m.lost_reason = open.error();
                 events.push_back({idx[k], 0, {}, true});
             }
         }
@@ -117,29 +114,29 @@ std::vector<Coordinator::Event> Coordinator::poll(Deadline d) {
     return events;
 }
 
-std::optional<Conn> join(const std::vector<std::string>& addrs, unsigned port, const std::string& key, const Kv& hello,
-                         Deadline d, std::string& err, std::string* used) {
+Result<Conn> join(const std::vector<std::string>& addrs, unsigned port, const std::string& key, const Kv& hello, Deadline d,
+                  std::string* used) {
     std::map<std::string, std::string> last;
     while (ms_left(d) > 0) {
         for (const auto& a : addrs) {
-            std::string e;
-            auto c = connect_conn(a, port, key, std::min(d, after_ms(700)), e);
-            if (c) {
-                if (!c->send(kHello, hello, d, e)) {
-                    last[a] = e;
-                    continue;
-                }
-                if (used) *used = a;
-                return c;
+            auto c = connect_conn(a, port, key, std::min(d, after_ms(700)));
+            if (!c) {
+                last[a] = c.error();
+                continue;
             }
-            last[a] = e;
+            if (auto sent = c->send(kHello, hello, d); !sent) {
+                last[a] = sent.error();
+                continue;
+            }
+            if (used) *used = a;
+            return c;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms_left(d))));
     }
-    err.clear();
+    std::string err;
     for (const auto& [a, e] : last) err += (err.empty() ? "" : "; ") + a + ":" + std::to_string(port) + ": " + e;
     if (err.empty()) err = "no address to try";
-    return std::nullopt;
+    return Failure{err};
 }
 
 }  // namespace gangway::sys

@@ -49,8 +49,9 @@ private:
 
 // A task joins: tries each address in turn (data network first, then the
 // management one) until the deadline, retrying while the coordinator is not yet
-// listening, and sends its hello. `used` tells which address worked.
-std::optional<Conn> join(const std::vector<std::string>& addrs, unsigned port, const std::string& key,
-                         const preflight::Kv& hello, Deadline d, std::string& err, std::string* used = nullptr);
+// listening, and sends its hello. `used` tells which address worked; the
+// failure names each address's last error.
+Result<Conn> join(const std::vector<std::string>& addrs, unsigned port, const std::string& key, const preflight::Kv& hello,
+                  Deadline d, std::string* used = nullptr);
 
 }  // namespace gangway::sys

@@ -71,18 +71,18 @@ bool make_addr(const std::string& addr, unsigned port, sockaddr_storage& ss, soc
 
 }  // namespace
 
-Fd tcp_listen(const std::string& addr, unsigned port, int backlog) {
+Result<Fd> tcp_listen(const std::string& addr, unsigned port, int backlog) {
     sockaddr_storage ss;
     socklen_t len;
-    if (!make_addr(addr, port, ss, len)) throw Error("\"" + addr + "\" is not an IP address");
+    if (!make_addr(addr, port, ss, len)) return Failure{"\"" + addr + "\" is not an IP address"};
     Fd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (!fd) throw Error(std::string("socket: ") + std::strerror(errno));
+    if (!fd) return Failure{std::string("socket: ") + std::strerror(errno)};
     int one = 1;
     ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0)
-        throw Error("cannot listen on " + (addr.empty() ? std::string("*") : addr) + ":" + std::to_string(port) + ": " +
-                    std::strerror(errno));
-    if (::listen(fd.get(), backlog) != 0) throw Error(std::string("listen: ") + std::strerror(errno));
+        return Failure{"cannot listen on " + (addr.empty() ? std::string("*") : addr) + ":" + std::to_string(port) + ": " +
+                       std::strerror(errno)};
+    if (::listen(fd.get(), backlog) != 0) return Failure{std::string("listen: ") + std::strerror(errno)};
     return fd;
 }
 
@@ -103,40 +103,25 @@ Fd tcp_accept(int listen_fd) {
     return fd;
 }
 
-Fd tcp_connect(const std::string& addr, unsigned port, Deadline d, std::string& err) {
+Result<Fd> tcp_connect(const std::string& addr, unsigned port, Deadline d) {
     sockaddr_storage ss;
     socklen_t len;
-    if (!make_addr(addr, port, ss, len) || addr.empty()) {
-        err = "\"" + addr + "\" is not an IP address";
-        return Fd();
-    }
+    if (!make_addr(addr, port, ss, len) || addr.empty()) return Failure{"\"" + addr + "\" is not an IP address"};
     Fd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (!fd) {
-        err = std::string("socket: ") + std::strerror(errno);
-        return Fd();
-    }
+    if (!fd) return Failure{std::string("socket: ") + std::strerror(errno)};
     int one = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) {
-        if (errno != EINPROGRESS) {
-            err = std::strerror(errno);
-            return Fd();
-        }
+        if (errno != EINPROGRESS) return Failure{std::strerror(errno)};
         pollfd p{fd.get(), POLLOUT, 0};
         int r;
         do r = ::poll(&p, 1, ms_left(d));
         while (r < 0 && errno == EINTR);
-        if (r == 0) {
-            err = "connect timed out";
-            return Fd();
-        }
+        if (r == 0) return Failure{"connect timed out"};
         int soerr = 0;
         socklen_t sl = sizeof soerr;
         ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &soerr, &sl);
-        if (soerr != 0) {
-            err = std::strerror(soerr);
-            return Fd();
-        }
+        if (soerr != 0) return Failure{std::strerror(soerr)};
     }
     return fd;
 }
@@ -149,7 +134,7 @@ bool wait_readable(int fd, Deadline d) {
     return r > 0;
 }
 
-bool send_all(int fd, std::string_view data, Deadline d, std::string& err) {
+Result<void> send_all(int fd, std::string_view data, Deadline d) {
     std::size_t off = 0;
     while (off < data.size()) {
         const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
@@ -160,20 +145,16 @@ bool send_all(int fd, std::string_view data, Deadline d, std::string& err) {
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             pollfd p{fd, POLLOUT, 0};
-            if (::poll(&p, 1, ms_left(d)) == 0) {
-                err = "timed out sending";
-                return false;
-            }
+            if (::poll(&p, 1, ms_left(d)) == 0) return Failure{"timed out sending"};
             continue;
         }
-        err = std::string("send: ") + std::strerror(errno);
-        return false;
+        return Failure{std::string("send: ") + std::strerror(errno)};
     }
-    return true;
+    return {};
 }
 
-bool recv_exact(int fd, std::size_t n, std::string& out, Deadline d, std::string& err) {
-    out.clear();
+Result<std::string> recv_exact(int fd, std::size_t n, Deadline d) {
+    std::string out;
     char buf[65536];
     while (out.size() < n) {
         const ssize_t r = ::recv(fd, buf, std::min(sizeof buf, n - out.size()), 0);
@@ -181,46 +162,41 @@ bool recv_exact(int fd, std::size_t n, std::string& out, Deadline d, std::string
             out.append(buf, static_cast<std::size_t>(r));
             continue;
         }
-        if (r == 0) {
-            err = "connection closed";
-            return false;
-        }
+        if (r == 0) return Failure{"connection closed"};
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            if (!wait_readable(fd, d)) {
-                err = "timed out";
-                return false;
-            }
+            if (!wait_readable(fd, d)) return Failure{"timed out"};
             continue;
         }
-        err = std::string("recv: ") + std::strerror(errno);
-        return false;
+        return Failure{std::string("recv: ") + std::strerror(errno)};
     }
-    return true;
+    return out;
 }
 
-std::string random_bytes(std::size_t n) {
+Result<std::string> random_bytes(std::size_t n) {
     std::string s(n, '\0');
     std::size_t off = 0;
     while (off < n) {
         const ssize_t r = ::getrandom(s.data() + off, n - off, 0);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) throw Error(std::string("getrandom: ") + std::strerror(errno));
+        if (r < 0) return Failure{std::string("getrandom: ") + std::strerror(errno)};
         off += static_cast<std::size_t>(r);
     }
     return s;
 }
 
-bool Conn::send(std::uint8_t type, const preflight::Kv& kv, Deadline d, std::string& err) {
+// Sealing and opening frames is pure and throws gangway::Error on a frame
+// that is too large, malformed or fails authentication: the Conn calls turn
+// that into their failure, as they do the socket's.
+Result<void> Conn::send(std::uint8_t type, const preflight::Kv& kv, Deadline d) {
     try {
-        return send_all(fd.get(), ch->seal(type, preflight::encode_kv(kv)), d, err);
+        return send_all(fd.get(), ch->seal(type, preflight::encode_kv(kv)), d);
     } catch (const Error& e) {
-        err = e.what();
-        return false;
+        return Failure{e.what()};
     }
 }
 
-std::optional<preflight::Kv> Conn::recv(std::uint8_t& type, Deadline d, std::string& err) {
+Result<Conn::Got> Conn::recv(Deadline d) {
     try {
         // Frames that pump() already buffered come first.
         for (;;) {
@@ -229,8 +205,7 @@ std::optional<preflight::Kv> Conn::recv(std::uint8_t& type, Deadline d, std::str
                 if (inbuf.size() >= 4 + len) {
                     auto f = ch->open(std::string_view(inbuf).substr(4, len));
                     inbuf.erase(0, 4 + len);
-                    type = f.type;
-                    return preflight::decode_kv(f.payload);
+                    return Got{f.type, preflight::decode_kv(f.payload)};
                 }
             }
             char buf[65536];
@@ -239,28 +214,20 @@ std::optional<preflight::Kv> Conn::recv(std::uint8_t& type, Deadline d, std::str
                 inbuf.append(buf, static_cast<std::size_t>(r));
                 continue;
             }
-            if (r == 0) {
-                err = "connection closed";
-                return std::nullopt;
-            }
+            if (r == 0) return Failure{"connection closed"};
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (!wait_readable(fd.get(), d)) {
-                    err = "timed out";
-                    return std::nullopt;
-                }
+                if (!wait_readable(fd.get(), d)) return Failure{"timed out"};
                 continue;
             }
-            err = std::string("recv: ") + std::strerror(errno);
-            return std::nullopt;
+            return Failure{std::string("recv: ") + std::strerror(errno)};
         }
     } catch (const Error& e) {
-        err = e.what();
-        return std::nullopt;
+        return Failure{e.what()};
     }
 }
 
-bool Conn::pump(std::vector<Got>& out, std::string& err) {
+Result<void> Conn::pump(std::vector<Got>& out) {
     char buf[65536];
     bool eof = false;
     for (;;) {
@@ -272,10 +239,7 @@ bool Conn::pump(std::vector<Got>& out, std::string& err) {
         }
         if (r == 0) eof = true;
         else if (errno == EINTR) continue;
-        else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-            err = std::string("recv: ") + std::strerror(errno);
-            return false;
-        }
+        else if (errno != EAGAIN && errno != EWOULDBLOCK) return Failure{std::string("recv: ") + std::strerror(errno)};
         break;
     }
     try {
@@ -287,35 +251,30 @@ bool Conn::pump(std::vector<Got>& out, std::string& err) {
             out.push_back({f.type, preflight::decode_kv(f.payload)});
         }
     } catch (const Error& e) {
-        err = e.what();
-        return false;
+        return Failure{e.what()};
     }
-    if (eof) {
-        err = "connection closed";
-        return false;
-    }
-    return true;
+    if (eof) return Failure{"connection closed"};
+    return {};
 }
 
-std::optional<Conn> connect_conn(const std::string& addr, unsigned port, const std::string& key, Deadline d, std::string& err) {
+Result<Conn> connect_conn(const std::string& addr, unsigned port, const std::string& key, Deadline d) {
+    auto fd = tcp_connect(addr, port, d);
+    if (!fd) return Failure{fd.error()};
+    auto nonce = recv_exact(fd->get(), preflight::kNonceBytes, d);
+    if (!nonce) return Failure{"no greeting from " + addr + ":" + std::to_string(port) + " (" + nonce.error() + ")"};
     Conn c;
-    c.fd = tcp_connect(addr, port, d, err);
-    if (!c.fd) return std::nullopt;
-    std::string nonce;
-    if (!recv_exact(c.fd.get(), preflight::kNonceBytes, nonce, d, err)) {
-        err = "no greeting from " + addr + ":" + std::to_string(port) + " (" + err + ")";
-        return std::nullopt;
-    }
-    c.ch.emplace(key, nonce, preflight::Role::client);
+    c.fd = std::move(*fd);
+    c.ch.emplace(key, *nonce, preflight::Role::client);
     return c;
 }
 
-std::optional<Conn> accept_conn(Fd fd, const std::string& key, Deadline d, std::string& err) {
+Result<Conn> accept_conn(Fd fd, const std::string& key, Deadline d) {
+    auto nonce = random_bytes(preflight::kNonceBytes);
+    if (!nonce) return Failure{nonce.error()};
+    if (auto sent = send_all(fd.get(), *nonce, d); !sent) return Failure{sent.error()};
     Conn c;
     c.fd = std::move(fd);
-    const auto nonce = random_bytes(preflight::kNonceBytes);
-    if (!send_all(c.fd.get(), nonce, d, err)) return std::nullopt;
-    c.ch.emplace(key, nonce, preflight::Role::server);
+    c.ch.emplace(key, *nonce, preflight::Role::server);
     return c;
 }
 

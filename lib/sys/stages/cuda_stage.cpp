@@ -1,129 +1,18 @@
-// The cuda stage and the shared pieces of the GPU/RDMA stages: the driver API
-// loader, deadlines, outcomes.
-#include <dlfcn.h>
-
+// The cuda stage: per GPU a context, an allocation, a memory check, a
+// computation check and pinned copy bandwidth, judged by gpu::judge_cuda.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <future>
-#include <mutex>
-#include <thread>
 
-#include "../../base/error.hpp"
 #include "cuda_api.hpp"
 #include "cuda_kernel.hpp"
-#include "gpu_stages.hpp"
+#include "cuda_stage.hpp"
 #include "../node/sysfs.hpp"
 
 namespace gangway::sys {
-
-namespace cu {
-
-std::string Api::err(Result r) const {
-    const char* s = nullptr;
-    if (error_string) error_string(r, &s);
-    return "CUDA error " + std::to_string(static_cast<int>(r)) + (s ? std::string(" (") + s + ")" : "");
-}
-
-namespace {
-template <class F>
-bool sym(void* h, F& f, std::initializer_list<const char*> names) {
-    for (const char* n : names)
-        if (void* p = ::dlsym(h, n)) {
-            f = reinterpret_cast<F>(p);
-            return true;
-        }
-    return false;
-}
-}  // namespace
-
-const Api* api(std::string& why) {
-    static std::once_flag once;
-    static Api a{};
-    static bool ok = false;
-    static std::string error;
-    std::call_once(once, [] {
-        void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            error = "libcuda.so.1 not found: no NVIDIA driver on this node";
-            return;
-        }
-        bool all = sym(h, a.init, {"cuInit"}) && sym(h, a.driver_version, {"cuDriverGetVersion"}) &&
-                   sym(h, a.device_count, {"cuDeviceGetCount"}) && sym(h, a.device_get, {"cuDeviceGet"}) &&
-                   sym(h, a.device_name, {"cuDeviceGetName"}) && sym(h, a.device_bus_id, {"cuDeviceGetPCIBusId"}) &&
-                   sym(h, a.primary_retain, {"cuDevicePrimaryCtxRetain"}) &&
-                   sym(h, a.primary_release, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}) &&
-                   sym(h, a.ctx_set_current, {"cuCtxSetCurrent"}) && sym(h, a.mem_alloc, {"cuMemAlloc_v2"}) &&
-                   sym(h, a.mem_free, {"cuMemFree_v2"}) && sym(h, a.host_alloc, {"cuMemAllocHost_v2"}) &&
-                   sym(h, a.host_free, {"cuMemFreeHost"}) && sym(h, a.memset_d32, {"cuMemsetD32_v2"}) &&
-                   sym(h, a.copy_dtoh, {"cuMemcpyDtoH_v2"}) && sym(h, a.copy_htod_async, {"cuMemcpyHtoDAsync_v2"}) &&
-                   sym(h, a.copy_dtoh_async, {"cuMemcpyDtoHAsync_v2"}) && sym(h, a.stream_create, {"cuStreamCreate"}) &&
-                   sym(h, a.stream_destroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}) &&
-                   sym(h, a.stream_sync, {"cuStreamSynchronize"}) && sym(h, a.stream_query, {"cuStreamQuery"}) &&
-                   sym(h, a.event_create, {"cuEventCreate"}) && sym(h, a.event_record, {"cuEventRecord"}) &&
-                   sym(h, a.event_sync, {"cuEventSynchronize"}) &&
-                   sym(h, a.event_elapsed, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}) &&
-                   sym(h, a.event_destroy, {"cuEventDestroy_v2", "cuEventDestroy"});
-        sym(h, a.error_string, {"cuGetErrorString"});
-        if (!(sym(h, a.module_load_data, {"cuModuleLoadData"}) && sym(h, a.module_get_function, {"cuModuleGetFunction"}) &&
-              sym(h, a.module_unload, {"cuModuleUnload"}) && sym(h, a.launch_kernel, {"cuLaunchKernel"})))
-            a.module_load_data = nullptr;
-        if (!all) {
-            error = "libcuda.so.1 lacks a driver API call gangway needs: the NVIDIA driver is too old";
-            return;
-        }
-        ok = true;
-    });
-    if (!ok) why = error;
-    return ok ? &a : nullptr;
-}
-
-}  // namespace cu
-
-preflight::GpuRecord gpu_record(unsigned node, const gpu::GpuResult& g) {
-    return {node, g.index, g.name, g.bus_id, g.error, g.pcie_gen, g.pcie_width, g.h2d_gbps, g.d2h_gbps};
-}
-
-preflight::NcclRecord nccl_record(unsigned node, const gpu::NcclResult& r) {
-    preflight::NcclRecord n{node, r.nranks, r.bytes, std::nullopt, std::nullopt, r.data_ok, r.error};
-    if (r.error.empty() && r.seconds > 0) {
-        n.algbw_gbps = gpu::algbw_gbps(r.bytes, r.seconds);
-        n.busbw_gbps = gpu::allreduce_busbw_gbps(*n.algbw_gbps, r.nranks);
-    }
-    return n;
-}
-
-void add_device_records(const StageOutcome& o, unsigned node, preflight::Report& rep) {
-    for (const auto& g : o.gpus) rep.gpus.push_back(gpu_record(node, g));
-    for (const auto& r : o.nccl_runs) rep.nccl.push_back(nccl_record(node, r));
-    for (const auto& p : o.ports)
-        rep.ports.push_back({node, p.hca + "/" + std::to_string(p.port), p.rate_gbps, verbs::port_up(p)});
-}
-
-StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, double seconds) {
-    StageOutcome o;
-    o.result = {name, v.status, v.detail, seconds};
-    o.findings = v.findings;
-    return o;
-}
-
-StageOutcome with_deadline(const std::string& name, double seconds, std::function<StageOutcome()> fn) {
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-        if (auto o = within<StageOutcome>(seconds, std::move(fn))) return *o;
-    } catch (const std::exception& e) {
-        StageOutcome o;
-        o.result = {name, "failed", e.what(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-        return o;
-    }
-    StageOutcome o;
-    char b[96];
-    std::snprintf(b, sizeof b, "did not finish within %.0f s (a GPU, driver or HCA is hung)", seconds);
-    o.result = {name, "aborted", b, seconds};
-    return o;
-}
-
+using preflight::StageStatus;
 namespace {
 
 // cuDeviceGetPCIBusId writes "0000:18:00.0" (some drivers: 8-digit domain,
@@ -307,16 +196,16 @@ StageOutcome run_cuda_stage(const CudaStageOptions& o, std::vector<gpu::GpuResul
     auto none = [&](const std::string& reason) {
         // No GPUs here. The allocation having some is a failure in itself.
         if (expected && *expected > 0)
-            return to_outcome("cuda", {"failed", "the allocation has " + std::to_string(*expected) + " GPU(s) but " + reason, {}},
+            return to_outcome("cuda", {StageStatus::failed, "the allocation has " + std::to_string(*expected) + " GPU(s) but " + reason, {}},
                               secs());
         return to_outcome("cuda", gpu::skipped("no GPUs (" + reason + ")", o.t.require_cuda, "cuda"), secs());
     };
     if (!a) return none(why);
     cu::Result r = a->init(0);
     if (r == cu::kNoDevice) return none("the driver sees no GPU");
-    if (r != cu::kSuccess) return to_outcome("cuda", {"failed", "cuInit failed: " + a->err(r) + " (driver/kernel module mismatch, or a GPU fell off the bus)", {}}, secs());
+    if (r != cu::kSuccess) return to_outcome("cuda", {StageStatus::failed, "cuInit failed: " + a->err(r) + " (driver/kernel module mismatch, or a GPU fell off the bus)", {}}, secs());
     int count = 0;
-    if ((r = a->device_count(&count)) != cu::kSuccess) return to_outcome("cuda", {"failed", "cuDeviceGetCount failed: " + a->err(r), {}}, secs());
+    if ((r = a->device_count(&count)) != cu::kSuccess) return to_outcome("cuda", {StageStatus::failed, "cuDeviceGetCount failed: " + a->err(r), {}}, secs());
     if (count == 0) return none("CUDA sees no GPU");
     std::vector<gpu::GpuResult> gpus(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {

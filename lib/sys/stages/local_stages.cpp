@@ -1,7 +1,11 @@
 // The three GPU and RDMA stages of one node, each under its own deadline.
+#include "local_stages.hpp"
+
 #include <algorithm>
 
-#include "gpu_stages.hpp"
+#include "cuda_stage.hpp"
+#include "nccl_stage.hpp"
+#include "verbs_stage.hpp"
 
 namespace gangway::sys {
 

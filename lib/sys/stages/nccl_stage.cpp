@@ -17,13 +17,14 @@
 
 #include "../../base/error.hpp"
 #include "cuda_api.hpp"
-#include "gpu_stages.hpp"
+#include "nccl_stage.hpp"
 
 #ifdef HAVE_CUDA
 #include <nccl.h>
 #endif
 
 namespace gangway::sys {
+using preflight::StageStatus;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -375,10 +376,10 @@ StageOutcome run_nccl_stage_local(const NcclStageOptions& o) {
     if (!a || count == 0) return to_outcome("nccl", gpu::skipped("no GPUs" + (why.empty() ? "" : " (" + why + ")"), o.t.require_nccl, "nccl"), secs());
     const NcclLib lib = find_nccl(o.nccl_lib.empty() ? o.t.nccl_lib : o.nccl_lib, o.env);
     if (lib.path.empty())
-        return to_outcome("nccl", {o.t.require_nccl ? "failed" : "skipped", "no NCCL: " + lib.error, {}}, secs());
+        return to_outcome("nccl", {o.t.require_nccl ? StageStatus::failed : StageStatus::skipped, "no NCCL: " + lib.error, {}}, secs());
     std::string err;
     auto id = nccl_unique_id(lib.path, err);
-    if (!id) return to_outcome("nccl", {"failed", err, {}}, secs());
+    if (!id) return to_outcome("nccl", {StageStatus::failed, err, {}}, secs());
 
     // The model of GPU 0 names the expected figure.
     std::string model;

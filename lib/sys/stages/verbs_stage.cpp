@@ -1,8 +1,9 @@
 // The verbs stage: RDMA ports from sysfs, judged; and the RDMA write data
 // path (libibverbs loaded with dlopen, so the binary runs on nodes without
-// it). The data path needs RDMA hardware, which the development machines do
-// not have: it compiles and is structured around the pure, tested parts in
-// lib/verbs/checks (GID choice, queue-pair attributes, QpInfo exchange).
+// it). Without RDMA hardware the data path runs against the test double of
+// libibverbs in tests/fakes (tests/preflight_gpu.sh); the pure parts it rests
+// on (GID choice, queue-pair attributes, QpInfo exchange) are
+// lib/preflight/rdma_checks, unit-tested.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -18,7 +19,7 @@
 
 #include "../../base/error.hpp"
 #include "../../pin/placement.hpp"
-#include "gpu_stages.hpp"
+#include "verbs_stage.hpp"
 #include "../node/hwloc_topology.hpp"
 #include "../node/sysfs.hpp"
 
@@ -28,6 +29,7 @@
 #endif
 
 namespace gangway::sys {
+using preflight::StageStatus;
 namespace fs = std::filesystem;
 
 std::vector<verbs::Port> read_ib_ports(const std::string& root, const std::vector<std::string>& hcas) {
@@ -396,9 +398,9 @@ StageOutcome run_verbs_stage_local(const VerbsStageOptions& o, std::vector<verbs
         usable += verdicts[i].usable;
         for (const auto& pr : verdicts[i].problems) v.findings.push_back({verdicts[i].name, pr});
     }
-    if (!v.findings.empty()) v.status = "failed";
+    if (!v.findings.empty()) v.status = StageStatus::failed;
     v.detail = std::to_string(usable) + "/" + std::to_string(ports.size()) + " port(s) usable: " + detail +
-               (v.status == "ok" ? "; RDMA writes between nodes: the rdma stage of gangway check" : "");
+               (v.status == StageStatus::ok ? "; RDMA writes between nodes: the rdma stage of gangway check" : "");
     if (out_ports) *out_ports = ports;
     auto out = to_outcome("verbs", v, secs());
     out.ports = std::move(ports);
