@@ -9,7 +9,6 @@
 #include <elf.h>
 #include <glob.h>
 
-#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -20,8 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "../lib/env/config.hpp"
-#include "../lib/base/error.hpp"
+#include "../lib/env/plugstack_check.hpp"
+#include "../lib/env/plugstack_text.hpp"
+#include "../lib/preflight/version_text.hpp"
 #include "commands.hpp"
 #include "config.h"
 
@@ -30,47 +30,13 @@
 #endif
 
 namespace gangway::cli {
+using preflight::SlurmVersion;
+using preflight::slurm_version_from_number;
+using preflight::slurm_version_in;
 
 namespace {
 
-struct Version {
-    int major = 0, minor = 0, micro = 0;
-    std::string text() const {
-        return std::to_string(major) + "." + (minor < 10 ? "0" : "") + std::to_string(minor) + "." +
-               std::to_string(micro);
-    }
-    std::string release() const { return std::to_string(major) + "." + (minor < 10 ? "0" : "") + std::to_string(minor); }
-    bool same_release(const Version& o) const { return major == o.major && minor == o.minor; }
-};
-
-// The first N.N.N in `text` ("slurm 22.05.8", "slurm-wlm 23.11.1-1").
-std::optional<Version> parse_version(const std::string& text) {
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (!std::isdigit(static_cast<unsigned char>(text[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(text[i - 1]))))
-            continue;
-        int part[3] = {0, 0, 0};
-        std::size_t j = i;
-        int k = 0;
-        for (; k < 3; ++k) {
-            const std::size_t start = j;
-            while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) && j - start < 6)
-                part[k] = part[k] * 10 + (text[j++] - '0');
-            if (j == start) break;
-            if (k < 2) {
-                if (j >= text.size() || text[j] != '.') break;
-                ++j;
-            }
-        }
-        if (k == 3) return Version{part[0], part[1], part[2]};
-    }
-    return std::nullopt;
-}
-
-Version from_number(std::uint32_t n) {
-    return Version{static_cast<int>((n >> 16) & 0xff), static_cast<int>((n >> 8) & 0xff), static_cast<int>(n & 0xff)};
-}
-
-std::string rebuild_hint(const Version& running) {
+std::string rebuild_hint(const SlurmVersion& running) {
     return "rebuild gangway against SLURM " + running.release() +
            "'s headers (libslurm-dev or slurm-devel " + running.release() +
            ", or ./configure --with-slurm=PREFIX) and reinstall it: contrib/dev/build-deb.sh, "
@@ -168,47 +134,25 @@ PluginInfo inspect_plugin(const std::string& path) {
     return info;
 }
 
-struct PlugstackLine {
-    std::string file;
-    int line = 0;
-    std::string kind;  // required or optional
-    std::string path;
-    std::vector<std::string> args;
-};
-
-std::string dirname_of(const std::string& p) {
-    const auto slash = p.rfind('/');
-    return slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
-}
-
-// Every line of plugstack.conf (and its includes) that loads a gangway.so.
+// Every line of plugstack.conf (and its includes) that loads a gangway.so;
+// `read` gets the files that could be read.
 void scan_plugstack(const std::string& file, std::vector<PlugstackLine>& out, std::vector<std::string>& read,
                     int depth = 0) {
     if (depth > 8) return;
     std::ifstream in(file);
     if (!in) return;
     read.push_back(file);
-    std::string text;
-    for (int n = 1; std::getline(in, text); ++n) {
-        if (auto hash = text.find('#'); hash != std::string::npos) text.erase(hash);
-        std::istringstream words(text);
-        std::vector<std::string> w;
-        for (std::string x; words >> x;) w.push_back(x);
-        if (w.empty()) continue;
-        if (w[0] == "include" && w.size() >= 2) {
-            std::string pattern = w[1];
-            if (pattern[0] != '/') pattern = dirname_of(file) + "/" + pattern;
-            glob_t g{};
-            if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
-                for (std::size_t i = 0; i < g.gl_pathc; ++i) scan_plugstack(g.gl_pathv[i], out, read, depth + 1);
-            globfree(&g);
+    std::ostringstream text;
+    text << in.rdbuf();
+    for (auto& l : plugstack_lines(text.str(), file)) {
+        if (!l.include) {
+            out.push_back(std::move(l));
             continue;
         }
-        if (w.size() < 2) continue;
-        const std::string& p = w[1];
-        const auto base = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
-        if (base != "gangway.so") continue;
-        out.push_back(PlugstackLine{file, n, w[0], p, std::vector<std::string>(w.begin() + 2, w.end())});
+        glob_t g{};
+        if (glob(l.path.c_str(), 0, nullptr, &g) == 0)
+            for (std::size_t i = 0; i < g.gl_pathc; ++i) scan_plugstack(g.gl_pathv[i], out, read, depth + 1);
+        globfree(&g);
     }
 }
 
@@ -216,22 +160,8 @@ void scan_plugstack(const std::string& file, std::vector<PlugstackLine>& out, st
 std::string default_plugstack() {
     const char* env = std::getenv("SLURM_CONF");
     const std::string slurm_conf = env && *env ? env : "/etc/slurm/slurm.conf";
-    std::ifstream in(slurm_conf);
-    std::string line;
-    while (std::getline(in, line)) {
-        // PlugStackConfig=PATH (keys are case-insensitive; blanks around '=' allowed)
-        std::string key, value;
-        std::istringstream words(line.substr(0, line.find('#')));
-        std::string w, joined;
-        while (words >> w) joined += w;
-        const auto eq = joined.find('=');
-        if (eq == std::string::npos) continue;
-        key = joined.substr(0, eq);
-        value = joined.substr(eq + 1);
-        for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (key == "plugstackconfig" && !value.empty()) return value;
-    }
-    return dirname_of(slurm_conf) + "/plugstack.conf";
+    const std::string named = plugstack_config(read_file(slurm_conf));
+    return named.empty() ? dirname_of(slurm_conf) + "/plugstack.conf" : named;
 }
 
 struct Report {
@@ -242,6 +172,13 @@ struct Report {
         std::printf("PROBLEM: %s\n", s.c_str());
         ++problems;
     }
+    void say(const Remark& m) {
+        switch (m.level) {
+            case Remark::Level::ok: ok(m.text); break;
+            case Remark::Level::note: note(m.text); break;
+            case Remark::Level::problem: problem(m.text); break;
+        }
+    }
 };
 
 }  // namespace
@@ -250,16 +187,16 @@ std::optional<std::pair<std::string, std::string>> running_slurm_version() {
     // srun and sinfo on login nodes, slurmd on compute nodes (often not on PATH).
     for (const char* cmd : {"srun --version", "sinfo --version", "slurmd -V", "/usr/sbin/slurmd -V"}) {
         const std::string out = run_capture(cmd);
-        if (auto v = parse_version(out)) return std::make_pair(v->text(), std::string(cmd));
+        if (auto v = slurm_version_in(out)) return std::make_pair(v->text(), std::string(cmd));
     }
     return std::nullopt;
 }
 
 std::string version_mismatch_warning() {
-    const auto built = parse_version(GANGWAY_SLURM_BUILT_FOR);
+    const auto built = slurm_version_in(GANGWAY_SLURM_BUILT_FOR);
     const auto running = running_slurm_version();
     if (!built || !running) return {};
-    const auto run = parse_version(running->first);
+    const auto run = slurm_version_in(running->first);
     if (!run || built->same_release(*run)) return {};
     return "gangway: warning: built for SLURM " + built->release() + " but `" + running->second + "` is SLURM " +
            running->first + ": SLURM will refuse the plugin (\"Incompatible Slurm plugin version\"); " +
@@ -292,13 +229,13 @@ int cmd_doctor(int argc, char** argv) {
         }
     }
     Report r;
-    const auto built = parse_version(GANGWAY_SLURM_BUILT_FOR);
+    const auto built = slurm_version_in(GANGWAY_SLURM_BUILT_FOR);
     r.ok("gangway " PACKAGE_VERSION " command, built for SLURM " GANGWAY_SLURM_BUILT_FOR);
 
     // 1. The running SLURM.
-    std::optional<Version> running;
+    std::optional<SlurmVersion> running;
     if (auto rv = running_slurm_version()) {
-        running = parse_version(rv->first);
+        running = slurm_version_in(rv->first);
         r.ok("running SLURM " + rv->first + " (" + rv->second + ")");
         if (built && running && !built->same_release(*running))
             r.problem("this gangway command was built for SLURM " + built->release() + " but SLURM " + running->text() +
@@ -312,48 +249,16 @@ int cmd_doctor(int argc, char** argv) {
     std::vector<PlugstackLine> lines;
     std::vector<std::string> read;
     scan_plugstack(plugstack, lines, read);
-    if (read.empty()) {
-        r.problem(plugstack + " does not exist or cannot be read: create it with the line `required " +
-                  (plugin.empty() ? std::string(GANGWAY_PLUGIN_DEFAULT) : plugin) +
-                  "` (or `include plugstack.conf.d/*.conf`) on login and compute nodes");
-    } else if (lines.empty()) {
-        r.problem("no line of " + plugstack + (read.size() > 1 ? " or its includes" : "") +
-                  " loads gangway.so: add `required " +
-                  (plugin.empty() ? std::string(GANGWAY_PLUGIN_DEFAULT) : plugin) + " [iface=...]` (or `include " +
-                  dirname_of(plugstack) + "/plugstack.conf.d/*.conf`)");
-    } else {
-        if (lines.size() > 1)
-            r.problem("gangway.so is loaded " + std::to_string(lines.size()) + " times (" + lines[0].file + ":" +
-                      std::to_string(lines[0].line) + ", " + lines[1].file + ":" + std::to_string(lines[1].line) +
-                      "): keep one line");
-        for (const auto& l : lines) {
-            const std::string where = l.file + ":" + std::to_string(l.line);
-            if (l.kind == "optional")
-                r.problem(where + " loads gangway.so as optional: SLURM then ignores its failures and tasks start "
-                                  "without their variables; use required");
-            else if (l.kind != "required")
-                r.problem(where + ": \"" + l.kind + "\" is not required or optional");
-            try {
-                parse_site_args(l.args);
-                std::string args;
-                for (const auto& a : l.args) args += " " + a;
-                r.ok(where + " loads " + l.path + " (" + l.kind + ")" + (args.empty() ? "" : ";" + args));
-            } catch (const Error& e) {
-                r.problem(where + ": " + e.what());
-            }
-            if (l.path[0] != '/')
-                r.note(where + ": " + l.path + " is relative: SLURM looks for it in its PluginDir");
-        }
-        if (plugin.empty() && lines[0].path[0] == '/') plugin = lines[0].path;
-    }
+    for (const auto& m : check_plugstack(plugstack, read.size(), lines, plugin.empty() ? std::string(GANGWAY_PLUGIN_DEFAULT) : plugin))
+        r.say(m);
 
     // 3. The plugin file.
-    if (plugin.empty()) plugin = GANGWAY_PLUGIN_DEFAULT;
+    plugin = plugin_to_check(plugin, lines, GANGWAY_PLUGIN_DEFAULT);
     const PluginInfo info = inspect_plugin(plugin);
     if (!info.error.empty()) {
         r.problem(plugin + " " + info.error + ": install gangway's plugin there (make install, or the gangway package)");
     } else {
-        const Version pv = from_number(*info.plugin_version);
+        const SlurmVersion pv = slurm_version_from_number(*info.plugin_version);
         const std::string what = plugin + " (gangway " + info.gangway_version.value_or("?") + ", built for SLURM " +
                                  pv.text() + ")";
         if (info.plugin_type.value_or("") != "spank")

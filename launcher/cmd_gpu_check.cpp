@@ -12,6 +12,7 @@
 
 #include "../lib/base/error.hpp"
 #include "../lib/preflight/gpu_checks.hpp"
+#include "../lib/preflight/local_report.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/stages/local_stages.hpp"
@@ -115,34 +116,13 @@ int cmd_gpu_check(int argc, char** argv) {
         return 2;
     }
 
-    preflight::Report rep;
-    rep.mode = full ? "full" : "quick";
-    rep.bootstrap = "local";
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
-    preflight::NodeResult me;
-    me.name = host;
-    bool failed = false;
-    for (const auto& o : outs) {
-        sys::add_device_records(o, 0, rep);
-        rep.stages.push_back(o.result);
-        rep.seconds += o.result.seconds;
-        for (const auto& f : o.findings) {
-            rep.findings.push_back(std::string(host) + ": " + o.result.name + ": " + f.what + ": " + f.problem);
-            me.reasons.push_back(f.what + ": " + f.problem);
-        }
-        if (o.result.status == StageStatus::failed || o.result.status == StageStatus::aborted) {
-            failed = true;
-            if (o.findings.empty()) {
-                me.reasons.push_back(o.result.name + ": " + o.result.detail);
-                rep.findings.push_back(std::string(host) + ": " + o.result.name + ": " + o.result.detail);
-            }
-        }
-    }
-    if (failed) {
-        me.status = preflight::NodeStatus::faulty;
-    }
-    rep.nodes.push_back(me);
+    std::vector<preflight::LocalStage> results;
+    for (const auto& o : outs) results.push_back({o.result, o.findings});
+    preflight::Report rep = preflight::local_report(host, full, results);
+    for (const auto& o : outs) sys::add_device_records(o, 0, rep);
+    const bool failed = rep.nodes.front().status == preflight::NodeStatus::faulty;
     if (json) {
         std::fputs(preflight::render_json(rep).c_str(), stdout);
     } else {

@@ -17,9 +17,11 @@
 #include <vector>
 
 #include "../lib/base/error.hpp"
-#include "../lib/env/hostlist.hpp"
+#include "../lib/base/text.hpp"
 #include "../lib/preflight/bootstrap.hpp"
+#include "../lib/preflight/drain.hpp"
 #include "../lib/preflight/report.hpp"
+#include "../lib/preflight/requeue.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
@@ -193,19 +195,10 @@ void write_drain_requests(const PreflightOptions& opt, const preflight::Report& 
     if (opt.drain_dir.empty()) return;
     struct stat st{};
     if (::stat(opt.drain_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
-    for (const auto& n : r.nodes) {
-        using preflight::NodeStatus;
-        if (n.status != NodeStatus::slow && n.status != NodeStatus::unreachable && n.status != NodeStatus::mismatch &&
-            n.status != NodeStatus::faulty)
-            continue;
-        std::string reason = std::string(to_string(n.status));
-        if (!n.reasons.empty()) reason += " " + n.reasons.front();
-        for (auto& c : reason)
-            if (c == '\n' || c == '"' || c == '\'' || c == '`' || c == '$' || c == '\\') c = ' ';
-        if (reason.size() > 120) reason.resize(120);
-        const auto path = opt.drain_dir + "/gangway-drain." + r.job_id + "." + n.name;
-        if (write_file(path, "node=" + n.name + "\njob=" + r.job_id + "\nreason=" + reason + "\n"))
-            std::fprintf(stderr, "gangway: drain request for %s written to %s\n", n.name.c_str(), path.c_str());
+    for (const auto& d : preflight::drain_requests(r)) {
+        const auto path = opt.drain_dir + "/" + d.file;
+        if (write_file(path, d.text))
+            std::fprintf(stderr, "gangway: drain request for %s written to %s\n", d.node.c_str(), path.c_str());
     }
 }
 
@@ -225,25 +218,8 @@ int requeue(const std::vector<std::string>& bad) {
         return preflight::kExitUnreachable;
     }
     std::string show;
-    std::string excl;
-    if (run_quiet({"scontrol", "-o", "show", "job", job}, &show) == 0) {
-        const auto p = show.find("ExcNodeList=");
-        if (p != std::string::npos) {
-            auto e = show.find_first_of(" \n", p);
-            excl = show.substr(p + 12, e - p - 12);
-            if (excl == "(null)") excl.clear();
-        }
-    }
-    std::vector<std::string> names;
-    try {
-        if (!excl.empty()) names = expand_hostlist(excl);
-    } catch (const Error&) {
-        names.clear();
-    }
-    for (const auto& b : bad)
-        if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+    if (run_quiet({"scontrol", "-o", "show", "job", job}, &show) != 0) show.clear();
+    const std::string list = join(preflight::requeue_exclusions(show, bad), ",");
     // The requeue ends this step: finish the update before SIGTERM stops us.
     sigset_t block;
     sigemptyset(&block);

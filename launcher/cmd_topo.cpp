@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
 #include "../lib/pin/placement.hpp"
 #include "../lib/pin/placement_format.hpp"
 #include "../lib/sys/node/hwloc_topology.hpp"
@@ -31,18 +32,6 @@ const char* kUsage =
     "  --exclude NICS   site list: never these\n"
     "  --json           one line of JSON instead of the table\n"
     "  --write-cache F  write the topology to the cache file F and exit";
-
-std::vector<std::string> names(std::string_view list) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= list.size()) {
-        size_t pos = list.find(',', start);
-        if (pos == std::string_view::npos) pos = list.size();
-        if (pos > start) out.emplace_back(list.substr(start, pos - start));
-        start = pos + 1;
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -73,8 +62,8 @@ int cmd_topo(int argc, char** argv) {
             else if (a == "--write-cache") write_cache = v;
             else if (a == "--gpus") gpus = v;
             else if (a == "--cpus") cpus = v;
-            else if (a == "--include") filter.include = names(v);
-            else if (a == "--exclude") filter.exclude = names(v);
+            else if (a == "--include") filter.include = split_nonempty(v, ',');
+            else if (a == "--exclude") filter.exclude = split_nonempty(v, ',');
             else {
                 char* end = nullptr;
                 tasks = std::strtol(v, &end, 10);

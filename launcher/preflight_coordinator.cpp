@@ -5,11 +5,14 @@
 #include <cstdio>
 #include <set>
 
-#include "../lib/base/error.hpp"
 #include "../lib/preflight/card.hpp"
+#include "../lib/preflight/cards_check.hpp"
+#include "../lib/preflight/join.hpp"
 #include "../lib/preflight/localize.hpp"
 #include "../lib/preflight/protocol.hpp"
+#include "../lib/preflight/reach_check.hpp"
 #include "../lib/preflight/schedule.hpp"
+#include "../lib/preflight/stream_link.hpp"
 #include "preflight_coordinator.hpp"
 
 namespace gangway::cli::pf {
@@ -20,11 +23,7 @@ using sys::ms_left;
 
 void Coordination::fail_lost(std::size_t mi, const std::string& stage) {
     auto& m = coord.members()[mi];
-    const unsigned node = m.node_rank;
-    if (node < nodes.size() && nodes[node].status != NodeStatus::lost) {
-        nodes[node].status = NodeStatus::lost;
-        nodes[node].reasons.push_back("task " + std::to_string(m.rank) + " exited during " + stage + " (" + m.lost_reason + ")");
-    }
+    if (m.node_rank < nodes.size()) mark_lost(nodes[m.node_rank], m.rank, stage, m.lost_reason);
     aborted = true;
 }
 
@@ -88,52 +87,21 @@ void Coordination::stage_reach() {
     if (!exchange("reach", cmds, kReach, kReachResult, after_ms(timeout + 2500), ans)) {
         sr.status = StageStatus::aborted;
     }
-    std::map<unsigned, std::pair<unsigned, unsigned>> in, out;  // node -> (probes, failures)
+    std::vector<ReachNode> probed;
     for (std::size_t i = 0; i < who.size(); ++i) {
+        const auto& n = nodes[who[i]];
         auto it = ans.find(who[i]);
-        if (it == ans.end()) continue;
-        for (std::size_t k = 0; k < targets[i].size(); ++k) {
-            const unsigned to = who[targets[i][k]];
-            const auto p = "r." + std::to_string(k) + ".";
-            LinkResult l;
-            l.from = who[i];
-            l.to = to;
-            l.stage = "reach";
-            try {
-                l.ok = kv_str(it->second, p + "ok") == "1";
-                l.ms = kv_f64(it->second, p + "ms");
-                l.error = kv_str(it->second, p + "error");
-            } catch (const Error& e) {
-                l.ok = false;
-                l.error = e.what();
-            }
-            if (!l.ok) l.ms.reset();
-            out[l.from].first++;
-            in[l.to].first++;
-            if (!l.ok) {
-                out[l.from].second++;
-                in[l.to].second++;
-            }
-            rep.links.push_back(l);
-        }
+        probed.push_back({who[i], n.card.node, n.card.data_addr, n.status == NodeStatus::unreachable, targets[i],
+                          it == ans.end() ? nullptr : &it->second});
     }
-    unsigned bad = 0;
-    for (unsigned node : who) {
-        const auto [pi, fi] = in[node];
-        const auto [po, fo] = out[node];
-        if ((pi && fi == pi) || (po && fo == po)) {
-            if (nodes[node].status != NodeStatus::unreachable) ++bad;
-            nodes[node].status = NodeStatus::unreachable;
-            nodes[node].reasons.push_back("TCP to " + nodes[node].card.data_addr + " failed from " + std::to_string(fi) + "/" +
-                                          std::to_string(pi) + " peers, from it to " + std::to_string(fo) + "/" +
-                                          std::to_string(po) + " peers");
-        }
+    const auto judged = judge_reach(probed);
+    rep.links.insert(rep.links.end(), judged.links.begin(), judged.links.end());
+    for (const auto& [node, why] : judged.unreachable) {
+        nodes[node].status = NodeStatus::unreachable;
+        nodes[node].reasons.push_back(why);
     }
-    // Links that failed between nodes that are otherwise fine stay as link findings.
-    for (auto& l : rep.links)
-        if (l.stage == "reach" && !l.ok && nodes[l.from].status != NodeStatus::unreachable &&
-            nodes[l.to].status != NodeStatus::unreachable)
-            rep.findings.push_back("TCP " + nodes[l.from].card.node + " -> " + nodes[l.to].card.node + " failed: " + l.error);
+    rep.findings.insert(rep.findings.end(), judged.findings.begin(), judged.findings.end());
+    const unsigned bad = judged.newly_unreachable;
     if (bad) sr.status = sr.status == StageStatus::ok ? StageStatus::failed : sr.status, sr.detail = std::to_string(bad) + " node(s) unreachable";
     sr.seconds = sys::seconds_since(t0);
     rep.stages.push_back(sr);
@@ -165,28 +133,14 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
     std::map<unsigned, Kv> ans;
     exchange(stage, cmds, kBw, kBwResult, after_ms(dur + 6000), ans);
     std::vector<Measurement> ms;
+    const auto end = [&](unsigned node) {
+        auto it = ans.find(node);
+        return StreamEnd{nodes[node].card.node, it == ans.end() ? nullptr : &it->second};
+    };
     for (const auto& f : r) {
         const unsigned a = who[f.from], b = who[f.to];
-        Measurement m;
-        m.from = f.from;
-        m.to = f.to;
-        auto ib = ans.find(b);
-        auto ia = ans.find(a);
-        try {
-            if (ib == ans.end()) throw Error("no answer from " + nodes[b].card.node);
-            m.ok = kv_str(ib->second, "rx_ok") == "1";
-            m.bps = kv_f64(ib->second, "rx_bps");
-            m.error = kv_str(ib->second, "rx_error");
-            if (ia != ans.end() && kv_str(ia->second, "tx_ok") != "1") {
-                m.ok = false;
-                m.error = "sender: " + kv_str(ia->second, "tx_error") + (m.error.empty() ? "" : "; receiver: " + m.error);
-            }
-        } catch (const Error& e) {
-            m.ok = false;
-            m.error = e.what();
-        }
-        ms.push_back(m);
-        add_link(a, b, stage, m);
+        ms.push_back(stream_link(f, end(a), end(b)));
+        add_link(a, b, stage, ms.back());
     }
     return ms;
 }
@@ -251,13 +205,7 @@ void Coordination::stage_bandwidth() {
     std::vector<unsigned> good = a.good;
     for (unsigned s : a.suspects) {
         if (aborted || ms_left(overall) < dur + 1500) break;
-        bool explained = true;
-        for (std::size_t k = 0; k < ring.size(); ++k)
-            if (a.slow[k] && (ring[k].from == s || ring[k].to == s)) {
-                const unsigned other = ring[k].from == s ? ring[k].to : ring[k].from;
-                if (!slow_confirmed.count(other)) explained = false;
-            }
-        if (explained && !slow_confirmed.empty()) continue;
+        if (explained_by(s, ring, a.slow, slow_confirmed)) continue;
         if (good.empty()) break;
         const unsigned g = good.front();
         const auto ms = run_round(Round{{s, g}, {g, s}}, who, next_round++, dur, 1 << 20, "confirm");
@@ -295,14 +243,14 @@ void Coordination::stage_bandwidth() {
             }
         }
         rep.findings.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node +
-                               (m.ok ? " slow: " + fmt_gbps(m.bps) : " failed: " + m.error) +
+                               (m.ok ? " slow: " + fmt_gbit(m.bps) : " failed: " + m.error) +
                                " (both ends fine against other peers)");
     }
     if (aborted) sr.status = StageStatus::aborted;
     else if (slow) sr.status = StageStatus::failed, sr.detail = std::to_string(slow) + " slow node(s)";
     sr.detail += (sr.detail.empty() ? "" : "; ") + std::to_string(ring.size()) + " links in " +
                  std::to_string(ring_shifts(n, full).size() + (full ? 1 : 0)) + " ring round(s), " +
-                 std::to_string(confirm.size()) + " confirmation link(s), expected " + fmt_gbps(a.expected_bps);
+                 std::to_string(confirm.size()) + " confirmation link(s), expected " + fmt_gbit(a.expected_bps);
     if (transient) sr.detail += "; " + std::to_string(transient) + " slow link(s) fine when measured again";
     sr.seconds = sys::seconds_since(t0);
     rep.stages.push_back(sr);
@@ -315,103 +263,33 @@ Report Coordination::run() {
     rep.mode = to_string(opt.check);
     rep.bootstrap = boot.pmix ? "pmix" : "tcp";
     rep.slow_ratio = opt.slow_ratio;
-    nodes.resize(step.nnodes);
     // Rendezvous: every task over TCP, or (PMIx: fence #1 proved every task
     // alive) only each node's speaker. The join timeout counts from the start.
     auto tj = Clock::now();
     const Deadline join_by = std::min(overall, boot.start + std::chrono::milliseconds(static_cast<long>(opt.join_timeout_s * 1000)));
     coord.gather(boot.pmix ? step.nnodes : step.ntasks, join_by);
-    StageResult join{"rendezvous", StageStatus::ok, "", 0};
-    auto& ms = coord.members();
-    if (boot.pmix)
-        for (unsigned i = 0; i < nodes.size(); ++i)
-            nodes[i].tasks_seen = i < step.tasks_per_node.size() ? step.tasks_per_node[i] : 1;
-    for (std::size_t i = 0; i < ms.size(); ++i) {
-        auto& m = ms[i];
-        if (m.node_rank >= nodes.size()) continue;
-        if (!boot.pmix) nodes[m.node_rank].tasks_seen++;
-        if (m.speaker && nodes[m.node_rank].member < 0) {
-            try {
-                nodes[m.node_rank].card = card_from_kv(m.hello);
-                nodes[m.node_rank].member = static_cast<int>(i);
-            } catch (const Error& e) {
-                nodes[m.node_rank].reasons.push_back(std::string("bad card: ") + e.what());
-            }
-        }
-    }
-    unsigned missing = 0;
-    for (unsigned i = 0; i < nodes.size(); ++i) {
-        auto& n = nodes[i];
-        n.card.node_rank = i;
-        if (n.card.node.empty()) n.card.node = i < step.nodes.size() ? step.nodes[i] : "node#" + std::to_string(i);
-        if (n.card.data_addr.empty() && i < step.node_addrs.size()) n.card.data_addr = step.node_addrs[i];
-        const unsigned want = i < step.tasks_per_node.size() ? step.tasks_per_node[i] : 1;
-        if (n.member < 0 && boot.pmix) {
-            n.status = NodeStatus::missing;
-            n.reasons.push_back("its tasks passed the PMIx fence but its first task never checked in over TCP within " +
-                                std::to_string(static_cast<int>(opt.join_timeout_s)) + " s");
-            ++missing;
-        } else if (n.member < 0) {
-            n.status = NodeStatus::missing;
-            n.reasons.push_back("never checked in (" + std::to_string(n.tasks_seen) + "/" + std::to_string(want) +
-                                " tasks) within " + std::to_string(static_cast<int>(opt.join_timeout_s)) + " s");
-            ++missing;
-        } else if (n.tasks_seen < want) {
-            n.status = NodeStatus::missing;
-            n.reasons.push_back(std::to_string(want - n.tasks_seen) + " of its " + std::to_string(want) +
-                                " tasks never checked in");
-            ++missing;
-        }
-    }
+    const auto& ms = coord.members();
+    const JoinShape shape{step.nnodes, step.ntasks, step.tasks_per_node, step.nodes, step.node_addrs, boot.pmix,
+                          opt.join_timeout_s};
+    std::vector<Arrival> arrivals;  // in the members' order: a node's member indexes both
+    for (const auto& m : ms) arrivals.push_back({m.node_rank, m.speaker, m.hello});
+    auto joined = account_join(shape, arrivals);
+    StageResult join = join_stage(shape, joined, ms.size(), boot.fence_s, boot.note, coord.rejected());
     join.seconds = sys::seconds_since(tj) + boot.fence_s;
-    if (boot.pmix) {
-        char f[32];
-        std::snprintf(f, sizeof f, "%.3f", boot.fence_s);
-        join.detail = std::to_string(step.ntasks) + "/" + std::to_string(step.ntasks) + " tasks in the PMIx fence (" + f +
-                      " s), " + std::to_string(ms.size()) + "/" + std::to_string(step.nnodes) + " nodes over TCP";
-    } else {
-        join.detail = std::to_string(ms.size()) + "/" + std::to_string(step.ntasks) + " tasks";
-        if (!boot.note.empty()) join.detail += "; not PMIx: " + boot.note;
-    }
-    if (coord.rejected()) join.detail += ", " + std::to_string(coord.rejected()) + " connection(s) rejected";
-    if (missing) join.status = StageStatus::failed;
     rep.stages.push_back(join);
+    // The cards say nothing of the deadline below: judged now, reported after the welcome.
+    auto cards = check_cards(std::move(joined));
+    nodes.resize(cards.nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) static_cast<JoinedNode&>(nodes[i]) = std::move(cards.nodes[i]);
     // The default deadline is the step's, not node 0's: the GPU one when any
     // node has GPUs. Every task learns it here and waits for the verdict as long.
     if (std::any_of(nodes.begin(), nodes.end(), [](const NodeState& n) { return n.member >= 0 && n.card.gpus > 0; }))
         overall = gpu_step_deadline(opt, boot.start, overall);
     rep.deadline_s = std::chrono::duration<double>(overall - boot.start).count();
-    for (auto& m : ms) coord.send(m, kWelcome, {{"deadline_ms", std::to_string(ms_left(overall))}}, after_ms(1000));
+    for (auto& m : coord.members()) coord.send(m, kWelcome, {{"deadline_ms", std::to_string(ms_left(overall))}}, after_ms(1000));
 
-    // Cards.
-    {
-        StageResult cs{"cards", StageStatus::ok, "", 0};
-        std::vector<Card> cards;
-        for (auto& n : nodes)
-            if (n.member >= 0) cards.push_back(n.card);
-        for (const auto& mm : compare_cards(cards)) {
-            auto& n = nodes[mm.node_rank];
-            rep.findings.push_back(n.card.node + ": " + mm.what + " is " + mm.value + ", the others have " + mm.expected);
-            if (n.status == NodeStatus::ok) n.status = NodeStatus::mismatch;
-            n.reasons.push_back(mm.what + " " + mm.value + " (others " + mm.expected + ")");
-            cs.status = StageStatus::failed;
-        }
-        for (auto& n : nodes) {
-            if (n.member < 0) continue;
-            const Nic* nic = find_nic(n.card, n.card.data_iface);
-            std::string why;
-            if (!nic) why = "data interface " + n.card.data_iface + " does not exist";
-            else if (nic->state != "up" && nic->state != "unknown") why = "data interface " + nic->name + " is " + nic->state;
-            else if (std::find(nic->addrs.begin(), nic->addrs.end(), n.card.data_addr) == nic->addrs.end())
-                why = "data interface " + nic->name + " lacks address " + n.card.data_addr;
-            if (!why.empty()) {
-                n.status = NodeStatus::unreachable;
-                n.reasons.push_back(why);
-                cs.status = StageStatus::failed;
-            }
-        }
-        rep.stages.push_back(cs);
-    }
+    rep.findings.insert(rep.findings.end(), cards.findings.begin(), cards.findings.end());
+    rep.stages.push_back({"cards", cards.failed ? StageStatus::failed : StageStatus::ok, "", 0});
     // Drop-outs between check-in and now.
     for (auto& e : coord.poll(after_ms(0)))
         if (e.lost) fail_lost(e.member, "the rendezvous");

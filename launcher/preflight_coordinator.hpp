@@ -9,6 +9,7 @@
 
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/gpu_checks.hpp"
+#include "../lib/preflight/join.hpp"
 #include "../lib/preflight/localize.hpp"
 #include "../lib/preflight/schedule.hpp"
 #include "preflight_internal.hpp"
@@ -20,12 +21,10 @@ using preflight::NodeStatus;
 using preflight::Report;
 using preflight::Round;
 
-struct NodeState {
-    int member = -1;              // speaker's index in Coordinator::members
-    Card card;
-    NodeStatus status = NodeStatus::ok;
-    std::vector<std::string> reasons;
-    unsigned tasks_seen = 0;
+// What the rendezvous and the cards stage found (member: the speaker's index
+// in Coordinator::members, the arrivals' order), and what the later stages
+// need of the node.
+struct NodeState : preflight::JoinedNode {
     // From the node's GPU and RDMA stages (kLocalResult), for the cross-node ones.
     std::vector<gpu::GpuResult> gpus;
     std::vector<gpu::NcclResult> nccl_runs;  // its own all-reduce(s), for the report
@@ -49,7 +48,7 @@ public:
 
 private:
     void fail_lost(std::size_t member_index, const std::string& stage);
-    bool healthy(unsigned node) const { return nodes[node].status == NodeStatus::ok || nodes[node].status == NodeStatus::mismatch || nodes[node].status == NodeStatus::slow; }
+    bool healthy(unsigned node) const { return preflight::takes_part(nodes[node].status); }
     // Sends one command per speaker and collects one answer of `want` from each; false when aborted.
     bool exchange(const std::string& stage, const std::map<unsigned, Kv>& cmds, std::uint8_t type, std::uint8_t want,
                   Deadline d, std::map<unsigned, Kv>& answers);

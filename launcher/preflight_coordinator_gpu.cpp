@@ -4,15 +4,16 @@
 // when it fails or is slow), and RDMA writes per rail in ring rounds.
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <set>
 
 #include "../lib/base/error.hpp"
 #include "../lib/preflight/gpu_checks.hpp"
+#include "../lib/preflight/nccl_job.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/preflight/sha256.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/preflight/rdma_checks.hpp"
+#include "../lib/preflight/rdma_rail.hpp"
 #include "../lib/sys/stages/stage.hpp"
 #include "preflight_coordinator.hpp"
 
@@ -20,22 +21,6 @@ namespace gangway::cli::pf {
 using namespace preflight;
 using sys::after_ms;
 using sys::ms_left;
-
-namespace {
-
-// "to node09: 3.95 Gb/s; from node11: <error>": position k's links in `ring`
-// (positions are indices into `names`).
-std::string describe_links(unsigned k, const std::vector<Measurement>& ring, const std::vector<std::string>& names,
-                           const std::function<std::string(double)>& rate) {
-    std::string out;
-    for (const auto& m : ring)
-        if (m.from == k || m.to == k)
-            out += (out.empty() ? "" : "; ") + std::string(m.from == k ? "to " : "from ") + names[m.from == k ? m.to : m.from] +
-                   ": " + (m.ok ? rate(m.bps) : m.error);
-    return out;
-}
-
-}  // namespace
 
 // cuda, nccl (this node's GPUs) and verbs on every healthy node at once; a
 // node whose stage failed is faulty. A stage skipped everywhere keeps the
@@ -257,28 +242,19 @@ void Coordination::stage_nccl_job() {
     const long deadline_ms = std::max<long>(2000, ms_left(overall) / 2 - 4000);
     auto answers = nccl_runs({who}, t.nccl_bytes, deadline_ms);
     if (aborted) return;
-    unsigned nranks = 0, min_gpus = ~0u;
+    // A node's part in an all-reduce, from the answers of one nccl_runs.
+    const auto part = [&](unsigned node, const std::map<unsigned, Kv>& got) {
+        auto it = got.find(node);
+        return NcclAnswer{nodes[node].card.node, static_cast<unsigned>(nodes[node].gpus.size()),
+                          it == got.end() ? nullptr : &it->second};
+    };
+    std::vector<NcclAnswer> parts;
+    unsigned min_gpus = ~0u;
     for (unsigned node : who) {
-        nranks += static_cast<unsigned>(nodes[node].gpus.size());
+        parts.push_back(part(node, answers));
         min_gpus = std::min(min_gpus, static_cast<unsigned>(nodes[node].gpus.size()));
     }
-    gpu::NcclResult r;
-    r.scope = "job";
-    r.nranks = nranks;
-    r.bytes = t.nccl_bytes;
-    std::string errors;
-    for (unsigned node : who) {
-        auto it = answers.find(node);
-        if (it == answers.end()) continue;  // exchange() has named it unreachable
-        if (kv_str(it->second, "ok") != "1") {
-            errors += (errors.empty() ? "" : "; ") + nodes[node].card.node + ": " + kv_str(it->second, "error");
-            continue;
-        }
-        r.seconds = std::max(r.seconds, kv_f64(it->second, "seconds"));
-        if (kv_str(it->second, "data_ok") != "1") r.data_ok = false;
-    }
-    if (answers.size() < who.size() && errors.empty()) errors = "not every node answered";
-    r.error = errors;
+    gpu::NcclResult r = job_allreduce(parts, t.nccl_bytes);
     const auto m = gpu::gpu_model(nodes[who[0]].gpus[0].name);
     r.model = m.key;
     std::vector<double> rates;
@@ -294,7 +270,7 @@ void Coordination::stage_nccl_job() {
     if (v.status == StageStatus::failed && who.size() > 2) {
         const auto rounds = pair_rounds(static_cast<unsigned>(who.size()));
         const long pair_ms = std::max<long>(1500, (ms_left(overall) - 2000) / static_cast<long>(rounds.size()) - 4000);
-        std::vector<Measurement> ring;
+        std::vector<NcclPair> pairs;
         bool complete = true;
         for (const auto& round : rounds) {
             if (aborted || ms_left(overall) < pair_ms + 4000) {
@@ -305,53 +281,18 @@ void Coordination::stage_nccl_job() {
             for (const auto& f : round) groups.push_back({who[f.from], who[f.to]});
             auto got = nccl_runs(groups, t.nccl_bytes, pair_ms);
             for (const auto& f : round) {
-                Measurement ms{f.from, f.to, 0, true, ""};
-                for (unsigned end : {who[f.from], who[f.to]}) {
-                    auto it = got.find(end);
-                    if (it == got.end()) ms.ok = false, ms.error = nodes[end].card.node + " did not answer";
-                    else if (kv_str(it->second, "ok") != "1") ms.ok = false, ms.error = kv_str(it->second, "error");
-                    else if (kv_str(it->second, "data_ok") != "1") ms.ok = false, ms.error = "the all-reduce returned wrong values";
-                    else ms.bps = std::max(ms.bps, kv_f64(it->second, "seconds"));
-                }
-                // bps holds the slowest side's seconds so far: as a rate, bytes per second of the pair.
-                const unsigned pr = static_cast<unsigned>(nodes[who[f.from]].gpus.size() + nodes[who[f.to]].gpus.size());
-                if (ms.ok) ms.bps = ms.bps > 0 ? gpu::allreduce_busbw_gbps(gpu::algbw_gbps(t.nccl_bytes, ms.bps), pr) * 1e9 : 0;
-                add_link(who[f.from], who[f.to], "nccl-pair", ms);
-                ring.push_back(ms);
+                pairs.push_back(nccl_pair(f, part(who[f.from], got), part(who[f.to], got)));
+                add_link(who[f.from], who[f.to], "nccl-pair", pair_link(pairs.back(), t.nccl_bytes));
             }
         }
         if (complete) {
-            // A failed (or wrong) all-reduce is localised by the pairs that fail, whatever
-            // the speed of the others; a slow one by the pairs that are slow:
-            // against the expected figure when there is one, else against the
-            // other pairs with the TCP stage's looser ratio (short runs are noisy).
-            const bool broke = !r.error.empty() || !r.data_ok;
-            std::vector<Measurement> judged = ring;
-            if (broke)
-                for (auto& m : judged) m.bps = m.ok ? 1 : 0;
-            const bool figure = !broke && r.expected_busbw;
-            const double ratio = figure ? t.busbw_ratio : opt.slow_ratio;
-            const auto a = analyse_rounds(static_cast<unsigned>(who.size()), judged, ratio,
-                                          figure ? std::optional<double>(*r.expected_busbw * 1e9) : std::nullopt);
-            const auto decided = decide_nodes(static_cast<unsigned>(who.size()), judged, a, {}, ratio);
-            unsigned named = 0;
-            // With no good pair at all, the network or the figure is at fault, not one node: nobody is named.
-            const bool some_good = std::find(a.slow.begin(), a.slow.end(), false) != a.slow.end();
-            for (unsigned k = 0; k < decided.size() && some_good; ++k) {
-                if (!decided[k].slow) continue;
-                auto& ns = nodes[who[k]];
-                ns.status = NodeStatus::faulty;
-                ns.reasons.push_back("nccl-job: its two-node all-reduces with both ring neighbours fail or are slow (" +
-                                     describe_links(k, ring, names_of(who), [](double bps) { return "busbw " + gpu::fmt_gbps(bps / 1e9); }) + ")");
-                ++named;
+            const auto blame = blame_pairs(static_cast<unsigned>(who.size()), pairs, names_of(who), r, t.busbw_ratio, opt.slow_ratio);
+            for (const auto& [k, why] : blame.faulty) {
+                nodes[who[k]].status = NodeStatus::faulty;
+                nodes[who[k]].reasons.push_back(why);
             }
-            if (!some_good)
-                rep.findings.push_back("nccl: every two-node pair fails or is slow: the network between the nodes (or the "
-                                       "expected figure, GANGWAY_NCCL_BUSBW_GBPS) rather than one node");
-            for (std::size_t k = 0; k < ring.size(); ++k)
-                if (a.slow[k])
-                    rep.findings.push_back("nccl pair " + nodes[who[ring[k].from]].card.node + " + " + nodes[who[ring[k].to]].card.node +
-                                           (ring[k].ok ? ": busbw " + gpu::fmt_gbps(ring[k].bps / 1e9) : ": " + ring[k].error));
+            rep.findings.insert(rep.findings.end(), blame.findings.begin(), blame.findings.end());
+            const auto named = blame.faulty.size();
             sr.detail += "; two-node pairs: " + (named ? std::to_string(named) + " node(s) named" : std::string("no single node to blame"));
         } else {
             sr.detail += "; no time left to localise with two-node pairs (raise --timeout)";
@@ -403,13 +344,13 @@ void Coordination::stage_rdma() {
                 cmds[node] = Kv{{"phase", "prep"}, {"rail", std::to_string(rail)}, {"send", "1"}, {"recv", "1"},
                                 {"bytes", std::to_string(8 << 20)}};
             if (!exchange("rdma", cmds, kRdma, kRdmaResult, after_ms(5000), prep)) break;
-            auto ok = [](const std::map<unsigned, Kv>& m, unsigned node) {
+            const auto answer = [](const std::map<unsigned, Kv>& m, unsigned node) {
                 auto it = m.find(node);
-                return it != m.end() && kv_str(it->second, "ok") == "1";
+                return it == m.end() ? nullptr : &it->second;
             };
-            auto why = [&](const std::map<unsigned, Kv>& m, unsigned node) {
-                auto it = m.find(node);
-                return nodes[node].card.node + ": " + (it == m.end() ? std::string("no answer") : kv_str(it->second, "error"));
+            const auto ok = [&](const std::map<unsigned, Kv>& m, unsigned node) {
+                const Kv* a = answer(m, node);
+                return a && kv_str(*a, "ok") == "1";
             };
             cmds.clear();
             for (const auto& f : round) {
@@ -432,15 +373,12 @@ void Coordination::stage_rdma() {
             cmds.clear();
             for (unsigned node : who) cmds[node] = Kv{{"phase", "done"}};
             exchange("rdma", cmds, kRdma, kRdmaResult, after_ms(3000), done);
+            const auto end = [&](unsigned node) {
+                return RdmaEnd{nodes[node].card.node, answer(prep, node), answer(conn, node), answer(go, node)};
+            };
             for (const auto& f : round) {
                 const unsigned from = who[f.from], to = who[f.to];
-                Measurement m{f.from, f.to, 0, true, ""};
-                if (!ok(prep, from)) m.ok = false, m.error = why(prep, from);
-                else if (!ok(prep, to)) m.ok = false, m.error = why(prep, to);
-                else if (!ok(conn, from)) m.ok = false, m.error = why(conn, from);
-                else if (!ok(conn, to)) m.ok = false, m.error = why(conn, to);
-                else if (!ok(go, from)) m.ok = false, m.error = why(go, from);
-                else m.bps = kv_f64(go[from], "bps");
+                const Measurement m = rdma_link(f, end(from), end(to));
                 if (m.ok) rates.push_back(m.bps);
                 add_link(from, to, "rdma " + nodes[from].ports[rail].name, m);
                 ring.push_back(m);
@@ -448,39 +386,20 @@ void Coordination::stage_rdma() {
             }
         }
         if (ring.empty()) break;
-        double port_rate = 0;
-        for (unsigned node : who) port_rate = std::max(port_rate, nodes[node].ports[rail].rate_gbps);
-        if (t.ib_rate_gbps) port_rate = *t.ib_rate_gbps;
-        const auto a = analyse_rounds(n, ring, t.rdma_ratio, port_rate * 1e9 / 8);
-        const auto decided = decide_nodes(n, ring, a, {}, t.rdma_ratio);
-        // No good link at all: the fabric or a site-wide setting, not one node.
-        const bool some_good = std::find(a.slow.begin(), a.slow.end(), false) != a.slow.end();
-        for (unsigned k = 0; k < n && some_good; ++k) {
-            if (!decided[k].slow) continue;
-            auto& ns = nodes[who[k]];
-            ns.status = NodeStatus::faulty;
-            ns.reasons.push_back("rdma rail " + std::to_string(rail) + " (" + ns.ports[rail].name + "): its writes to and from " +
-                                 "its ring neighbours fail or are slow (" +
-                                 describe_links(k, ring, names_of(who), [](double bps) { return fmt_gbps(bps); }) + ")");
+        std::vector<RailPort> ports;
+        for (unsigned node : who) ports.push_back({nodes[node].card.node, nodes[node].ports[rail].name, nodes[node].ports[rail].rate_gbps});
+        const auto blame = blame_rail(static_cast<unsigned>(rail), ports, ring, t.ib_rate_gbps, t.rdma_ratio);
+        for (const auto& [k, why] : blame.faulty) {
+            nodes[who[k]].status = NodeStatus::faulty;
+            nodes[who[k]].reasons.push_back(why);
             ++slow_nodes;
         }
-        if (!some_good)
-            rep.findings.push_back("rdma rail " + std::to_string(rail) + ": every link fails or is below " +
-                                   fmt_gbps(t.rdma_ratio * port_rate * 1e9 / 8) +
-                                   ": the fabric, a site-wide setting (GID, MTU, permissions) or the expected rate "
-                                   "(GANGWAY_IB_RATE_GBPS) rather than one node");
-        for (std::size_t k = 0; k < ring.size(); ++k)
-            if (a.slow[k]) {
-                sr.status = StageStatus::failed;
-                rep.findings.push_back("rdma " + nodes[who[ring[k].from]].card.node + " -> " + nodes[who[ring[k].to]].card.node +
-                                       " rail " + std::to_string(rail) +
-                                       (ring[k].ok ? ": " + fmt_gbps(ring[k].bps) + " on a " + fmt_gbps(port_rate * 1e9 / 8) + " port"
-                                                   : ": " + ring[k].error));
-            }
+        rep.findings.insert(rep.findings.end(), blame.findings.begin(), blame.findings.end());
+        if (blame.failed) sr.status = StageStatus::failed;
     }
     if (slow_nodes) sr.status = StageStatus::failed;
     sr.detail = std::to_string(links) + " link(s) on " + std::to_string(rail) + " of " + std::to_string(rails) + " rail(s)";
-    if (!rates.empty()) sr.detail += ", median " + fmt_gbps(median(rates));
+    if (!rates.empty()) sr.detail += ", median " + fmt_gbit(median(rates));
     if (slow_nodes) sr.detail += ", " + std::to_string(slow_nodes) + " faulty node(s)";
     if (rail < rails) sr.detail += "; time ran out (raise --timeout)";
     sr.seconds = sys::seconds_since(t0);

@@ -4,16 +4,15 @@
 #include <cmath>
 #include <cstdio>
 
-namespace gangway::preflight {
-namespace {
+#include "../base/error.hpp"
 
-std::string gbps(double bps) {
+namespace gangway::preflight {
+
+std::string fmt_gbit(double bps) {
     char b[32];
     std::snprintf(b, sizeof b, "%.2f Gb/s", bps * 8 / 1e9);
     return b;
 }
-
-}  // namespace
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -87,7 +86,7 @@ std::vector<NodeBw> decide_nodes(unsigned n, const std::vector<Measurement>& rin
                 bad = true;
                 const std::string dir = m.from == s ? "sending" : "receiving";
                 why += (why.empty() ? "" : "; ") + dir + " " +
-                       (m.ok ? gbps(m.bps) : "failed (" + m.error + ")") + " against a good peer, expected " + gbps(a.expected_bps);
+                       (m.ok ? fmt_gbit(m.bps) : "failed (" + m.error + ")") + " against a good peer, expected " + fmt_gbit(a.expected_bps);
             }
         }
         if (tested) {
@@ -96,9 +95,42 @@ std::vector<NodeBw> decide_nodes(unsigned n, const std::vector<Measurement>& rin
         } else if (slow_out[s] && slow_in[s]) {
             out[s].slow = true;
             out[s].reason = "both its sending and receiving links slow (no good peer left to confirm), expected " +
-                            gbps(a.expected_bps);
+                            fmt_gbit(a.expected_bps);
         }
     }
+    return out;
+}
+
+bool explained_by(unsigned s, const std::vector<Measurement>& ring, const std::vector<bool>& slow,
+                  const std::set<unsigned>& confirmed) {
+    if (confirmed.empty()) return false;
+    for (std::size_t k = 0; k < ring.size() && k < slow.size(); ++k)
+        if (slow[k] && (ring[k].from == s || ring[k].to == s) && !confirmed.count(ring[k].from == s ? ring[k].to : ring[k].from))
+            return false;
+    return true;
+}
+
+RingBlame blame_ring(unsigned n, const std::vector<Measurement>& ring, double ratio, std::optional<double> expected) {
+    RingBlame b;
+    b.analysis = analyse_rounds(n, ring, ratio, expected);
+    b.some_good = std::find(b.analysis.slow.begin(), b.analysis.slow.end(), false) != b.analysis.slow.end();
+    if (!b.some_good) return b;
+    const auto decided = decide_nodes(n, ring, b.analysis, {}, ratio);
+    for (unsigned k = 0; k < decided.size(); ++k)
+        if (decided[k].slow) b.blamed.push_back(k);
+    return b;
+}
+
+std::string describe_links(unsigned k, const std::vector<Measurement>& ring, const std::vector<std::string>& names,
+                           const std::function<std::string(double)>& rate) {
+    std::string out;
+    for (const auto& m : ring)
+        if (m.from == k || m.to == k) {
+            const unsigned peer = m.from == k ? m.to : m.from;
+            if (peer >= names.size()) throw Error("link to position " + std::to_string(peer) + " has no node name");
+            out += (out.empty() ? "" : "; ") + std::string(m.from == k ? "to " : "from ") + names[peer] + ": " +
+                   (m.ok ? rate(m.bps) : m.error);
+        }
     return out;
 }
 

@@ -1,9 +1,11 @@
 // Finding the slow node from bandwidth measurements. Pure: input is a list of
 // directed measurements between node positions, output is which links are
 // slow, which nodes are suspects, and (after a confirmation round against
-// known-good peers) which nodes are slow.
+// known-good peers, or without one: blame_ring) which nodes are slow.
 #pragma once
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,7 +13,8 @@ namespace gangway::preflight {
 
 struct Measurement {
     unsigned from = 0, to = 0;
-    double bps = 0;         // payload bytes per second as the receiver counted them
+    double bps = 0;         // bytes per second: the payload as the receiver counted it (TCP, RDMA),
+                            // or a collective's bus bandwidth (nccl_job.hpp: pair_link)
     bool ok = true;         // false: the transfer failed (connect refused, reset, timeout)
     std::string error;      // why, when !ok
 };
@@ -43,6 +46,33 @@ struct NodeBw {
 std::vector<NodeBw> decide_nodes(unsigned n, const std::vector<Measurement>& ring, const BwAnalysis& a,
                                  const std::vector<Measurement>& confirm, double ratio);
 
+// Whether suspect s need not be confirmed: every slow link of it in `ring`
+// (slow: analyse_rounds' flags) has at its other end a node already
+// confirmed slow, which explains it. False while none is confirmed.
+bool explained_by(unsigned s, const std::vector<Measurement>& ring, const std::vector<bool>& slow,
+                  const std::set<unsigned>& confirmed);
+
+// Without a confirmation round (a collective needs both ends at once; an
+// RDMA rail has no spare peer) decide_nodes' rule alone: a node is blamed
+// when its links both ways are slow. When no link is good at all, the cause
+// is common to all of them (the network, a site-wide setting, the expected
+// figure), so no node is blamed.
+struct RingBlame {
+    BwAnalysis analysis;
+    bool some_good = false;         // at least one link was not slow
+    std::vector<unsigned> blamed;   // positions, ascending; empty unless some_good
+};
+RingBlame blame_ring(unsigned n, const std::vector<Measurement>& ring, double ratio, std::optional<double> expected);
+
+// Position k's links in `ring`, for a node's reason: "to node09: 3.95 Gb/s;
+// from node11: <error>" (names by position, each rate through `rate`).
+// Throws gangway::Error when a peer's position has no name.
+std::string describe_links(unsigned k, const std::vector<Measurement>& ring, const std::vector<std::string>& names,
+                           const std::function<std::string(double)>& rate);
+
 double median(std::vector<double> v);  // 0 for an empty list
+
+// Bytes per second as bits: "9.41 Gb/s".
+std::string fmt_gbit(double bps);
 
 }  // namespace gangway::preflight

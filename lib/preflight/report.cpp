@@ -20,6 +20,8 @@ const char* to_string(NodeStatus s) {
     return "?";
 }
 
+bool takes_part(NodeStatus s) { return s == NodeStatus::ok || s == NodeStatus::mismatch || s == NodeStatus::slow; }
+
 const char* to_string(Verdict v) {
     switch (v) {
         case Verdict::ok: return "ok";

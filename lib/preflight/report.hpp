@@ -13,6 +13,10 @@ namespace gangway::preflight {
 // faulty: a GPU or RDMA stage failed on the node (broken or slow GPU, port down or slow).
 enum class NodeStatus { ok, slow, mismatch, faulty, unreachable, missing, lost };
 const char* to_string(NodeStatus s);
+// Whether a node takes part in the stages still to come: a slow or
+// mismatched node can still send and receive; a faulty, unreachable,
+// missing or lost one is left out, so that it does not spoil its peers' figures.
+bool takes_part(NodeStatus s);
 
 struct NodeResult {
     std::string name;                      // SLURM node name

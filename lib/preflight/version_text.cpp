@@ -112,4 +112,39 @@ bool version_less(std::string_view a, std::string_view b) {
     return pa < pb;
 }
 
+namespace {
+
+std::string two_digits(int n) { return (n < 10 ? "0" : "") + std::to_string(n); }
+
+}  // namespace
+
+std::string SlurmVersion::text() const { return release() + "." + std::to_string(micro); }
+
+std::string SlurmVersion::release() const { return std::to_string(major) + "." + two_digits(minor); }
+
+std::optional<SlurmVersion> slurm_version_in(std::string_view text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (!digit(text[i]) || (i > 0 && digit(text[i - 1]))) continue;
+        int part[3] = {0, 0, 0};
+        std::size_t j = i;
+        int k = 0;
+        for (; k < 3; ++k) {
+            const std::size_t start = j;
+            // Six digits at most: no number overflows an int, and no longer run is a release.
+            while (j < text.size() && digit(text[j]) && j - start < 6) part[k] = part[k] * 10 + (text[j++] - '0');
+            if (j == start) break;
+            if (k < 2) {
+                if (j >= text.size() || text[j] != '.') break;
+                ++j;
+            }
+        }
+        if (k == 3) return SlurmVersion{part[0], part[1], part[2]};
+    }
+    return std::nullopt;
+}
+
+SlurmVersion slurm_version_from_number(std::uint32_t n) {
+    return SlurmVersion{static_cast<int>((n >> 16) & 0xff), static_cast<int>((n >> 8) & 0xff), static_cast<int>(n & 0xff)};
+}
+
 }  // namespace gangway::preflight

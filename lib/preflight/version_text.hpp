@@ -1,8 +1,12 @@
 // Software versions as the files of a node spell them: the NVIDIA driver's
-// /proc line, CUDA's version.json or version.txt, NCCL's library file name.
-// Pure parsing, so the node card (lib/sys/node/node_card) reads files and these
-// say what is in them; each returns "" when the text holds no version.
+// /proc line, CUDA's version.json or version.txt, NCCL's library file name,
+// and SLURM's release as its commands print it and its plugins store it.
+// Pure parsing, so the node card (lib/sys/node/node_card) and `gangway
+// doctor` read files and run commands and these say what is in them; the
+// string ones return "" when the text holds no version.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,5 +29,23 @@ std::string nccl_version_from_soname(std::string_view file_name);
 // Dotted versions compared number by number, so that 2.9.9 < 2.18.5 (which
 // text comparison gets wrong); a missing part counts as 0.
 bool version_less(std::string_view a, std::string_view b);
+
+// A SLURM release. SLURM loads only plugins built for its own major.minor
+// (the "release"), so that is what `gangway doctor` compares.
+struct SlurmVersion {
+    int major = 0, minor = 0, micro = 0;
+    std::string text() const;     // "22.05.8": the minor with two digits, as SLURM writes it
+    std::string release() const;  // "22.05"
+    bool same_release(const SlurmVersion& o) const { return major == o.major && minor == o.minor; }
+};
+
+// The first N.N.N in a command's output ("slurm 22.05.8", "slurm-wlm
+// 23.11.1-1"): three numbers joined by dots, starting where a number starts,
+// each read to at most 6 digits (a longer first or second number is no
+// version); nullopt when there is none.
+std::optional<SlurmVersion> slurm_version_in(std::string_view text);
+
+// SLURM_VERSION_NUMBER's encoding, 0xMMmmuu, as a plugin's plugin_version holds it.
+SlurmVersion slurm_version_from_number(std::uint32_t n);
 
 }  // namespace gangway::preflight

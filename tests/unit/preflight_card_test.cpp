@@ -7,6 +7,7 @@
 #include "../../lib/preflight/card.hpp"
 #include "../../lib/preflight/version_text.hpp"
 #include "../../lib/sys/node/node_card.hpp"
+#include "test_cards.hpp"
 
 using namespace gangway;
 using namespace gangway::preflight;
@@ -28,22 +29,10 @@ struct TempTree {
     ~TempTree() { fs::remove_all(root); }
 };
 
-Card card(unsigned rank, unsigned gpus, long rate, const std::string& nccl) {
-    Card c;
-    c.node_rank = rank;
-    c.node = "node" + std::to_string(rank);
-    c.data_iface = "eth1";
-    c.data_addr = "10.0.0." + std::to_string(rank + 1);
-    c.gpus = gpus;
-    c.nics.push_back({"eth1", "net", "up", rate, {c.data_addr}});
-    c.versions = {{"nccl", nccl}, {"kernel", "6." + std::to_string(rank)}};
-    return c;
-}
-
 }  // namespace
 
 TEST_CASE("a card survives the wire") {
-    Card c = card(3, 8, 400000, "2.21.5");
+    Card c = test_card(3, 8, 400000, "2.21.5");
     c.hostname = "gpu-03";
     c.data_port = 61002;
     c.nics.push_back({"mlx5_0/1", "ib", "ACTIVE", 400000, {}});
@@ -65,8 +54,8 @@ TEST_CASE("a card survives the wire") {
 }
 
 TEST_CASE("cards that disagree with the majority are named") {
-    std::vector<Card> cards{card(0, 8, 400000, "2.21.5"), card(1, 8, 400000, "2.21.5"), card(2, 7, 200000, "2.21.5"),
-                            card(3, 8, 400000, "2.19.3")};
+    std::vector<Card> cards{test_card(0, 8, 400000, "2.21.5"), test_card(1, 8, 400000, "2.21.5"), test_card(2, 7, 200000, "2.21.5"),
+                            test_card(3, 8, 400000, "2.19.3")};
     const auto mm = compare_cards(cards);
     REQUIRE(mm.size() == 3);
     CHECK(mm[0].node_rank == 2);
@@ -79,7 +68,7 @@ TEST_CASE("cards that disagree with the majority are named") {
     CHECK(mm[2].what == "version nccl");
     CHECK(mm[2].expected == "2.21.5");
     // Kernel versions differ on every card but are not findings; equal cards give none.
-    CHECK(compare_cards({card(0, 8, 1000, "x"), card(1, 8, 1000, "x")}).empty());
+    CHECK(compare_cards({test_card(0, 8, 1000, "x"), test_card(1, 8, 1000, "x")}).empty());
 }
 
 TEST_CASE("NICs, GPUs and versions from a sysfs fixture tree") {

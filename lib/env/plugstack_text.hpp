@@ -1,0 +1,38 @@
+// SLURM's plugstack.conf and slurm.conf as text, for `gangway doctor`: which
+// lines of a plugstack.conf load a gangway.so (with what arguments) and which
+// include other files, and where slurm.conf says plugstack.conf is. Pure
+// parsing: the doctor (launcher/cmd_doctor.cpp) reads the files and expands
+// the includes' globs.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gangway {
+
+// A line of a plugstack.conf that matters to gangway.
+struct PlugstackLine {
+    std::string file;               // the file it is in
+    int line = 0;                   // 1-based
+    bool include = false;           // `include PATTERN`: path is the pattern, a relative one made absolute against file's directory
+    std::string kind;               // the first word: "required" or "optional" as SLURM wants it, whatever is written
+    std::string path;               // the plugin's path as written (its file name is gangway.so), or the include's pattern
+    std::vector<std::string> args;  // the plugin's arguments (parse_site_args judges them)
+};
+
+// The lines of `text` (the contents of `file`) that load a gangway.so or
+// include other files, in order: the includes' lines belong where the include
+// stands. '#' starts a comment; words are separated by blanks; an include
+// without a pattern and a line with a single word load nothing.
+std::vector<PlugstackLine> plugstack_lines(std::string_view text, const std::string& file);
+
+// Where slurm.conf (its text) puts plugstack.conf: its PlugStackConfig= value
+// (the key in any case, blanks around '=' allowed, '#' a comment); "" when
+// it does not say, and plugstack.conf then lies next to slurm.conf.
+std::string plugstack_config(std::string_view slurm_conf);
+
+// The directory part of a path as dirname(1) has it for these: "a/b" gives
+// "a", "/b" gives "/", "b" gives ".".
+std::string dirname_of(std::string_view path);
+
+}  // namespace gangway

@@ -1,0 +1,15 @@
+// `gangway run --on-fail=requeue`: the nodes the requeued job is to exclude.
+// Plain data; running scontrol is the launcher's (launcher/cmd_run.cpp).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gangway::preflight {
+
+// The job's ExcNodeList as `scontrol -o show job` prints it (a hostlist;
+// "(null)", absent, or a list that does not expand: none), then each bad
+// node not already in it: the user's exclusions are kept, none twice.
+std::vector<std::string> requeue_exclusions(std::string_view show_job, const std::vector<std::string>& bad);
+
+}  // namespace gangway::preflight

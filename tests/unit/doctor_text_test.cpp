@@ -1,0 +1,154 @@
+// `gangway doctor`'s pure half: SLURM versions (lib/preflight/version_text),
+// plugstack.conf and slurm.conf as text (lib/env/plugstack_text) and the
+// verdict on the plugstack lines (lib/env/plugstack_check).
+#include <catch2/catch.hpp>
+
+#include "../../lib/env/plugstack_check.hpp"
+#include "../../lib/env/plugstack_text.hpp"
+#include "../../lib/preflight/version_text.hpp"
+
+using namespace gangway;
+using preflight::slurm_version_from_number;
+using preflight::slurm_version_in;
+
+TEST_CASE("SLURM versions from its commands' output") {
+    auto v = slurm_version_in("slurm 22.05.8\n");
+    REQUIRE(v);
+    CHECK(v->major == 22);
+    CHECK(v->minor == 5);
+    CHECK(v->micro == 8);
+    CHECK(v->text() == "22.05.8");
+    CHECK(v->release() == "22.05");
+    CHECK(slurm_version_in("slurm-wlm 23.11.1-1")->text() == "23.11.1");
+    // The first complete N.N.N counts; a shorter one before it does not.
+    CHECK(slurm_version_in("v2.1 then 20.11.9.2")->text() == "20.11.9");
+    CHECK_FALSE(slurm_version_in("slurm 24.05"));
+    CHECK_FALSE(slurm_version_in(""));
+    CHECK_FALSE(slurm_version_in("22..05.8"));
+    // A number starts where digits start: "x122" is 122, never 22.
+    CHECK(slurm_version_in("x122.05.8")->major == 122);
+    // Numbers are read to 6 digits: a longer first part is no version, a longer last one is cut.
+    CHECK_FALSE(slurm_version_in("1234567.1.1"));
+    CHECK(slurm_version_in("22.05.1234567")->micro == 123456);
+    CHECK(slurm_version_in("22.05.8")->same_release(*slurm_version_in("22.05.2")));
+    CHECK_FALSE(slurm_version_in("22.05.8")->same_release(*slurm_version_in("23.05.8")));
+    CHECK_FALSE(slurm_version_in("23.02.1")->same_release(*slurm_version_in("23.11.1")));
+}
+
+TEST_CASE("SLURM versions from a plugin's plugin_version number") {
+    CHECK(slurm_version_from_number(0x170B00).text() == "23.11.0");
+    CHECK(slurm_version_from_number(0x160508).text() == "22.05.8");
+    CHECK(slurm_version_from_number(0xff170B00).release() == "23.11");  // only the low 24 bits
+}
+
+TEST_CASE("the lines of plugstack.conf that load gangway.so or include others") {
+    const std::string text =
+        "# site plugins\n"
+        "required /usr/lib/slurm/gangway.so iface=eth1 pin=off # data network\n"
+        "optional other.so\n"
+        "include plugstack.conf.d/*.conf\n"
+        "include /abs/*.conf\n"
+        "include\n"
+        "\n"
+        "   optional   gangway.so\r\n"
+        "required /opt/gangway.so.bak\n"
+        "gangway.so\n"
+        "#required /x/gangway.so\n";
+    const auto l = plugstack_lines(text, "/etc/slurm/plugstack.conf");
+    REQUIRE(l.size() == 4);
+    CHECK(l[0].file == "/etc/slurm/plugstack.conf");
+    CHECK(l[0].line == 2);
+    CHECK_FALSE(l[0].include);
+    CHECK(l[0].kind == "required");
+    CHECK(l[0].path == "/usr/lib/slurm/gangway.so");
+    CHECK(l[0].args == std::vector<std::string>{"iface=eth1", "pin=off"});
+    CHECK(l[1].include);
+    CHECK(l[1].line == 4);
+    CHECK(l[1].path == "/etc/slurm/plugstack.conf.d/*.conf");  // relative to the file's directory
+    CHECK(l[2].path == "/abs/*.conf");
+    CHECK(l[3].line == 8);
+    CHECK(l[3].kind == "optional");
+    CHECK(l[3].path == "gangway.so");
+    CHECK(l[3].args.empty());
+    CHECK(plugstack_lines("include x.conf", "plugstack.conf")[0].path == "./x.conf");
+    CHECK(plugstack_lines("", "p").empty());
+}
+
+TEST_CASE("where slurm.conf puts plugstack.conf") {
+    CHECK(plugstack_config("ClusterName=c\nPlugStackConfig = /etc/slurm/ps.conf # ours\n") == "/etc/slurm/ps.conf");
+    CHECK(plugstack_config("plugstackconfig=/a\nPlugStackConfig=/b\n") == "/a");
+    CHECK(plugstack_config("#PlugStackConfig=/b\nPlugStackConfig=\n") == "");
+    CHECK(plugstack_config("") == "");
+    CHECK(dirname_of("/etc/slurm/slurm.conf") == "/etc/slurm");
+    CHECK(dirname_of("/slurm.conf") == "/");
+    CHECK(dirname_of("slurm.conf") == ".");
+}
+
+namespace {
+
+PlugstackLine line(const std::string& file, int n, const std::string& kind, const std::string& path,
+                   std::vector<std::string> args = {}) {
+    return {file, n, false, kind, path, std::move(args)};
+}
+
+std::vector<std::string> texts(const std::vector<Remark>& rs, Remark::Level level) {
+    std::vector<std::string> out;
+    for (const auto& r : rs)
+        if (r.level == level) out.push_back(r.text);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("plugstack.conf that cannot be read, or loads no gangway.so") {
+    auto r = check_plugstack("/etc/slurm/plugstack.conf", 0, {}, "/usr/lib/slurm/gangway.so");
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].level == Remark::Level::problem);
+    CHECK(r[0].text ==
+          "/etc/slurm/plugstack.conf does not exist or cannot be read: create it with the line `required "
+          "/usr/lib/slurm/gangway.so` (or `include plugstack.conf.d/*.conf`) on login and compute nodes");
+    r = check_plugstack("/etc/slurm/plugstack.conf", 1, {}, "/p/gangway.so");
+    CHECK(r.at(0).text ==
+          "no line of /etc/slurm/plugstack.conf loads gangway.so: add `required /p/gangway.so [iface=...]` (or `include "
+          "/etc/slurm/plugstack.conf.d/*.conf`)");
+    CHECK_THAT(check_plugstack("/etc/slurm/plugstack.conf", 3, {}, "/p/gangway.so").at(0).text,
+               Catch::StartsWith("no line of /etc/slurm/plugstack.conf or its includes loads gangway.so"));
+}
+
+TEST_CASE("a plugstack line: required once, absolute, with arguments the plugin takes") {
+    auto r = check_plugstack("p", 1, {line("p", 3, "required", "/x/gangway.so", {"iface=eth1", "pin=off"})}, "-");
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].level == Remark::Level::ok);
+    CHECK(r[0].text == "p:3 loads /x/gangway.so (required); iface=eth1 pin=off");
+    CHECK(check_plugstack("p", 1, {line("p", 3, "required", "/x/gangway.so")}, "-").at(0).text ==
+          "p:3 loads /x/gangway.so (required)");
+
+    r = check_plugstack("p", 1, {line("p", 1, "optional", "gangway.so")}, "-");
+    CHECK(texts(r, Remark::Level::problem) ==
+          std::vector<std::string>{"p:1 loads gangway.so as optional: SLURM then ignores its failures and tasks start without "
+                                   "their variables; use required"});
+    CHECK(texts(r, Remark::Level::note) ==
+          std::vector<std::string>{"p:1: gangway.so is relative: SLURM looks for it in its PluginDir"});
+    CHECK(texts(r, Remark::Level::ok).size() == 1);
+
+    r = check_plugstack("p", 1, {line("p", 1, "requird", "/x/gangway.so")}, "-");
+    CHECK(texts(r, Remark::Level::problem) == std::vector<std::string>{"p:1: \"requird\" is not required or optional"});
+
+    r = check_plugstack("p", 1, {line("p", 1, "required", "/x/gangway.so", {"bogus=1"})}, "-");
+    REQUIRE(texts(r, Remark::Level::problem).size() == 1);
+    CHECK_THAT(texts(r, Remark::Level::problem)[0], Catch::StartsWith("p:1: ") && Catch::Contains("bogus"));
+    CHECK(texts(r, Remark::Level::ok).empty());
+
+    r = check_plugstack("p", 2, {line("p", 1, "required", "/x/gangway.so"), line("p.d/a.conf", 4, "required", "/x/gangway.so")}, "-");
+    CHECK(r.at(0).text == "gangway.so is loaded 2 times (p:1, p.d/a.conf:4): keep one line");
+    CHECK(texts(r, Remark::Level::ok).size() == 2);
+}
+
+TEST_CASE("the plugin file the doctor inspects") {
+    const std::vector<PlugstackLine> abs{line("p", 1, "required", "/opt/gangway.so")};
+    const std::vector<PlugstackLine> rel{line("p", 1, "required", "gangway.so")};
+    CHECK(plugin_to_check("/mine.so", abs, "/default.so") == "/mine.so");
+    CHECK(plugin_to_check("", abs, "/default.so") == "/opt/gangway.so");
+    CHECK(plugin_to_check("", rel, "/default.so") == "/default.so");
+    CHECK(plugin_to_check("", {}, "/default.so") == "/default.so");
+}

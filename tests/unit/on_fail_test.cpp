@@ -1,0 +1,54 @@
+// What `gangway run/check` does with bad nodes after the verdict: drain
+// requests for the admins' Epilog (lib/preflight/drain) and the nodes a
+// requeued job excludes (lib/preflight/requeue).
+#include <catch2/catch.hpp>
+
+#include "../../lib/preflight/drain.hpp"
+#include "../../lib/preflight/requeue.hpp"
+
+using namespace gangway::preflight;
+
+namespace {
+
+NodeResult node(const std::string& name, NodeStatus s, std::vector<std::string> reasons = {}) {
+    NodeResult n;
+    n.name = name;
+    n.status = s;
+    n.reasons = std::move(reasons);
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("drain requests: one per node the checks found bad, reasons safe for the Epilog") {
+    Report r;
+    r.job_id = "42";
+    r.nodes = {node("node08", NodeStatus::ok),
+               node("node09", NodeStatus::missing, {"never checked in"}),
+               node("node10", NodeStatus::slow, {"sending 0.4 Gb/s; $(rm -rf /) `x`", "second reason"}),
+               node("node11", NodeStatus::lost, {"task 3 exited"}),
+               node("node12", NodeStatus::unreachable),
+               node("node13", NodeStatus::mismatch, {"gpus 7 (others 8)"}),
+               node("node14", NodeStatus::faulty, {std::string(200, 'x') + "\"'\\\n"})};
+    const auto d = drain_requests(r);
+    REQUIRE(d.size() == 4);
+    CHECK(d[0].node == "node10");
+    CHECK(d[0].file == "gangway-drain.42.node10");
+    CHECK(d[0].text == "node=node10\njob=42\nreason=slow sending 0.4 Gb/s;  (rm -rf /)  x \n");
+    CHECK(d[1].text == "node=node12\njob=42\nreason=unreachable\n");
+    CHECK(d[2].node == "node13");
+    CHECK(d[3].node == "node14");
+    CHECK(d[3].text == "node=node14\njob=42\nreason=faulty " + std::string(113, 'x') + "\n");  // 120 characters
+    CHECK(drain_requests(Report{}).empty());
+}
+
+TEST_CASE("a requeued job keeps its own exclusions and adds the bad nodes once") {
+    const std::string show = "JobId=7 JobName=train ExcNodeList=node[01-02] NodeList=node[01-08]\n";
+    CHECK(requeue_exclusions(show, {"node02", "node05", "node05"}) == std::vector<std::string>{"node01", "node02", "node05"});
+    CHECK(requeue_exclusions("JobId=7 ExcNodeList=(null) Foo=1", {"node05"}) == std::vector<std::string>{"node05"});
+    CHECK(requeue_exclusions("", {"node05"}) == std::vector<std::string>{"node05"});
+    CHECK(requeue_exclusions("JobId=7 ExcNodeList=node03", {"node05"}) == std::vector<std::string>{"node03", "node05"});
+    CHECK(requeue_exclusions("JobId=7 ExcNodeList=node03\nNext=1", {}) == std::vector<std::string>{"node03"});
+    // A list that does not expand is dropped rather than passed on to scontrol.
+    CHECK(requeue_exclusions("ExcNodeList=node[0 ", {"node05"}) == std::vector<std::string>{"node05"});
+}
