@@ -48,9 +48,9 @@ StepFacts step_facts_from_env(bool insecure) {
     s.local = *view.local_rank;
     s.job_id = std::to_string(view.job_id);
     s.step_id = std::to_string(view.step_id);
-    s.primary_addr = env_or("PRIMARY_ADDR", env_or("MASTER_ADDR"));
-    const auto port = env_or("PRIMARY_PORT", env_or("MASTER_PORT"));
-    s.node_addr = env_or("NODE_ADDR");
+    s.primary_addr = sys::env_or("PRIMARY_ADDR", sys::env_or("MASTER_ADDR"));
+    const auto port = sys::env_or("PRIMARY_PORT", sys::env_or("MASTER_PORT"));
+    s.node_addr = sys::env_or("NODE_ADDR");
     if (s.primary_addr.empty() || port.empty() || s.node_addr.empty())
         throw Error("PRIMARY_ADDR, PRIMARY_PORT and NODE_ADDR are not set: the gangway plugin sets them; check that "
                     "plugstack.conf loads gangway.so and the step is not --gangway=off");
@@ -61,8 +61,8 @@ StepFacts step_facts_from_env(bool insecure) {
     } catch (...) {
         throw Error("PRIMARY_PORT \"" + port + "\" is not a port number below 65534");
     }
-    s.node_addrs = split(env_or("NODE_ADDRS"), ',');
-    std::string iface = env_or("NCCL_SOCKET_IFNAME", env_or("GANGWAY_IFACE"));
+    s.node_addrs = split_nonempty(sys::env_or("NODE_ADDRS"), ',');
+    std::string iface = sys::env_or("NCCL_SOCKET_IFNAME", sys::env_or("GANGWAY_IFACE"));
     if (!iface.empty() && iface[0] == '=') iface.erase(0, 1);
     if (auto c = iface.find(','); c != std::string::npos) iface.resize(c);
     if (iface.empty() || iface[0] == '^') {
@@ -75,7 +75,7 @@ StepFacts step_facts_from_env(bool insecure) {
     if (insecure) {
         s.key = insecure_key();
     } else {
-        const auto secret = env_or("GANGWAY_SECRET");
+        const auto secret = sys::env_or("GANGWAY_SECRET");
         if (secret.empty())
             throw Error("GANGWAY_SECRET is not set: the gangway plugin creates it in srun for the step; check that "
                         "plugstack.conf loads a gangway.so that supports the preflight (or use --insecure for a test "
@@ -95,7 +95,7 @@ void take_verdict(const Kv& v, Outcome& out) {
         out.exit_code = static_cast<int>(kv_u64(v, "exit_code"));
         const auto& vs = kv_str(v, "verdict");
         out.verdict = vs == "ok" ? Verdict::ok : vs == "degraded" ? Verdict::degraded : Verdict::unreachable;
-        out.bad_nodes = split(kv_str(v, "bad"), ',');
+        out.bad_nodes = split_nonempty(kv_str(v, "bad"), ',');
         out.message = kv_str(v, "summary");
     } catch (const Error& e) {
         out.verdict = Verdict::unreachable;

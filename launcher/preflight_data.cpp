@@ -18,29 +18,6 @@ using sys::after_ms;
 using sys::Conn;
 using sys::ms_left;
 
-std::string env_or(const char* name, const std::string& dflt) {
-    const char* v = std::getenv(name);
-    return v && *v ? std::string(v) : dflt;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> out;
-    std::size_t pos = 0;
-    while (pos <= s.size() && !s.empty()) {
-        auto e = s.find(sep, pos);
-        if (e == std::string::npos) e = s.size();
-        if (e > pos) out.push_back(s.substr(pos, e - pos));
-        pos = e + 1;
-    }
-    return out;
-}
-
-std::string fmt_gbps(double bps) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.2f Gb/s", bps * 8 / 1e9);
-    return b;
-}
-
 // ---------------------------------------------------------------- data side
 // Every speaker listens for probes and bandwidth streams from its peers.
 namespace {

@@ -16,11 +16,13 @@
 #include <utility>
 #include <vector>
 
+#include "../lib/base/text.hpp"
 #include "../lib/preflight/rdma_checks.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/wire.hpp"
 #include "../lib/sys/net/rendezvous.hpp"
 #include "../lib/sys/net/sock.hpp"
+#include "../lib/sys/node/process_env.hpp"
 #include "preflight.hpp"
 
 namespace gangway::sys {
@@ -33,9 +35,6 @@ using preflight::Kv;
 using sys::Clock;
 using sys::Deadline;
 
-std::string env_or(const char* name, const std::string& dflt = "");
-std::vector<std::string> split(const std::string& s, char sep);
-std::string fmt_gbps(double bps);  // bytes/s -> "9.41 Gb/s"
 
 // ---------------------------------------------------------------- data side
 struct RxRecord {

@@ -27,7 +27,7 @@ namespace {
 Card my_card(const StepFacts& s, unsigned data_port) {
     Card c;
     c.node_rank = s.node_rank;
-    c.node = s.node_rank < s.nodes.size() ? s.nodes[s.node_rank] : env_or("SLURMD_NODENAME");
+    c.node = s.node_rank < s.nodes.size() ? s.nodes[s.node_rank] : sys::env_or("SLURMD_NODENAME");
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     c.hostname = host;
