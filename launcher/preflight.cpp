@@ -93,8 +93,7 @@ double seconds_left(Deadline d) { return std::max(0.0, std::chrono::duration<dou
 void take_verdict(const Kv& v, Outcome& out) {
     try {
         out.exit_code = static_cast<int>(kv_u64(v, "exit_code"));
-        const auto& vs = kv_str(v, "verdict");
-        out.verdict = vs == "ok" ? Verdict::ok : vs == "degraded" ? Verdict::degraded : Verdict::unreachable;
+        out.verdict = parse_verdict(kv_str(v, "verdict"));
         out.bad_nodes = split_nonempty(kv_str(v, "bad"), ',');
         out.message = kv_str(v, "summary");
     } catch (const Error& e) {

@@ -31,6 +31,12 @@ const char* to_string(Verdict v) {
     return "?";
 }
 
+Verdict parse_verdict(std::string_view word) {
+    if (word == to_string(Verdict::ok)) return Verdict::ok;
+    if (word == to_string(Verdict::degraded)) return Verdict::degraded;
+    return Verdict::unreachable;
+}
+
 Verdict verdict(const Report& r) {
     Verdict v = Verdict::ok;
     for (const auto& n : r.nodes) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stage_status.hpp"
@@ -85,6 +86,10 @@ struct Report {
 
 enum class Verdict { ok, degraded, unreachable };
 const char* to_string(Verdict v);
+// The word a task reads in node 0's verdict message. A word it does not know
+// (another version's, a garbled one) reads as unreachable: a task never
+// starts the user's command on a verdict it cannot vouch for.
+Verdict parse_verdict(std::string_view word);
 // unreachable when a node is unreachable, missing or lost; degraded when a
 // node is slow or mismatched, a link failed, or there are findings; else ok.
 Verdict verdict(const Report& r);

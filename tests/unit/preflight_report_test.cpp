@@ -138,3 +138,10 @@ TEST_CASE("the heatmap gives RDMA rails their own panel, not mixed into TCP's") 
     CHECK(svg.find("TCP, data network: node08 -> node09: 9.6") != std::string::npos);  // TCP's figure unchanged
     CHECK(svg.find("TCP, data network: node09 -> node10: x") == std::string::npos);  // the RDMA failure stays in its panel
 }
+
+TEST_CASE("a task reads node 0's verdict word; an unknown word is unreachable, never ok") {
+    for (Verdict v : {Verdict::ok, Verdict::degraded, Verdict::unreachable}) CHECK(parse_verdict(to_string(v)) == v);
+    CHECK(parse_verdict("") == Verdict::unreachable);
+    CHECK(parse_verdict("OK") == Verdict::unreachable);
+    CHECK(parse_verdict("okay") == Verdict::unreachable);
+}
