@@ -286,17 +286,22 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
                             " is in two cores); rewrite it with `gangway topo --write-cache " + origin + "`");
             pus[pu] = Pu{pu, ci, -1, -1};
         }
+    if (pus.empty())
+        throw Error("topology cache " + origin + " lists no CPUs; rewrite it with `gangway topo --write-cache " +
+                    origin + "`");
+    set_pus(topo, std::move(pus));
+    return topo;
+}
+
+void set_pus(Topology& topo, std::map<unsigned, Pu> pus) {
     for (const auto& n : topo.numa_nodes)
         for (unsigned c : n.cpus)
             if (auto it = pus.find(c); it != pus.end()) it->second.numa = static_cast<int>(n.os);
     for (const auto& p : topo.packages)
         for (unsigned c : p.cpus)
             if (auto it = pus.find(c); it != pus.end()) it->second.package = static_cast<int>(p.os);
-    if (pus.empty())
-        throw Error("topology cache " + origin + " lists no CPUs; rewrite it with `gangway topo --write-cache " +
-                    origin + "`");
+    topo.pus.clear();
     for (auto& [os, pu] : pus) topo.pus.push_back(pu);
-    return topo;
 }
 
 bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t class_id) {

@@ -8,6 +8,7 @@
 // free of duplicates. PCI bus ids are "dddd:bb:dd.f", lower-case, with domain.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,11 @@ CpuList all_cpus(const Topology& topo);
 // parse_topology throws gangway::Error naming `origin` and the bad line.
 std::string serialize_topology(const Topology& topo);
 Topology parse_topology(std::string_view text, const std::string& origin);
+
+// Fills topo.pus (by OS index) from `pus`, each PU with its core already
+// set, stamping its NUMA node and package from topo's NUMA nodes and
+// packages: the last step of both the hwloc reader and the cache parser.
+void set_pus(Topology& topo, std::map<unsigned, Pu> pus);
 
 // A PCI function gangway counts as a GPU: NVIDIA (10de) or AMD (1002) with
 // class 0300 (VGA), 0302 (3D controller) or 0380 (display, AMD Instinct).

@@ -158,13 +158,7 @@ Topology convert(hwloc_topology_t topo) {
         pus[p->os_index] = Pu{p->os_index, static_cast<unsigned>(out.cores.size()), -1, -1};
         out.cores.push_back(Core{{p->os_index}});
     }
-    for (const auto& n : out.numa_nodes)
-        for (unsigned c : n.cpus)
-            if (auto it = pus.find(c); it != pus.end()) it->second.numa = static_cast<int>(n.os);
-    for (const auto& p : out.packages)
-        for (unsigned c : p.cpus)
-            if (auto it = pus.find(c); it != pus.end()) it->second.package = static_cast<int>(p.os);
-    for (auto& [os, pu] : pus) out.pus.push_back(pu);
+    set_pus(out, std::move(pus));
 
     for (hwloc_obj_t d = nullptr; (d = hwloc_get_next_pcidev(topo, d));) {
         if (!is_gpu(d)) continue;
