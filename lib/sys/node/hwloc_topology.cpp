@@ -27,25 +27,33 @@ namespace {
 // hwloc's built-in XML parser reads exported topologies. The only switch is
 // the environment, read during init, so it is set for the init alone and
 // then restored (nothing the plugin execs or slurmstepd does later sees it);
-// a site that sets HWLOC_PLUGINS_BLACKLIST itself keeps its own list.
+// a site that sets HWLOC_PLUGINS_BLACKLIST or HWLOC_PLUGINS_PATH itself keeps its own.
 class NoHwlocPlugins {
 public:
-    NoHwlocPlugins() {
-        if (std::getenv(kVar)) return;
-        set_ = ::setenv(kVar,
-                        "hwloc_pci,hwloc_xml_libxml,hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,"
-                        "hwloc_levelzero",
-                        0) == 0;
-    }
-    ~NoHwlocPlugins() {
-        if (set_) ::unsetenv(kVar);
-    }
-    NoHwlocPlugins(const NoHwlocPlugins&) = delete;
-    NoHwlocPlugins& operator=(const NoHwlocPlugins&) = delete;
+    NoHwlocPlugins()
+        : blacklist_("HWLOC_PLUGINS_BLACKLIST",
+                     "hwloc_pci,hwloc_xml_libxml,hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero"),
+          // An empty plugin path: no directory to open and stat entry by entry.
+          path_("HWLOC_PLUGINS_PATH", "") {}
 
 private:
-    static constexpr const char* kVar = "HWLOC_PLUGINS_BLACKLIST";
-    bool set_ = false;
+    // One variable set for the scope, unless the site already set it.
+    class ScopedVar {
+    public:
+        ScopedVar(const char* name, const char* value) : name_(name) {
+            if (!std::getenv(name)) set_ = ::setenv(name, value, 0) == 0;
+        }
+        ~ScopedVar() {
+            if (set_) ::unsetenv(name_);
+        }
+        ScopedVar(const ScopedVar&) = delete;
+        ScopedVar& operator=(const ScopedVar&) = delete;
+
+    private:
+        const char* name_;
+        bool set_ = false;
+    };
+    ScopedVar blacklist_, path_;
 };
 
 struct Handle {
@@ -280,7 +288,9 @@ Topology load_live_topology(IoScope io) {
     flags |= HWLOC_TOPOLOGY_FLAG_NO_DISTANCES | HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS | HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS;
 #endif
     hwloc_topology_set_flags(h.t, flags);
-    for (const char* c : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"})
+    // x86: hwloc's CPUID backend binds the thread to every PU in turn (a
+    // migration per CPU) to annotate what Linux's sysfs already says.
+    for (const char* c : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl", "x86"})
         hwloc_topology_set_components(h.t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, c);
     if (hwloc_topology_load(h.t) != 0)
         throw Error(std::string("hwloc could not discover this machine's topology (") + std::strerror(errno) +
