@@ -2,7 +2,7 @@
 # A real SLURM cluster of N nodes on one machine, each node a network
 # namespace with a management (eth0) and a data (eth1) interface.
 #
-#   cluster.sh up [-n N] [--task-plugin=task/none|task/affinity] [--cpus=C]
+#   cluster.sh up [-n N] [--task-plugin=task/none|task/affinity] [--cpus=C] [--release=22.05|24.11|26.05]
 #   cluster.sh down [--purge]
 #   cluster.sh status
 #   cluster.sh wait [TIMEOUT_SECONDS]
@@ -23,6 +23,11 @@ MGMT_BR=gw0
 DATA_BR=gw1
 FIRST_NODE_NUM=8    # node08, node09, node10, node11: crosses a digit boundary on purpose
 FIRST_HOST_OCTET=11
+# Which SLURM runs: 22.05 is this Debian 12 machine's own; the others run
+# from a Debian root of their release (contrib/dev/root.sh makes them),
+# daemons and clients alike, inside the same namespaces.
+ROOTS=${GANGWAY_ROOTS:-/var/tmp/gangway-roots}
+CLIENTS="srun sbatch salloc scontrol sinfo squeue scancel sacct sattach sstat sbcast sprio sshare sdiag strigger slurmd slurmctld slurmstepd gangway"
 
 # The node running the sbin tools may lack /usr/sbin in PATH (sudo, CI).
 export PATH=/usr/sbin:/sbin:/usr/bin:/bin:$PATH
@@ -30,6 +35,15 @@ export PATH=/usr/sbin:/sbin:/usr/bin:/bin:$PATH
 export SLURM_CONF=$CONF
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+release_suite() {  # release_suite RELEASE -> Debian suite ("" for this machine's own)
+    case $1 in
+        22.05) echo "" ;;
+        24.11) echo trixie ;;
+        26.05) echo sid ;;
+        *) die "--release must be 22.05 (this machine's SLURM), 24.11 (Debian trixie) or 26.05 (Debian sid), not '$1'" ;;
+    esac
+}
 log() { echo "cluster.sh: $*" >&2; }
 
 node_name() { printf 'node%02d' $((FIRST_NODE_NUM + $1)); }
@@ -69,6 +83,13 @@ pids_using_conf() {
     done
 }
 
+# The root the running cluster uses ("" for this machine's own SLURM).
+saved_root() {
+    if [[ -r $DIR/cluster.state ]]; then
+        sed -n 's/^ROOT=//p' "$DIR/cluster.state"
+    fi
+}
+
 kill_and_wait() {  # kill_and_wait PID... : TERM, then KILL after 5 s
     local p t
     [[ $# -gt 0 ]] || return 0
@@ -98,6 +119,8 @@ cmd_down() {
     done
     # shellcheck disable=SC2046
     kill_and_wait $(read_pid "$DIR/run/slurmctld.pid") $(pids_using_conf)
+    # shellcheck disable=SC2046
+    kill_and_wait $(read_pid "$DIR/run/ctl-anchor.pid")
     for n in $(existing_netns); do
         ip netns del "$n" 2>/dev/null || true
     done
@@ -110,6 +133,7 @@ cmd_down() {
         ip link del "$n" 2>/dev/null || true
     done
     rm -f "$DIR"/run/*.pid "$DIR/cluster.state"
+    rm -rf "$DIR/bin"
     if [[ $purge = 1 ]]; then
         rm -rf "$DIR"
     fi
@@ -119,7 +143,10 @@ cmd_down() {
 # ---------------------------------------------------------------- up
 
 write_config() {  # write_config N TASK_PLUGIN CPUS
-    local n=$1 task=$2 cpus=$3 i lines="" host fqdn
+    local n=$1 task=$2 cpus=$3 i lines="" host fqdn select=select/linear
+    # select/linear is gone since 23.02; cons_tres with the socket as the unit
+    # (one per node here) allocates whole nodes the same way.
+    [[ -n $ROOT ]] && select="select/cons_tres"$'\n'"SelectTypeParameters=CR_Socket"
     host=$(hostname -s)
     fqdn=$(hostname -f 2>/dev/null || echo "$host")
     mkdir -p "$DIR"/{etc,log,run,spool,nodes}
@@ -129,14 +156,16 @@ write_config() {  # write_config N TASK_PLUGIN CPUS
         lines+="NodeName=$(node_name "$i") NodeAddr=$(mgmt_addr "$i") NodeHostname=$(node_name "$i") CPUs=$cpus Boards=1 SocketsPerBoard=1 CoresPerSocket=$cpus ThreadsPerCore=1 RealMemory=1024 State=UNKNOWN"$'\n'
     done
     # awk, not sed: the node lines are multi-line.
-    awk -v dir="$DIR" -v host="$host" -v port="$CTLD_PORT" -v mgmt="$MGMT_NET" -v task="$task" -v nodes="$lines" '
+    awk -v dir="$DIR" -v host="$host" -v port="$CTLD_PORT" -v mgmt="$MGMT_NET" -v task="$task" -v nodes="$lines" \
+        -v select="$select" '
         { gsub(/@DIR@/, dir); gsub(/@CTLD_HOST@/, host); gsub(/@CTLD_PORT@/, port); gsub(/@MGMT_NET@/, mgmt);
-          gsub(/@TASK_PLUGIN@/, task) }
+          gsub(/@TASK_PLUGIN@/, task); gsub(/@SELECT@/, select) }
         /^@NODE_LINES@$/ { printf "%s", nodes; next }
         { print }' "$HERE/slurm.conf.in" >"$CONF.tmp"
     mv "$CONF.tmp" "$CONF"
-    # Tests write plugstack.conf; we only make sure it exists.
-    [[ -e $DIR/etc/plugstack.conf ]] || : >"$DIR/etc/plugstack.conf"
+    # Tests write plugstack.conf; a fresh cluster starts without plugins (one
+    # built for another release would stop every slurmd from starting).
+    : >"$DIR/etc/plugstack.conf"
 
     # One hosts file for all nodes: node names resolve to MANAGEMENT
     # addresses (as on a real cluster where DNS knows only the admin
@@ -174,8 +203,96 @@ export GANGWAY_CLUSTER_NODES="$(all_nodes "$n" | tr '\n' ' ' | sed 's/ $//')"
 export GANGWAY_CLUSTER_MGMT_NET=$MGMT_NET.0/24
 export GANGWAY_CLUSTER_DATA_NET=$DATA_NET.0/24
 export GANGWAY_CLUSTER_PLUGSTACK=$DIR/etc/plugstack.conf
+export GANGWAY_CLUSTER_RELEASE=$RELEASE
+export GANGWAY_CLUSTER_ROOT=$ROOT
 case ":\$PATH:" in *:/usr/sbin:*) ;; *) export PATH=\$PATH:/usr/sbin ;; esac
 EOF
+    # The release's own clients, first on PATH (SLURM talks only to clients of nearby releases).
+    [[ -z $ROOT ]] || echo "export PATH=$DIR/bin:\$PATH" >>"$DIR/env.sh"
+}
+
+# ---------------------------------------------------------------- release roots
+
+# Host paths a root sees at the same place: the state dir (config, plugin,
+# logs) and the source tree (build dirs, test scripts).
+root_binds() {
+    printf '%s\n' "$DIR" "$(cd "$HERE/../.." && pwd)"
+}
+
+# Mounts that make a root usable, for a shell in a private mount namespace
+# to run before chroot: the kernel file systems, a private /run (slurmd's
+# socket), /tmp and /dev/shm, and the shared host paths.
+root_mounts_script() {  # root_mounts_script ROOT
+    local b
+    cat <<EOF
+mount -t proc proc '$1/proc'
+mount --rbind /sys '$1/sys'
+mount --rbind /dev '$1/dev'
+mount -t tmpfs -o mode=1777 tmpfs '$1/dev/shm'
+mount -t tmpfs -o mode=1777 tmpfs '$1/tmp'
+mount -t tmpfs -o mode=755 tmpfs '$1/run'
+EOF
+    for b in $(root_binds); do
+        mkdir -p "$1$b"
+        echo "mount --bind '$b' '$1$b'"
+    done
+}
+
+# The root of a release, made once and cached by contrib/dev/root.sh.
+ensure_root() {  # ensure_root SUITE -> prints the root's path
+    local maker
+    maker=$(cd "$HERE/../.." && pwd)/contrib/dev/root.sh
+    [[ -x $maker ]] || die "$maker is missing: it makes the Debian root of each SLURM release"
+    "$maker" make "$1" >/dev/null || exit $?
+    [[ -x $ROOTS/$1/usr/sbin/slurmd ]] || die "$ROOTS/$1 has no slurmd; remake it: $maker make $1"
+    : >"$ROOTS/$1/.gangway-root"
+    echo "$ROOTS/$1"
+}
+
+# Clients run in a long-lived process chrooted into the root, with the host's
+# network, /tmp, /var/tmp and hosts file: `nsenter --root` into it is cheap.
+start_ctl_anchor() {
+    rm -f "$DIR/run/ctl-anchor.pid"
+    setsid unshare --mount --propagation private -- /bin/sh -c "
+        set -e
+        $(root_mounts_script "$ROOT")
+        mount --rbind /tmp '$ROOT/tmp'
+        mount --bind /var/tmp '$ROOT/var/tmp'
+        $(for b in $(root_binds); do echo "mount --bind '$b' '$ROOT$b'"; done)
+        mount --bind /etc/hosts '$ROOT/etc/hosts'
+        echo \$\$ >'$DIR/run/ctl-anchor.pid'
+        exec chroot '$ROOT' sleep infinity" </dev/null >>"$DIR/log/anchor-ctl.log" 2>&1 9>&- &
+    local t
+    for ((t = 0; t < 50; t++)); do
+        [[ -s $DIR/run/ctl-anchor.pid ]] && return 0
+        sleep 0.1
+    done
+    die "the clients' root anchor did not start, see $DIR/log/anchor-ctl.log"
+}
+
+# $DIR/bin/NAME runs the release's NAME: inside a root directly, on the host
+# through the clients' anchor (in the caller's directory when the root sees it).
+write_client_wrappers() {
+    local name real
+    mkdir -p "$DIR/bin"
+    for name in $CLIENTS; do
+        case $name in
+            slurmd | slurmctld | slurmstepd) real=/usr/sbin/$name ;;
+            gangway) real=$DIR/install/gangway ;;
+            *) real=/usr/bin/$name ;;
+        esac
+        cat >"$DIR/bin/$name.new" <<EOF
+#!/bin/sh
+# $name of SLURM $RELEASE, from $ROOT (written by cluster.sh up --release=$RELEASE).
+[ -e /.gangway-root ] && exec $real "\$@"
+pid=\$(cat '$DIR/run/ctl-anchor.pid') || exit 1
+# nsenter opens --wd's path here: through /proc, it names the directory in the root.
+wd=/proc/\$pid/root
+[ -d "\$wd\$PWD" ] && wd=\$wd\$PWD
+exec nsenter --target "\$pid" --mount --root --wd="\$wd" -- $real "\$@"
+EOF
+        chmod 0755 "$DIR/bin/$name.new" && mv -f "$DIR/bin/$name.new" "$DIR/bin/$name"
+    done
 }
 
 make_bridge() {  # make_bridge NAME ADDR/PREFIX
@@ -218,18 +335,34 @@ start_anchor() {  # start_anchor INDEX
     nd=$DIR/nodes/$n
     rm -f "$nd/anchor.pid"
     # shellcheck disable=SC2016 # $1/$2/$$ belong to the inner shell
-    setsid nsenter --net="/run/netns/$n" -- \
-        unshare --mount --uts --propagation private -- \
-        /bin/sh -c '
-            set -e
-            mount -t tmpfs -o mode=1777 tmpfs /tmp
-            mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-            mount --bind "$1/hosts" /etc/hosts
-            mount --bind "$1/hostname" /etc/hostname
-            hostname "$2"
-            echo $$ >"$1/anchor.pid"
-            exec sleep infinity' anchor "$nd" "$n" \
-        </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
+    if [[ -n $ROOT ]]; then
+        # The same inside the release's root: the anchor ends chrooted, and
+        # in_node's `nsenter --root` follows it there.
+        setsid nsenter --net="/run/netns/$n" -- \
+            unshare --mount --uts --propagation private -- \
+            /bin/sh -c "
+                set -e
+                $(root_mounts_script "$ROOT")
+                mount --bind '$nd/hosts' '$ROOT/etc/hosts'
+                mount --bind '$nd/hostname' '$ROOT/etc/hostname'
+                hostname '$n'
+                echo \$\$ >'$nd/anchor.pid'
+                exec chroot '$ROOT' sleep infinity" \
+            </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
+    else
+        setsid nsenter --net="/run/netns/$n" -- \
+            unshare --mount --uts --propagation private -- \
+            /bin/sh -c '
+                set -e
+                mount -t tmpfs -o mode=1777 tmpfs /tmp
+                mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+                mount --bind "$1/hosts" /etc/hosts
+                mount --bind "$1/hostname" /etc/hostname
+                hostname "$2"
+                echo $$ >"$1/anchor.pid"
+                exec sleep infinity' anchor "$nd" "$n" \
+            </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
+    fi
     local t
     for ((t = 0; t < 50; t++)); do
         [[ -s $nd/anchor.pid ]] && return 0
@@ -246,7 +379,14 @@ in_node() {  # in_node NODE CMD...
     shift
     pid=$(read_pid "$DIR/nodes/$n/anchor.pid")
     pid_alive "$pid" || die "node $n is not running (no namespace anchor); run: $0 up"
-    nsenter --target "$pid" --net --mount --uts -- "$@"
+    if [[ -n $ROOT ]]; then
+        # nsenter opens --wd's path here: through /proc, it names the directory in the root.
+        local wd=/proc/$pid/root
+        [[ -d $wd$PWD ]] && wd=$wd$PWD
+        nsenter --target "$pid" --net --mount --uts --root --wd="$wd" -- "$@"
+    else
+        nsenter --target "$pid" --net --mount --uts -- "$@"
+    fi
 }
 
 start_slurmd() {  # start_slurmd NODE
@@ -258,7 +398,11 @@ start_slurmd() {  # start_slurmd NODE
 }
 
 start_slurmctld() {
-    slurmctld -f "$CONF" >>"$DIR/log/slurmctld.start.log" 2>&1 9>&- \
+    local via=()
+    local ctl
+    ctl=$(read_pid "$DIR/run/ctl-anchor.pid")
+    [[ -n $ROOT ]] && via=(nsenter --target "$ctl" --mount --root --wd="/proc/$ctl/root" --)
+    "${via[@]}" slurmctld -f "$CONF" >>"$DIR/log/slurmctld.start.log" 2>&1 9>&- \
         || die "slurmctld failed to start, see $DIR/log/slurmctld.log and $DIR/log/slurmctld.start.log"
 }
 
@@ -299,15 +443,17 @@ source_sum() {
 }
 
 # Healthy and configured as asked: then `up` has nothing to do.
-is_up_as() {  # is_up_as N TASK_PLUGIN CPUS
-    local n=$1 task=$2 cpus=$3 node
+is_up_as() {  # is_up_as N TASK_PLUGIN CPUS RELEASE
+    local n=$1 task=$2 cpus=$3 release=$4 node
     [[ -r $DIR/cluster.state ]] || return 1
+    grep -qx "RELEASE=$release" "$DIR/cluster.state" || return 1
     grep -qx "N=$n" "$DIR/cluster.state" || return 1
     grep -qx "TASK_PLUGIN=$task" "$DIR/cluster.state" || return 1
     grep -qx "CPUS=$cpus" "$DIR/cluster.state" || return 1
     grep -qx "SRC=$HERE" "$DIR/cluster.state" || return 1
     grep -qx "SUM=$(source_sum)" "$DIR/cluster.state" || return 1
     pid_alive "$(read_pid "$DIR/run/slurmctld.pid")" || return 1
+    [[ -z $ROOT ]] || pid_alive "$(read_pid "$DIR/run/ctl-anchor.pid")" || return 1
     for node in $(all_nodes "$n"); do
         pid_alive "$(read_pid "$DIR/nodes/$node/anchor.pid")" || return 1
         pid_alive "$(read_pid "$DIR/run/slurmd-$node.pid")" || return 1
@@ -340,19 +486,30 @@ cmd_up() {
             --task-plugin) task=${2:?}; shift 2 ;;
             --cpus=*) cpus=${1#*=}; shift ;;
             --cpus) cpus=${2:?}; shift 2 ;;
+            --release=*) RELEASE=${1#*=}; shift ;;
+            --release) RELEASE=${2:?}; shift 2 ;;
             *) die "up: unknown argument '$1'" ;;
         esac
     done
     if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 1 || n > 240)); then die "up: -n must be 1..240"; fi
     if ! [[ $cpus =~ ^[0-9]+$ ]] || ((cpus < 1)); then die "up: --cpus must be a positive number"; fi
     case $task in task/none | task/affinity) ;; *) die "up: --task-plugin must be task/none or task/affinity" ;; esac
-    local cmd
-    for cmd in slurmctld slurmd sinfo ip nsenter unshare setsid flock; do
+    local suite cmd
+    suite=$(release_suite "$RELEASE")
+    ROOT=""
+    if [[ -n $suite ]]; then
+        ROOT=$(ensure_root "$suite")
+        export PATH=$DIR/bin:$PATH
+    fi
+    for cmd in ip nsenter unshare setsid flock chroot; do
+        command -v "$cmd" >/dev/null || die "'$cmd' not found; install: apt-get install iproute2 util-linux coreutils"
+    done
+    [[ -n $ROOT ]] || for cmd in slurmctld slurmd sinfo; do
         command -v "$cmd" >/dev/null || die "'$cmd' not found; install: apt-get install slurmctld slurmd slurm-client iproute2 util-linux"
     done
 
-    if is_up_as "$n" "$task" "$cpus"; then
-        log "already up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task"
+    if is_up_as "$n" "$task" "$cpus" "$RELEASE"; then
+        log "already up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task, SLURM $RELEASE"
         return 0
     fi
     # Anything else (partial, other N, other task plugin, dead daemon):
@@ -376,14 +533,19 @@ cmd_up() {
         make_node_net "$i"
         start_anchor "$i"
     done
-    printf 'N=%s\nTASK_PLUGIN=%s\nCPUS=%s\nSRC=%s\nSUM=%s\n' "$n" "$task" "$cpus" "$HERE" "$(source_sum)" >"$DIR/cluster.state"
+    printf 'N=%s\nTASK_PLUGIN=%s\nCPUS=%s\nSRC=%s\nSUM=%s\nRELEASE=%s\nROOT=%s\n' "$n" "$task" "$cpus" "$HERE" \
+        "$(source_sum)" "$RELEASE" "$ROOT" >"$DIR/cluster.state"
 
+    if [[ -n $ROOT ]]; then
+        start_ctl_anchor
+        write_client_wrappers
+    fi
     start_slurmctld
     for node in $(all_nodes "$n"); do start_slurmd "$node"; done
     if ! cmd_wait "$WAIT_TIMEOUT"; then
         die "cluster did not come up; logs in $DIR/log/"
     fi
-    log "up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task; source $DIR/env.sh"
+    log "up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task, SLURM $RELEASE; source $DIR/env.sh"
 }
 
 cmd_status() {
@@ -424,6 +586,9 @@ main() {
             flock -w 120 9 || die "another cluster.sh holds $DIR/.lock"
             ;;
     esac
+    RELEASE=${GANGWAY_RELEASE:-22.05}
+    ROOT=$(saved_root)
+    if [[ -n $ROOT && $sub != up ]]; then export PATH=$DIR/bin:$PATH; fi
     case $sub in
         up) cmd_up "$@" ;;
         down) cmd_down "$@" ;;

@@ -50,6 +50,9 @@ mkdir -p "$INSTALL" "$WORK"
 install -m 0755 "$GANGWAY_PLUGIN" "$INSTALL/gangway.so.new" && mv -f "$INSTALL/gangway.so.new" "$INSTALL/gangway.so"
 install -m 0755 "$GANGWAY_BIN" "$INSTALL/gangway.new" && mv -f "$INSTALL/gangway.new" "$INSTALL/gangway"
 export PATH=$INSTALL:$PATH
+# Another SLURM release runs from its root: its clients (and gangway, built
+# for it) through cluster.sh's wrappers, first on PATH.
+[ -n "${GANGWAY_CLUSTER_ROOT:-}" ] && export PATH=$GANGWAY_CLUSTER_DIR/bin:$PATH
 PLUGSTACK=$GANGWAY_CLUSTER_DIR/etc/plugstack.conf
 
 # The cluster's nodes: names resolve to the management network (eth0);

@@ -1,0 +1,59 @@
+#!/bin/bash
+# The real-cluster integration tests on another SLURM release: gangway built
+# inside that release's Debian root (contrib/dev/root.sh makes it, once) and
+# the test cluster's daemons and clients run from the same root
+# (tests/cluster/cluster.sh up --release=...). The test scripts themselves run
+# here, on the host, as `make check` runs them for 22.05.
+#
+#   contrib/dev/release-check.sh 24.11|26.05 [TEST...]
+#
+# TEST is a tests/integration/NAME.sh name; the default is every one that
+# applies to the release. Each test's output goes to _build-SUITE/NAME.log;
+# one PASS/FAIL/SKIP line per test, then a summary. Exit status: 0 when all
+# passed, 75 when the release's root cannot be made because Debian's archive
+# is unreachable (root.sh says so in one line), 1 otherwise.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+release=${1:?usage: contrib/dev/release-check.sh 24.11|26.05 [TEST...]}
+shift
+case $release in
+  24.11) suite=trixie ;;
+  26.05) suite=sid ;;
+  22.05) echo "release-check.sh: 22.05 is this machine's own SLURM: run make check in _build" >&2; exit 1 ;;
+  *) echo "release-check.sh: unknown release '$release': 24.11 or 26.05" >&2; exit 1 ;;
+esac
+build=$top/_build-$suite
+
+# Every integration test; sid's SLURM package has no PMIx plugin.
+tests=("$@")
+if [ ${#tests[@]} = 0 ]; then
+  for f in tests/integration/*.sh; do
+    t=$(basename "$f" .sh)
+    case $t in lib) continue ;; esac
+    [ "$suite" = sid ] && [ "$t" = preflight_pmix ] && continue
+    tests+=("$t")
+  done
+fi
+
+rc=0
+contrib/dev/root.sh make "$suite" >/dev/null || rc=$?
+[ $rc = 0 ] || exit $rc
+[ -x configure ] || autoreconf -fi >/dev/null 2>&1
+echo "release-check.sh: building gangway for SLURM $release in $build (inside the $suite root)"
+contrib/dev/root.sh run "$suite" -- sh -c "mkdir -p '$build' && cd '$build' && { [ -f Makefile ] || ../configure -q; } && make -j$(nproc) >/dev/null" \
+  || { echo "FAIL: gangway does not build for SLURM $release (see above)"; exit 1; }
+
+pass=0 fail=0 skip=0
+for t in "${tests[@]}"; do
+  t0=$SECONDS st=0
+  top_srcdir=$top top_builddir=$build GANGWAY_RELEASE=$release bash "tests/integration/$t.sh" >"$build/$t.log" 2>&1 || st=$?
+  case $st in
+    0) echo "PASS: $t on SLURM $release ($((SECONDS - t0)) s)"; pass=$((pass + 1)) ;;
+    77) echo "SKIP: $t on SLURM $release: $(grep -m1 '^SKIP' "$build/$t.log")"; skip=$((skip + 1)) ;;
+    *) echo "FAIL: $t on SLURM $release ($((SECONDS - t0)) s); the end of $build/$t.log:"; tail -30 "$build/$t.log"
+       fail=$((fail + 1)) ;;
+  esac
+done
+echo "SLURM $release: $pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]
