@@ -52,7 +52,10 @@ install -m 0755 "$GANGWAY_BIN" "$INSTALL/gangway.new" && mv -f "$INSTALL/gangway
 export PATH=$INSTALL:$PATH
 # Another SLURM release runs from its root: its clients (and gangway, built
 # for it) through cluster.sh's wrappers, first on PATH.
-[ -n "${GANGWAY_CLUSTER_ROOT:-}" ] && export PATH=$GANGWAY_CLUSTER_DIR/bin:$PATH
+if [ -n "${GANGWAY_CLUSTER_ROOT:-}" ]; then
+  export PATH=$GANGWAY_CLUSTER_DIR/bin:$PATH
+  GANGWAY_BIN=$GANGWAY_CLUSTER_DIR/bin/gangway  # built against the root's libraries: run it there
+fi
 PLUGSTACK=$GANGWAY_CLUSTER_DIR/etc/plugstack.conf
 
 # The cluster's nodes: names resolve to the management network (eth0);
