@@ -8,6 +8,7 @@
 #include "../lib/base/error.hpp"
 #include "../lib/sys/node/addrs.hpp"
 #include "../lib/env/data_addr.hpp"
+#include "../lib/env/torch_hook.hpp"
 #include "env_access.hpp"
 #include "log.hpp"
 #include "pinning.hpp"
@@ -28,7 +29,7 @@ const std::vector<std::string>& wanted_env() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v = step_env_names();
         v.insert(v.end(), contract_names().begin(), contract_names().end());
-        v.insert(v.end(), {kSetRecordVar, "CUDA_VISIBLE_DEVICES"});
+        v.insert(v.end(), {kSetRecordVar, "CUDA_VISIBLE_DEVICES", "PYTHONPATH"});
         std::sort(v.begin(), v.end());
         v.erase(std::unique(v.begin(), v.end()), v.end());
         return v;
@@ -76,8 +77,19 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const SlurmFacts& facts)
     // In narrow mode SLURM's CUDA_VISIBLE_DEVICES is the input, not a user's choice to keep.
     if (cfg.pin == PinMode::Narrow) current.erase("CUDA_VISIBLE_DEVICES");
     const VarList pin_vars = st.pin_ready ? pinning::task_vars(env, cfg, step) : VarList{};
-    if (st.addrs_ready) return plan_env(cfg, step, st.addrs, current, pin_vars).set;
     VarList set;
+    if (st.addrs_ready) {
+        set = plan_env(cfg, step, st.addrs, current, pin_vars).set;
+        // The site's torch hook goes with the environment contract: a step
+        // with --gangway=off gets neither.
+        if (!cfg.torch_hook.empty()) {
+            const auto it = env.find("PYTHONPATH");
+            if (auto path = pythonpath_with(cfg.torch_hook, it == env.end() ? std::nullopt
+                                                                             : std::optional<std::string>(it->second)))
+                set.emplace_back("PYTHONPATH", *path);
+        }
+        return set;
+    }
     for (const auto& kv : pin_vars)
         if (!current.count(kv.first)) set.push_back(kv);  // the user's value wins
     return set;

@@ -8,7 +8,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -120,6 +120,12 @@ Config parse_site_args(const std::vector<std::string>& args) {
                 throw Error("plugstack.conf: topology=" + std::string(val) +
                             " is not an absolute path; write the cache with `gangway topo --write-cache PATH`");
             c.topology = val;
+        } else if (key == "torch_hook") {
+            if (val.empty() || val.front() != '/' || val.find(':') != std::string_view::npos)
+                throw Error("plugstack.conf: torch_hook=" + std::string(val) +
+                            " is not an absolute directory without ':'; give the directory gangway installed it in, "
+                            "for example torch_hook=/usr/lib/x86_64-linux-gnu/gangway/torch-hook");
+            c.torch_hook = val;
         } else if (key == "nic_include" || key == "nic_exclude") {
             auto& list = key == "nic_include" ? c.nic_include : c.nic_exclude;
             list = split_names(val, key);

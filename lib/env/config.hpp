@@ -27,6 +27,7 @@ struct Config {
     PinMode pin = PinMode::On;
     std::string topology;       // topology cache or hwloc XML; empty or absent file: live discovery
     std::vector<std::string> nic_include, nic_exclude;  // site NIC policy, exact names
+    std::string torch_hook;     // directory put first on PYTHONPATH (torch-hook/); empty: none
 };
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad

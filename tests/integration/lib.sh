@@ -60,7 +60,8 @@ PLUGSTACK=$GANGWAY_CLUSTER_DIR/etc/plugstack.conf
 
 # The cluster's nodes: names resolve to the management network (eth0);
 # "<name>-data" resolves to the data network (eth1).
-SITE_ARGS="iface=eth1 addr_template=%h-data"
+# torch_hook: the TCPStore fallback for PyTorch built without libuv (Debian >= 13), from the source tree.
+SITE_ARGS="iface=eth1 addr_template=%h-data torch_hook=$top_srcdir/torch-hook"
 plugstack() {  # plugstack [ARGS...]: load gangway with these site arguments (SLURM re-reads it per job)
   echo "required $INSTALL/gangway.so $*" >"$PLUGSTACK.new" && mv -f "$PLUGSTACK.new" "$PLUGSTACK"
 }

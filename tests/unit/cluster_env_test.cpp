@@ -3,6 +3,7 @@
 #include <map>
 
 #include "../../lib/env/cluster_env.hpp"
+#include "../../lib/env/torch_hook.hpp"
 
 using namespace gangway;
 
@@ -193,4 +194,14 @@ TEST_CASE("steps left alone on purpose") {
     Config c = eth1();
     c.batch = false;
     CHECK(plan_env(c, v, addrs(2, 0), {}).set.empty());
+}
+
+TEST_CASE("torch hook: first on PYTHONPATH, once, the task's entries kept") {
+    CHECK(pythonpath_with("/h", std::nullopt) == "/h");
+    CHECK(pythonpath_with("/h", std::string()) == "/h");
+    CHECK(pythonpath_with("/h", std::string("/a:/b")) == "/h:/a:/b");
+    CHECK(pythonpath_with("/h", std::string("/a::/b")) == "/h:/a::/b");  // an empty entry (the cwd) stays
+    CHECK_FALSE(pythonpath_with("/h", std::string("/h:/a")));            // an srun inside a step that had it
+    CHECK_FALSE(pythonpath_with("/h", std::string("/a:/h")));            // placed elsewhere on purpose
+    CHECK(pythonpath_with("/h", std::string("/h2")) == "/h:/h2");        // whole entries, not prefixes
 }

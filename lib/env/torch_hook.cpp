@@ -1,0 +1,14 @@
+#include "torch_hook.hpp"
+
+#include "../base/text.hpp"
+
+namespace gangway {
+
+std::optional<std::string> pythonpath_with(std::string_view dir, const std::optional<std::string>& current) {
+    if (!current || current->empty()) return std::string(dir);
+    for (const auto& entry : split_keep_empty(*current, ':'))
+        if (entry == dir) return std::nullopt;
+    return std::string(dir) + ":" + *current;
+}
+
+}  // namespace gangway
