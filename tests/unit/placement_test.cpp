@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/pin/placement.hpp"
@@ -21,10 +22,13 @@ std::string fixture_dir() {
     return std::string(top && *top ? top : ".") + "/tests/fixtures/topology/";
 }
 
-const Topology& fixture(const std::string& name) {
-    static std::map<std::string, Topology> cache;
+// The name by value (a view): a std::string parameter made from a literal is a
+// temporary, and GCC 14 warns (-Wdangling-reference) when a function returning
+// a reference is given one, though the reference is into the cache.
+const Topology& fixture(std::string_view name) {
+    static std::map<std::string, Topology, std::less<>> cache;
     auto it = cache.find(name);
-    if (it == cache.end()) it = cache.emplace(name, sys::load_topology_xml(fixture_dir() + name + ".xml")).first;
+    if (it == cache.end()) it = cache.emplace(name, sys::load_topology_xml(fixture_dir() + std::string(name) + ".xml")).first;
     return it->second;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 
 #include "../../lib/base/error.hpp"
@@ -21,7 +22,9 @@ std::string fixture(const std::string& name) {
     return std::string(top && *top ? top : ".") + "/tests/fixtures/topology/" + name;
 }
 
-const Nic& nic_named(const Topology& t, const std::string& name) {
+// The name by value (a view), not as a temporary std::string: GCC 14's
+// -Wdangling-reference takes a reference returned beside a temporary for one into it.
+const Nic& nic_named(const Topology& t, std::string_view name) {
     for (const auto& n : t.nics)
         if (n.name == name) return n;
     FAIL("no NIC " << name);
