@@ -30,7 +30,7 @@ void handle_data_conn(std::shared_ptr<DataState> st, sys::Fd fd) {
     const Kv& kv = got->kv;
     try {
         if (kv_u64(kv, "to") != st->self) return;
-        const auto& kind = kv_str(kv, "kind");
+        const auto kind = kv_str(kv, "kind");
         const auto from = static_cast<unsigned>(kv_u64(kv, "from"));
         if (kind == "probe") {
             // Unanswered, the prober says so itself: nothing to do here.

@@ -122,7 +122,7 @@ Kv GpuSpeaker::local_stages(const Kv& cmd) {
 // phase id: {lib} -> {ok, id (hex)}; phase run: {lib, id, nranks, first_rank,
 // devices, bytes, iterations, deadline_ms} -> {ok, error, seconds, data_ok}.
 Kv GpuSpeaker::nccl(const Kv& cmd) {
-    const auto& phase = kv_str(cmd, "phase");
+    const auto phase = kv_str(cmd, "phase");
     if (phase == "id") {
         std::string err;
         auto id = sys::nccl_unique_id(kv_str(cmd, "lib"), err);
@@ -155,7 +155,7 @@ Kv GpuSpeaker::nccl(const Kv& cmd) {
 // receiver} brings both to RTS; go {ms, msg_bytes} writes and answers bps;
 // done drops the endpoints (the peer has finished writing into ours by then).
 Kv GpuSpeaker::rdma(const Kv& cmd) {
-    const auto& phase = kv_str(cmd, "phase");
+    const auto phase = kv_str(cmd, "phase");
     try {
         if (phase == "prep") {
             send_.reset();

@@ -13,6 +13,8 @@ pkgs=(
   man-db groff-base
   # the Debian package (contrib/dev/build-deb.sh) and the doctor test's ELF patching
   debhelper dpkg-dev fakeroot python3
+  # the Debian roots of the other SLURM releases (contrib/dev/root.sh)
+  mmdebstrap
 )
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done

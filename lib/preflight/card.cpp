@@ -47,7 +47,7 @@ Card card_from_kv(const Kv& kv) {
         n.name = kv_str(kv, p + "name");
         n.kind = kv_str(kv, p + "kind");
         n.state = kv_str(kv, p + "state");
-        const auto& r = kv_str(kv, p + "rate_mbps");
+        const auto r = kv_str(kv, p + "rate_mbps");
         const auto rate = parse_int<long>(r);
         if (!rate) throw Error("malformed card: NIC rate \"" + r + "\"");
         n.rate_mbps = *rate;

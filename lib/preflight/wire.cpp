@@ -76,14 +76,14 @@ Kv decode_kv(std::string_view text) {
     return kv;
 }
 
-const std::string& kv_str(const Kv& kv, const std::string& key) {
+std::string kv_str(const Kv& kv, const std::string& key) {
     auto it = kv.find(key);
     if (it == kv.end()) throw Error("malformed message: no \"" + key + "\"");
     return it->second;
 }
 
 std::uint64_t kv_u64(const Kv& kv, const std::string& key) {
-    const auto& s = kv_str(kv, key);
+    const auto s = kv_str(kv, key);
     if (s.empty() || s.size() > 20 || s.find_first_not_of("0123456789") != std::string::npos)
         throw Error("malformed message: \"" + key + "\" is not a number");
     const auto v = parse_uint<std::uint64_t>(s);

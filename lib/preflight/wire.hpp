@@ -19,7 +19,10 @@ std::string encode_kv(const Kv& kv);
 Kv decode_kv(std::string_view text);
 
 // Typed lookups that throw gangway::Error naming the key when it is absent or malformed.
-const std::string& kv_str(const Kv& kv, const std::string& key);
+// kv_str returns a copy: callers pass temporary keys (p + "name"), and a reference
+// returned next to a temporary argument is what GCC 14's -Wdangling-reference
+// warns of; the values are short.
+std::string kv_str(const Kv& kv, const std::string& key);
 std::uint64_t kv_u64(const Kv& kv, const std::string& key);
 double kv_f64(const Kv& kv, const std::string& key);
 

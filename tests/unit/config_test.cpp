@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/env/config.hpp"
 
@@ -25,21 +25,21 @@ TEST_CASE("every site key") {
 }
 
 TEST_CASE("bad site words name the key and what to do") {
-    CHECK_THROWS_WITH(parse_site_args(W{"ifcae=ib0"}), Catch::Contains("unknown key \"ifcae\"") && Catch::Contains("known keys"));
-    CHECK_THROWS_WITH(parse_site_args(W{"iface"}), Catch::Contains("not key=value"));
-    CHECK_THROWS_WITH(parse_site_args(W{"=x"}), Catch::Contains("not key=value"));
-    CHECK_THROWS_WITH(parse_site_args(W{"mode=fast"}), Catch::Contains("mode=fast is not a mode"));
-    CHECK_THROWS_WITH(parse_site_args(W{"port_range=100-200"}), Catch::Contains("port_range=100-200"));
-    CHECK_THROWS_WITH(parse_site_args(W{"port_range=62000-61000"}), Catch::Contains("LO-HI"));
-    CHECK_THROWS_WITH(parse_site_args(W{"port_range=61000"}), Catch::Contains("LO-HI"));
-    CHECK_THROWS_WITH(parse_site_args(W{"port_range=61000-70000"}), Catch::Contains("LO-HI"));
+    CHECK_THROWS_WITH(parse_site_args(W{"ifcae=ib0"}), Catch::Matchers::ContainsSubstring("unknown key \"ifcae\"") && Catch::Matchers::ContainsSubstring("known keys"));
+    CHECK_THROWS_WITH(parse_site_args(W{"iface"}), Catch::Matchers::ContainsSubstring("not key=value"));
+    CHECK_THROWS_WITH(parse_site_args(W{"=x"}), Catch::Matchers::ContainsSubstring("not key=value"));
+    CHECK_THROWS_WITH(parse_site_args(W{"mode=fast"}), Catch::Matchers::ContainsSubstring("mode=fast is not a mode"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=100-200"}), Catch::Matchers::ContainsSubstring("port_range=100-200"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=62000-61000"}), Catch::Matchers::ContainsSubstring("LO-HI"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=61000"}), Catch::Matchers::ContainsSubstring("LO-HI"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=61000-70000"}), Catch::Matchers::ContainsSubstring("LO-HI"));
     // LO+3 must not wrap round: 4294967295+3 is 2 in 32 bits.
-    CHECK_THROWS_WITH(parse_site_args(W{"port_range=4294967295-65535"}), Catch::Contains("LO-HI"));
-    CHECK_THROWS_WITH(parse_site_args(W{"batch=maybe"}), Catch::Contains("yes/no"));
-    CHECK_THROWS_WITH(parse_site_args(W{"iface=a/b"}), Catch::Contains("not an interface name"));
-    CHECK_THROWS_WITH(parse_site_args(W{"iface=averyveryverylongname"}), Catch::Contains("not an interface name"));
-    CHECK_THROWS_WITH(parse_site_args(W{"addr_template=ib-node"}), Catch::Contains("no %h"));
-    CHECK_THROWS_WITH(parse_site_args(W{"addr_template=%h-%x"}), Catch::Contains("neither %h nor %%"));
+    CHECK_THROWS_WITH(parse_site_args(W{"port_range=4294967295-65535"}), Catch::Matchers::ContainsSubstring("LO-HI"));
+    CHECK_THROWS_WITH(parse_site_args(W{"batch=maybe"}), Catch::Matchers::ContainsSubstring("yes/no"));
+    CHECK_THROWS_WITH(parse_site_args(W{"iface=a/b"}), Catch::Matchers::ContainsSubstring("not an interface name"));
+    CHECK_THROWS_WITH(parse_site_args(W{"iface=averyveryverylongname"}), Catch::Matchers::ContainsSubstring("not an interface name"));
+    CHECK_THROWS_WITH(parse_site_args(W{"addr_template=ib-node"}), Catch::Matchers::ContainsSubstring("no %h"));
+    CHECK_THROWS_WITH(parse_site_args(W{"addr_template=%h-%x"}), Catch::Matchers::ContainsSubstring("neither %h nor %%"));
 }
 
 TEST_CASE("user choices override the site") {
@@ -59,8 +59,8 @@ TEST_CASE("mode words") {
     CHECK(parse_mode("node", "--gangway") == Mode::Node);
     CHECK(parse_mode("task", "--gangway") == Mode::Task);
     CHECK(parse_mode("off", "--gangway") == Mode::Off);
-    CHECK_THROWS_WITH(parse_mode("nodes", "--gangway"), Catch::StartsWith("--gangway=nodes is not a mode"));
-    CHECK_THROWS_WITH(parse_mode("", "GANGWAY_MODE"), Catch::StartsWith("GANGWAY_MODE= is not a mode"));
+    CHECK_THROWS_WITH(parse_mode("nodes", "--gangway"), Catch::Matchers::StartsWith("--gangway=nodes is not a mode"));
+    CHECK_THROWS_WITH(parse_mode("", "GANGWAY_MODE"), Catch::Matchers::StartsWith("GANGWAY_MODE= is not a mode"));
 }
 
 TEST_CASE("address templates") {

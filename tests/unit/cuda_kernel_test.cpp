@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/sys/node/process_env.hpp"
 #include "../../lib/sys/stages/cuda_kernel.hpp"

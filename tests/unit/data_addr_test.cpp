@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <map>
 
@@ -53,19 +53,19 @@ TEST_CASE("management-only names are refused with advice, never used") {
     Config c;
     c.iface = "eth1";
     CHECK_THROWS_WITH(find_node_addrs(c, {"node08", "node09"}, 0, eth1_on_node08, fixture_dns()),
-                      Catch::Contains("node08 resolves to 198.18.0.11, none on the network of eth1") &&
-                          Catch::Contains("addr_template"));
+                      Catch::Matchers::ContainsSubstring("node08 resolves to 198.18.0.11, none on the network of eth1") &&
+                          Catch::Matchers::ContainsSubstring("addr_template"));
 }
 
 TEST_CASE("missing interface, unresolvable names and foreign self address") {
     Config c;
     c.iface = "eth1";
-    CHECK_THROWS_WITH(find_node_addrs(c, {"node08"}, 0, {}, fixture_dns()), Catch::Contains("eth1 has no IP address"));
+    CHECK_THROWS_WITH(find_node_addrs(c, {"node08"}, 0, {}, fixture_dns()), Catch::Matchers::ContainsSubstring("eth1 has no IP address"));
     c.addr_template = "%h-ib";
     CHECK_THROWS_WITH(find_node_addrs(c, {"node08"}, 0, eth1_on_node08, fixture_dns()),
-                      Catch::Contains("cannot resolve node08-ib"));
+                      Catch::Matchers::ContainsSubstring("cannot resolve node08-ib"));
     c.addr_template = "%h-data";
     // node09's data name resolves, but not to an address this node (node08's eth1) holds.
     CHECK_THROWS_WITH(find_node_addrs(c, {"node08", "node09"}, 1, eth1_on_node08, fixture_dns()),
-                      Catch::Contains("node09's data address 198.19.0.12 is not an address of eth1"));
+                      Catch::Matchers::ContainsSubstring("node09's data address 198.19.0.12 is not an address of eth1"));
 }

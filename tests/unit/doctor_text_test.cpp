@@ -1,7 +1,7 @@
 // `gangway doctor`'s pure half: SLURM versions (lib/preflight/version_text),
 // plugstack.conf and slurm.conf as text (lib/env/plugstack_text) and the
 // verdict on the plugstack lines (lib/env/plugstack_check).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/env/plugstack_check.hpp"
 #include "../../lib/env/plugstack_text.hpp"
@@ -112,7 +112,7 @@ TEST_CASE("plugstack.conf that cannot be read, or loads no gangway.so") {
           "no line of /etc/slurm/plugstack.conf loads gangway.so: add `required /p/gangway.so [iface=...]` (or `include "
           "/etc/slurm/plugstack.conf.d/*.conf`)");
     CHECK_THAT(check_plugstack("/etc/slurm/plugstack.conf", 3, {}, "/p/gangway.so").at(0).text,
-               Catch::StartsWith("no line of /etc/slurm/plugstack.conf or its includes loads gangway.so"));
+               Catch::Matchers::StartsWith("no line of /etc/slurm/plugstack.conf or its includes loads gangway.so"));
 }
 
 TEST_CASE("a plugstack line: required once, absolute, with arguments the plugin takes") {
@@ -136,7 +136,7 @@ TEST_CASE("a plugstack line: required once, absolute, with arguments the plugin 
 
     r = check_plugstack("p", 1, {line("p", 1, "required", "/x/gangway.so", {"bogus=1"})}, "-");
     REQUIRE(texts(r, Remark::Level::problem).size() == 1);
-    CHECK_THAT(texts(r, Remark::Level::problem)[0], Catch::StartsWith("p:1: ") && Catch::Contains("bogus"));
+    CHECK_THAT(texts(r, Remark::Level::problem)[0], Catch::Matchers::StartsWith("p:1: ") && Catch::Matchers::ContainsSubstring("bogus"));
     CHECK(texts(r, Remark::Level::ok).empty());
 
     r = check_plugstack("p", 2, {line("p", 1, "required", "/x/gangway.so"), line("p.d/a.conf", 4, "required", "/x/gangway.so")}, "-");

@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/gpu_checks.hpp"
@@ -156,7 +156,7 @@ TEST_CASE("thresholds from the environment") {
     CHECK(t.nccl_bytes == double(1u << 30));
     CHECK(t.copy_bytes == double(256u << 20));
     CHECK(thresholds_from_env({{"GANGWAY_COPY_BYTES", "33554432"}}).copy_bytes == 33554432.0);
-    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_COPY_BYTES", "4096"}}), Catch::Contains("GANGWAY_COPY_BYTES"));
+    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_COPY_BYTES", "4096"}}), Catch::Matchers::ContainsSubstring("GANGWAY_COPY_BYTES"));
     CHECK_FALSE(t.gid_index);
     t = thresholds_from_env({{"GANGWAY_REQUIRE", "cuda,verbs"}, {"GANGWAY_H2D_GBPS", "48"}, {"GANGWAY_NCCL_RATIO", "0.9"},
                              {"GANGWAY_IB_RATE_GBPS", "400"}, {"NCCL_IB_GID_INDEX", "3"}});
@@ -170,9 +170,9 @@ TEST_CASE("thresholds from the environment") {
     CHECK(*thresholds_from_env({{"GANGWAY_IB_GID_INDEX", "1"}, {"NCCL_IB_GID_INDEX", "3"}}).gid_index == 1);
     CHECK_FALSE(thresholds_from_env({{"NCCL_IB_GID_INDEX", "-1"}}).gid_index);  // NCCL's "auto"
     CHECK(thresholds_from_env({{"GANGWAY_REQUIRE", "all"}}).require_nccl);
-    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_REQUIRE", "gpu"}}), Catch::Contains("cuda, nccl and verbs"));
-    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_GPU_BW_RATIO", "1.5"}}), Catch::Contains("GANGWAY_GPU_BW_RATIO"));
-    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_H2D_GBPS", "fast"}}), Catch::Contains("not a number"));
+    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_REQUIRE", "gpu"}}), Catch::Matchers::ContainsSubstring("cuda, nccl and verbs"));
+    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_GPU_BW_RATIO", "1.5"}}), Catch::Matchers::ContainsSubstring("GANGWAY_GPU_BW_RATIO"));
+    CHECK_THROWS_WITH(thresholds_from_env({{"GANGWAY_H2D_GBPS", "fast"}}), Catch::Matchers::ContainsSubstring("not a number"));
 }
 
 namespace {
@@ -196,12 +196,12 @@ TEST_CASE("CUDA stage verdicts") {
     auto v = judge_cuda(ok, 8u, 8, t);
     CHECK(v.status == StageStatus::ok);
     CHECK(v.findings.empty());
-    CHECK_THAT(v.detail, Catch::Contains("8 GPU(s)") && Catch::Contains("H2D median"));
+    CHECK_THAT(v.detail, Catch::Matchers::ContainsSubstring("8 GPU(s)") && Catch::Matchers::ContainsSubstring("H2D median"));
 
     SECTION("count against the allocation") {
         v = judge_cuda(ok, 8u, 7, t);
         CHECK(v.status == StageStatus::failed);
-        CHECK_THAT(v.findings.at(0).problem, Catch::Contains("CUDA sees 7 GPU(s), the allocation has 8"));
+        CHECK_THAT(v.findings.at(0).problem, Catch::Matchers::ContainsSubstring("CUDA sees 7 GPU(s), the allocation has 8"));
         CHECK(judge_cuda(ok, std::nullopt, 8, t).status == StageStatus::ok);
     }
     SECTION("below the model's figure: one finding, not also an outlier") {
@@ -210,8 +210,8 @@ TEST_CASE("CUDA stage verdicts") {
         v = judge_cuda(g, 8u, 8, t);
         REQUIRE(v.findings.size() == 1);
         CHECK(v.findings[0].what == "gpu 3 (0000:13:00.0)");
-        CHECK_THAT(v.findings[0].problem, Catch::Contains("H2D 20.0 GB/s, expected >= 46.8 GB/s") &&
-                                              Catch::Contains("H100-SXM PCIe Gen5 x16"));
+        CHECK_THAT(v.findings[0].problem, Catch::Matchers::ContainsSubstring("H2D 20.0 GB/s, expected >= 46.8 GB/s") &&
+                                              Catch::Matchers::ContainsSubstring("H100-SXM PCIe Gen5 x16"));
     }
     SECTION("a link trained below the part's generation") {
         auto g = ok;
@@ -247,7 +247,7 @@ TEST_CASE("CUDA stage verdicts") {
         g[5].d2h_gbps = 6;
         v = judge_cuda(g, 6u, 6, t);
         REQUIRE(v.findings.size() == 1);
-        CHECK_THAT(v.findings[0].problem, Catch::StartsWith("D2H 6.0 GB/s is an outlier"));
+        CHECK_THAT(v.findings[0].problem, Catch::Matchers::StartsWith("D2H 6.0 GB/s is an outlier"));
     }
     SECTION("the site's figure replaces the table") {
         CHECK(judge_cuda(ok, 8u, 8, thresholds_from_env({{"GANGWAY_H2D_GBPS", "60"}})).status == StageStatus::ok);  // >= 51
@@ -270,7 +270,7 @@ TEST_CASE("skipped stages, and required ones") {
     CHECK(s.detail == "no GPUs");
     s = skipped("no GPUs", true, "cuda");
     CHECK(s.status == StageStatus::failed);
-    CHECK_THAT(s.detail, Catch::Contains("the cuda stage is required"));
+    CHECK_THAT(s.detail, Catch::Matchers::ContainsSubstring("the cuda stage is required"));
 }
 
 TEST_CASE("NCCL expectations and verdicts") {
@@ -295,11 +295,11 @@ TEST_CASE("NCCL expectations and verdicts") {
     r.seconds = r.bytes / 200e9;
     auto v = judge_nccl({r}, t);
     CHECK(v.status == StageStatus::ok);
-    CHECK_THAT(v.detail, Catch::Contains("algbw 200.0 GB/s, busbw 350.0 GB/s at 1024 MiB"));
+    CHECK_THAT(v.detail, Catch::Matchers::ContainsSubstring("algbw 200.0 GB/s, busbw 350.0 GB/s at 1024 MiB"));
     r.seconds = r.bytes / 100e9;  // busbw 175 < 0.8 x 370
     v = judge_nccl({r}, t);
     CHECK(v.status == StageStatus::failed);
-    CHECK_THAT(v.findings.at(0).problem, Catch::Contains("busbw 175.0 GB/s, expected >= 296.0 GB/s"));
+    CHECK_THAT(v.findings.at(0).problem, Catch::Matchers::ContainsSubstring("busbw 175.0 GB/s, expected >= 296.0 GB/s"));
     r.seconds = r.bytes / 200e9;
     r.data_ok = false;
     CHECK(judge_nccl({r}, t).findings.at(0).problem == "the all-reduce returned wrong values");
@@ -313,7 +313,7 @@ TEST_CASE("NCCL expectations and verdicts") {
     NcclResult unknown = r;
     unknown.data_ok = true;
     unknown.expected_busbw.reset();
-    CHECK_THAT(judge_nccl({unknown}, t).detail, Catch::Contains("no expected figure"));
+    CHECK_THAT(judge_nccl({unknown}, t).detail, Catch::Matchers::ContainsSubstring("no expected figure"));
 }
 
 TEST_CASE("where the job's NCCL is") {
@@ -340,7 +340,7 @@ TEST_CASE("the stages on a node without GPUs or NCCL are skipped, or fail when r
     o.env = {};
     auto r = sys::run_cuda_stage(o);
     if (r.result.status == StageStatus::skipped) {
-        CHECK_THAT(r.result.detail, Catch::StartsWith("no GPUs"));
+        CHECK_THAT(r.result.detail, Catch::Matchers::StartsWith("no GPUs"));
         o.t.require_cuda = true;
         CHECK(sys::run_cuda_stage(o).result.status == StageStatus::failed);
         // The allocation promises GPUs but there are none: a failure.
@@ -348,7 +348,7 @@ TEST_CASE("the stages on a node without GPUs or NCCL are skipped, or fail when r
         o.env = {{"CUDA_VISIBLE_DEVICES", "0,1"}};
         auto f = sys::run_cuda_stage(o);
         CHECK(f.result.status == StageStatus::failed);
-        CHECK_THAT(f.result.detail, Catch::Contains("the allocation has 2 GPU(s)"));
+        CHECK_THAT(f.result.detail, Catch::Matchers::ContainsSubstring("the allocation has 2 GPU(s)"));
         sys::NcclStageOptions n;
         CHECK(sys::run_nccl_stage_local(n).result.status == StageStatus::skipped);
         n.t.require_nccl = true;
@@ -362,7 +362,7 @@ TEST_CASE("a stage past its deadline is aborted") {
         return sys::StageOutcome{};
     });
     CHECK(r.result.status == StageStatus::aborted);
-    CHECK_THAT(r.result.detail, Catch::Contains("did not finish"));
+    CHECK_THAT(r.result.detail, Catch::Matchers::ContainsSubstring("did not finish"));
     r = sys::with_deadline("cuda", 5, []() -> sys::StageOutcome { throw Error("boom"); });
     CHECK(r.result.status == StageStatus::failed);
     CHECK(r.result.detail == "boom");

@@ -1,5 +1,5 @@
 // `gangway gpu-check --local`'s report of this node alone (lib/preflight/local_report).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/preflight/local_report.hpp"
 

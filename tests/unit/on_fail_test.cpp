@@ -1,7 +1,7 @@
 // What `gangway run/check` does with bad nodes after the verdict: drain
 // requests for the admins' Epilog (lib/preflight/drain) and the nodes a
 // requeued job excludes (lib/preflight/requeue).
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/preflight/drain.hpp"
 #include "../../lib/preflight/requeue.hpp"

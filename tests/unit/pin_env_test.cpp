@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <map>
 
@@ -54,7 +54,7 @@ TEST_CASE("narrow mode keeps SLURM's spelling of the task's GPU") {
     in.cuda_visible.clear();  // SLURM set none: the global index
     CHECK(as_map(pin_env(in))["CUDA_VISIBLE_DEVICES"] == "3");
     in.step_gpus = {7};
-    CHECK_THROWS_WITH(pin_env(in), Catch::Contains("GPU 3 planned for local task 1 is not one of the step's GPUs"));
+    CHECK_THROWS_WITH(pin_env(in), Catch::Matchers::ContainsSubstring("GPU 3 planned for local task 1 is not one of the step's GPUs"));
 }
 
 TEST_CASE("node layout leaves OMP_NUM_THREADS to torchrun; off sets nothing") {
@@ -75,5 +75,5 @@ TEST_CASE("GPU-less plans set no CUDA or NCCL variables") {
     CHECK(m.count("NCCL_IB_HCA") == 0);
     CHECK(m.count("UCX_NET_DEVICES") == 0);
     CHECK(m["GANGWAY_CPUS"] == "0-1");
-    CHECK_THROWS_WITH(pin_env(PinInput{&p, 3, PinMode::On, Mode::Task, {}, {}}), Catch::Contains("local task 3 has no placement"));
+    CHECK_THROWS_WITH(pin_env(PinInput{&p, 3, PinMode::On, Mode::Task, {}, {}}), Catch::Matchers::ContainsSubstring("local task 3 has no placement"));
 }

@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <set>
 
@@ -11,7 +11,7 @@ TEST_CASE("reserved ports: the first one is used") {
     CHECK(first_reserved_port("12005,12007") == 12005);
     CHECK(first_reserved_port("40000") == 40000);
     CHECK_FALSE(first_reserved_port("").has_value());
-    CHECK_THROWS_WITH(first_reserved_port("abc"), Catch::Contains("SLURM_STEP_RESV_PORTS"));
+    CHECK_THROWS_WITH(first_reserved_port("abc"), Catch::Matchers::ContainsSubstring("SLURM_STEP_RESV_PORTS"));
     CHECK_THROWS(first_reserved_port("70000"));
 }
 

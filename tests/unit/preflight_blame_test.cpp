@@ -2,7 +2,7 @@
 // and naming the node to blame without a confirmation round: the NCCL
 // all-reduce across nodes localised by two-node pairs (lib/preflight/nccl_job)
 // and the RDMA rails (lib/preflight/rdma_rail), on localize's blame_ring.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -160,7 +160,7 @@ TEST_CASE("a slow all-reduce is localised against the figure, else against the o
     auto b = blame_pairs(4, ps, names(4), job, 0.8, 0.5);
     REQUIRE(b.faulty.size() == 1);
     CHECK(b.faulty[0].first == 1);
-    CHECK_THAT(b.faulty[0].second, Catch::EndsWith("(from n0: busbw 60.0 GB/s; to n2: busbw 60.0 GB/s)"));
+    CHECK_THAT(b.faulty[0].second, Catch::Matchers::EndsWith("(from n0: busbw 60.0 GB/s; to n2: busbw 60.0 GB/s)"));
     CHECK(b.findings == std::vector<std::string>{"nccl pair n0 + n1: busbw 60.0 GB/s", "nccl pair n1 + n2: busbw 60.0 GB/s"});
     // Without a figure, the pairs' 75th percentile (100) and the looser ratio: 60 is not below 0.5 x 100.
     job.expected_busbw.reset();
@@ -263,5 +263,5 @@ TEST_CASE("a TCP stream's link: the receiver's count unless the sender failed") 
     const Kv garbled{{"rx_ok", "1"}};
     m = stream_link({2, 3}, {"n2", &rx}, {"n3", &garbled});
     CHECK_FALSE(m.ok);
-    CHECK_THAT(m.error, Catch::Contains("rx_bps"));
+    CHECK_THAT(m.error, Catch::Matchers::ContainsSubstring("rx_bps"));
 }

@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/bootstrap.hpp"
@@ -28,8 +28,8 @@ TEST_CASE("bootstrap: tcp never touches PMIx; pmix without it cannot check, sayi
     CHECK_FALSE(choose_bootstrap(BootstrapMode::tcp, true, true).try_pmix);
     CHECK_FALSE(choose_bootstrap(BootstrapMode::tcp, false, false).try_pmix);
     CHECK(choose_bootstrap(BootstrapMode::pmix, true, true).try_pmix);
-    CHECK_THROWS_WITH(choose_bootstrap(BootstrapMode::pmix, true, false), Catch::Contains("srun --mpi=pmix"));
-    CHECK_THROWS_WITH(choose_bootstrap(BootstrapMode::pmix, false, true), Catch::Contains("built without PMIx"));
+    CHECK_THROWS_WITH(choose_bootstrap(BootstrapMode::pmix, true, false), Catch::Matchers::ContainsSubstring("srun --mpi=pmix"));
+    CHECK_THROWS_WITH(choose_bootstrap(BootstrapMode::pmix, false, true), Catch::Matchers::ContainsSubstring("built without PMIx"));
 }
 
 TEST_CASE("bootstrap: the PMIx namespace must be the step") {

@@ -1,7 +1,8 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>  // getpid
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/card.hpp"
@@ -50,7 +51,7 @@ TEST_CASE("a card survives the wire") {
     CHECK(back.nics[1].kind == "ib");
     CHECK(back.versions == c.versions);
     kv.erase("card.data_port");
-    CHECK_THROWS_WITH(card_from_kv(kv), Catch::Contains("card.data_port"));
+    CHECK_THROWS_WITH(card_from_kv(kv), Catch::Matchers::ContainsSubstring("card.data_port"));
 }
 
 TEST_CASE("cards that disagree with the majority are named") {

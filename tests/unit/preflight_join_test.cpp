@@ -1,7 +1,7 @@
 // The coordinator's rendezvous, cards and reach judgement (lib/preflight/join,
 // cards_check, reach_check): who checked in, who is missing, lost,
 // mismatched or unreachable, and with which words.
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/cards_check.hpp"
@@ -100,7 +100,7 @@ TEST_CASE("join: the first readable card stands for its node; strays are ignored
     CHECK(nodes[0].card.node == "s0");
     CHECK(nodes[0].card.gpus == 8);  // the later speaker's card is not taken
     REQUIRE(nodes[0].reasons.size() == 1);
-    CHECK_THAT(nodes[0].reasons[0], Catch::StartsWith("bad card: ") && Catch::Contains("card.node_rank"));
+    CHECK_THAT(nodes[0].reasons[0], Catch::Matchers::StartsWith("bad card: ") && Catch::Matchers::ContainsSubstring("card.node_rank"));
     // A bad card is a reason, not a missing node, when a good one came and all tasks did.
     CHECK(nodes[0].status == NodeStatus::ok);
     CHECK(nodes[0].tasks_seen == 3);  // task(9) names no node of the step
@@ -240,7 +240,7 @@ TEST_CASE("reach: one failed link between fine nodes is a finding; silence and g
     REQUIRE(r.findings.size() == 2);
     CHECK(r.findings[0] == "TCP n0 -> n2 failed: timed out");
     // A malformed result fails that probe with the parser's words, not the stage.
-    CHECK_THAT(r.findings[1], Catch::StartsWith("TCP n2 -> n1 failed: ") && Catch::Contains("r.1.ms"));
+    CHECK_THAT(r.findings[1], Catch::Matchers::StartsWith("TCP n2 -> n1 failed: ") && Catch::Matchers::ContainsSubstring("r.1.ms"));
 
     // A node that did not answer (already unreachable) probed nobody; probes to it all failed.
     const Kv x = probes({"", "refused"}), y = probes({"", "refused"});

@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/preflight/report.hpp"
 

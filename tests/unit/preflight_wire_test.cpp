@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/sha256.hpp"
@@ -58,14 +58,14 @@ TEST_CASE("hex and constant-time compare") {
 TEST_CASE("key=value payloads round-trip, escapes included; malformed ones are rejected") {
     Kv kv{{"a", "1"}, {"we=ird\nkey%", "line1\nline2=x%y"}, {"empty", ""}};
     CHECK(decode_kv(encode_kv(kv)) == kv);
-    CHECK_THROWS_WITH(decode_kv("a=1"), Catch::Contains("newline"));
-    CHECK_THROWS_WITH(decode_kv("noequals\n"), Catch::Contains("key=value"));
-    CHECK_THROWS_WITH(decode_kv("a=1\na=2\n"), Catch::Contains("twice"));
+    CHECK_THROWS_WITH(decode_kv("a=1"), Catch::Matchers::ContainsSubstring("newline"));
+    CHECK_THROWS_WITH(decode_kv("noequals\n"), Catch::Matchers::ContainsSubstring("key=value"));
+    CHECK_THROWS_WITH(decode_kv("a=1\na=2\n"), Catch::Matchers::ContainsSubstring("twice"));
     CHECK_THROWS(decode_kv("a=%4\n"));
     CHECK_THROWS(decode_kv("a=%zz\n"));
     CHECK(kv_u64({{"n", "42"}}, "n") == 42);
-    CHECK_THROWS_WITH(kv_u64({{"n", "-1"}}, "n"), Catch::Contains("\"n\""));
-    CHECK_THROWS_WITH(kv_str({}, "rank"), Catch::Contains("rank"));
+    CHECK_THROWS_WITH(kv_u64({{"n", "-1"}}, "n"), Catch::Matchers::ContainsSubstring("\"n\""));
+    CHECK_THROWS_WITH(kv_str({}, "rank"), Catch::Matchers::ContainsSubstring("rank"));
     CHECK(kv_f64({{"x", "2.5"}}, "x") == 2.5);
     CHECK_THROWS(kv_f64({{"x", "2.5z"}}, "x"));
 }
@@ -89,27 +89,27 @@ TEST_CASE("frames: forged, replayed, reflected, cross-connection and oversized f
     const auto f1 = client.seal(1, "rank=1\n");
     SECTION("wrong key") {
         Channel other("other-key", nonce, Role::server);
-        CHECK_THROWS_WITH(other.open(std::string_view(f1).substr(4)), Catch::Contains("authentication"));
+        CHECK_THROWS_WITH(other.open(std::string_view(f1).substr(4)), Catch::Matchers::ContainsSubstring("authentication"));
     }
     SECTION("a flipped payload byte") {
         auto bad = f1;
         bad[4 + 9] ^= 1;
-        CHECK_THROWS_WITH(server.open(std::string_view(bad).substr(4)), Catch::Contains("authentication"));
+        CHECK_THROWS_WITH(server.open(std::string_view(bad).substr(4)), Catch::Matchers::ContainsSubstring("authentication"));
     }
     SECTION("replayed") {
         server.open(std::string_view(f1).substr(4));
-        CHECK_THROWS_WITH(server.open(std::string_view(f1).substr(4)), Catch::Contains("sequence"));
+        CHECK_THROWS_WITH(server.open(std::string_view(f1).substr(4)), Catch::Matchers::ContainsSubstring("sequence"));
     }
     SECTION("reflected back to its sender") {
-        CHECK_THROWS_WITH(client.open(std::string_view(f1).substr(4)), Catch::Contains("authentication"));
+        CHECK_THROWS_WITH(client.open(std::string_view(f1).substr(4)), Catch::Matchers::ContainsSubstring("authentication"));
     }
     SECTION("replayed on another connection (other nonce)") {
         Channel server2("key", std::string(kNonceBytes, 'm'), Role::server);
-        CHECK_THROWS_WITH(server2.open(std::string_view(f1).substr(4)), Catch::Contains("authentication"));
+        CHECK_THROWS_WITH(server2.open(std::string_view(f1).substr(4)), Catch::Matchers::ContainsSubstring("authentication"));
     }
     SECTION("length limits") {
-        CHECK_THROWS_WITH(Channel::body_length(std::string("\x7f\xff\xff\xff", 4)), Catch::Contains("limit"));
-        CHECK_THROWS_WITH(Channel::body_length(std::string("\0\0\0\x05", 4)), Catch::Contains("too short"));
+        CHECK_THROWS_WITH(Channel::body_length(std::string("\x7f\xff\xff\xff", 4)), Catch::Matchers::ContainsSubstring("limit"));
+        CHECK_THROWS_WITH(Channel::body_length(std::string("\0\0\0\x05", 4)), Catch::Matchers::ContainsSubstring("too short"));
         CHECK_THROWS(server.open("short"));
         CHECK_THROWS(client.seal(1, std::string(kMaxFrame, 'x')));
     }
@@ -117,6 +117,6 @@ TEST_CASE("frames: forged, replayed, reflected, cross-connection and oversized f
 
 TEST_CASE("GANGWAY_SECRET must be 64 hex digits") {
     CHECK(key_from_secret(std::string(64, 'a')).size() == 32);
-    CHECK_THROWS_WITH(key_from_secret("abc"), Catch::Contains("64 hex digits"));
-    CHECK_THROWS_WITH(key_from_secret(std::string(64, 'x')), Catch::Contains("not hex"));
+    CHECK_THROWS_WITH(key_from_secret("abc"), Catch::Matchers::ContainsSubstring("64 hex digits"));
+    CHECK_THROWS_WITH(key_from_secret(std::string(64, 'x')), Catch::Matchers::ContainsSubstring("not hex"));
 }

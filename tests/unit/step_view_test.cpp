@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/env/step_view.hpp"
 
@@ -105,25 +105,25 @@ TEST_CASE("heterogeneous steps take the whole step from SLURM's variables, the p
     CHECK(*v.local_tasks == 1);
     CHECK_FALSE(v.reserved_port);  // each component reserves its own
     f.env.erase("SLURM_NODEID");
-    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_NODEID"));
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Matchers::ContainsSubstring("SLURM_NODEID"));
 }
 
 TEST_CASE("inconsistent facts are refused with the variable named") {
     SlurmFacts f = normal_step();
     f.env["SLURM_STEP_TASKS_PER_NODE"] = "2(x3)";
-    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_STEP_TASKS_PER_NODE lists 3 nodes"));
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Matchers::ContainsSubstring("SLURM_STEP_TASKS_PER_NODE lists 3 nodes"));
     f = normal_step();
     f.nnodes = 5;
-    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_STEP_NODELIST has 4 nodes but the step has 5"));
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Matchers::ContainsSubstring("SLURM_STEP_NODELIST has 4 nodes but the step has 5"));
     f = normal_step();
     f.env.erase("SLURM_STEP_NODELIST");
-    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_STEP_NODELIST is not set"));
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Matchers::ContainsSubstring("SLURM_STEP_NODELIST is not set"));
     f = normal_step();
     f.total_tasks = 8;
-    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("adds up to 7"));
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Matchers::ContainsSubstring("adds up to 7"));
     f = normal_step();
     f.env["SLURM_GPUS_ON_NODE"] = "eight";
-    CHECK_THROWS_WITH(make_step_view(f), Catch::Contains("SLURM_GPUS_ON_NODE"));
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Matchers::ContainsSubstring("SLURM_GPUS_ON_NODE"));
 }
 
 TEST_CASE("facts from a task's environment") {

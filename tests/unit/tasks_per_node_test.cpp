@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/env/tasks_per_node.hpp"
 
@@ -14,10 +14,10 @@ TEST_CASE("compressed per-node counts expand in node order") {
 }
 
 TEST_CASE("malformed counts are refused") {
-    CHECK_THROWS_WITH(expand_counts(""), Catch::Contains("empty"));
-    CHECK_THROWS_WITH(expand_counts("2(3)"), Catch::Contains("N(xM)"));
-    CHECK_THROWS_WITH(expand_counts("2(x)"), Catch::Contains("N(xM)"));
-    CHECK_THROWS_WITH(expand_counts("x,1"), Catch::Contains("not a count"));
-    CHECK_THROWS_WITH(expand_counts("2(x0)"), Catch::Contains("repeat"));
+    CHECK_THROWS_WITH(expand_counts(""), Catch::Matchers::ContainsSubstring("empty"));
+    CHECK_THROWS_WITH(expand_counts("2(3)"), Catch::Matchers::ContainsSubstring("N(xM)"));
+    CHECK_THROWS_WITH(expand_counts("2(x)"), Catch::Matchers::ContainsSubstring("N(xM)"));
+    CHECK_THROWS_WITH(expand_counts("x,1"), Catch::Matchers::ContainsSubstring("not a count"));
+    CHECK_THROWS_WITH(expand_counts("2(x0)"), Catch::Matchers::ContainsSubstring("repeat"));
     CHECK_THROWS(expand_counts("2,,1"));
 }

@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch_compat.hpp"
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/rdma_checks.hpp"
@@ -77,10 +77,10 @@ TEST_CASE("GID choice: IB uses 0, RoCE the v2 GID with an IPv4 address") {
     // The site's index when the table has it.
     CHECK(*choose_gid(ro, 1, why) == 1);
     CHECK_FALSE(choose_gid(ro, 7, why));
-    CHECK_THAT(why, Catch::Contains("GID index 7"));
+    CHECK_THAT(why, Catch::Matchers::ContainsSubstring("GID index 7"));
     auto v1 = sys::read_ib_ports(fixtures() + "roce-v1only").at(0);
     CHECK_FALSE(choose_gid(v1, std::nullopt, why));
-    CHECK_THAT(why, Catch::Contains("no RoCE v2 GID on mlx5_3/1"));
+    CHECK_THAT(why, Catch::Matchers::ContainsSubstring("no RoCE v2 GID on mlx5_3/1"));
 }
 
 TEST_CASE("MTUs") {
@@ -153,33 +153,33 @@ TEST_CASE("port verdicts") {
     // The site expects NDR: the HDR port is slow.
     hdr = judge_ports(sys::read_ib_ports(fixtures() + "hdr"), 400.0, std::nullopt);
     REQUIRE(hdr[0].problems.size() == 1);
-    CHECK_THAT(hdr[0].problems[0], Catch::Contains("rate 200 Gb/s, expected 400 Gb/s"));
+    CHECK_THAT(hdr[0].problems[0], Catch::Matchers::ContainsSubstring("rate 200 Gb/s, expected 400 Gb/s"));
 
     auto deg = judge_ports(sys::read_ib_ports(fixtures() + "degraded"), std::nullopt, std::nullopt);
     REQUIRE(deg.size() == 2);
     CHECK(deg[0].problems.empty());
     REQUIRE(deg[1].problems.size() == 1);
     CHECK(deg[1].name == "mlx5_1/1");
-    CHECK_THAT(deg[1].problems[0], Catch::Contains("rate 100 Gb/s, expected 200 Gb/s") &&
-                                       Catch::Contains("trained at 2X instead of 4X"));
+    CHECK_THAT(deg[1].problems[0], Catch::Matchers::ContainsSubstring("rate 100 Gb/s, expected 200 Gb/s") &&
+                                       Catch::Matchers::ContainsSubstring("trained at 2X instead of 4X"));
 
     auto down = judge_ports(sys::read_ib_ports(fixtures() + "down"), std::nullopt, std::nullopt);
     REQUIRE(down.size() == 1);
     CHECK_FALSE(down[0].usable);
     REQUIRE(down[0].problems.size() == 2);
-    CHECK_THAT(down[0].problems[0], Catch::Contains("DOWN, not ACTIVE"));
-    CHECK_THAT(down[0].problems[1], Catch::Contains("Disabled, not LinkUp"));
+    CHECK_THAT(down[0].problems[0], Catch::Matchers::ContainsSubstring("DOWN, not ACTIVE"));
+    CHECK_THAT(down[0].problems[1], Catch::Matchers::ContainsSubstring("Disabled, not LinkUp"));
 
     auto ro = judge_ports(sys::read_ib_ports(fixtures() + "roce"), std::nullopt, std::nullopt);
     CHECK(ro.at(0).problems.empty());
     auto v1 = judge_ports(sys::read_ib_ports(fixtures() + "roce-v1only"), std::nullopt, std::nullopt);
     REQUIRE(v1.at(0).problems.size() == 2);
-    CHECK_THAT(v1[0].problems[0], Catch::Contains("no RoCE v2 GID"));
-    CHECK_THAT(v1[0].problems[1], Catch::Contains("netdev MTU 1500 limits RDMA to 1024-byte packets"));
+    CHECK_THAT(v1[0].problems[0], Catch::Matchers::ContainsSubstring("no RoCE v2 GID"));
+    CHECK_THAT(v1[0].problems[1], Catch::Matchers::ContainsSubstring("netdev MTU 1500 limits RDMA to 1024-byte packets"));
 
     auto ib = sys::read_ib_ports(fixtures() + "hdr");
     ib[0].active_mtu = 2048;
-    CHECK_THAT(judge_ports(ib, std::nullopt, std::nullopt)[0].problems.at(0), Catch::Contains("active MTU 2048"));
+    CHECK_THAT(judge_ports(ib, std::nullopt, std::nullopt)[0].problems.at(0), Catch::Matchers::ContainsSubstring("active MTU 2048"));
     CHECK(rdma_slow(20e9, 200, 0.9));          // 160 Gb/s < 180
     CHECK_FALSE(rdma_slow(24.4e9, 200, 0.9));  // 195 Gb/s
 }
@@ -192,7 +192,7 @@ TEST_CASE("the verbs stage on fixture trees") {
     CHECK(r.result.status == StageStatus::failed);
     REQUIRE(r.findings.size() == 1);
     CHECK(r.findings[0].what == "mlx5_1/1");
-    CHECK_THAT(r.result.detail, Catch::StartsWith("2/2 port(s) usable"));
+    CHECK_THAT(r.result.detail, Catch::Matchers::StartsWith("2/2 port(s) usable"));
     o.hcas = {"mlx5_0"};
     CHECK(sys::run_verbs_stage_local(o).result.status == StageStatus::ok);
     o.hcas = {"mlx5_9"};
@@ -201,7 +201,7 @@ TEST_CASE("the verbs stage on fixture trees") {
     o.hcas = {};
     r = sys::run_verbs_stage_local(o);
     CHECK(r.result.status == StageStatus::ok);
-    CHECK_THAT(r.result.detail, Catch::Contains("mlx5_2/1 RoCE 100 Gb/s ACTIVE gid 3"));
+    CHECK_THAT(r.result.detail, Catch::Matchers::ContainsSubstring("mlx5_2/1 RoCE 100 Gb/s ACTIVE gid 3"));
     o.root = fixtures() + "nonexistent";
     r = sys::run_verbs_stage_local(o);
     CHECK(r.result.status == StageStatus::skipped);

@@ -1,0 +1,90 @@
+#!/bin/bash
+# Builds gangway and runs its unit tests with one Debian release's SLURM
+# (spank.h), PMIx, hwloc, compiler and Catch2, inside that release's root
+# (contrib/dev/root.sh; bookworm is the host itself), and fails on any warning.
+#
+#   contrib/dev/build-in-root.sh [--clean] SUITE   SUITE: bookworm (host, SLURM 22.05), trixie (24.11), sid (26.05)
+#
+# In _build-SUITE/ of this tree: src/ is a copy of the sources (git's tracked
+# and untracked-but-not-ignored files; mtimes kept, so rebuilds are incremental)
+# that the release's own autoreconf prepares, so that no release's autotools
+# touch this tree's configure or another release's; build/ is the out-of-tree
+# build. Steps: autoreconf (first time), configure, make, then
+# `make check-unit` and tests/plugin_contents.sh. Logs: _build-SUITE/*.log.
+#
+# A build counts as failed when a log of autoreconf, configure or make has a
+# "warning:" or "WARNING:" line (compiler, linker, automake, configure),
+# except libtool's note that the plugin links libstdc++.a, which it does on
+# purpose (configure.ac says why). Only what this run compiles is checked: a
+# file compiled by an earlier run is not compiled again, so CI passes --clean
+# (remove _build-SUITE first).
+# Exit status: 0 built with no warning and the tests passed; 1 otherwise;
+# 75 when the release's root cannot be made because of Debian's archive
+# (contrib/dev/root.sh prints the one line saying so).
+set -euo pipefail
+prog=contrib/dev/build-in-root.sh
+top=$(cd "$(dirname "$0")/../.." && pwd -P)
+die() { echo "$prog: $*" >&2; exit 1; }
+
+inside() {  # suite: runs in the root (or on the host for bookworm)
+  local s=$1 b=$top/_build-$1 t0 rc=0
+  mkdir -p "$b/src" "$b/build"
+  echo "$prog: $s: $(g++ --version | head -1)"
+  t0=$SECONDS
+  # The sources, as build-deb.sh takes them.
+  (cd "$top" && git ls-files -co --exclude-standard -z | tar --null -cf - -T -) | tar -xf - -C "$b/src"
+  : >"$b/warnings.log"
+  if [ ! -x "$b/src/configure" ]; then
+    (cd "$b/src" && autoreconf -fi) >"$b/autoreconf.log" 2>&1 || { cat "$b/autoreconf.log"; die "$s: autoreconf failed"; }
+    cat "$b/autoreconf.log" >>"$b/warnings.log"
+  fi
+  cd "$b/build"
+  if [ ! -f Makefile ]; then
+    ../src/configure >"$b/configure.log" 2>&1 || { tail -30 "$b/configure.log"; die "$s: configure failed (log: $b/configure.log)"; }
+    cat "$b/configure.log" >>"$b/warnings.log"
+    grep -E '^configure: (unit tests:|gangway)' "$b/configure.log" | sed "s|^|$prog: $s: |"
+  fi
+  # make reruns automake/configure itself when their inputs changed.
+  # The unit tests are built here, so that their warnings count too.
+  make -j"$(nproc)" all tests/unit/unit_tests >"$b/make.log" 2>&1 || { grep -E 'error|Error' "$b/make.log" | head -30; die "$s: make failed (log: $b/make.log)"; }
+  cat "$b/make.log" >>"$b/warnings.log"
+  echo "$prog: $s: built in $((SECONDS - t0)) s"
+  local warn
+  warn=$(grep -E 'warning:|WARNING:|\*\*\* Warning' "$b/warnings.log" |
+         grep -vE '(^\*\*\*|^libtool:) [Ww]arning: Linking the shared library spank/gangway\.la against the( static library .*/libstdc\+\+\.a is not portable!)?$' || true)
+  if [ -n "$warn" ]; then
+    echo "$warn" | head -40
+    echo "$prog: $s: $(echo "$warn" | wc -l) warning line(s) in the build (above; logs in $b)" >&2
+    rc=1
+  else
+    echo "$prog: $s: no warnings"
+  fi
+  t0=$SECONDS
+  if make check TESTS='tests/unit/unit_tests tests/plugin_contents.sh' >"$b/check.log" 2>&1; then
+    grep -E '^(PASS|SKIP|XFAIL)' "$b/check.log" | sed "s|^|$prog: $s: |"
+  else
+    grep -E '^(PASS|FAIL|ERROR|SKIP)' "$b/check.log" | sed "s|^|$prog: $s: |"
+    for l in tests/unit/unit_tests.log tests/plugin_contents.log; do
+      grep -q -E '^(FAIL|ERROR)' "${l%.log}.trs" 2>/dev/null && tail -40 "$l"
+    done
+    echo "$prog: $s: tests failed (logs in $b/build/tests)" >&2
+    rc=1
+  fi
+  echo "$prog: $s: tested in $((SECONDS - t0)) s"
+  return $rc
+}
+
+if [ "${1:-}" = --clean ]; then
+  shift
+  case ${1:-} in bookworm|trixie|sid) rm -rf "${top:?}/_build-$1";; esac
+fi
+case ${1:-} in
+  --inside) [ $# = 2 ] || die "usage"; inside "$2";;
+  bookworm) inside bookworm;;
+  trixie|sid)
+    rc=0
+    "$top/contrib/dev/root.sh" make "$1" >/dev/null || rc=$?
+    [ $rc = 0 ] || exit $rc   # 75: the archive; root.sh said so
+    exec "$top/contrib/dev/root.sh" run "$1" -- "$top/contrib/dev/build-in-root.sh" --inside "$1";;
+  *) die "usage: $prog [--clean] SUITE (bookworm, trixie or sid)";;
+esac
