@@ -8,7 +8,9 @@
 #   contrib/dev/release-check.sh 24.11|26.05 [TEST...]
 #
 # TEST is a tests/integration/NAME.sh name; the default is every one that
-# applies to the release. Each test's output goes to _build-SUITE/NAME.log;
+# applies to the release. First contrib/dev/build-in-root.sh builds gangway
+# and runs the unit tests in the root (_build-SUITE.log). Each test's output
+# goes to _build-SUITE/build/NAME.log;
 # one PASS/FAIL/SKIP line per test, then a summary. Exit status: 0 when all
 # passed, 75 when the release's root cannot be made because Debian's archive
 # is unreachable (root.sh says so in one line), 1 otherwise.
@@ -23,8 +25,6 @@ case $release in
   22.05) echo "release-check.sh: 22.05 is this machine's own SLURM: run make check in _build" >&2; exit 1 ;;
   *) echo "release-check.sh: unknown release '$release': 24.11 or 26.05" >&2; exit 1 ;;
 esac
-build=$top/_build-$suite
-
 # Every integration test; sid's SLURM package has no PMIx plugin.
 tests=("$@")
 if [ ${#tests[@]} = 0 ]; then
@@ -36,13 +36,16 @@ if [ ${#tests[@]} = 0 ]; then
   done
 fi
 
+# Built, warning-free and unit-tested with the release's own compiler and
+# libraries (build-in-root.sh), in _build-SUITE/build.
 rc=0
-contrib/dev/root.sh make "$suite" >/dev/null || rc=$?
-[ $rc = 0 ] || exit $rc
-[ -x configure ] || autoreconf -fi >/dev/null 2>&1
-echo "release-check.sh: building gangway for SLURM $release in $build (inside the $suite root)"
-contrib/dev/root.sh run "$suite" -- sh -c "mkdir -p '$build' && cd '$build' && { [ -f Makefile ] || ../configure -q; } && make -j$(nproc) >/dev/null" \
-  || { echo "FAIL: gangway does not build for SLURM $release (see above)"; exit 1; }
+contrib/dev/build-in-root.sh "$suite" >"$top/_build-$suite.log" 2>&1 || rc=$?
+case $rc in
+  0) ;;
+  75) tail -1 "$top/_build-$suite.log"; exit 75 ;;
+  *) tail -30 "$top/_build-$suite.log"; echo "FAIL: gangway does not build cleanly or pass its unit tests for SLURM $release"; exit 1 ;;
+esac
+build=$top/_build-$suite/build
 
 pass=0 fail=0 skip=0
 for t in "${tests[@]}"; do

@@ -74,7 +74,7 @@ TEST_CASE("torch_hook: an absolute directory, else refused with what to give") {
     CHECK(parse_site_args(W{"torch_hook=/usr/lib/gangway/torch-hook"}).torch_hook == "/usr/lib/gangway/torch-hook");
     for (const char* bad : {"torch_hook=", "torch_hook=torch-hook", "torch_hook=/a:/b"}) {
         INFO(bad);
-        CHECK_THROWS_WITH(parse_site_args(W{bad}), Catch::Contains("not an absolute directory") &&
-                                                       Catch::Contains("torch_hook=/usr/lib/x86_64-linux-gnu/gangway"));
+        CHECK_THROWS_WITH(parse_site_args(W{bad}), Catch::Matchers::ContainsSubstring("not an absolute directory") &&
+                                                       Catch::Matchers::ContainsSubstring("torch_hook=/usr/lib/x86_64-linux-gnu/gangway"));
     }
 }
