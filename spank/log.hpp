@@ -1,5 +1,5 @@
 // Every message carries the plugin's name; SLURM adds "srun: error:" or
-// "slurmstepd: error:" in front of it.
+// "slurmstepd: error:" ("slurmstepd-NODE: error:" on 24.11 and later) in front of it.
 #pragma once
 #include <string>
 
