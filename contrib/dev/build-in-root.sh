@@ -45,8 +45,11 @@ inside() {  # suite: runs in the root (or on the host for bookworm)
     grep -E '^configure: (unit tests:|gangway)' "$b/configure.log" | sed "s|^|$prog: $s: |"
   fi
   # make reruns automake/configure itself when their inputs changed.
-  # The unit tests are built here, so that their warnings count too.
-  make -j"$(nproc)" all tests/unit/unit_tests >"$b/make.log" 2>&1 || { grep -E 'error|Error' "$b/make.log" | head -30; die "$s: make failed (log: $b/make.log)"; }
+  # The unit tests are built here, so that their warnings count too: after
+  # `all`, not beside it (automake's `all` runs a sub-make, which would build
+  # the same objects at the same time as the unit tests' link: a race).
+  { make -j"$(nproc)" all && make -j"$(nproc)" tests/unit/unit_tests; } >"$b/make.log" 2>&1 \
+    || { grep -E 'error|Error' "$b/make.log" | head -30; die "$s: make failed (log: $b/make.log)"; }
   cat "$b/make.log" >>"$b/warnings.log"
   echo "$prog: $s: built in $((SECONDS - t0)) s"
   local warn
