@@ -9,7 +9,7 @@
 #
 # TEST is a tests/integration/NAME.sh name; the default is every one that
 # applies to the release. First contrib/dev/build-in-root.sh builds gangway
-# and runs the unit tests in the root (_build-SUITE.log). Each test's output
+# and runs the unit tests in the root (_build-SUITE/build-in-root.log). Each test's output
 # goes to _build-SUITE/build/NAME.log;
 # one PASS/FAIL/SKIP line per test, then a summary. Exit status: 0 when all
 # passed, 75 when the release's root cannot be made because Debian's archive
@@ -39,11 +39,12 @@ fi
 # Built, warning-free and unit-tested with the release's own compiler and
 # libraries (build-in-root.sh), in _build-SUITE/build.
 rc=0
-contrib/dev/build-in-root.sh "$suite" >"$top/_build-$suite.log" 2>&1 || rc=$?
+mkdir -p "$top/_build-$suite"
+contrib/dev/build-in-root.sh "$suite" >"$top/_build-$suite/build-in-root.log" 2>&1 || rc=$?
 case $rc in
   0) ;;
-  75) tail -1 "$top/_build-$suite.log"; exit 75 ;;
-  *) tail -30 "$top/_build-$suite.log"; echo "FAIL: gangway does not build cleanly or pass its unit tests for SLURM $release"; exit 1 ;;
+  75) tail -1 "$top/_build-$suite/build-in-root.log"; exit 75 ;;
+  *) tail -30 "$top/_build-$suite/build-in-root.log"; echo "FAIL: gangway does not build cleanly or pass its unit tests for SLURM $release"; exit 1 ;;
 esac
 build=$top/_build-$suite/build
 
