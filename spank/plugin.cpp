@@ -4,6 +4,7 @@
 #include "local.hpp"
 #include "log.hpp"
 #include "remote.hpp"
+#include "state.hpp"
 #include "spank_api.hpp"
 
 // SPANK_PLUGIN() defines these as const objects, which C++ gives internal
@@ -23,15 +24,22 @@ SPANK_PLUGIN(gangway, 1);
 
 namespace {
 
+// Logged now, and kept so that task_init fails with it: a task must not start
+// without its variables and without the reason (issue 15, item 11).
+void fail_later(const std::string& message) {
+    gangway::plugin::log_error(message);
+    gangway::plugin::note_error(message);
+}
+
 template <class F>
 int guarded(const char* where, F&& body) noexcept {
     try {
         return body();
     } catch (const std::exception& e) {
-        gangway::plugin::log_error(std::string("internal error in ") + where + ": " + e.what() +
-                                   "; please report it with your plugstack.conf line");
+        fail_later(std::string("internal error in ") + where + ": " + e.what() +
+                   "; please report it with your plugstack.conf line");
     } catch (...) {
-        gangway::plugin::log_error(std::string("internal error in ") + where + "; please report it");
+        fail_later(std::string("internal error in ") + where + "; please report it");
     }
     // Failing init or user_init in slurmstepd would drain the node: only task_init may fail.
     return 0;
