@@ -120,12 +120,6 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
         case S_JOB_NODEID: *va_arg(ap, uint32_t*) = node; break;
         case S_JOB_TOTAL_TASK_COUNT: *va_arg(ap, uint32_t*) = env_u32("SLURM_STEP_NUM_TASKS", g_tasks); break;
         case S_JOB_LOCAL_TASK_COUNT: *va_arg(ap, uint32_t*) = g_tasks; break;
-        case S_JOB_LOCAL_TO_GLOBAL_ID: {
-            const uint32_t local = va_arg(ap, uint32_t);
-            if (local >= g_tasks) rc = ESPANK_BAD_ARG;
-            else *va_arg(ap, uint32_t*) = first_rank + local;
-            break;
-        }
         case S_TASK_GLOBAL_ID:
             if (g_task < 0) rc = ESPANK_NOT_TASK;
             else *va_arg(ap, uint32_t*) = first_rank + (uint32_t)g_task;

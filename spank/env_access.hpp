@@ -18,8 +18,4 @@ std::optional<std::string> get_env(spank_t sp, const std::string& name);
 // spank_getenv each made the environment scans most of task_init's cost.
 EnvMap read_env(spank_t sp, const std::vector<std::string>& names);
 
-// Whether read_env(sp, names) would return exactly `expected` (aligned with
-// `names`: a value, or nullopt for absent), decided without allocating.
-bool env_equals(spank_t sp, const std::vector<std::string>& names, const std::vector<std::optional<std::string>>& expected);
-
 }  // namespace gangway::plugin

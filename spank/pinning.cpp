@@ -97,8 +97,9 @@ std::vector<std::pair<std::string, std::string>> task_vars(const EnvMap& env, co
     return pin_env(in);
 }
 
-void bind_task(unsigned rank) {
+void bind_task(const StepView& step) {
     const auto& tasks = state().placement.tasks;
+    const unsigned rank = step.local_rank.value_or(0);
     if (rank >= tasks.size()) throw Error("local task " + std::to_string(rank) + " has no placement");
     cpu_set_t set;
     CPU_ZERO(&set);

@@ -20,6 +20,6 @@ void plan_node(spank_t sp, const Config& cfg, const StepView& step);
 std::vector<std::pair<std::string, std::string>> task_vars(const EnvMap& env, const Config& cfg, const StepView& step);
 
 // sched_setaffinity to the task's planned CPUs. Throws gangway::Error.
-void bind_task(unsigned local_rank);
+void bind_task(const StepView& step);
 
 }  // namespace gangway::plugin::pinning

@@ -37,12 +37,6 @@ const std::vector<std::string>& wanted_env() {
     return names;
 }
 
-void keep_step_env(SlurmFacts& f, const EnvMap& env) {
-    f.env.clear();
-    for (const auto& name : step_env_names())
-        if (auto it = env.find(name); it != env.end()) f.env.insert(*it);
-}
-
 SlurmFacts read_facts(spank_t sp, bool per_task, const EnvMap& env) {
     SlurmFacts f;
     f.job_id = item_u32(sp, S_JOB_ID).value_or(0);
@@ -57,7 +51,8 @@ SlurmFacts read_facts(spank_t sp, bool per_task, const EnvMap& env) {
         if (spank_get_item(sp, S_TASK_ID, &local) == ESPANK_SUCCESS && local >= 0)
             f.task_local_id = static_cast<std::uint32_t>(local);
     }
-    keep_step_env(f, env);
+    for (const auto& name : step_env_names())
+        if (auto it = env.find(name); it != env.end()) f.env.insert(*it);
     return f;
 }
 
@@ -65,11 +60,9 @@ Config effective_config() { return apply_user(state().site, state().cli); }
 
 using VarList = std::vector<std::pair<std::string, std::string>>;
 
-// What one task sets: a function of its environment, its facts and the node's
-// plan, nothing else (so that user_init can compute it ahead for a task).
-VarList plan_task(const Config& cfg, const EnvMap& env, const SlurmFacts& facts) {
+// What one task sets: its environment and step view, and the node's plan.
+VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
     const auto& st = state();
-    const StepView step = make_step_view(facts);
     EnvMap current;
     for (const auto& name : contract_names())
         if (auto it = env.find(name); it != env.end()) current.insert(*it);
@@ -102,63 +95,6 @@ void set_vars(spank_t sp, const VarList& set) {
         if (rc != ESPANK_SUCCESS)
             throw Error("cannot set " + name + " in the task's environment: " + spank_strerror(rc));
     }
-}
-
-// Above this many tasks per node, planning every task in slurmstepd before
-// the first fork would delay the first task more than the memo saves each.
-constexpr unsigned kMaxMemoTasks = 16;
-
-// Plans each local task in user_init, from the step's environment plus the
-// variables SLURM sets per task (SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID). A task
-// uses its memo only when its environment turns out exactly as predicted
-// (SLURM may also set CUDA_VISIBLE_DEVICES per task, for one): anything else
-// plans from what the task sees, as without a memo.
-void memoize_tasks(spank_t sp, const Config& cfg, const EnvMap& env, const SlurmFacts& facts) {
-    auto& memo = state().memo;
-    memo.clear();
-    if (!state().addrs_ready && !state().pin_ready) return;
-    const unsigned n = facts.local_tasks.value_or(0);
-    if (n == 0 || n > kMaxMemoTasks) return;
-    const auto& names = wanted_env();
-    for (unsigned local = 0; local < n; ++local) {
-        std::uint32_t global = 0;
-        if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, local, &global) != ESPANK_SUCCESS) return memo.clear();
-        EnvMap task_env = env;
-        task_env["SLURM_PROCID"] = std::to_string(global);
-        task_env["SLURM_LOCALID"] = std::to_string(local);
-        if (facts.node_id) task_env["SLURM_NODEID"] = std::to_string(*facts.node_id);
-        SlurmFacts task_facts = facts;
-        task_facts.task_rank = global;
-        task_facts.task_local_id = local;
-        keep_step_env(task_facts, task_env);
-        TaskMemo m;
-        m.global_id = global;
-        for (const auto& name : names) {
-            const auto it = task_env.find(name);
-            m.inputs.push_back(it == task_env.end() ? std::nullopt : std::optional<std::string>(it->second));
-        }
-        try {
-            m.set = plan_task(cfg, task_env, task_facts);
-        } catch (const Error&) {
-            return memo.clear();  // the task plans itself and reports the problem
-        }
-        memo.push_back(std::move(m));
-    }
-}
-
-// The memo of this task, if its identity and environment are the predicted ones.
-const TaskMemo* memo_for(spank_t sp) {
-    const auto& memo = state().memo;
-    if (memo.empty()) return nullptr;
-    int local = -1;
-    std::uint32_t global = 0;
-    if (spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS || local < 0 ||
-        static_cast<std::size_t>(local) >= memo.size() ||
-        spank_get_item(sp, S_TASK_GLOBAL_ID, &global) != ESPANK_SUCCESS)
-        return nullptr;
-    const TaskMemo& m = memo[static_cast<std::size_t>(local)];
-    if (global != m.global_id || !env_equals(sp, wanted_env(), m.inputs)) return nullptr;
-    return &m;
 }
 
 }  // namespace
@@ -200,8 +136,7 @@ int user_init(spank_t sp) {
     try {
         const Config cfg = effective_config();
         if (cfg.mode == Mode::Off && cfg.pin == PinMode::Off) return 0;
-        const EnvMap env = read_env(sp, wanted_env());
-        SlurmFacts facts = read_facts(sp, false, env);
+        SlurmFacts facts = read_facts(sp, false, read_env(sp, wanted_env()));
         // A heterogeneous step is described by per-task variables (SLURM_NODEID)
         // that do not exist yet: its tasks prepare the node themselves.
         if (facts.env.count("SLURM_HET_SIZE") && !facts.env.count("SLURM_NODEID")) {
@@ -210,7 +145,6 @@ int user_init(spank_t sp) {
         }
         // Once per step and node: task_init of every task inherits the results.
         prepare_node(sp, cfg, make_step_view(facts));
-        memoize_tasks(sp, cfg, env, facts);
     } catch (const Error& e) {
         note_error(e.what());
     }
@@ -226,18 +160,13 @@ int task_init(spank_t sp) {
     try {
         // Off, or a step left alone on purpose: nothing to read.
         if (!st.deferred && !st.addrs_ready && !st.pin_ready) return 0;
-        if (const TaskMemo* m = memo_for(sp)) {
-            set_vars(sp, m->set);
-            if (st.pin_ready) pinning::bind_task(static_cast<unsigned>(m - st.memo.data()));
-            return 0;
-        }
         const Config cfg = effective_config();
         const EnvMap env = read_env(sp, wanted_env());
         if (st.deferred) prepare_node(sp, cfg, make_step_view(read_facts(sp, true, env)));
         if (!st.addrs_ready && !st.pin_ready) return 0;
-        const SlurmFacts facts = read_facts(sp, true, env);
-        set_vars(sp, plan_task(cfg, env, facts));
-        if (st.pin_ready) pinning::bind_task(make_step_view(facts).local_rank.value_or(0));
+        const StepView step = make_step_view(read_facts(sp, true, env));
+        set_vars(sp, plan_task(cfg, env, step));
+        if (st.pin_ready) pinning::bind_task(step);
     } catch (const Error& e) {
         log_error(e.what());
         return -1;

@@ -133,7 +133,7 @@ cmd_down() {
         ip link del "$n" 2>/dev/null || true
     done
     rm -f "$DIR"/run/*.pid "$DIR/cluster.state"
-    rm -rf "$DIR/bin"
+    rm -rf "${DIR:?}/bin"
     if [[ $purge = 1 ]]; then
         rm -rf "$DIR"
     fi
@@ -221,15 +221,13 @@ root_binds() {
 
 # Mounts that make a root usable, for a shell in a private mount namespace
 # to run before chroot: the kernel file systems, a private /run (slurmd's
-# socket), /tmp and /dev/shm, and the shared host paths.
+# socket) and the shared host paths. /tmp and /dev/shm are each anchor's own.
 root_mounts_script() {  # root_mounts_script ROOT
     local b
     cat <<EOF
 mount -t proc proc '$1/proc'
 mount --rbind /sys '$1/sys'
 mount --rbind /dev '$1/dev'
-mount -t tmpfs -o mode=1777 tmpfs '$1/dev/shm'
-mount -t tmpfs -o mode=1777 tmpfs '$1/tmp'
 mount -t tmpfs -o mode=755 tmpfs '$1/run'
 EOF
     for b in $(root_binds); do
@@ -258,16 +256,19 @@ start_ctl_anchor() {
         $(root_mounts_script "$ROOT")
         mount --rbind /tmp '$ROOT/tmp'
         mount --bind /var/tmp '$ROOT/var/tmp'
-        $(for b in $(root_binds); do echo "mount --bind '$b' '$ROOT$b'"; done)
         mount --bind /etc/hosts '$ROOT/etc/hosts'
         echo \$\$ >'$DIR/run/ctl-anchor.pid'
         exec chroot '$ROOT' sleep infinity" </dev/null >>"$DIR/log/anchor-ctl.log" 2>&1 9>&- &
+    wait_for_pid_file "$DIR/run/ctl-anchor.pid" "the clients' root anchor" "$DIR/log/anchor-ctl.log"
+}
+
+wait_for_pid_file() {  # wait_for_pid_file FILE WHAT LOG: up to 5 s, else die naming LOG
     local t
     for ((t = 0; t < 50; t++)); do
-        [[ -s $DIR/run/ctl-anchor.pid ]] && return 0
+        [[ -s $1 ]] && return 0
         sleep 0.1
     done
-    die "the clients' root anchor did not start, see $DIR/log/anchor-ctl.log"
+    die "$2 did not start, see $3"
 }
 
 # $DIR/bin/NAME runs the release's NAME: inside a root directly, on the host
@@ -334,41 +335,24 @@ start_anchor() {  # start_anchor INDEX
     n=$(node_name "$1")
     nd=$DIR/nodes/$n
     rm -f "$nd/anchor.pid"
-    # shellcheck disable=SC2016 # $1/$2/$$ belong to the inner shell
-    if [[ -n $ROOT ]]; then
-        # The same inside the release's root: the anchor ends chrooted, and
-        # in_node's `nsenter --root` follows it there.
-        setsid nsenter --net="/run/netns/$n" -- \
-            unshare --mount --uts --propagation private -- \
-            /bin/sh -c "
-                set -e
-                $(root_mounts_script "$ROOT")
-                mount --bind '$nd/hosts' '$ROOT/etc/hosts'
-                mount --bind '$nd/hostname' '$ROOT/etc/hostname'
-                hostname '$n'
-                echo \$\$ >'$nd/anchor.pid'
-                exec chroot '$ROOT' sleep infinity" \
-            </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
-    else
-        setsid nsenter --net="/run/netns/$n" -- \
-            unshare --mount --uts --propagation private -- \
-            /bin/sh -c '
-                set -e
-                mount -t tmpfs -o mode=1777 tmpfs /tmp
-                mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-                mount --bind "$1/hosts" /etc/hosts
-                mount --bind "$1/hostname" /etc/hostname
-                hostname "$2"
-                echo $$ >"$1/anchor.pid"
-                exec sleep infinity' anchor "$nd" "$n" \
-            </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
-    fi
-    local t
-    for ((t = 0; t < 50; t++)); do
-        [[ -s $nd/anchor.pid ]] && return 0
-        sleep 0.1
-    done
-    die "namespace anchor for $n did not start, see $DIR/log/anchor-$n.log"
+    # In a release's root ($ROOT) the anchor ends chrooted there, and
+    # in_node's `nsenter --root` follows it; "" is this machine's own root.
+    local root_lines=""
+    [[ -n $ROOT ]] && root_lines=$(root_mounts_script "$ROOT")
+    setsid nsenter --net="/run/netns/$n" -- \
+        unshare --mount --uts --propagation private -- \
+        /bin/sh -c "
+            set -e
+            $root_lines
+            mount -t tmpfs -o mode=1777 tmpfs '$ROOT/tmp'
+            mount -t tmpfs -o mode=1777 tmpfs '$ROOT/dev/shm'
+            mount --bind '$nd/hosts' '$ROOT/etc/hosts'
+            mount --bind '$nd/hostname' '$ROOT/etc/hostname'
+            hostname '$n'
+            echo \$\$ >'$nd/anchor.pid'
+            exec ${ROOT:+chroot '$ROOT'} sleep infinity" \
+        </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
+    wait_for_pid_file "$nd/anchor.pid" "namespace anchor for $n" "$DIR/log/anchor-$n.log"
 }
 
 # Run a command inside a node: its network, mount (private /tmp, hosts)
