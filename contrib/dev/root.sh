@@ -18,9 +18,9 @@
 # (.gangway-root-stamp) records the suite, mirror and package list, and a root
 # whose stamp differs from this script's is made again. `run` enters a private
 # mount namespace (unshare -m) that binds /proc, /sys, /dev and the source
-# tree (at the same path) into the root, with a fresh /tmp, then chroots: the
-# mounts never reach the host and vanish with the command, on error too. The
-# command runs with a clean environment (PATH, HOME, LANG, TERM, and CI and
+# tree (at the same path) and the host's /usr/local/cuda (read-only) into the
+# root, with a fresh /tmp, then chroots: the mounts never reach the host and
+# vanish with the command, on error too. The command runs with a clean environment (PATH, HOME, LANG, TERM, and CI and
 # MAKEFLAGS when set) in the current directory when it is inside the source tree.
 # For bookworm, `path` prints / and `run` runs CMD here.
 #
@@ -171,6 +171,13 @@ inner() {  # root cwd cmd...  (in the private mount namespace)
     mkdir -p "$r$b"
     mount --rbind "$b" "$r$b"
   done < <(binds)
+  # The host's CUDA toolkit (read-only), so the unit test that assembles the
+  # computation check's PTX runs in every release's build, as on the host.
+  if [ -d /usr/local/cuda/bin ]; then
+    local cuda; cuda=$(readlink -f /usr/local/cuda)
+    mkdir -p "$r/usr/local/cuda"
+    mount --rbind "$cuda" "$r/usr/local/cuda" && mount -o remount,bind,ro "$r/usr/local/cuda"
+  fi
   local env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}")
   [ -n "${CI:-}" ] && env+=(CI="$CI")
   [ -n "${MAKEFLAGS:-}" ] && env+=(MAKEFLAGS="$MAKEFLAGS")
