@@ -20,8 +20,9 @@
 # mount namespace (unshare -m) that binds /proc, /sys, /dev and the source
 # tree (at the same path) and the host's /usr/local/cuda (read-only) into the
 # root, with a fresh /tmp, then chroots: the mounts never reach the host and
-# vanish with the command, on error too. The command runs with a clean environment (PATH, HOME, LANG, TERM, and CI and
-# MAKEFLAGS when set) in the current directory when it is inside the source tree.
+# vanish with the command, on error too. The command runs with a clean
+# environment (PATH, HOME, LANG, TERM, and CI and MAKEFLAGS when set) in the
+# current directory when it is inside the source tree.
 # For bookworm, `path` prints / and `run` runs CMD here.
 #
 # Exit status: CMD's for run; 0 for the others; 75 when the root cannot be made
