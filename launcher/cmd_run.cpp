@@ -48,9 +48,9 @@ const char* kRunHelp =
     "options (environment fallback in brackets):\n"
     "  --check=none|quick|full    none: check-in and cards only; quick (default): 1 bandwidth round;\n"
     "                             full: more rounds and sizes                         [GANGWAY_CHECK]\n"
-    "  --on-fail=abort|warn|requeue  run only. abort (default): do not start CMD, exit with the\n"
-    "                             verdict's code; warn: start CMD anyway; requeue: requeue this batch\n"
-    "                             job with the bad nodes added to its excluded nodes  [GANGWAY_ON_FAIL]\n"
+    "  --on-fail=abort|warn|requeue  abort (default): do not start CMD, exit with the verdict's code;\n"
+    "                             warn: start CMD anyway; requeue: requeue this batch job with the bad\n"
+    "                             nodes added to its excluded nodes (check: only requeue acts) [GANGWAY_ON_FAIL]\n"
     "  --report=FILE.json         write the JSON report (node 0 writes it)            [GANGWAY_REPORT]\n"
     "  --heatmap=FILE.svg         write the node-to-node bandwidth heatmap            [GANGWAY_HEATMAP]\n"
     "  --timeout=SEC              the whole check's deadline (default 15; 60 when a node of the step\n"
@@ -88,8 +88,8 @@ double to_num(const std::string& what, const std::string& v, double lo, double h
 }
 
 void set_opt(PreflightOptions& o, const std::string& name, const std::string& v) {
-    if (name == "check") o.check = parse_check_level(v);
-    else if (name == "on-fail") o.on_fail = parse_on_fail(v);
+    if (name == "check") o.check = parse_check_level(v, "--check");
+    else if (name == "on-fail") o.on_fail = parse_on_fail(v, "--on-fail");
     else if (name == "report") o.report = v;
     else if (name == "heatmap") o.heatmap = v;
     else if (name == "timeout") o.timeout_s = to_num("--timeout", v, 1, 3600);
@@ -282,7 +282,12 @@ int preflight_main(int argc, char** argv, bool is_run) {
                      step.node_rank < step.nodes.size() ? step.nodes[step.node_rank].c_str() : "?", step.rank,
                      out.message.c_str());
     }
-    if (!is_run) return out.exit_code;
+    if (!is_run) {
+        // The plugin's check of a batch job (sbatch --gangway-on-fail=requeue) runs gangway check.
+        if (out.exit_code != 0 && a.opt.on_fail == OnFail::requeue && out.coordinator && !out.bad_nodes.empty())
+            requeue(out.bad_nodes);
+        return out.exit_code;
+    }
     if (out.exit_code != 0) {
         if (a.opt.on_fail == OnFail::warn) {
             if (out.coordinator) std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s anyway\n", a.cmd[0]);

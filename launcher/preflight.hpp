@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../lib/env/check_policy.hpp"
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/report.hpp"
 
@@ -23,19 +24,8 @@ namespace gangway::cli {
 // the step's once the cards are in, and tells every task (run_preflight).
 inline constexpr double kDefaultTimeoutS = 15, kDefaultGpuTimeoutS = 60;
 
-// --check: none (check-in and cards only), quick (one bandwidth round), full
-// (more rounds and sizes).
-enum class CheckLevel { none, quick, full };
-// --on-fail (gangway run): abort (do not start the command), warn (start it
-// anyway), requeue (requeue the batch job without the bad nodes).
-enum class OnFail { abort, warn, requeue };
-
-// The words of the command line and GANGWAY_* (preflight_options.cpp). The
-// parsers throw gangway::Error with the one-line usage message.
-CheckLevel parse_check_level(std::string_view text);
-std::string_view to_string(CheckLevel c);
-OnFail parse_on_fail(std::string_view text);
-std::string_view to_string(OnFail f);
+// CheckLevel and OnFail, with their parsers, are lib/env/check_policy's: the
+// plugin's --gangway-check and --gangway-on-fail take the same words.
 
 struct PreflightOptions {
     CheckLevel check = CheckLevel::quick;

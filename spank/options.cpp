@@ -11,16 +11,27 @@
 namespace gangway::plugin {
 namespace {
 
-enum OptVal { kMode = 1, kIface = 2, kPin = 3 };
+enum OptVal { kMode = 1, kIface = 2, kPin = 3, kCheck = 4, kOnFail = 5 };
 
 // The option callback runs in srun/sbatch to validate (remote == 0) and again
 // in slurmstepd (remote == 1), where a failure must not abort the daemon's
 // callback chain: it is kept and reported at task start.
 int on_option(int val, const char* optarg, int remote) {
     try {
-        const std::string arg = optarg ? optarg : "";
+        std::string arg = optarg ? optarg : "";
+        // sbatch/salloc hand their options to the job's sruns as
+        // SLURM_SPANK__SLURM_SPANK_OPTION_<plugin>_<option>, printing a missing
+        // argument as "(null)" (seen on 22.05): that is no argument.
+        if (arg == "(null)") arg.clear();
         if (val == kMode) state().cli.mode = parse_mode(arg, "--gangway");
         if (val == kPin) state().cli.pin = parse_pin(arg, "--gangway-pin");
+        if (val == kCheck) {
+            // The argument is optional: --gangway-check alone means quick (srun
+            // passes no argument, slurmstepd an empty one).
+            state().cli.check.level = arg.empty() ? CheckLevel::quick : parse_check_level(arg, "--gangway-check");
+            state().cli.check.level_from_cli = true;
+        }
+        if (val == kOnFail) state().cli.check.on_fail = parse_on_fail(arg, "--gangway-on-fail");
         if (val == kIface) {
             check_iface_name(arg, "--gangway-iface");
             state().cli.iface = arg;
@@ -51,10 +62,23 @@ char kPinUsage[] =
     "[gangway] pinning: on (default: cores and NIC follow the GPU of LOCAL_RANK, all GPUs visible), narrow "
     "(also CUDA_VISIBLE_DEVICES), off. Env: GANGWAY_PIN";
 
+char kCheckName[] = "gangway-check";
+char kCheckArg[] = "LEVEL";
+char kCheckUsage[] =
+    "[gangway] check the step's nodes and network before the command starts (the batch script: the whole "
+    "allocation, once): quick (the default with no LEVEL), full, none. Env: GANGWAY_CHECK";
+char kOnFailName[] = "gangway-on-fail";
+char kOnFailArg[] = "POLICY";
+char kOnFailUsage[] =
+    "[gangway] when the check fails: abort (default: do not start the command), warn (start it anyway), requeue "
+    "(requeue the batch job without the bad nodes). Env: GANGWAY_ON_FAIL";
+
 struct spank_option kOptions[] = {
     {kModeName, kModeArg, kModeUsage, 1, kMode, on_option},
     {kIfaceName, kIfaceArg, kIfaceUsage, 1, kIface, on_option},
     {kPinName, kPinArg, kPinUsage, 1, kPin, on_option},
+    {kCheckName, kCheckArg, kCheckUsage, 2, kCheck, on_option},
+    {kOnFailName, kOnFailArg, kOnFailUsage, 1, kOnFail, on_option},
     SPANK_OPTIONS_TABLE_END,
 };
 
@@ -82,6 +106,12 @@ void apply_env_fallbacks(spank_t sp) {
         if (auto v = context_getenv(sp, "GANGWAY_MODE"); !v.empty()) cli.mode = parse_mode(v, "GANGWAY_MODE");
     if (!cli.pin)
         if (auto v = context_getenv(sp, "GANGWAY_PIN"); !v.empty()) cli.pin = parse_pin(v, "GANGWAY_PIN");
+    if (!cli.check.level)
+        if (auto v = context_getenv(sp, "GANGWAY_CHECK"); !v.empty()) cli.check.level = parse_check_level(v, "GANGWAY_CHECK");
+    if (!cli.check.on_fail)
+        if (auto v = context_getenv(sp, "GANGWAY_ON_FAIL"); !v.empty())
+            cli.check.on_fail = parse_on_fail(v, "GANGWAY_ON_FAIL");
+    check_user_allowed(state().site.check, cli.check);
     if (!cli.iface)
         if (auto v = context_getenv(sp, "GANGWAY_IFACE"); !v.empty()) {
             check_iface_name(v, "GANGWAY_IFACE");

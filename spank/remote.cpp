@@ -9,6 +9,7 @@
 #include "../lib/sys/node/addrs.hpp"
 #include "../lib/env/data_addr.hpp"
 #include "../lib/env/torch_hook.hpp"
+#include "check.hpp"
 #include "env_access.hpp"
 #include "log.hpp"
 #include "pinning.hpp"
@@ -29,7 +30,7 @@ const std::vector<std::string>& wanted_env() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v = step_env_names();
         v.insert(v.end(), contract_names().begin(), contract_names().end());
-        v.insert(v.end(), {kSetRecordVar, "CUDA_VISIBLE_DEVICES", "PYTHONPATH"});
+        v.insert(v.end(), {kSetRecordVar, kCheckedVar, "CUDA_VISIBLE_DEVICES", "PYTHONPATH"});
         std::sort(v.begin(), v.end());
         v.erase(std::unique(v.begin(), v.end()), v.end());
         return v;
@@ -71,7 +72,8 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
     if (cfg.pin == PinMode::Narrow) current.erase("CUDA_VISIBLE_DEVICES");
     const VarList pin_vars = st.pin_ready ? pinning::task_vars(env, cfg, step) : VarList{};
     VarList set;
-    if (st.addrs_ready) {
+    // Addresses found only for the check (--gangway=off) are not the task's.
+    if (st.addrs_ready && cfg.mode != Mode::Off) {
         set = plan_env(cfg, step, st.addrs, current, pin_vars).set;
         // The site's torch hook goes with the environment contract: a step
         // with --gangway=off gets neither.
@@ -86,6 +88,29 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
     for (const auto& kv : pin_vars)
         if (!current.count(kv.first)) set.push_back(kv);  // the user's value wins
     return set;
+}
+
+// What the check needs that a --gangway=off task does not get: the contract
+// as mode auto would set it.
+VarList check_only_vars(const Config& cfg, const EnvMap& env, const StepView& step) {
+    if (cfg.mode != Mode::Off || !state().addrs_ready) return {};
+    Config as_auto = cfg;
+    as_auto.mode = Mode::Auto;
+    EnvMap current;
+    for (const auto& name : contract_names())
+        if (auto it = env.find(name); it != env.end()) current.insert(*it);
+    return plan_env(as_auto, step, state().addrs, current).set;
+}
+
+// The step's command is gangway itself (srun gangway run -- CMD, or the batch
+// check's own step): it checks on its own.
+bool runs_gangway(spank_t sp) {
+    int argc = 0;
+    char** argv = nullptr;
+    if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv || !argv[0]) return false;
+    const std::string_view a0 = argv[0];
+    const auto slash = a0.rfind('/');
+    return (slash == std::string_view::npos ? a0 : a0.substr(slash + 1)) == "gangway";
 }
 
 void set_vars(spank_t sp, const VarList& set) {
@@ -122,7 +147,8 @@ int init_post_opt(spank_t sp) {
 // The work done once per step and node: data addresses and the pinning plan.
 void prepare_node(spank_t sp, const Config& cfg, const StepView& step) {
     if (step.kind == StepKind::Extern || step.kind == StepKind::Interactive) return;
-    if (cfg.mode != Mode::Off && (step.kind != StepKind::Batch || cfg.batch)) {
+    const bool for_check = state().check.checked() && step.kind == StepKind::Normal;
+    if ((cfg.mode != Mode::Off && (step.kind != StepKind::Batch || cfg.batch)) || for_check) {
         const auto nets = cfg.iface.empty() ? std::vector<IfaceAddr>{} : sys::iface_addrs(cfg.iface);
         state().addrs = find_node_addrs(cfg, step.nodes, step.node_index, nets, sys::resolve_host);
         state().addrs_ready = true;
@@ -135,16 +161,24 @@ int user_init(spank_t sp) {
     if (!state().error.empty()) return 0;
     try {
         const Config cfg = effective_config();
-        if (cfg.mode == Mode::Off && cfg.pin == PinMode::Off) return 0;
-        SlurmFacts facts = read_facts(sp, false, read_env(sp, wanted_env()));
+        const bool may_check = cfg.check.level != CheckLevel::none || state().cli.check.level;
+        if (cfg.mode == Mode::Off && cfg.pin == PinMode::Off && !may_check) return 0;
+        const EnvMap env = read_env(sp, wanted_env());
+        SlurmFacts facts = read_facts(sp, false, env);
         // A heterogeneous step is described by per-task variables (SLURM_NODEID)
         // that do not exist yet: its tasks prepare the node themselves.
         if (facts.env.count("SLURM_HET_SIZE") && !facts.env.count("SLURM_NODEID")) {
             state().deferred = true;
             return 0;
         }
+        const StepView step = make_step_view(facts);
+        if (may_check) {
+            const auto marker = env.find(kCheckedVar);
+            const CheckContext ctx{marker != env.end() && marker->second == std::to_string(step.job_id), runs_gangway(sp)};
+            state().check = plan_check(cfg.check, state().cli.check, step, ctx);
+        }
         // Once per step and node: task_init of every task inherits the results.
-        prepare_node(sp, cfg, make_step_view(facts));
+        prepare_node(sp, cfg, step);
     } catch (const Error& e) {
         note_error(e.what());
     }
@@ -159,14 +193,16 @@ int task_init(spank_t sp) {
     }
     try {
         // Off, or a step left alone on purpose: nothing to read.
-        if (!st.deferred && !st.addrs_ready && !st.pin_ready) return 0;
+        if (!st.deferred && !st.addrs_ready && !st.pin_ready && !st.check.checked()) return 0;
         const Config cfg = effective_config();
         const EnvMap env = read_env(sp, wanted_env());
         if (st.deferred) prepare_node(sp, cfg, make_step_view(read_facts(sp, true, env)));
-        if (!st.addrs_ready && !st.pin_ready) return 0;
+        if (!st.addrs_ready && !st.pin_ready && !st.check.checked()) return 0;
         const StepView step = make_step_view(read_facts(sp, true, env));
         set_vars(sp, plan_task(cfg, env, step));
         if (st.pin_ready) pinning::bind_task(step);
+        // Last: the check sees the task as its command will (variables, binding).
+        if (st.check.checked()) check::before_command(sp, cfg, step, st.check, check_only_vars(cfg, env, step));
     } catch (const Error& e) {
         log_error(e.what());
         return -1;

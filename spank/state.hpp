@@ -20,6 +20,7 @@ struct State {
     bool pin_ready = false;   // user_init planned this node's placement
     Placement placement;
     std::vector<unsigned> step_gpus;
+    CheckPlan check;          // user_init decided: the preflight before each task's command
 };
 
 State& state();

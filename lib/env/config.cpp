@@ -8,7 +8,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, launcher";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -126,6 +126,25 @@ Config parse_site_args(const std::vector<std::string>& args) {
                             " is not an absolute directory without ':'; give the directory gangway installed it in, "
                             "for example torch_hook=/usr/lib/x86_64-linux-gnu/gangway/torch-hook");
             c.torch_hook = val;
+        } else if (key == "check") {
+            c.check.level = parse_check_level(val, "plugstack.conf: check=");
+        } else if (key == "on_fail") {
+            c.check.on_fail = parse_on_fail(val, "plugstack.conf: on_fail=");
+        } else if (key == "check_min_nodes") {
+            const auto n = parse_uint<std::uint32_t>(val);
+            if (!n || *n < 2 || *n > 100000)
+                throw Error("plugstack.conf: check_min_nodes=" + std::string(val) +
+                            " is not a node count from 2 to 100000; for example check_min_nodes=2 checks every "
+                            "multi-node job");
+            c.check.min_nodes = *n;
+        } else if (key == "check_optout") {
+            c.check.optout = parse_bool(val, key);
+        } else if (key == "launcher") {
+            if (val.empty() || val.front() != '/')
+                throw Error("plugstack.conf: launcher=" + std::string(val) +
+                            " is not an absolute path; give the gangway command's path, for example "
+                            "launcher=/usr/bin/gangway");
+            c.launcher = val;
         } else if (key == "nic_include" || key == "nic_exclude") {
             auto& list = key == "nic_include" ? c.nic_include : c.nic_exclude;
             list = split_names(val, key);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "check_policy.hpp"
 #include "port.hpp"
 
 namespace gangway {
@@ -28,6 +29,8 @@ struct Config {
     std::string topology;       // topology cache or hwloc XML; empty or absent file: live discovery
     std::vector<std::string> nic_include, nic_exclude;  // site NIC policy, exact names
     std::string torch_hook;     // directory put first on PYTHONPATH (torch-hook/); empty: none
+    CheckSite check;            // check=, on_fail=, check_min_nodes=, check_optout=
+    std::string launcher;       // launcher=: the gangway command the check runs; empty: the installed one
 };
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad
@@ -50,6 +53,7 @@ struct UserChoice {
     std::optional<Mode> mode;
     std::optional<std::string> iface;
     std::optional<PinMode> pin;
+    CheckChoice check;
 };
 Config apply_user(Config site, const UserChoice& user);
 

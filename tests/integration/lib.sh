@@ -76,6 +76,21 @@ next_job_id() { scontrol show config | awk '$1 == "NEXT_JOB_ID" {print $3}'; }
 DUMP="$TORCH_PY $top_srcdir/tests/integration/dump_env.py"
 CHECK="$TORCH_PY $top_srcdir/tests/integration/check_env.py"
 
+# shape_link NODE MBIT: NODE's data link (eth1, both directions) limited to
+# MBIT Mbit/s with tc's token bucket; unshape_link NODE undoes it (and a link set down).
+shape_link() {
+  local burst=$(( $2 * 1000000 / 8 / 100 ))  # 10 ms worth of bytes
+  [ $burst -lt 65536 ] && burst=65536
+  tc qdisc add dev "d-$1" root tbf rate "${2}mbit" burst "$burst" latency 20ms
+  nsenter --net="/run/netns/$1" tc qdisc add dev eth1 root tbf rate "${2}mbit" burst "$burst" latency 20ms
+}
+unshape_link() {
+  tc qdisc del dev "d-$1" root 2>/dev/null
+  nsenter --net="/run/netns/$1" tc qdisc del dev eth1 root 2>/dev/null
+  ip link set "d-$1" up 2>/dev/null
+  return 0
+}
+
 # task_pid PATTERN VAR=VALUE: the pid of a running task whose command line
 # matches PATTERN and whose environment holds VAR=VALUE (waits up to 10 s).
 task_pid() {

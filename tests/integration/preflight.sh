@@ -10,15 +10,9 @@
 . "$(dirname "$0")/lib.sh"
 plugstack $SITE_ARGS
 BAD=node11
-NSBAD=/run/netns/$BAD
 # The plugin creates GANGWAY_SECRET in srun; a value set here is what an older plugin would lack.
 export GANGWAY_SECRET=${GANGWAY_SECRET:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}
-undo() {
-  tc qdisc del dev "d-$BAD" root 2>/dev/null
-  nsenter --net="$NSBAD" tc qdisc del dev eth1 root 2>/dev/null
-  ip link set "d-$BAD" up 2>/dev/null
-  return 0
-}
+undo() { unshape_link "$BAD"; }
 trap 'undo; rm -rf "$CLUSTER_LOCK"' EXIT  # replaces lib.sh's trap, so frees its lock too
 undo
 
@@ -64,10 +58,7 @@ else fail "GANGWAY_REQUIRE=cuda: rc=$rc, $s: $(tail -3 "$WORK/require.err")"; fi
 # (b) node11's link, both directions, at a fifth of the healthy per-link rate.
 if [ -n "$rate" ]; then
   shaped=$(calc "int($rate * 8 / 5 / 1000000)")   # Mbit/s
-  burst=$(( shaped * 1000000 / 8 / 100 ))           # 10 ms worth of bytes
-  [ $burst -lt 65536 ] && burst=65536
-  tc qdisc add dev "d-$BAD" root tbf rate "${shaped}mbit" burst "$burst" latency 20ms
-  nsenter --net="$NSBAD" tc qdisc add dev eth1 root tbf rate "${shaped}mbit" burst "$burst" latency 20ms
+  shape_link "$BAD" "$shaped"
   check shaped
   s=$(statuses "$WORK/shaped.json")
   if [ $rc = 3 ] && [ "$s" = "node08=ok node09=ok node10=ok node11=slow degraded" ]; then

@@ -1,0 +1,160 @@
+#include "check.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
+#include "log.hpp"
+
+#ifndef GANGWAY_LAUNCHER
+#define GANGWAY_LAUNCHER "/usr/bin/gangway"
+#endif
+
+namespace gangway::plugin::check {
+namespace {
+
+constexpr const char* kSbatchCheckOptionVar = "SLURM_SPANK__SLURM_SPANK_OPTION_gangway_gangway_check";
+
+// The task's environment as SLURM will exec the command with it, with `extra` on top.
+std::vector<std::string> task_env(spank_t sp, const VarList& extra) {
+    char** envp = nullptr;
+    if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp)
+        throw Error("cannot read the task's environment for the preflight check");
+    std::vector<std::string> env;
+    for (char** e = envp; *e; ++e) {
+        const std::string_view kv = *e;
+        bool replaced = false;
+        for (const auto& [name, value] : extra) replaced = replaced || (kv.starts_with(name) && kv.size() > name.size() && kv[name.size()] == '=');
+        if (!replaced) env.emplace_back(kv);
+    }
+    for (const auto& [name, value] : extra) env.push_back(name + "=" + value);
+    return env;
+}
+
+std::string env_value(const std::vector<std::string>& env, std::string_view name) {
+    for (const auto& kv : env)
+        if (kv.size() > name.size() && kv.starts_with(name) && kv[name.size()] == '=') return kv.substr(name.size() + 1);
+    return "";
+}
+
+// srun as the job's PATH finds it (the batch script would run the same one).
+std::string find_srun(const std::vector<std::string>& env) {
+    for (const auto& dir : split_nonempty(env_value(env, "PATH"), ':')) {
+        const std::string p = dir + "/srun";
+        if (::access(p.c_str(), X_OK) == 0) return p;
+    }
+    return "/usr/bin/srun";
+}
+
+// SIGCHLD at its default for the wait: a task started with it ignored would
+// have its children reaped by the kernel, and waitpid would never see the check.
+class DefaultSigchld {
+public:
+    DefaultSigchld() {
+        struct sigaction dfl{};
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        ::sigaction(SIGCHLD, &dfl, &old_);
+    }
+    ~DefaultSigchld() { ::sigaction(SIGCHLD, &old_, nullptr); }
+    DefaultSigchld(const DefaultSigchld&) = delete;
+    DefaultSigchld& operator=(const DefaultSigchld&) = delete;
+
+private:
+    struct sigaction old_{};
+};
+
+// The check's exit status. The launcher keeps its own deadline; this one only
+// stops a check that hangs past it (a stuck srun, a stopped node) from holding
+// the task for ever: TERM, then KILL, and "could not check" (5).
+int run_and_wait(const std::vector<std::string>& argv, const std::vector<std::string>& env, double backstop_s) {
+    std::vector<char*> av, ev;
+    for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& e : env) ev.push_back(const_cast<char*>(e.c_str()));
+    av.push_back(nullptr);
+    ev.push_back(nullptr);
+    DefaultSigchld sigchld;
+    const pid_t pid = ::fork();
+    if (pid < 0) throw Error(std::string("cannot start the preflight check: fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        ::execve(av[0], av.data(), ev.data());
+        const std::string msg = std::string("gangway: cannot start the preflight check ") + av[0] + ": " +
+                                std::strerror(errno) + "; ask your SLURM administrator (plugstack.conf launcher=)\n";
+        [[maybe_unused]] auto n = ::write(2, msg.data(), msg.size());
+        ::_exit(5);
+    }
+    using clock = std::chrono::steady_clock;
+    const auto stop_at = clock::now() + std::chrono::milliseconds(static_cast<long>(backstop_s * 1000));
+    bool termed = false;
+    for (;;) {
+        int status = 0;
+        const pid_t r = ::waitpid(pid, &status, WNOHANG);
+        if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+        if (r < 0 && errno != EINTR) return 5;
+        if (clock::now() > stop_at) {
+            ::kill(pid, termed ? SIGKILL : SIGTERM);
+            if (!termed) log_error("the preflight check ran past its deadline; stopping it");
+            termed = true;
+            std::this_thread::sleep_for(std::chrono::seconds(2));
+            continue;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+}  // namespace
+
+void before_command(spank_t sp, const Config& cfg, const StepView& step, const CheckPlan& plan, const VarList& extra) {
+    std::vector<std::string> env = task_env(sp, extra);
+    const std::string launcher = cfg.launcher.empty() ? GANGWAY_LAUNCHER : cfg.launcher;
+    CheckCall call;
+    call.launcher = launcher;
+    if (step.kind == StepKind::Batch) {
+        call.srun = find_srun(env);
+        // A batch check's report: where the user finds it afterwards, named after the job.
+        if (env_value(env, "GANGWAY_REPORT").empty()) {
+            char cwd[4096];
+            if (::getcwd(cwd, sizeof cwd)) {
+                const std::string restarts = env_value(env, "SLURM_RESTART_COUNT");
+                call.report = std::string(cwd) + "/gangway-check-" + std::to_string(step.job_id) +
+                              (restarts.empty() || restarts == "0" ? "" : "." + restarts) + ".json";
+            }
+        }
+    }
+    const auto given = parse_double(env_value(env, "GANGWAY_CHECK_TIMEOUT"));
+    const double timeout = given && *given > 0 && *given <= 3600 ? *given : 60;
+    const int rc = run_and_wait(check_argv(plan, step, call), env, timeout + (step.kind == StepKind::Batch ? 120 : 60));
+    const bool speaks = step.kind == StepKind::Batch || step.rank.value_or(0) == 0;
+    // 3 and 4 are verdicts (degraded, unreachable); anything else means no verdict.
+    const std::string what = rc == 3 || rc == 4 ? "the preflight check failed (exit " + std::to_string(rc) +
+                                                      "; its verdict above names the nodes)"
+                                                : "the preflight check could not run (exit " + std::to_string(rc) +
+                                                      "; see the lines above)";
+    if (rc != 0 && plan.on_fail != OnFail::warn) {
+        if (speaks)
+            log_error(what + ": the command was not started (--gangway-on-fail=" + std::string(to_string(plan.on_fail)) +
+                      ")");
+        ::_exit(rc);
+    }
+    if (rc != 0 && speaks) log_error(what + "; starting the command anyway (--gangway-on-fail=warn)");
+    // Steps inside this job are not checked again unless their srun asks.
+    const std::string job = std::to_string(step.job_id);
+    if (spank_setenv(sp, kCheckedVar, job.c_str(), 1) != ESPANK_SUCCESS)
+        throw Error(std::string("cannot set ") + kCheckedVar + " in the task's environment");
+    // sbatch's --gangway-check reaches every srun of the script through this
+    // variable, as if each srun had been given it: the script's sruns must
+    // ask on their own command line.
+    if (step.kind == StepKind::Batch) spank_unsetenv(sp, kSbatchCheckOptionVar);
+}
+
+}  // namespace gangway::plugin::check

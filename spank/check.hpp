@@ -1,0 +1,34 @@
+// The preflight before the user's command (--gangway-check, site check=):
+// run from task_init, in the task's own process, after its variables are set
+// and before SLURM execs the command.
+//
+// Why task_init and a child process, not spank_prepend_task_argv: the call
+// exists only from SLURM 23.11, and a prepended `gangway run` would run inside
+// whatever a later plugin (pyxis) or the command itself (apptainer exec) puts
+// the task in, where gangway may not be installed. A child of task_init runs on
+// the host, as the user, with the task's environment, on every release; the
+// command then keeps its pid, arguments, stdio, signals and exit code, because
+// SLURM execs it in this same process. The child uses the TCP bootstrap, so
+// the task's PMIx session stays the MPI program's own.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../lib/env/config.hpp"
+#include "../lib/env/step_view.hpp"
+#include "spank_api.hpp"
+
+namespace gangway::plugin::check {
+
+using VarList = std::vector<std::pair<std::string, std::string>>;
+
+// Runs the check and returns when the command may start (a healthy verdict,
+// or --gangway-on-fail=warn), after marking the job checked in the task's
+// environment. Otherwise the task exits with the verdict's code and the
+// command never starts. `extra` are variables the check needs that the task
+// does not get (the contract, when --gangway=off). Throws gangway::Error when
+// the check cannot be started.
+void before_command(spank_t sp, const Config& cfg, const StepView& step, const CheckPlan& plan, const VarList& extra);
+
+}  // namespace gangway::plugin::check
