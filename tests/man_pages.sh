@@ -10,13 +10,15 @@ for page in "$top_srcdir/man/gangway.1" "$top_srcdir/man/gangway.so.8"; do
 done
 plugin_text=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -E UTF-8 -l "$top_srcdir/man/gangway.so.8" 2>/dev/null)
 # Every variable the plugin can set (lib/env/cluster_env.cpp's contract_names) and every site key.
-names=$(sed -n '/contract_names()/,/};/p' "$top_srcdir/lib/cluster_env.cpp" | grep -o '"[A-Z_]*"' | tr -d '"')
-keys=$(grep -o 'kKnownKeys = "[^"]*"' "$top_srcdir/lib/config.cpp" | sed 's/.*= "//; s/"//; s/, / /g')
-for n in $names GANGWAY_SET GANGWAY_MODE GANGWAY_IFACE GANGWAY_PIN; do
+names=$(sed -n '/contract_names()/,/};/p' "$top_srcdir/lib/env/cluster_env.cpp" | grep -o '"[A-Z_]*"' | tr -d '"')
+keys=$(grep -o 'kKnownKeys = "[^"]*"' "$top_srcdir/lib/env/config.cpp" | sed 's/.*= "//; s/"//; s/, / /g')
+# An empty list would check nothing (a file moved): that is a failure of this test.
+[ -n "$names" ] && [ -n "$keys" ] || { echo "FAIL: no variable names or site keys found in lib/env/cluster_env.cpp, lib/env/config.cpp"; fail=1; }
+for n in $names GANGWAY_SET GANGWAY_MODE GANGWAY_IFACE GANGWAY_PIN GANGWAY_CHECK GANGWAY_ON_FAIL GANGWAY_CHECKED; do
   grep -qw -- "$n" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) does not mention $n"; fail=1; }
 done
 for k in $keys; do grep -q -- "$k=" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) does not document site key $k"; fail=1; }; done
-for o in --gangway= --gangway-iface= --gangway-pin=; do grep -q -- "$o" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) lacks $o"; fail=1; }; done
+for o in --gangway= --gangway-iface= --gangway-pin= --gangway-check --gangway-on-fail=; do grep -q -- "$o" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) lacks $o"; fail=1; }; done
 [ $fail = 0 ] && echo "ok: gangway.so(8) covers $(wc -w <<<"$names") variables and the keys: $keys"
 # gangway(1) names every command of `gangway help` and every option of each `gangway CMD --help`.
 if [ -n "${GANGWAY_BIN:-}" ] && [ -x "$GANGWAY_BIN" ]; then

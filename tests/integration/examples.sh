@@ -5,12 +5,14 @@
 # contrib/examples/train_tiny.py for a few steps. The cluster has no GPUs, so
 # the scripts' #SBATCH --gpus-per-node lines are dropped and NUM_TRAINERS=2
 # stands for two GPUs per node; the scripts are otherwise run as written.
+# checked.sbatch, which has no gangway in it, is submitted with
+# --gangway-check: the allocation is checked once, then it trains.
 . "$(dirname "$0")/lib.sh"
 $TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
-plugstack $SITE_ARGS
+plugstack $SITE_ARGS launcher=$INSTALL/gangway
 ex=$top_srcdir/contrib/examples
 cp "$ex/train_tiny.py" "$WORK/"
-for f in torchrun.sbatch srun-per-gpu.sbatch; do
+for f in torchrun.sbatch srun-per-gpu.sbatch checked.sbatch; do
   sed -e '/^#SBATCH --gpus-per-node/d' -e '/^#SBATCH --cpus-per-task/d' "$ex/$f" >"$WORK/$f"
 done
 
@@ -33,4 +35,9 @@ run_example() {  # NAME WORLD DESCRIPTION SBATCH_ARGS... : submits $WORK/NAME.sb
 NUM_TRAINERS=2 TORCHRUN_ARGS="--redirects=1 --tee=1" run_example torchrun 8 "contrib/examples/torchrun.sbatch (one task per node)"
 # srun starts every rank: RANK/LOCAL_RANK/WORLD_SIZE from gangway; 2 tasks per node instead of 8.
 run_example srun-per-gpu 8 "contrib/examples/srun-per-gpu.sbatch (one task per rank)" --ntasks-per-node=2
+NUM_TRAINERS=2 TORCHRUN_ARGS="--redirects=1 --tee=1" run_example checked 8 "contrib/examples/checked.sbatch (sbatch --gangway-check)" \
+  --requeue --gangway-check --gangway-on-fail=requeue
+n=$(grep -c '^gangway preflight (quick, 4 nodes.*: ok' "$WORK/checked.out")
+[ "$n" = 1 ] && pass "checked.sbatch: one healthy check of the 4 nodes before the script, none for its srun" \
+  || fail "checked.sbatch: $n verdict tables in its output"
 finish
