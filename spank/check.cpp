@@ -4,12 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "../lib/base/error.hpp"
@@ -56,22 +56,38 @@ std::string find_srun(const std::vector<std::string>& env) {
     return "/usr/bin/srun";
 }
 
-// SIGCHLD at its default for the wait: a task started with it ignored would
-// have its children reaped by the kernel, and waitpid would never see the check.
-class DefaultSigchld {
+// SIGCHLD at its default and blocked for the wait, so that sigtimedwait wakes
+// the moment the check ends (a task started with SIGCHLD ignored would have
+// its children reaped by the kernel, and waitpid would never see the check).
+// The child gets the task's own mask back before it execs.
+class ChildSignal {
 public:
-    DefaultSigchld() {
+    ChildSignal() {
         struct sigaction dfl{};
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);
-        ::sigaction(SIGCHLD, &dfl, &old_);
+        ::sigaction(SIGCHLD, &dfl, &old_action_);
+        sigemptyset(&chld_);
+        sigaddset(&chld_, SIGCHLD);
+        ::sigprocmask(SIG_BLOCK, &chld_, &old_mask_);
     }
-    ~DefaultSigchld() { ::sigaction(SIGCHLD, &old_, nullptr); }
-    DefaultSigchld(const DefaultSigchld&) = delete;
-    DefaultSigchld& operator=(const DefaultSigchld&) = delete;
+    ~ChildSignal() {
+        ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+        ::sigaction(SIGCHLD, &old_action_, nullptr);
+    }
+    ChildSignal(const ChildSignal&) = delete;
+    ChildSignal& operator=(const ChildSignal&) = delete;
+    const sigset_t& task_mask() const { return old_mask_; }
+    // Until a child changes state or `ms` pass.
+    void wait(long ms) const {
+        timespec ts{ms / 1000, (ms % 1000) * 1000000};
+        siginfo_t info;
+        ::sigtimedwait(&chld_, &info, &ts);
+    }
 
 private:
-    struct sigaction old_{};
+    struct sigaction old_action_{};
+    sigset_t chld_{}, old_mask_{};
 };
 
 // The check's exit status. The launcher keeps its own deadline; this one only
@@ -83,10 +99,11 @@ int run_and_wait(const std::vector<std::string>& argv, const std::vector<std::st
     for (const auto& e : env) ev.push_back(const_cast<char*>(e.c_str()));
     av.push_back(nullptr);
     ev.push_back(nullptr);
-    DefaultSigchld sigchld;
+    ChildSignal sig;
     const pid_t pid = ::fork();
     if (pid < 0) throw Error(std::string("cannot start the preflight check: fork: ") + std::strerror(errno));
     if (pid == 0) {
+        ::sigprocmask(SIG_SETMASK, &sig.task_mask(), nullptr);
         ::execve(av[0], av.data(), ev.data());
         const std::string msg = std::string("gangway: cannot start the preflight check ") + av[0] + ": " +
                                 std::strerror(errno) + "; ask your SLURM administrator (plugstack.conf launcher=)\n";
@@ -101,14 +118,15 @@ int run_and_wait(const std::vector<std::string>& argv, const std::vector<std::st
         const pid_t r = ::waitpid(pid, &status, WNOHANG);
         if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
         if (r < 0 && errno != EINTR) return 5;
-        if (clock::now() > stop_at) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(stop_at - clock::now()).count();
+        if (left <= 0) {
             ::kill(pid, termed ? SIGKILL : SIGTERM);
             if (!termed) log_error("the preflight check ran past its deadline; stopping it");
             termed = true;
-            std::this_thread::sleep_for(std::chrono::seconds(2));
+            sig.wait(2000);
             continue;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        sig.wait(std::min<long>(left, 1000));
     }
 }
 

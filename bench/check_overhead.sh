@@ -1,0 +1,39 @@
+#!/bin/bash
+# What --gangway-check costs a step beyond the check itself, on the test
+# cluster, interleaved in one run: (a) `srun -N4 -n4 true` with the plugin and
+# no check, (b) `srun -N4 -n4 --gangway-check true`, (c) `srun -N4 -n4 gangway
+# check` (the same check as the step's own command). (b) - (a) is what the
+# check adds to a launch, (c) - (a) the check's own time; their ratio is the
+# figure (goal: about 1). launch_overhead.sh measures (a) against no plugin.
+#
+#   sudo bench/check_overhead.sh [ROUNDS]   (after a build; default 20 rounds)
+set -euo pipefail
+rounds=${1:-20}
+top=$(cd "$(dirname "$0")/.." && pwd)
+export top_srcdir=$top top_builddir=${top_builddir:-$top}
+[ -r "$top_builddir/spank/.libs/gangway.so" ] || top_builddir=$top/_build
+export GANGWAY_PLUGIN=${GANGWAY_PLUGIN:-$top_builddir/spank/.libs/gangway.so} GANGWAY_BIN=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
+set +eu
+. "$top/tests/integration/lib.sh"
+set -eu
+plugstack $SITE_ARGS launcher="$INSTALL/gangway"
+
+now_ms() { date +%s%N | awk '{printf "%.3f", $1 / 1e6}'; }
+timed() {  # prints the wall time of one srun in ms
+  local t0 t1; t0=$(now_ms); srun -N4 -n4 "$@" >/dev/null 2>&1; t1=$(now_ms)
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", b - a}'
+}
+plain=() checked=() own=()
+for ((i = 0; i < 2; i++)); do timed true >/dev/null; timed --gangway-check true >/dev/null; timed gangway check >/dev/null; done
+for ((i = 0; i < rounds; i++)); do
+  case $((i % 3)) in
+    0) plain+=("$(timed true)"); checked+=("$(timed --gangway-check true)"); own+=("$(timed gangway check)");;
+    1) checked+=("$(timed --gangway-check true)"); own+=("$(timed gangway check)"); plain+=("$(timed true)");;
+    2) own+=("$(timed gangway check)"); plain+=("$(timed true)"); checked+=("$(timed --gangway-check true)");;
+  esac
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+mp=$(median "${plain[@]}"); mc=$(median "${checked[@]}"); mo=$(median "${own[@]}")
+echo "rounds=$rounds  medians: unchecked ${mp} ms, --gangway-check ${mc} ms, gangway check as the command ${mo} ms"
+awk -v p="$mp" -v c="$mc" -v o="$mo" 'BEGIN {printf "added by --gangway-check: %.1f ms; the check as a command: %.1f ms; ratio %.3f\n", c - p, o - p, (c - p) / (o - p)}'
+echo "host: $(nproc) cores, $(uname -r), SLURM $(srun --version | awk '{print $2}'), $(date -u +%F)"
