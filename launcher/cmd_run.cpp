@@ -65,7 +65,8 @@ const char* kRunHelp =
     "                             bundled one, then LD_LIBRARY_PATH, then ldconfig's) [GANGWAY_NCCL_LIB]\n"
     "  --bootstrap=auto|pmix|tcp  how tasks meet: pmix (srun --mpi=pmix): a PMIx fence, then one TCP\n"
     "                             connection per node; tcp: every task connects to node 0; auto\n"
-    "                             (default): pmix when the step has it               [GANGWAY_BOOTSTRAP]\n"
+    "                             (default): check: pmix when the step has it; run: tcp, as Open MPI\n"
+    "                             fails to start in a process that used PMIx before [GANGWAY_BOOTSTRAP]\n"
     "  --insecure                 no GANGWAY_SECRET (tests outside SLURM only)     [GANGWAY_INSECURE=1]\n"
     "\n"
     "exit codes: 0 healthy, 3 degraded (slow node, mismatched card, failed link, failed GPU or\n"
@@ -144,6 +145,7 @@ Args parse(int argc, char** argv, bool is_run) {
     }
     for (; i < argc; ++i) a.cmd.push_back(argv[i]);
     if (is_run && a.cmd.empty()) throw Error("no command to run: gangway run [options] -- CMD [ARGS...]");
+    a.opt.command_follows = is_run;
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
     if (a.opt.timeout_s < 0) {
         a.opt.timeout_default = true;

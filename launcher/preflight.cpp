@@ -199,7 +199,7 @@ Outcome TaskRun::run() {
     // The bootstrap: PMIx when the step has it (and --bootstrap allows), else TCP.
     BootstrapChoice choice;
     try {
-        choice = choose_bootstrap(opt_.bootstrap, pmix_built(), pmix_in_env());
+        choice = choose_bootstrap(opt_.bootstrap, pmix_built(), pmix_in_env(), opt_.command_follows);
     } catch (const Error& e) {
         return cannot_check(e.what());
     }

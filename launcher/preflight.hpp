@@ -41,6 +41,7 @@ struct PreflightOptions {
     std::string drain_dir;         // where drain requests go ("" = none)
     std::string nccl_lib;          // --nccl-lib: the libnccl the job uses ("" = find it as the framework would)
     preflight::BootstrapMode bootstrap = preflight::BootstrapMode::automatic;
+    bool command_follows = false;  // gangway run: the command becomes this process (see choose_bootstrap)
 };
 
 struct StepFacts {

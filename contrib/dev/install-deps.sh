@@ -9,6 +9,8 @@ pkgs=(
   libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2
   # the local test cluster and the real clients the tests run
   slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
+  # an MPI program (Open MPI) under srun --mpi=pmix after the check
+  python3-mpi4py
   # man pages are checked for warnings
   man-db groff-base
   # the Debian package (contrib/dev/build-deb.sh) and the doctor test's ELF patching

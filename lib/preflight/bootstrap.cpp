@@ -22,8 +22,8 @@ std::string_view to_string(BootstrapMode m) {
     return "auto";
 }
 
-BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env) {
-    if (mode == BootstrapMode::tcp) return {};
+BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env, bool command_follows) {
+    if (mode == BootstrapMode::tcp || (mode == BootstrapMode::automatic && command_follows)) return {};
     if (!built) {
         if (mode == BootstrapMode::pmix) throw Error("--bootstrap=pmix: this gangway was built without PMIx (libpmix-dev)");
         return {};

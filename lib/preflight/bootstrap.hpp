@@ -19,10 +19,14 @@ struct BootstrapChoice {
 };
 
 // built: the launcher was built with PMIx; in_env: PMIX_RANK and PMIX_NAMESPACE
-// are set (srun --mpi=pmix). Every task of a step decides alike. Throws
-// gangway::Error, saying why, when the check cannot run: --bootstrap=pmix
-// where PMIx is not built in or the step has none.
-BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env);
+// are set (srun --mpi=pmix); command_follows: gangway run, whose command
+// becomes this process. auto picks TCP then: Open MPI's MPI_Init fails in a
+// process that opened and finalized a PMIx session before (seen with Open
+// MPI 4.1 and SLURM 22.05's mpi/pmix, one task per node too), so the task's
+// PMIx session is left to the command. Every task of a step decides alike.
+// Throws gangway::Error, saying why, when the check cannot run:
+// --bootstrap=pmix where PMIx is not built in or the step has none.
+BootstrapChoice choose_bootstrap(BootstrapMode mode, bool built, bool in_env, bool command_follows = false);
 
 // Why PMIx's view of the step cannot be used for it ("" when it can): its
 // namespace must be exactly the step's tasks, ranked as SLURM_PROCID.

@@ -7,7 +7,8 @@
 #      slow and CMD never runs; with --gangway-on-fail=warn CMD runs anyway;
 #  (c) bad values refused before allocation (no job id used);
 #  (d) --gangway-check=none, a one-node step and a one-task step: no check;
-#  (e) srun --mpi=pmix: the command's own PMIx session works after the check;
+#  (e) srun --mpi=pmix: the command's own PMIx session works after the check,
+#      and an MPI program (mpi4py) after --gangway-check and after gangway run;
 #  (f) a site line with check=quick checks an unchanged multi-node job, once
 #      for a batch job (its sruns not again, unless asked), never one node;
 #  (g) sbatch --gangway-check, abort: the script never runs, the job fails;
@@ -87,6 +88,15 @@ if srun --mpi=list 2>&1 | grep -q pmix; then
   [ $rc = 0 ] && [ "$boot" = "pmix ok" ] && [ "$(tables e.err)" = 2 ] \
     && pass "(e) srun --mpi=pmix: after the plugin's check the command's PMIx session works (its report: $boot)" \
     || fail "(e) rc=$rc, report: $boot; $(tail -5 e.err)"
+  # A real MPI program (mpi4py on the release's Open MPI): after the plugin's check, and after gangway run's.
+  $TORCH_PY -c 'import mpi4py' 2>/dev/null || skip_or_fail "python3-mpi4py is not installed (apt-get install python3-mpi4py)"
+  mpi='from mpi4py import MPI; c = MPI.COMM_WORLD; print("MPI", c.rank, c.size, c.allreduce(c.rank + 1), flush=True)'
+  timeout 90 srun --mpi=pmix -N2 --ntasks-per-node=2 --gangway-check $TORCH_PY -c "$mpi" >e2.out 2>e2.err; r1=$?
+  timeout 90 srun --mpi=pmix -N2 --ntasks-per-node=2 gangway run -- $TORCH_PY -c "$mpi" >e3.out 2>e3.err; r2=$?
+  if [ $r1 = 0 ] && [ $r2 = 0 ] && [ "$(grep -c '^MPI [0-3] 4 10$' e2.out)" = 4 ] && [ "$(grep -c '^MPI [0-3] 4 10$' e3.out)" = 4 ] \
+     && [ "$(tables e2.err)" = 1 ] && [ "$(tables e3.err)" = 1 ]; then
+    pass "(e) an MPI program (mpi4py, $($TORCH_PY -c 'from mpi4py import MPI; print(MPI.Get_library_version().split(",")[0])')) under srun --mpi=pmix: 4 ranks all-reduce after --gangway-check and after gangway run"
+  else fail "(e) MPI: rc $r1/$r2: $(cat e2.out e2.err e3.out e3.err | head -30)"; fi
 else skip_or_fail "this SLURM has no mpi/pmix plugin (srun --mpi=list)"; fi
 
 # (f) the site checks every multi-node job; a batch job once

@@ -28,6 +28,9 @@ TEST_CASE("bootstrap: tcp never touches PMIx; pmix without it cannot check, sayi
     CHECK_FALSE(choose_bootstrap(BootstrapMode::tcp, true, true).try_pmix);
     CHECK_FALSE(choose_bootstrap(BootstrapMode::tcp, false, false).try_pmix);
     CHECK(choose_bootstrap(BootstrapMode::pmix, true, true).try_pmix);
+    // gangway run leaves the task's PMIx session to its command unless told otherwise.
+    CHECK_FALSE(choose_bootstrap(BootstrapMode::automatic, true, true, true).try_pmix);
+    CHECK(choose_bootstrap(BootstrapMode::pmix, true, true, true).try_pmix);
     CHECK_THROWS_WITH(choose_bootstrap(BootstrapMode::pmix, true, false), Catch::Matchers::ContainsSubstring("srun --mpi=pmix"));
     CHECK_THROWS_WITH(choose_bootstrap(BootstrapMode::pmix, false, true), Catch::Matchers::ContainsSubstring("built without PMIx"));
 }
