@@ -31,8 +31,17 @@ inside() {  # suite: runs in the root (or on the host for bookworm)
   mkdir -p "$b/src" "$b/build"
   echo "$prog: $s: $(g++ --version | head -1)"
   t0=$SECONDS
-  # The sources, as build-deb.sh takes them.
-  (cd "$top" && git ls-files -co --exclude-standard -z | tar --null -cf - -T -) | tar -xf - -C "$b/src"
+  # The sources, as build-deb.sh takes them. Only files whose content changed
+  # are copied, and they get the time of the copy: a file edited while an
+  # earlier build ran keeps an older time than that build's objects, and make
+  # would not rebuild them from its own time (seen: a stale object, a link error).
+  rm -rf "$b/stage" && mkdir -p "$b/stage"
+  (cd "$top" && git ls-files -co --exclude-standard -z | tar --null -cf - -T -) | tar -xf - -C "$b/stage"
+  (cd "$b/stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
+    cmp -s "$b/stage/$f" "$b/src/$f" && continue
+    mkdir -p "$(dirname "$b/src/$f")" && cp "$b/stage/$f" "$b/src/$f"
+  done
+  rm -rf "$b/stage"
   : >"$b/warnings.log"
   if [ ! -x "$b/src/configure" ]; then
     (cd "$b/src" && autoreconf -fi) >"$b/autoreconf.log" 2>&1 || { cat "$b/autoreconf.log"; die "$s: autoreconf failed"; }

@@ -48,6 +48,11 @@ grep -q 'in=hello-stdin' a.out && pass "(a) the command read srun's stdin after 
 [ "$(grep -c 'checked=[0-9]' a.out)" = 4 ] && pass "(a) GANGWAY_CHECKED names the job in the command's environment" \
   || fail "(a) marker: $(cat a.out)"
 
+# --gangway=off: the check still gets the addresses it needs; the command gets none of the variables.
+timeout 90 srun -N2 --ntasks-per-node=1 --gangway=off --gangway-check bash -c 'echo "OFF master=${MASTER_ADDR:-unset}"' >a2.out 2>a2.err; rc=$?
+[ $rc = 0 ] && [ "$(grep -c '^OFF master=unset$' a2.out)" = 2 ] && [ "$(tables a2.err)" = 1 ] \
+  && pass "(a) --gangway=off --gangway-check: checked, and the command has no MASTER_ADDR" || fail "(a) off: rc=$rc $(cat a2.out a2.err)"
+
 # (b) node11 slow
 shape_link "$BAD" 200
 timeout 90 srun -N4 --ntasks-per-node=1 --gangway-check bash -c 'echo RAN' >b.out 2>b.err; rc=$?
