@@ -125,6 +125,12 @@ steps=$(grep -c '^STEP' f.out)
 if [ "$steps" = 7 ] && [ "$(tables f.out)" = 2 ] && [ -s "gangway-check-$job.json" ]; then
   pass "(f) an unchanged 3-node batch job: checked once before its script, its sruns not again, a step asking with --gangway-check again; report in gangway-check-$job.json"
 else fail "(f) batch: $steps step lines, $(tables f.out) tables: $(cat f.out)"; fi
+plugstack $SITE check=quick check_optout=no
+before=$(next_job_id)
+srun -N2 --gangway-check=none true 2>f3.err; r=$?
+[ $r != 0 ] && [ "$before" = "$(next_job_id)" ] && grep -q 'does not allow --gangway-check=none' f3.err \
+  && pass "(f) check_optout=no: --gangway-check=none refused before allocation: $(grep gangway: f3.err | head -1 | cut -c1-120)" \
+  || fail "(f) optout: rc=$r $(cat f3.err)"
 plugstack $SITE
 
 # (g) sbatch --gangway-check, abort
