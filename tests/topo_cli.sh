@@ -70,5 +70,13 @@ check "table says SLURM's GPU order" 0 '^GPU indexes: PCI bus id order' -- "$bin
 check "unknown option" 2 'unknown option "--bogus"' -- "$bin" topo --bogus
 check "option without value" 2 'needs a value' -- "$bin" topo --tasks
 check "unwritable cache" 1 '^gangway topo: cannot write the topology cache' -- "$bin" topo --topology "$h100" --write-cache /nonexistent-dir/c
+check "fallback NIC says why" 0 '^0 +0004:04:00.0 +mlx5_0:1 .* numa +fallback: no NIC on any GPU.s switch' -- "$bin" topo --topology "$fx/ac922.xml"
+check "unused NIC: dead port" 0 '^NIC mlx5_3 \(ib3\) not used: every port is down' -- "$bin" topo --topology "$fx/ac922.xml"
+check "unused NIC: management Ethernet" 0 '^NIC enP5p1s0f0 not used: Ethernet without RDMA' -- "$bin" topo --topology "$fx/ac922.xml"
+check "display chip is no GPU" 0 '^0 +0000:04:00.0 ' -- "$bin" topo --topology "$fx/es1000-2gpu.xml" --gpus 0
+check "AMD in RSMI order" 0 '^GPU indexes: RSMI order from hwloc.s rsmi devices' -- "$bin" topo --topology "$fx/mi50-rsmi.xml"
+check "AMD without RSMI devices: the note" 0 '^GPU indexes: PCI bus id order; the topology records no rsmi' -- "$bin" topo --topology "$fx/mi50-pci.xml"
+check "RSMI order survives the cache" 0 '^0 +0000:63:00.0 ' -- sh -c '"$1" topo --topology "$2" --write-cache "$3" >/dev/null && "$1" topo --topology "$3"' _ "$bin" "$fx/mi50-rsmi.xml" "$tmp/mi50.cache"
+check "GPU-less KNL: two tasks, two halves" 0 '^1 +- +- +- +0 +4-7,12-15 ' -- "$bin" topo --topology "$fx/knl-flat.xml" --gpus none --tasks 2
 check "live machine plans" 0 '^NCCL_IB_HCA=' -- "$bin" topo
 exit $fail
