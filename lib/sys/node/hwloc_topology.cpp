@@ -18,6 +18,23 @@ namespace gangway::sys {
 
 namespace {
 
+// One environment variable set for a scope, unless the site already set it.
+class ScopedVar {
+public:
+    ScopedVar(const char* name, const char* value) : name_(name) {
+        if (!std::getenv(name)) set_ = ::setenv(name, value, 0) == 0;
+    }
+    ~ScopedVar() {
+        if (set_) ::unsetenv(name_);
+    }
+    ScopedVar(const ScopedVar&) = delete;
+    ScopedVar& operator=(const ScopedVar&) = delete;
+
+private:
+    const char* name_;
+    bool set_ = false;
+};
+
 // hwloc dlopens every component plugin of its plugin directory in
 // hwloc_topology_init, before any API call could blacklist one: libxml2 with
 // ICU's 30 MB of data, OpenCL, GL/X11, and on GPU nodes CUDA and NVML. In
@@ -37,22 +54,6 @@ public:
           path_("HWLOC_PLUGINS_PATH", "") {}
 
 private:
-    // One variable set for the scope, unless the site already set it.
-    class ScopedVar {
-    public:
-        ScopedVar(const char* name, const char* value) : name_(name) {
-            if (!std::getenv(name)) set_ = ::setenv(name, value, 0) == 0;
-        }
-        ~ScopedVar() {
-            if (set_) ::unsetenv(name_);
-        }
-        ScopedVar(const ScopedVar&) = delete;
-        ScopedVar& operator=(const ScopedVar&) = delete;
-
-    private:
-        const char* name_;
-        bool set_ = false;
-    };
     ScopedVar blacklist_, path_;
 };
 
@@ -397,17 +398,7 @@ private:
         ::close(saved_);
         saved_ = -1;
     }
-    // The same scoped setting as the plugin blacklist above.
-    struct Var {
-        const char* name;
-        bool set = false;
-        Var(const char* n, const char* v) : name(n) {
-            if (!std::getenv(n)) set = ::setenv(n, v, 0) == 0;
-        }
-        ~Var() {
-            if (set) ::unsetenv(name);
-        }
-    } verbose_;
+    ScopedVar verbose_;
     std::FILE* file_ = nullptr;
     int saved_ = -1;
 };
