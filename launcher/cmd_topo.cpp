@@ -22,11 +22,14 @@ const char* kUsage =
     "                    [--include NICS] [--exclude NICS] [--json]\n"
     "       gangway topo [--topology FILE] --write-cache FILE\n"
     "Prints which GPU(s), NIC and cores each local task gets: the NIC on its GPU's PCIe\n"
-    "switch (else the nearest by host bridge, NUMA node, socket) and the cores of its\n"
-    "GPU's NUMA node inside the cpuset, plus the node-wide NCCL_IB_HCA.\n"
+    "switch (else the nearest by host bridge, NUMA node, socket; with no NIC on any GPU's\n"
+    "switch, the nearest fabric NIC) and the cores of its GPU's NUMA node inside the\n"
+    "cpuset, plus the node-wide NCCL_IB_HCA, SLURM's GPU order here and why each unused\n"
+    "NIC is not used.\n"
     "  --topology FILE  an hwloc XML (lstopo --of xml) or a gangway cache; default: this machine\n"
     "  --tasks N        local tasks (default: one per GPU, 1 without GPUs)\n"
-    "  --gpus LIST      the step's GPUs as SLURM indexes, i.e. PCI bus id order (default: all)\n"
+    "  --gpus LIST      the step's GPUs as SLURM indexes (default: all); NVIDIA in PCI bus id\n"
+    "                   order, AMD in RSMI order where the topology records it\n"
     "  --cpus LIST      the step's cpuset, PU OS indexes like 0-13,112-125 (default: all)\n"
     "  --include NICS   site list: only these are compute NICs (mlx5_0,mlx5_3)\n"
     "  --exclude NICS   site list: never these\n"
@@ -89,10 +92,16 @@ int cmd_topo(int argc, char** argv) {
         if (gpus.empty()) {
             for (unsigned i = 0; i < topo.gpus.size(); ++i) req.gpus.push_back(i);
         } else if (gpus != "none") {
-            try {
-                req.gpus = parse_cpu_list(gpus);
-            } catch (const Error&) {
-                throw Error("bad GPU list \"" + gpus + "\"; write SLURM GPU indexes like 0-3,6 (or none)");
+            // Each element on its own: parse_cpu_list merges repeats, and a GPU
+            // listed twice must reach the planner's "listed twice" refusal.
+            for (const std::string& part : split_keep_empty(gpus, ',')) {
+                CpuList ids;
+                try {
+                    ids = parse_cpu_list(part);
+                } catch (const Error&) {
+                    throw Error("bad GPU list \"" + gpus + "\"; write SLURM GPU indexes like 0-3,6 (or none)");
+                }
+                req.gpus.insert(req.gpus.end(), ids.begin(), ids.end());
             }
         }
         req.cpus = cpus.empty() ? all_cpus(topo) : parse_cpu_list(cpus);
@@ -101,7 +110,7 @@ int cmd_topo(int argc, char** argv) {
         req.nics = filter;
         const Placement plan = plan_placement(topo, req);
         if (json) std::printf("%s\n", format_placement_json(plan).c_str());
-        else std::fputs(format_placement_table(plan).c_str(), stdout);
+        else std::fputs((format_placement_table(plan) + format_placement_notes(topo, filter, plan)).c_str(), stdout);
         return 0;
     } catch (const Error& e) {
         std::fprintf(stderr, "gangway topo: %s\n", e.what());

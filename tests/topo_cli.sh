@@ -41,7 +41,7 @@ echo "ok: $n scenario plans match their expected JSON"
 
 . "$(dirname "$0")/cli_check.sh"
 h100=$fx/dgx-h100.xml
-check "table has the columns" 0 '^task +GPU +NIC +netdev +NUMA +cores +PCIe distance$' -- "$bin" topo --topology "$h100" --tasks 8
+check "table has the columns" 0 '^task +GPU +NIC +netdev +NUMA +cores +PCIe distance +why this NIC$' -- "$bin" topo --topology "$h100" --tasks 8
 check "table shows compact cpu lists" 0 '0-7,16-23' -- "$bin" topo --topology "$h100" --tasks 2
 check "table ends with NCCL_IB_HCA" 0 '^NCCL_IB_HCA==mlx5_0:1,mlx5_3:1,' -- "$bin" topo --topology "$h100"
 check "help" 0 'write-cache' -- "$bin" topo --help
@@ -56,9 +56,27 @@ check "missing topology file" 1 '^gangway topo: .*cannot be read' -- "$bin" topo
 printf 'gangway-topology 1\ncore 0\n' >"$tmp/trunc.cache"
 check "truncated cache" 1 '^gangway topo: topology cache .* is corrupt' -- "$bin" topo --topology "$tmp/trunc.cache"
 printf '<topology version="2.0"><object' >"$tmp/broken.xml"
-check "broken XML" 1 '^gangway topo: topology XML .* is not an hwloc topology' -- "$bin" topo --topology "$tmp/broken.xml"
+check "truncated XML says so, with hwloc's reason" 1 '^gangway topo: topology XML .* is truncated .*hwloc: ' -- "$bin" topo --topology "$tmp/broken.xml"
+: >"$tmp/empty.xml"
+check "empty file says so" 1 '^gangway topo: topology XML .* is empty; ' -- "$bin" topo --topology "$tmp/empty.xml"
+sed 's/<topology version="2.0">/<topology version="3.0">/' "$fx/cpu-2numa.xml" >"$tmp/v3.xml"
+check "hwloc 3 XML: how to re-export" 1 'hwloc 3.s XML format.*--export-xml-flags v2' -- "$bin" topo --topology "$tmp/v3.xml"
+printf 'hello\n' >"$tmp/text.xml"
+check "not XML at all" 1 '^gangway topo: topology XML .* is not XML' -- "$bin" topo --topology "$tmp/text.xml"
+check "a GPU listed twice is refused" 1 '^gangway topo: GPU index 0 is listed twice' -- "$bin" topo --topology "$h100" --gpus 0,0
+check "a GPU listed twice in ranges too" 1 'GPU index 2 is listed twice' -- "$bin" topo --topology "$h100" --gpus 0-2,2
+check "table says why each unused NIC is not used" 0 '^NIC mlx5_1 \(ibp41s0f0\) not used: on no GPU.s PCIe switch' -- "$bin" topo --topology "$h100"
+check "table says SLURM's GPU order" 0 '^GPU indexes: PCI bus id order' -- "$bin" topo --topology "$h100"
 check "unknown option" 2 'unknown option "--bogus"' -- "$bin" topo --bogus
 check "option without value" 2 'needs a value' -- "$bin" topo --tasks
 check "unwritable cache" 1 '^gangway topo: cannot write the topology cache' -- "$bin" topo --topology "$h100" --write-cache /nonexistent-dir/c
+check "fallback NIC says why" 0 '^0 +0004:04:00.0 +mlx5_0:1 .* numa +fallback: no NIC on any GPU.s switch' -- "$bin" topo --topology "$fx/ac922.xml"
+check "unused NIC: dead port" 0 '^NIC mlx5_3 \(ib3\) not used: every port is down' -- "$bin" topo --topology "$fx/ac922.xml"
+check "unused NIC: management Ethernet" 0 '^NIC enP5p1s0f0 not used: Ethernet without RDMA' -- "$bin" topo --topology "$fx/ac922.xml"
+check "display chip is no GPU" 0 '^0 +0000:04:00.0 ' -- "$bin" topo --topology "$fx/es1000-2gpu.xml" --gpus 0
+check "AMD in RSMI order" 0 '^GPU indexes: RSMI order from hwloc.s rsmi devices' -- "$bin" topo --topology "$fx/mi50-rsmi.xml"
+check "AMD without RSMI devices: the note" 0 '^GPU indexes: PCI bus id order; the topology records no rsmi' -- "$bin" topo --topology "$fx/mi50-pci.xml"
+check "RSMI order survives the cache" 0 '^0 +0000:63:00.0 ' -- sh -c '"$1" topo --topology "$2" --write-cache "$3" >/dev/null && "$1" topo --topology "$3"' _ "$bin" "$fx/mi50-rsmi.xml" "$tmp/mi50.cache"
+check "GPU-less KNL: two tasks, two halves" 0 '^1 +- +- +- +0 +4-7,12-15 ' -- "$bin" topo --topology "$fx/knl-flat.xml" --gpus none --tasks 2
 check "live machine plans" 0 '^NCCL_IB_HCA=' -- "$bin" topo
 exit $fail

@@ -11,12 +11,11 @@ namespace gangway {
 
 namespace {
 
-// Node GPUs in SLURM index order (= PCI bus id order): positions in topo.gpus.
+// Node GPUs in SLURM index order: positions in topo.gpus, which order_gpus
+// (topology.hpp) already sorted that way, NVIDIA by bus id, AMD by RSMI index.
 std::vector<size_t> gpu_order(const Topology& topo) {
     std::vector<size_t> order(topo.gpus.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return topo.gpus[a].pci.bus_id < topo.gpus[b].pci.bus_id; });
     return order;
 }
 
@@ -27,7 +26,7 @@ std::string gpu_bus_id(const Topology& topo, unsigned index) {
     if (index >= order.size()) {
         std::string have = order.empty() ? "it has no GPUs"
                                          : "it has " + std::to_string(order.size()) + " GPUs, indexes 0-" +
-                                               std::to_string(order.size() - 1) + " in PCI bus id order";
+                                               std::to_string(order.size() - 1) + " in " + to_string(topo.gpu_order);
         throw Error("GPU index " + std::to_string(index) + " is not on this node (" + have +
                     "); check the step's GPU list, or regenerate the topology cache if GPUs were added");
     }
@@ -57,22 +56,64 @@ std::optional<unsigned> usable_port(const Nic& nic) {
 
 }  // namespace
 
+namespace {
+
+// A fabric NIC, what the fallback may choose: one with an OpenFabrics device
+// (InfiniBand, RoCE, iWARP, EFA, Omni-Path) or HPE Slingshot's (cxiN, netdev
+// hsnN). A NIC with only a netdev is plain Ethernet: hwloc records no link
+// speed, so it cannot be told from the management port and is never chosen.
+bool is_fabric(const Nic& nic) {
+    return nic.rdma || nic.name.rfind("cxi", 0) == 0 || nic.netdev.rfind("hsn", 0) == 0;
+}
+
+bool on_gpu_switch(const Topology& topo, const Nic& nic) {
+    return std::any_of(topo.gpus.begin(), topo.gpus.end(),
+                       [&](const Gpu& g) { return pci_distance(g.pci, nic.pci) == PciDistance::Switch; });
+}
+
+}  // namespace
+
+const char* to_string(NicRole r) {
+    switch (r) {
+        case NicRole::Compute: return "compute NIC";
+        case NicRole::Fallback: return "compute NIC (fallback: no NIC on any GPU's PCIe switch)";
+        case NicRole::Excluded: return "excluded by the site (nic_exclude)";
+        case NicRole::NotIncluded: return "not in the site's nic_include";
+        case NicRole::PortsDown: return "every port is down";
+        case NicRole::NotFabric: return "Ethernet without RDMA (management or service network)";
+        case NicRole::OffGpuSwitch: return "on no GPU's PCIe switch, while other NICs are (storage or service)";
+        case NicRole::NoGpus: return "the node has no GPUs and the site includes no NICs";
+    }
+    return "not a compute NIC";
+}
+
+std::vector<NicVerdict> nic_verdicts(const Topology& topo, const NicFilter& filter) {
+    std::vector<NicVerdict> out;
+    for (const auto& nic : topo.nics) {
+        NicVerdict v{&nic, NicRole::Compute, usable_port(nic)};
+        if (listed(filter.exclude, nic)) v.role = NicRole::Excluded;
+        else if (!filter.include.empty() && !listed(filter.include, nic)) v.role = NicRole::NotIncluded;
+        else if (!v.port) v.role = NicRole::PortsDown;
+        else if (filter.include.empty() && topo.gpus.empty()) v.role = NicRole::NoGpus;
+        else if (filter.include.empty() && !on_gpu_switch(topo, nic)) v.role = NicRole::OffGpuSwitch;
+        out.push_back(v);
+    }
+    // No NIC on any GPU's switch (AC922, cloud GPU nodes with EFA, Slingshot
+    // nodes, most 1- and 2-GPU servers): the fabric NICs stand in, and each
+    // GPU takes the nearest of them by the same distance order.
+    const bool none_local = std::none_of(out.begin(), out.end(), [](const NicVerdict& v) { return v.role == NicRole::Compute; });
+    if (none_local)
+        for (auto& v : out)
+            if (v.role == NicRole::OffGpuSwitch) v.role = is_fabric(*v.nic) ? NicRole::Fallback : NicRole::NotFabric;
+    return out;
+}
+
 std::vector<NicChoice> compute_nics(const Topology& topo, const NicFilter& filter) {
     std::vector<NicChoice> out;
-    for (const auto& nic : topo.nics) {
-        if (listed(filter.exclude, nic)) continue;
-        bool compute;
-        if (!filter.include.empty()) {
-            compute = listed(filter.include, nic);
-        } else {
-            compute = std::any_of(topo.gpus.begin(), topo.gpus.end(), [&](const Gpu& g) {
-                return pci_distance(g.pci, nic.pci) == PciDistance::Switch;
-            });
-        }
-        if (!compute) continue;
-        auto port = usable_port(nic);
-        if (!port) continue;
-        out.push_back({nic.name, *port, nic.netdev, nic.pci.bus_id, nic.rdma});
+    for (const auto& v : nic_verdicts(topo, filter)) {
+        if (v.role != NicRole::Compute && v.role != NicRole::Fallback) continue;
+        const Nic& nic = *v.nic;
+        out.push_back({nic.name, *v.port, nic.netdev, nic.pci.bus_id, nic.rdma, v.role == NicRole::Fallback});
     }
     std::sort(out.begin(), out.end(), [](const NicChoice& a, const NicChoice& b) {
         return natural_less(a.name, b.name);
@@ -329,59 +370,116 @@ const Package* find_package(const Topology& topo, int os) {
     return nullptr;
 }
 
-// A GPU's CPU domain, never outside the cpuset: its local cpus there, else its
-// NUMA node's, else its package's, else the whole cpuset.
-CpuList cpu_domain(const Topology& topo, const Gpu& g, const CpuList& cs) {
-    CpuList d = intersect(g.pci.local_cpus, cs);
-    if (d.empty())
-        if (const auto* nn = find_numa(topo, g.pci.numa)) d = intersect(nn->cpus, cs);
-    if (d.empty())
-        if (const auto* p = find_package(topo, g.pci.package)) d = intersect(p->cpus, cs);
-    if (d.empty()) d = cs;
-    return d;
+CpuList subtract(const CpuList& a, const CpuList& b) {
+    CpuList out;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
 }
 
+// The first non-empty of: the GPU's NUMA node's CPUs in `within`, its
+// package's, all of `within`.
+CpuList nearby(const Topology& topo, const Gpu& g, const CpuList& within) {
+    CpuList d;
+    if (const auto* nn = find_numa(topo, g.pci.numa)) d = intersect(nn->cpus, within);
+    if (d.empty())
+        if (const auto* p = find_package(topo, g.pci.package)) d = intersect(p->cpus, within);
+    return d.empty() ? within : d;
+}
+
+// CPUs split among tasks. weight[t]: how many of task t's GPUs have this
+// domain; guests (tasks whose GPUs have no local CPU in the cpuset and that
+// found no free CPU elsewhere) take the last blocks, after the hosts.
 struct Domain {
     CpuList cpus;
-    std::vector<unsigned> weight;  // per task: how many of its GPUs have this domain
+    std::vector<unsigned> weight;
+    std::vector<bool> guest;
 };
 
-// The distinct domains of the tasks' GPUs, merged while any two overlap.
-std::vector<Domain> gpu_domains(const Topology& topo, const std::vector<size_t>& order,
-                                const std::vector<std::vector<unsigned>>& gpus_of, const CpuList& cs) {
-    const size_t n = gpus_of.size();
-    std::vector<Domain> domains;
-    for (size_t t = 0; t < n; ++t)
-        for (unsigned idx : gpus_of[t]) {
-            CpuList d = cpu_domain(topo, topo.gpus[order[idx]], cs);
-            auto it = std::find_if(domains.begin(), domains.end(), [&](const Domain& x) { return x.cpus == d; });
-            if (it == domains.end()) it = domains.insert(domains.end(), Domain{std::move(d), std::vector<unsigned>(n, 0u)});
-            ++it->weight[t];
-        }
+Domain& domain_for(std::vector<Domain>& domains, CpuList cpus, size_t tasks) {
+    auto it = std::find_if(domains.begin(), domains.end(), [&](const Domain& x) { return x.cpus == cpus; });
+    if (it == domains.end())
+        it = domains.insert(domains.end(), Domain{std::move(cpus), std::vector<unsigned>(tasks, 0u), std::vector<bool>(tasks, false)});
+    return *it;
+}
+
+void merge_overlapping(std::vector<Domain>& domains) {
     for (bool merged = true; merged;) {
         merged = false;
         for (size_t a = 0; a < domains.size() && !merged; ++a)
             for (size_t b = a + 1; b < domains.size() && !merged; ++b)
                 if (!intersect(domains[a].cpus, domains[b].cpus).empty()) {
                     domains[a].cpus = unite(domains[a].cpus, domains[b].cpus);
-                    for (size_t t = 0; t < n; ++t) domains[a].weight[t] += domains[b].weight[t];
-                    domains.erase(domains.begin() + b);
+                    for (size_t t = 0; t < domains[a].weight.size(); ++t) domains[a].weight[t] += domains[b].weight[t];
+                    domains.erase(domains.begin() + static_cast<std::ptrdiff_t>(b));
                     merged = true;
                 }
     }
-    return domains;
+}
+
+// The tasks' CPU domains, never outside the cpuset. First every GPU with
+// local CPUs in the cpuset claims them (overlapping claims merge): a task
+// keeps its GPU-local cores whatever the others need. Then a task none of
+// whose GPUs has local CPUs there takes, from the CPUs nobody claimed, its
+// GPU's NUMA node's, else package's, else any; with none unclaimed it joins
+// the claimed domain nearest to it (the one with the most CPUs per task among
+// those holding its NUMA node's, else package's, else any CPUs) as a guest.
+std::vector<Domain> gpu_domains(const Topology& topo, const std::vector<size_t>& order,
+                                const std::vector<std::vector<unsigned>>& gpus_of, const CpuList& cs) {
+    const size_t n = gpus_of.size();
+    std::vector<Domain> local;
+    std::vector<size_t> homeless;
+    for (size_t t = 0; t < n; ++t) {
+        bool has_local = false;
+        for (unsigned idx : gpus_of[t]) {
+            CpuList d = intersect(topo.gpus[order[idx]].pci.local_cpus, cs);
+            if (d.empty()) continue;
+            ++domain_for(local, std::move(d), n).weight[t];
+            has_local = true;
+        }
+        if (!has_local) homeless.push_back(t);
+    }
+    merge_overlapping(local);
+    CpuList claimed;
+    for (const auto& d : local) claimed = unite(claimed, d.cpus);
+    const CpuList free = subtract(cs, claimed);
+    std::vector<Domain> rest;
+    for (size_t t : homeless)
+        for (unsigned idx : gpus_of[t]) {
+            const Gpu& g = topo.gpus[order[idx]];
+            if (!free.empty()) {
+                ++domain_for(rest, nearby(topo, g, free), n).weight[t];
+                continue;
+            }
+            const CpuList near = nearby(topo, g, cs);
+            Domain* best = nullptr;
+            double best_room = -1;
+            for (auto& d : local) {
+                if (intersect(d.cpus, near).empty()) continue;
+                const unsigned users = static_cast<unsigned>(std::count_if(d.weight.begin(), d.weight.end(), [](unsigned w) { return w > 0; }));
+                const double room = double(d.cpus.size()) / (users + 1);
+                if (room > best_room) best = &d, best_room = room;
+            }
+            if (!best) best = &local.front();  // near is within cs, all of it claimed: never reached
+            ++best->weight[t];
+            best->guest[t] = true;
+        }
+    merge_overlapping(rest);
+    local.insert(local.end(), rest.begin(), rest.end());
+    return local;
 }
 
 // Each domain's CPUs split among the tasks using it, in proportion to how
-// many of their GPUs are in it (split_cpus: whole cores, else PUs, else shared).
+// many of their GPUs are in it (split_cpus: whole cores, else PUs, else
+// shared); hosts first, guests last.
 void split_domains(const Topology& topo, const std::vector<Domain>& domains, std::vector<TaskPlacement>& tasks) {
     for (const auto& domain : domains) {
         std::vector<unsigned> users, w;
-        for (unsigned t = 0; t < tasks.size(); ++t)
-            if (domain.weight[t]) {
-                users.push_back(t);
-                w.push_back(domain.weight[t]);
-            }
+        for (bool guests : {false, true})
+            for (unsigned t = 0; t < tasks.size(); ++t)
+                if (domain.weight[t] && domain.guest[t] == guests) {
+                    users.push_back(t);
+                    w.push_back(domain.weight[t]);
+                }
         const auto parts = split_cpus(topo, domain.cpus, w);
         for (size_t k = 0; k < users.size(); ++k) tasks[users[k]].cpus = unite(tasks[users[k]].cpus, parts[k]);
     }
@@ -407,8 +505,13 @@ struct NumaShare {
 // The NUMA nodes holding cpuset CPUs, by OS index; nodes with the same tie set spread over it.
 std::vector<NumaShare> numa_shares(const Topology& topo, const CpuList& cs, const NicCandidates& cands) {
     std::vector<NumaShare> nodes;
+    // A CPU belongs to the first node (by OS index) listing it: hwloc 2 gives a
+    // memory-only node (KNL MCDRAM, HBM in flat mode, Optane) its parent's
+    // cpuset, and counting it again would hand the same cores to two tasks.
+    CpuList placed;
     for (const auto& nn : topo.numa_nodes) {
-        CpuList c = intersect(nn.cpus, cs);
+        CpuList c = subtract(intersect(nn.cpus, cs), placed);
+        placed = unite(placed, c);
         if (!c.empty()) nodes.push_back({static_cast<int>(nn.os), std::move(c), {}, 0});
     }
     if (nodes.empty()) nodes.push_back({-1, cs, {}, 0});  // no NUMA information

@@ -73,6 +73,7 @@ struct NicChoice {
     std::string netdev;  // ibp24s0, "" if none
     std::string bus_id;
     bool rdma = true;
+    bool fallback = false;  // chosen because no NIC sits on any GPU's switch (see the rules)
 };
 
 struct TaskPlacement {
@@ -97,6 +98,27 @@ Placement plan_placement(const Topology& topo, const PlacementRequest& req);
 
 // The node's compute NICs under the site filter (see the rules above).
 std::vector<NicChoice> compute_nics(const Topology& topo, const NicFilter& filter);
+
+// Why each NIC of the node is, or is not, a compute NIC: what `gangway topo`
+// explains. The plan itself needs only compute_nics.
+enum class NicRole {
+    Compute,       // on a GPU's switch, or included by the site
+    Fallback,      // a fabric NIC standing in: no NIC is on any GPU's switch
+    Excluded,      // nic_exclude
+    NotIncluded,   // nic_include is set and does not name it
+    PortsDown,     // every port known to be down
+    NotFabric,     // plain Ethernet (management, service)
+    OffGpuSwitch,  // other NICs sit on GPU switches; this one does not (storage)
+    NoGpus,        // a GPU-less node without nic_include
+};
+const char* to_string(NicRole r);
+
+struct NicVerdict {
+    const Nic* nic;                 // into the topology
+    NicRole role;
+    std::optional<unsigned> port;   // the port it would use; none when all are down
+};
+std::vector<NicVerdict> nic_verdicts(const Topology& topo, const NicFilter& filter);
 
 // Exact-match NCCL_IB_HCA value for these NICs (RDMA ones only).
 std::string nccl_ib_hca_value(const std::vector<NicChoice>& nics);

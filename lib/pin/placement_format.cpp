@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "../base/text.hpp"
 
@@ -45,9 +46,18 @@ std::string format_placement_json(const Placement& plan) {
     return out;
 }
 
+const char* nic_reason(const TaskPlacement& t) {
+    if (t.nics.empty() || !t.distance) return "-";
+    const bool fallback = std::any_of(t.nics.begin(), t.nics.end(), [](const NicChoice& n) { return n.fallback; });
+    if (t.gpus.empty()) return fallback ? "fallback, nearest fabric NIC to its NUMA node" : "nearest to its NUMA node";
+    if (fallback) return "fallback: no NIC on any GPU's switch, nearest fabric NIC";
+    if (*t.distance == PciDistance::Switch) return "on its GPU's PCIe switch";
+    return "none on its GPU's switch, nearest compute NIC";
+}
+
 std::string format_placement_table(const Placement& plan) {
     std::vector<std::vector<std::string>> rows;
-    rows.push_back({"task", "GPU", "NIC", "netdev", "NUMA", "cores", "PCIe distance"});
+    rows.push_back({"task", "GPU", "NIC", "netdev", "NUMA", "cores", "PCIe distance", "why this NIC"});
     for (const auto& t : plan.tasks) {
         auto dash = [](std::string s) { return s.empty() ? std::string("-") : s; };
         rows.push_back({
@@ -58,6 +68,7 @@ std::string format_placement_table(const Placement& plan) {
             t.numa < 0 ? std::string("-") : std::to_string(t.numa),
             dash(format_cpu_list(t.cpus)),
             t.distance ? to_string(*t.distance) : "-",
+            nic_reason(t),
         });
     }
     std::vector<size_t> width(rows[0].size(), 0);
@@ -73,6 +84,24 @@ std::string format_placement_table(const Placement& plan) {
         out += line + "\n";
     }
     out += "NCCL_IB_HCA=" + plan.nccl_ib_hca + "\n";
+    return out;
+}
+
+std::string format_placement_notes(const Topology& topo, const NicFilter& filter, const Placement& plan) {
+    std::string out;
+    if (!topo.gpus.empty()) out += std::string("GPU indexes: ") + describe(topo.gpu_order) + "\n";
+    std::set<std::string> used;
+    for (const auto& t : plan.tasks)
+        for (const auto& n : t.nics) used.insert(n.name);
+    for (const auto& v : nic_verdicts(topo, filter)) {
+        if (used.count(v.nic->name)) continue;
+        const bool compute = v.role == NicRole::Compute || v.role == NicRole::Fallback;
+        out += "NIC " + v.nic->name + (v.nic->netdev.empty() || v.nic->netdev == v.nic->name ? "" : " (" + v.nic->netdev + ")") +
+               " not used: " +
+               (compute ? std::string(to_string(v.role)) + ", but no task here is nearer to it than to another"
+                        : std::string(to_string(v.role))) +
+               "\n";
+    }
     return out;
 }
 

@@ -290,13 +290,19 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
         throw Error("topology cache " + origin + " lists no CPUs; rewrite it with `gangway topo --write-cache " +
                     origin + "`");
     set_pus(topo, std::move(pus));
+    // Caches written before the display-chip rule may list an ES1000 as a GPU.
+    std::erase_if(topo.gpus, [](const Gpu& g) { return !is_gpu_pci(g.vendor, g.device, 0x0302); });
+    order_gpus(topo);
     return topo;
 }
 
 void set_pus(Topology& topo, std::map<unsigned, Pu> pus) {
+    // numa_nodes is by OS index; the first node listing a PU is its own. hwloc 2
+    // gives a memory-only node (KNL MCDRAM, HBM in flat mode, Optane) its
+    // parent's cpuset, and such nodes are numbered after the DDR ones.
     for (const auto& n : topo.numa_nodes)
         for (unsigned c : n.cpus)
-            if (auto it = pus.find(c); it != pus.end()) it->second.numa = static_cast<int>(n.os);
+            if (auto it = pus.find(c); it != pus.end() && it->second.numa < 0) it->second.numa = static_cast<int>(n.os);
     for (const auto& p : topo.packages)
         for (unsigned c : p.cpus)
             if (auto it = pus.find(c); it != pus.end()) it->second.package = static_cast<int>(p.os);
@@ -304,9 +310,75 @@ void set_pus(Topology& topo, std::map<unsigned, Pu> pus) {
     for (auto& [os, pu] : pus) topo.pus.push_back(pu);
 }
 
-bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t class_id) {
-    const bool vendor = vendor_id == 0x10de || vendor_id == 0x1002;
-    return vendor && (class_id == 0x0300 || class_id == 0x0302 || class_id == 0x0380);
+bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t device_id, std::uint16_t class_id) {
+    const bool gpu_class = class_id == 0x0300 || class_id == 0x0302 || class_id == 0x0380;
+    if (!gpu_class) return false;
+    if (vendor_id == 0x10de) return true;
+    // AMD's pre-GCN display parts (ES1000 515e/5969, Radeon 7000 5159, Rage XL
+    // 4752) sit on servers as BMC or onboard VGA; ROCm never sees them.
+    if (vendor_id == 0x1002) return device_id < 0x4000 || device_id > 0x5fff;
+    return false;
+}
+
+const char* to_string(GpuOrder o) {
+    switch (o) {
+        case GpuOrder::PciBus:
+        case GpuOrder::AmdPciBus: return "PCI bus id order";
+        case GpuOrder::AmdRsmi: return "RSMI order";
+        case GpuOrder::AmdOpenCl: return "OpenCL order";
+    }
+    return "PCI bus id order";
+}
+
+const char* describe(GpuOrder o) {
+    switch (o) {
+        case GpuOrder::PciBus: return "PCI bus id order (NVML's order, SLURM's for NVIDIA)";
+        case GpuOrder::AmdRsmi: return "RSMI order from hwloc's rsmi devices (SLURM's RSMI autodetection)";
+        case GpuOrder::AmdOpenCl: return "ROCm OpenCL order from hwloc's opencl devices (RSMI's order)";
+        case GpuOrder::AmdPciBus:
+            return "PCI bus id order; the topology records no rsmi or opencl devices, and SLURM's RSMI order can "
+                   "differ (export it with lstopo on the node with ROCm installed to know)";
+    }
+    return "PCI bus id order";
+}
+
+namespace {
+
+// The enumeration index in an rsmiN or openclPdN OS device name, -1 for other names.
+long smi_index(const std::string& name, GpuOrder kind) {
+    std::string_view digits;
+    if (kind == GpuOrder::AmdRsmi && name.rfind("rsmi", 0) == 0) {
+        digits = std::string_view(name).substr(4);
+    } else if (kind == GpuOrder::AmdOpenCl && name.rfind("opencl", 0) == 0) {
+        const size_t d = name.find('d', 6);
+        if (d == std::string::npos) return -1;
+        digits = std::string_view(name).substr(d + 1);
+    } else {
+        return -1;
+    }
+    const auto v = parse_uint(digits);
+    return v ? static_cast<long>(*v) : -1;
+}
+
+}  // namespace
+
+void order_gpus(Topology& topo) {
+    auto& g = topo.gpus;
+    std::stable_sort(g.begin(), g.end(), [](const Gpu& a, const Gpu& b) { return a.pci.bus_id < b.pci.bus_id; });
+    topo.gpu_order = GpuOrder::PciBus;
+    const bool all_amd = !g.empty() && std::all_of(g.begin(), g.end(), [](const Gpu& x) { return x.vendor == 0x1002; });
+    if (!all_amd) return;
+    for (GpuOrder kind : {GpuOrder::AmdRsmi, GpuOrder::AmdOpenCl}) {
+        std::set<long> seen;
+        for (const auto& x : g) seen.insert(smi_index(x.name, kind));
+        // Usable only when every GPU has its own index.
+        if (seen.count(-1) || seen.size() != g.size()) continue;
+        std::stable_sort(g.begin(), g.end(),
+                         [&](const Gpu& a, const Gpu& b) { return smi_index(a.name, kind) < smi_index(b.name, kind); });
+        topo.gpu_order = kind;
+        return;
+    }
+    topo.gpu_order = GpuOrder::AmdPciBus;
 }
 
 }  // namespace gangway

@@ -56,8 +56,21 @@ struct Gpu {
     PciLocation pci;
     std::uint16_t vendor = 0;  // 0x10de NVIDIA, 0x1002 AMD
     std::uint16_t device = 0;
-    std::string name;          // OS device name if hwloc had one (nvml0, rsmi0), else ""
+    // OS device name if hwloc had one, the one that tells SLURM's order first:
+    // rsmi3, else opencl0d3, else nvml3 or cuda3; "" without one.
+    std::string name;
 };
+
+// How Topology::gpus is ordered, i.e. how SLURM numbers the node's GPUs.
+//   PciBus     NVIDIA (NVML enumerates by PCI bus id), or no GPUs, or mixed vendors.
+//   AmdRsmi    AMD, by the rsmiN OS devices hwloc recorded: SLURM's RSMI autodetection order.
+//   AmdOpenCl  AMD, by the openclPdN OS devices (ROCm's OpenCL enumerates as RSMI does).
+//   AmdPciBus  AMD without either: PCI bus id order, which SLURM's RSMI order
+//              may not follow (seen on MI50 nodes); `gangway topo` says so.
+enum class GpuOrder { PciBus = 0, AmdRsmi, AmdOpenCl, AmdPciBus };
+
+const char* to_string(GpuOrder o);   // "PCI bus id order", "RSMI order", "OpenCL order"
+const char* describe(GpuOrder o);    // the line `gangway topo` prints, with the note for AmdPciBus
 
 struct NicPort {
     unsigned number = 1;
@@ -77,7 +90,8 @@ struct Topology {
     std::vector<Core> cores;        // in topology (logical) order, as SLURM's core ids
     std::vector<NumaNode> numa_nodes;// by OS index
     std::vector<Package> packages;  // by OS index
-    std::vector<Gpu> gpus;          // by PCI bus id (the SLURM index order, see placement.hpp)
+    std::vector<Gpu> gpus;          // in SLURM index order (order_gpus)
+    GpuOrder gpu_order = GpuOrder::PciBus;
     std::vector<Nic> nics;          // by PCI bus id, then name
 };
 
@@ -120,10 +134,20 @@ Topology parse_topology(std::string_view text, const std::string& origin);
 // packages: the last step of both the hwloc reader and the cache parser.
 void set_pus(Topology& topo, std::map<unsigned, Pu> pus);
 
-// A PCI function gangway counts as a GPU: NVIDIA (10de) or AMD (1002) with
-// class 0300 (VGA), 0302 (3D controller) or 0380 (display, AMD Instinct).
-// One rule for hwloc's devices and the plugin's sysfs pre-scan.
-bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t class_id);
+// A PCI function gangway counts as a compute GPU by its IDs alone: NVIDIA
+// (10de) or AMD (1002) with class 0300 (VGA), 0302 (3D controller) or 0380
+// (display, AMD Instinct), except AMD's display-only parts (device ids
+// 4000-5fff: Rage, Radeon 7000, ES1000, the BMC-era VGA on servers), which
+// neither NVML nor RSMI enumerate, so SLURM never counts them. ASPEED (1a03),
+// Matrox (102b) and every other vendor's VGA chip never count. One rule for
+// hwloc's devices and the plugin's sysfs pre-scan; where hwloc recorded
+// compute OS devices the hwloc reader narrows it further (hwloc_topology.hpp).
+bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t device_id, std::uint16_t class_id);
+
+// Puts topo.gpus in SLURM index order and sets topo.gpu_order (see GpuOrder):
+// NVIDIA by PCI bus id; AMD by the rsmiN, else openclPdN, OS device names
+// when every AMD GPU has one, else by bus id. Idempotent.
+void order_gpus(Topology& topo);
 
 // Natural order of names: mlx5_2 < mlx5_10.
 bool natural_less(std::string_view a, std::string_view b);

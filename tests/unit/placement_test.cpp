@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <algorithm>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <map>
 #include <sstream>
 #include <string>
@@ -274,4 +276,61 @@ TEST_CASE("planning is deterministic", "[topo]") {
     const Topology& t = fixture("dgx-a100");
     const auto r = request(t, 8);
     CHECK(format_placement_json(plan_placement(t, r)) == format_placement_json(plan_placement(t, r)));
+}
+
+TEST_CASE("no NIC on a GPU's switch: the nearest fabric NIC, never plain Ethernet or a dead port", "[topo]") {
+    const Topology& t = fixture("ac922");
+    const Placement p = plan_placement(t, request(t, 4));
+    CHECK(p.nccl_ib_hca == "=mlx5_0:1,mlx5_1:1,mlx5_2:1");  // mlx5_3's port is down, enP5p1s0f0 is Ethernet
+    for (const auto& task : p.tasks) {
+        REQUIRE(task.nics.size() == 1);
+        CHECK(task.nics[0].fallback);
+        CHECK(*task.distance == PciDistance::Numa);
+        CHECK(std::string(nic_reason(task)).find("fallback") != std::string::npos);
+    }
+    std::map<std::string, NicRole> role;
+    for (const auto& v : nic_verdicts(t, {})) role[v.nic->name] = v.role;
+    CHECK(role["mlx5_0"] == NicRole::Fallback);
+    CHECK(role["mlx5_3"] == NicRole::PortsDown);
+    CHECK(role["enP5p1s0f0"] == NicRole::NotFabric);
+    // Excluding the socket-0 HCAs moves GPUs 0 and 1 to the other socket's.
+    PlacementRequest r = request(t, 4);
+    r.nics.exclude = {"mlx5_0", "ib1"};
+    const Placement q = plan_placement(t, r);
+    CHECK(q.tasks[0].nics[0].name == "mlx5_2");
+    CHECK(*q.tasks[0].distance == PciDistance::System);
+    // Where some NIC sits on a GPU's switch, the others are not candidates (storage HCAs).
+    const Topology& h = fixture("dgx-h100");
+    for (const auto& v : nic_verdicts(h, {}))
+        if (v.nic->name == "mlx5_1") CHECK(v.role == NicRole::OffGpuSwitch);
+    const std::string notes = format_placement_notes(t, {}, plan_placement(t, request(t, 1, "0")));
+    CHECK(notes.find("NIC mlx5_3 (ib3) not used: every port is down") != std::string::npos);
+    CHECK(notes.find("NIC enP5p1s0f0 not used: Ethernet without RDMA") != std::string::npos);
+    CHECK(notes.find("GPU indexes: PCI bus id order") != std::string::npos);
+}
+
+TEST_CASE("a GPU without local cores in the cpuset never takes another task's local ones", "[topo]") {
+    // DGX A100: GPU 4 on NUMA 7, GPU 6 on NUMA 5; the cpuset has one core of
+    // NUMA 5 (20) and one of NUMA 6 (24): task 1 keeps core 20.
+    const Topology& t = fixture("dgx-a100");
+    const Placement p = plan_placement(t, request(t, 2, "4,6", "20,24,52,56"));
+    CHECK(p.tasks[0].cpus == CpuList{24, 56});
+    CHECK(p.tasks[1].cpus == CpuList{20, 52});
+    // With no free core left the task without local cores joins as the last.
+    const Placement q = plan_placement(t, request(t, 2, "4,6", "20,21,52,53"));
+    CHECK(q.tasks[1].cpus == CpuList{20, 52});
+    CHECK(q.tasks[0].cpus == CpuList{21, 53});
+}
+
+TEST_CASE("GPU-less steps on memory-only NUMA nodes: no two tasks share cores", "[topo]") {
+    for (const char* name : {"knl-flat", "xeonmax-flat", "ac922"}) {
+        INFO(name);
+        const Topology& t = fixture(name);
+        const Placement p = plan_placement(t, request(t, 2, "none"));
+        REQUIRE(p.tasks.size() == 2);
+        CpuList both;
+        std::set_intersection(p.tasks[0].cpus.begin(), p.tasks[0].cpus.end(), p.tasks[1].cpus.begin(),
+                              p.tasks[1].cpus.end(), std::back_inserter(both));
+        CHECK(both.empty());
+    }
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <unistd.h>
@@ -126,14 +127,19 @@ TEST_CASE("every fixture loads, with the GPUs and NICs it documents", "[topo]") 
     };
     for (const auto& w : {Want{"dgx-h100.xml", 8, 13, 2, 32}, Want{"dgx-a100.xml", 8, 10, 8, 64},
                           Want{"pcie-4gpu.xml", 4, 4, 2, 20}, Want{"snc-2s.xml", 4, 4, 4, 24},
-                          Want{"cpu-2numa.xml", 0, 2, 2, 16}}) {
+                          Want{"cpu-2numa.xml", 0, 2, 2, 16},
+                          Want{"knl-flat.xml", 0, 2, 2, 16}, Want{"xeonmax-flat.xml", 0, 2, 4, 32},
+                          Want{"es1000-2gpu.xml", 2, 2, 2, 24}, Want{"mi50-rsmi.xml", 8, 2, 2, 32},
+                          Want{"mi50-pci.xml", 8, 2, 2, 32}, Want{"ac922.xml", 4, 5, 6, 16}}) {
         INFO(w.file);
         const Topology t = sys::load_topology_xml(fixture(w.file));
         CHECK(t.gpus.size() == w.gpus);
         CHECK(t.nics.size() == w.nics);
         CHECK(t.numa_nodes.size() == w.numa);
         CHECK(t.pus.size() == w.pus);
-        for (size_t i = 1; i < t.gpus.size(); ++i) CHECK(t.gpus[i - 1].pci.bus_id < t.gpus[i].pci.bus_id);
+        // SLURM's order: PCI bus ids, except AMD GPUs whose RSMI order hwloc recorded.
+        if (t.gpu_order != GpuOrder::AmdRsmi)
+            for (size_t i = 1; i < t.gpus.size(); ++i) CHECK(t.gpus[i - 1].pci.bus_id < t.gpus[i].pci.bus_id);
     }
 }
 
@@ -217,8 +223,80 @@ TEST_CASE("a missing or broken XML is a clear error", "[topo]") {
     CHECK_THROWS_WITH(sys::load_topology_xml("/nonexistent.xml"), Catch::Matchers::ContainsSubstring("cannot be read"));
     const std::string path = temp_path("xml");
     std::ofstream(path) << "<topology><nonsense";
-    CHECK_THROWS_WITH(sys::load_topology_xml(path), Catch::Matchers::ContainsSubstring("not an hwloc topology"));
+    // Truncated: said so, with hwloc's own reason.
+    CHECK_THROWS_WITH(sys::load_topology_xml(path), Catch::Matchers::ContainsSubstring("is truncated") &&
+                                                        Catch::Matchers::ContainsSubstring("hwloc: "));
+    std::ofstream(path) << "";
+    CHECK_THROWS_WITH(sys::load_topology_xml(path), Catch::Matchers::ContainsSubstring("is empty"));
+    {
+        std::ifstream in(fixture("cpu-2numa.xml"));
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        text.replace(text.find("version=\"2.0\""), 13, "version=\"3.0\"");
+        std::ofstream(path) << text;
+    }
+    CHECK_THROWS_WITH(sys::load_topology_xml(path), Catch::Matchers::ContainsSubstring("hwloc 3's XML format") &&
+                                                        Catch::Matchers::ContainsSubstring("--export-xml-flags v2"));
     std::remove(path.c_str());
+}
+
+TEST_CASE("display chips are not GPUs: ES1000, ASPEED, Matrox", "[topo]") {
+    CHECK_FALSE(is_gpu_pci(0x1002, 0x515e, 0x0300));  // ATI ES1000
+    CHECK_FALSE(is_gpu_pci(0x1002, 0x5969, 0x0300));  // ES1000, other id
+    CHECK_FALSE(is_gpu_pci(0x1a03, 0x2000, 0x0300));  // ASPEED AST2500/2600
+    CHECK_FALSE(is_gpu_pci(0x102b, 0x0534, 0x0300));  // Matrox G200eR
+    CHECK_FALSE(is_gpu_pci(0x10de, 0x1db4, 0x0200));  // not a display class
+    CHECK(is_gpu_pci(0x1002, 0x66a1, 0x0380));        // MI50
+    CHECK(is_gpu_pci(0x1002, 0x6860, 0x0300));        // MI25, a VGA-class Instinct
+    CHECK(is_gpu_pci(0x10de, 0x2230, 0x0300));        // RTX A6000, VGA class
+    CHECK(is_gpu_pci(0x10de, 0x2330, 0x0302));        // H100
+    const Topology es = sys::load_topology_xml(fixture("es1000-2gpu.xml"));
+    REQUIRE(es.gpus.size() == 2);
+    CHECK(es.gpus[0].pci.bus_id == "0000:04:00.0");
+    const Topology xm = sys::load_topology_xml(fixture("xeonmax-flat.xml"));
+    CHECK(xm.gpus.empty());
+    const Topology mi = sys::load_topology_xml(fixture("mi50-rsmi.xml"));
+    CHECK(mi.gpus.size() == 8);  // the ASPEED VGA at c2:00.0 is not one
+}
+
+TEST_CASE("AMD GPUs in SLURM's RSMI order where hwloc recorded it, else PCI order with a note", "[topo]") {
+    const Topology r = sys::load_topology_xml(fixture("mi50-rsmi.xml"));
+    CHECK(r.gpu_order == GpuOrder::AmdRsmi);
+    std::vector<std::string> buses;
+    for (const auto& g : r.gpus) buses.push_back(g.pci.bus_id.substr(5, 2));
+    CHECK(buses == std::vector<std::string>{"63", "43", "03", "27", "e3", "c3", "83", "a3"});
+    CHECK(r.gpus[0].name == "rsmi0");
+    // The cache keeps the order (and says it again when read back).
+    const Topology back = parse_topology(serialize_topology(r), "cache");
+    CHECK(back.gpu_order == GpuOrder::AmdRsmi);
+    CHECK(back.gpus[0].pci.bus_id == "0000:63:00.0");
+    const Topology p = sys::load_topology_xml(fixture("mi50-pci.xml"));
+    CHECK(p.gpu_order == GpuOrder::AmdPciBus);
+    CHECK(p.gpus[0].pci.bus_id == "0000:03:00.0");
+    CHECK(std::string(describe(p.gpu_order)).find("SLURM's RSMI order can differ") != std::string::npos);
+    CHECK(sys::load_topology_xml(fixture("dgx-h100.xml")).gpu_order == GpuOrder::PciBus);
+    // OpenCL names count when there are no rsmi ones.
+    Topology o;
+    for (auto [bus, name] : {std::pair{"0000:03:00.0", "opencl0d1"}, std::pair{"0000:43:00.0", "opencl0d0"}}) {
+        Gpu g;
+        g.pci.bus_id = bus;
+        g.vendor = 0x1002;
+        g.name = name;
+        o.gpus.push_back(g);
+    }
+    order_gpus(o);
+    CHECK(o.gpu_order == GpuOrder::AmdOpenCl);
+    CHECK(o.gpus[0].pci.bus_id == "0000:43:00.0");
+}
+
+TEST_CASE("memory-only NUMA nodes do not take their parent's CPUs", "[topo]") {
+    const Topology k = sys::load_topology_xml(fixture("knl-flat.xml"));
+    REQUIRE(k.numa_nodes.size() == 2);
+    CHECK(k.numa_nodes[1].cpus == k.numa_nodes[0].cpus);  // hwloc 2 gives MCDRAM the package's cpuset
+    for (const auto& pu : k.pus) CHECK(pu.numa == 0);
+    const Topology a = sys::load_topology_xml(fixture("ac922.xml"));
+    CHECK(a.numa_nodes.size() == 6);  // 0, 8 and the GPUs' memory 252-255
+    CHECK(a.gpus[0].pci.numa == 0);
+    CHECK(a.gpus[3].pci.numa == 8);
 }
 
 // Hidden (run with "[live]"): live discovery goes through hwloc's PCI plugin,

@@ -18,6 +18,23 @@ namespace gangway::sys {
 
 namespace {
 
+// One environment variable set for a scope, unless the site already set it.
+class ScopedVar {
+public:
+    ScopedVar(const char* name, const char* value) : name_(name) {
+        if (!std::getenv(name)) set_ = ::setenv(name, value, 0) == 0;
+    }
+    ~ScopedVar() {
+        if (set_) ::unsetenv(name_);
+    }
+    ScopedVar(const ScopedVar&) = delete;
+    ScopedVar& operator=(const ScopedVar&) = delete;
+
+private:
+    const char* name_;
+    bool set_ = false;
+};
+
 // hwloc dlopens every component plugin of its plugin directory in
 // hwloc_topology_init, before any API call could blacklist one: libxml2 with
 // ICU's 30 MB of data, OpenCL, GL/X11, and on GPU nodes CUDA and NVML. In
@@ -37,22 +54,6 @@ public:
           path_("HWLOC_PLUGINS_PATH", "") {}
 
 private:
-    // One variable set for the scope, unless the site already set it.
-    class ScopedVar {
-    public:
-        ScopedVar(const char* name, const char* value) : name_(name) {
-            if (!std::getenv(name)) set_ = ::setenv(name, value, 0) == 0;
-        }
-        ~ScopedVar() {
-            if (set_) ::unsetenv(name_);
-        }
-        ScopedVar(const ScopedVar&) = delete;
-        ScopedVar& operator=(const ScopedVar&) = delete;
-
-    private:
-        const char* name_;
-        bool set_ = false;
-    };
     ScopedVar blacklist_, path_;
 };
 
@@ -110,7 +111,17 @@ PciLocation locate(hwloc_topology_t topo, hwloc_obj_t pcidev) {
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, pcidev);
     if (anc) {
         loc.local_cpus = to_list(anc->cpuset);
-        if (anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1) loc.numa = hwloc_bitmap_first(anc->nodeset);
+        if (anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1) {
+            loc.numa = hwloc_bitmap_first(anc->nodeset);
+        } else if (anc->nodeset) {
+            // A package with DDR and a memory-only node (HBM in flat mode,
+            // Optane) has two NUMA nodes of the package's cpuset: the device's
+            // is the first; nodes covering part of it (SNC) leave it unknown.
+            for (hwloc_obj_t n = nullptr; (n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n));)
+                if (hwloc_bitmap_isset(anc->nodeset, n->os_index) && hwloc_bitmap_isequal(n->cpuset, anc->cpuset) &&
+                    (loc.numa < 0 || static_cast<int>(n->os_index) < loc.numa))
+                    loc.numa = static_cast<int>(n->os_index);
+        }
         for (hwloc_obj_t p = anc; p; p = p->parent)
             if (p->type == HWLOC_OBJ_PACKAGE) {
                 loc.package = static_cast<int>(p->os_index);
@@ -120,7 +131,56 @@ PciLocation locate(hwloc_topology_t topo, hwloc_obj_t pcidev) {
     return loc;
 }
 
-bool is_gpu(hwloc_obj_t pcidev) { return is_gpu_pci(pcidev->attr->pcidev.vendor_id, pcidev->attr->pcidev.class_id); }
+// The OS device of a PCI function that only a compute GPU has: the CUDA,
+// NVML, RSMI or OpenCL ones hwloc's GPU components add (an XML exported by a
+// full lstopo; the live discovery here blacklists them). DRM's cardN is no
+// proof: display chips have one too. Names per SLURM-order preference.
+hwloc_obj_t compute_osdev(hwloc_obj_t pcidev) {
+    hwloc_obj_t best = nullptr;
+    int best_rank = 99;
+    for (hwloc_obj_t c = pcidev->io_first_child; c; c = c->next_sibling) {
+        if (c->type != HWLOC_OBJ_OS_DEVICE || !c->name) continue;
+        if (!osdev_is(c, HWLOC_OBJ_OSDEV_GPU) && !osdev_is(c, HWLOC_OBJ_OSDEV_COPROC)) continue;
+        const int rank = std::strncmp(c->name, "rsmi", 4) == 0     ? 0
+               : std::strncmp(c->name, "opencl", 6) == 0 ? 1
+               : std::strncmp(c->name, "nvml", 4) == 0   ? 2
+               : std::strncmp(c->name, "cuda", 4) == 0   ? 3
+                                                         : 99;
+        if (rank < best_rank) best = c, best_rank = rank;
+    }
+    return best;
+}
+
+// The node's compute GPUs. A PCI function of a GPU vendor counts when
+// is_gpu_pci says so by its IDs or when it has a compute OS device; where the
+// topology recorded compute OS devices for a vendor's GPUs, that vendor's
+// functions without one do not count (NVML and RSMI, hence SLURM, skip them).
+std::vector<Gpu> find_gpus(hwloc_topology_t topo) {
+    struct Candidate {
+        hwloc_obj_t dev, osdev;
+    };
+    std::vector<Candidate> cands;
+    std::map<std::uint16_t, bool> vendor_has_osdevs;
+    for (hwloc_obj_t d = nullptr; (d = hwloc_get_next_pcidev(topo, d));) {
+        const auto& a = d->attr->pcidev;
+        if (a.vendor_id != 0x10de && a.vendor_id != 0x1002) continue;
+        hwloc_obj_t os = compute_osdev(d);
+        if (!os && !is_gpu_pci(a.vendor_id, a.device_id, a.class_id)) continue;
+        if (os) vendor_has_osdevs[a.vendor_id] = true;
+        cands.push_back({d, os});
+    }
+    std::vector<Gpu> out;
+    for (const auto& c : cands) {
+        if (!c.osdev && vendor_has_osdevs[c.dev->attr->pcidev.vendor_id]) continue;
+        Gpu g;
+        g.pci = locate(topo, c.dev);
+        g.vendor = c.dev->attr->pcidev.vendor_id;
+        g.device = c.dev->attr->pcidev.device_id;
+        if (c.osdev) g.name = c.osdev->name;
+        out.push_back(std::move(g));
+    }
+    return out;
+}
 
 std::vector<NicPort> ports_of(hwloc_obj_t osdev) {
     std::map<unsigned, int> ports;
@@ -168,23 +228,8 @@ Topology convert(hwloc_topology_t topo) {
     }
     set_pus(out, std::move(pus));
 
-    for (hwloc_obj_t d = nullptr; (d = hwloc_get_next_pcidev(topo, d));) {
-        if (!is_gpu(d)) continue;
-        Gpu g;
-        g.pci = locate(topo, d);
-        g.vendor = d->attr->pcidev.vendor_id;
-        g.device = d->attr->pcidev.device_id;
-        for (hwloc_obj_t c = d->io_first_child; c; c = c->next_sibling)
-            if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
-                (osdev_is(c, HWLOC_OBJ_OSDEV_GPU) || osdev_is(c, HWLOC_OBJ_OSDEV_COPROC)) &&
-                (std::strncmp(c->name, "nvml", 4) == 0 || std::strncmp(c->name, "rsmi", 4) == 0 ||
-                 std::strncmp(c->name, "cuda", 4) == 0)) {
-                g.name = c->name;
-                break;
-            }
-        out.gpus.push_back(std::move(g));
-    }
-    std::sort(out.gpus.begin(), out.gpus.end(), [](auto& a, auto& b) { return a.pci.bus_id < b.pci.bus_id; });
+    out.gpus = find_gpus(topo);
+    order_gpus(out);
 
     for (hwloc_obj_t d = nullptr; (d = hwloc_get_next_pcidev(topo, d));) {
         std::vector<hwloc_obj_t> fabrics, nets;
@@ -298,6 +343,87 @@ Topology load_live_topology(IoScope io) {
     return convert(h.t);
 }
 
+namespace {
+
+// hwloc says why an XML is refused only on stderr, and only when
+// HWLOC_XML_VERBOSE was set at the process's first XML import (it reads the
+// variable once). So every XML import here runs with it set and with stderr
+// sent to a temporary file, whose text becomes part of the refusal. XML
+// imports are rare (the cache is the fast path); the plugin's live discovery
+// and cache reads never come here.
+class HwlocXmlReason {
+public:
+    HwlocXmlReason() : verbose_("HWLOC_XML_VERBOSE", "1") {
+        std::fflush(stderr);
+        file_ = std::tmpfile();
+        saved_ = file_ ? ::dup(STDERR_FILENO) : -1;
+        if (saved_ >= 0 && ::dup2(::fileno(file_), STDERR_FILENO) < 0) {
+            ::close(saved_);
+            saved_ = -1;
+        }
+    }
+    ~HwlocXmlReason() {
+        restore();
+        if (file_) std::fclose(file_);
+    }
+    HwlocXmlReason(const HwlocXmlReason&) = delete;
+    HwlocXmlReason& operator=(const HwlocXmlReason&) = delete;
+
+    // What hwloc wrote, its (wrapped) lines joined, without hwloc's own prefixes.
+    std::string text() {
+        restore();
+        if (!file_) return "";
+        std::string out;
+        std::rewind(file_);
+        char line[512];
+        while (out.size() < 400 && std::fgets(line, sizeof line, file_)) {
+            std::string_view l = trim_right(line);
+            for (std::string_view prefix : {"hwloc/xml: ", "hwloc: "})
+                if (l.starts_with(prefix)) l.remove_prefix(prefix.size());
+            if (l.empty()) continue;
+            if (!out.empty()) out += ' ';
+            out += l;
+        }
+        // Advice for hwloc's own users; gangway loads XML without libxml2 by design.
+        const std::string moot = " If it was not generated by hwloc, try enabling full XML support with libxml2.";
+        if (const size_t at = out.find(moot); at != std::string::npos) out.erase(at, moot.size());
+        return out;
+    }
+
+private:
+    void restore() {
+        if (saved_ < 0) return;
+        std::fflush(stderr);
+        ::dup2(saved_, STDERR_FILENO);
+        ::close(saved_);
+        saved_ = -1;
+    }
+    ScopedVar verbose_;
+    std::FILE* file_ = nullptr;
+    int saved_ = -1;
+};
+
+// Why hwloc refused `text`, as advice that fits the cause.
+std::string refusal(const std::string& path, std::string_view text, const std::string& hwloc_says) {
+    const std::string export_it = "export it again with `lstopo --of xml --whole-io FILE.xml`";
+    const std::string head = "topology XML " + path;
+    if (trim_right(text).empty()) return head + " is empty; " + export_it;
+    const std::string_view start = text.substr(0, 512);
+    if (start.find("<topology") == std::string_view::npos && start.find("<?xml") == std::string_view::npos)
+        return head + " is not XML (it does not start with <?xml or <topology); pass an hwloc XML or a gangway cache";
+    if (start.find("<topology version=\"3.") != std::string_view::npos)
+        return head + " is in hwloc 3's XML format, which the hwloc 2 here cannot read" +
+               (hwloc_says.empty() ? "" : " (hwloc: " + hwloc_says + ")") +
+               "; re-export it with `lstopo --of xml --export-xml-flags v2 FILE.xml` on the machine";
+    if (trim_right(text).find("</topology>") == std::string_view::npos)
+        return head + " is truncated (it ends before </topology>" +
+               (hwloc_says.empty() ? "" : "; hwloc: " + hwloc_says) + "); copy or " + export_it;
+    return head + " is not an hwloc topology hwloc can load" + (hwloc_says.empty() ? "" : " (hwloc: " + hwloc_says + ")") +
+           "; " + export_it;
+}
+
+}  // namespace
+
 Topology load_topology_xml(const std::string& path) {
     if (::access(path.c_str(), R_OK) != 0) {
         const int e = errno;
@@ -306,9 +432,14 @@ Topology load_topology_xml(const std::string& path) {
     }
     Handle h;
     keep_io(h.t);
-    if (hwloc_topology_set_xml(h.t, path.c_str()) != 0 || hwloc_topology_load(h.t) != 0)
-        throw Error("topology XML " + path +
-                    " is not an hwloc topology hwloc can load; export one with `lstopo --of xml --whole-io FILE.xml`");
+    std::string hwloc_says;
+    bool ok;
+    {
+        HwlocXmlReason reason;
+        ok = hwloc_topology_set_xml(h.t, path.c_str()) == 0 && hwloc_topology_load(h.t) == 0;
+        hwloc_says = reason.text();
+    }
+    if (!ok) throw Error(refusal(path, slurp(path, "pass an hwloc XML file"), hwloc_says));
     return convert(h.t);
 }
 

@@ -70,7 +70,11 @@ bool pci_has_gpu(const std::string& root) {
         const auto cls = read_hex(dev + "/class");
         if (!cls || (*cls >> 16) != 0x03) continue;
         const auto vendor = read_hex(dev + "/vendor");
-        if (vendor && is_gpu_pci(static_cast<std::uint16_t>(*vendor), static_cast<std::uint16_t>(*cls >> 8))) {
+        if (!vendor) continue;
+        // The device id tells an onboard ES1000 from an AMD GPU (is_gpu_pci); only AMD's is read.
+        const auto device = *vendor == 0x1002 ? read_hex(dev + "/device") : std::nullopt;
+        if (is_gpu_pci(static_cast<std::uint16_t>(*vendor), static_cast<std::uint16_t>(device.value_or(0)),
+                       static_cast<std::uint16_t>(*cls >> 8))) {
             found = true;
             break;
         }
