@@ -234,8 +234,15 @@ TEST_CASE("a missing or broken XML is a clear error", "[topo]") {
         text.replace(text.find("version=\"2.0\""), 13, "version=\"3.0\"");
         std::ofstream(path) << text;
     }
-    CHECK_THROWS_WITH(sys::load_topology_xml(path), Catch::Matchers::ContainsSubstring("hwloc 3's XML format") &&
-                                                        Catch::Matchers::ContainsSubstring("--export-xml-flags v2"));
+    // hwloc 2.9 refuses the version; 2.12 and later read this file (its content is still v2):
+    // where it is refused, the advice must be the hwloc 3 one.
+    try {
+        sys::load_topology_xml(path);
+        SUCCEED("this hwloc reads a version=\"3.0\" file");
+    } catch (const std::exception& e) {
+        CHECK_THAT(std::string(e.what()), Catch::Matchers::ContainsSubstring("hwloc 3's XML format") &&
+                                              Catch::Matchers::ContainsSubstring("--export-xml-flags v2"));
+    }
     std::remove(path.c_str());
 }
 
