@@ -75,7 +75,7 @@ done
 # tests on that release's own cluster (contrib/dev/release-check.sh). A root
 # that cannot be made because Debian's archive is unreachable is reported as
 # NOT TESTED with root.sh's reason: not a gangway failure, never silent.
-release_tests=${GANGWAY_RELEASE_TESTS:-env_contract bad_input pinning torch_jobs check_option}
+release_tests=${GANGWAY_RELEASE_TESTS:-env_contract bad_input pinning torch_jobs check_option accelerate}
 not_tested=()
 for r in 24.11 26.05; do
   t0=$SECONDS rc=0

@@ -1,9 +1,18 @@
 """Hugging Face accelerate: Accelerator() finds the process group that
-`accelerate launch` set up from gangway's variables."""
+`accelerate launch` (or srun, one task per rank) set up from gangway's
+variables."""
+import os
+
 import torch
 from accelerate import Accelerator
+from accelerate.utils import InitProcessGroupKwargs
 
-accelerator = Accelerator()
+handlers = []
+if os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true", "yes") or not torch.cuda.is_available():
+    # On CPU accelerate prefers MPI when PyTorch has it (Debian's does), and
+    # MPI needs an MPI launcher: gloo reads the same MASTER_ADDR/MASTER_PORT.
+    handlers.append(InitProcessGroupKwargs(backend="gloo"))
+accelerator = Accelerator(kwargs_handlers=handlers)
 model = torch.nn.Linear(16, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.05)
 x = torch.randn(1024, 16)

@@ -95,12 +95,12 @@ if srun --mpi=list 2>&1 | grep -q pmix; then
     || fail "(e) rc=$rc, report: $boot; $(tail -5 e.err)"
   # A real MPI program (mpi4py on the release's Open MPI): after the plugin's check, and after gangway run's.
   $TORCH_PY -c 'import mpi4py' 2>/dev/null || skip_or_fail "python3-mpi4py is not installed (apt-get install python3-mpi4py)"
-  mpi='from mpi4py import MPI; c = MPI.COMM_WORLD; print("MPI", c.rank, c.size, c.allreduce(c.rank + 1), flush=True)'
+  mpi='from mpi4py import MPI; c = MPI.COMM_WORLD; print("MPI", c.rank, c.size, c.allreduce(c.rank + 1), MPI.Get_library_version().split(",")[0], flush=True)'
   timeout 90 srun --mpi=pmix -N2 --ntasks-per-node=2 --gangway-check $TORCH_PY -c "$mpi" >e2.out 2>e2.err; r1=$?
   timeout 90 srun --mpi=pmix -N2 --ntasks-per-node=2 gangway run -- $TORCH_PY -c "$mpi" >e3.out 2>e3.err; r2=$?
-  if [ $r1 = 0 ] && [ $r2 = 0 ] && [ "$(grep -c '^MPI [0-3] 4 10$' e2.out)" = 4 ] && [ "$(grep -c '^MPI [0-3] 4 10$' e3.out)" = 4 ] \
+  if [ $r1 = 0 ] && [ $r2 = 0 ] && [ "$(grep -c '^MPI [0-3] 4 10 ' e2.out)" = 4 ] && [ "$(grep -c '^MPI [0-3] 4 10 ' e3.out)" = 4 ] \
      && [ "$(tables e2.err)" = 1 ] && [ "$(tables e3.err)" = 1 ]; then
-    pass "(e) an MPI program (mpi4py, $($TORCH_PY -c 'from mpi4py import MPI; print(MPI.Get_library_version().split(",")[0])')) under srun --mpi=pmix: 4 ranks all-reduce after --gangway-check and after gangway run"
+    pass "(e) an MPI program (mpi4py, $(grep -m1 '^MPI 0 ' e2.out | cut -d' ' -f5-)) under srun --mpi=pmix: 4 ranks all-reduce after --gangway-check and after gangway run"
   else fail "(e) MPI: rc $r1/$r2: $(cat e2.out e2.err e3.out e3.err | head -30)"; fi
 else
   # Not a skip of the whole test: Debian's SLURM 26.05 ships no mpi/pmix plugin, so (e) cannot apply there.
