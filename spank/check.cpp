@@ -153,8 +153,11 @@ void before_command(spank_t sp, const Config& cfg, const StepView& step, const C
             }
         }
     }
-    const auto given = parse_double(env_value(env, "GANGWAY_CHECK_TIMEOUT"));
-    const double timeout = given && *given > 0 && *given <= 3600 ? *given : 60;
+    // Whole seconds are enough for a backstop; parse_double would link
+    // libstdc++'s floating-point parser (some 40 KB) into every slurmstepd.
+    const std::string given_text = env_value(env, "GANGWAY_CHECK_TIMEOUT");
+    const auto given = parse_uint<unsigned>(std::string_view(given_text).substr(0, given_text.find('.')));
+    const double timeout = given && *given > 0 && *given <= 3600 ? *given + 1 : 60;
     const int rc = run_and_wait(check_argv(plan, step, call), env, timeout + (step.kind == StepKind::Batch ? 120 : 60));
     const bool speaks = step.kind == StepKind::Batch || step.rank.value_or(0) == 0;
     // 3 and 4 are verdicts (degraded, unreachable); anything else means no verdict.
