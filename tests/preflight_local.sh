@@ -81,7 +81,7 @@ else fail "no secret: rc $rc: $(cat "$W/nosecret.err")"; fi
 
 # 5. usage errors: exit 2 with the option named.
 "$GW" run --check=fast -- true 2>"$W/usage.err"; rc=$?
-[ $rc = 2 ] && grep -q 'none, quick or full' "$W/usage.err" && pass "bad --check value: exit 2" || fail "usage: $rc $(cat "$W/usage.err")"
+[ $rc = 2 ] && grep -q 'check=fast is not a check level' "$W/usage.err" && pass "bad --check value: exit 2" || fail "usage: $rc $(cat "$W/usage.err")"
 GANGWAY_ON_FAIL=later "$GW" check 2>"$W/usage2.err"; rc=$?
 [ $rc = 2 ] && grep -q 'GANGWAY_ON_FAIL' "$W/usage2.err" && pass "bad GANGWAY_ON_FAIL: exit 2 naming the variable" || fail "env usage: $rc"
 "$GW" run --help | grep -q -- '--on-fail=abort|warn|requeue' && pass "run --help lists the options" || fail "run --help"
