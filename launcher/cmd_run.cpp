@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +22,8 @@
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/requeue.hpp"
 #include "../lib/sys/node/node_card.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/node/shared_dir_file.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
@@ -135,6 +136,9 @@ Args parse(int argc, char** argv, bool is_run) {
         }
         if (s.rfind("--", 0) != 0) break;  // the command starts (allowed without "--")
         const auto eq = s.find('=');
+        if (const auto name = s.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+            name == "expect-gbps" || name == "slow-ratio" || name == "round-ms")
+            a.opt.user_thresholds.push_back("--" + name);
         if (eq == std::string::npos) {
             if (i + 1 >= argc) throw Error("option " + s + " needs a value (" + s + "=VALUE)");
             set_opt(a.opt, s.substr(2), argv[++i]);
@@ -143,6 +147,7 @@ Args parse(int argc, char** argv, bool is_run) {
         }
     }
     for (; i < argc; ++i) a.cmd.push_back(argv[i]);
+    for (auto& v : preflight::threshold_vars_set(sys::process_env())) a.opt.user_thresholds.push_back(std::move(v));
     if (is_run && a.cmd.empty()) throw Error("no command to run: gangway run [options] -- CMD [ARGS...]");
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
     if (a.opt.timeout_s < 0) {
@@ -155,17 +160,8 @@ Args parse(int argc, char** argv, bool is_run) {
 }
 
 bool write_file(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        if (!(out << text)) {
-            std::fprintf(stderr, "gangway: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-            return false;
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::fprintf(stderr, "gangway: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-        std::remove(tmp.c_str());
+    if (auto w = sys::write_file_atomic(path, text); !w) {
+        std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
         return false;
     }
     return true;
@@ -195,9 +191,15 @@ void write_drain_requests(const PreflightOptions& opt, const preflight::Report& 
     if (opt.drain_dir.empty()) return;
     struct stat st{};
     if (::stat(opt.drain_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
-    for (const auto& d : preflight::drain_requests(r)) {
+    if (!opt.user_thresholds.empty() && !preflight::bad_nodes(r).empty())
+        std::fprintf(stderr, "gangway: no drain request: the check used your own thresholds (%s); only the site's drain nodes\n",
+                     join(opt.user_thresholds, ", ").c_str());
+    for (const auto& d : preflight::drain_requests(r, opt.user_thresholds)) {
         const auto path = opt.drain_dir + "/" + d.file;
-        if (write_file(path, d.text))
+        // 0644: root's Epilog reads it; the spool directory is everyone's.
+        if (auto w = sys::write_file_atomic(opt.drain_dir, d.file, d.text, 0644); !w)
+            std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
+        else
             std::fprintf(stderr, "gangway: drain request for %s written to %s\n", d.node.c_str(), path.c_str());
     }
 }

@@ -86,4 +86,14 @@ GANGWAY_ON_FAIL=later "$GW" check 2>"$W/usage2.err"; rc=$?
 [ $rc = 2 ] && grep -q 'GANGWAY_ON_FAIL' "$W/usage2.err" && pass "bad GANGWAY_ON_FAIL: exit 2 naming the variable" || fail "env usage: $rc"
 "$GW" run --help | grep -q -- '--on-fail=abort|warn|requeue' && pass "run --help lists the options" || fail "run --help"
 
+# 6. a user's own threshold judges nodes but drains none: --expect-gbps=100000 makes every node
+#    slow (exit 3), and no drain request is written, with a line saying why.
+mkdir -m 1733 "$W/drain"
+P=$(port); pids=(); rcs=()
+for r in 0 1 2 3 4 5; do task "$P" $r GANGWAY_DRAIN_DIR="$W/drain" -- check --expect-gbps=100000; done
+wait_all
+if [ "${rcs[0]}" = 3 ] && [ -z "$(ls -A "$W/drain")" ] && grep -q 'no drain request: the check used your own thresholds (--expect-gbps)' "$W/err.0"; then
+  pass "--expect-gbps=100000: degraded, no drain request"
+else fail "expect-gbps drains: rc ${rcs[0]}, files: $(ls -A "$W/drain"); $(cat "$W/err.0")"; fi
+
 finish
