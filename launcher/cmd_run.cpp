@@ -67,7 +67,8 @@ const char* kRunHelp =
     "  --bootstrap=auto|pmix|tcp  how tasks meet: pmix (srun --mpi=pmix): a PMIx fence, then one TCP\n"
     "                             connection per node; tcp: every task connects to node 0; auto\n"
     "                             (default): pmix when the step has it               [GANGWAY_BOOTSTRAP]\n"
-    "  --insecure                 no GANGWAY_SECRET (tests outside SLURM only)     [GANGWAY_INSECURE=1]\n"
+    "  --insecure                 no GANGWAY_SECRET: a public key; refused inside a SLURM job\n"
+    "                             (SLURM_JOB_ID set), for tests outside SLURM only  [GANGWAY_INSECURE=1]\n"
     "\n"
     "exit codes: 0 healthy, 3 degraded (slow node, mismatched card, failed link, failed GPU or\n"
     "RDMA stage), 4 unreachable\n"
@@ -123,6 +124,7 @@ Args parse(int argc, char** argv, bool is_run) {
             }
         }
     if (const char* v = std::getenv("GANGWAY_INSECURE")) a.opt.insecure = std::strcmp(v, "1") == 0;
+    bool insecure_from_env = a.opt.insecure;
     int i = 1;
     for (; i < argc; ++i) {
         const std::string s = argv[i];
@@ -132,6 +134,7 @@ Args parse(int argc, char** argv, bool is_run) {
         }
         if (s == "--insecure") {
             a.opt.insecure = true;
+            insecure_from_env = false;
             continue;
         }
         if (s.rfind("--", 0) != 0) break;  // the command starts (allowed without "--")
@@ -147,6 +150,11 @@ Args parse(int argc, char** argv, bool is_run) {
         }
     }
     for (; i < argc; ++i) a.cmd.push_back(argv[i]);
+    // The insecure key is public: inside a job, any user of the cluster could pose as a task.
+    if (a.opt.insecure && std::getenv("SLURM_JOB_ID"))
+        throw Error(std::string(insecure_from_env ? "GANGWAY_INSECURE=1" : "--insecure") +
+                    " is refused inside a SLURM job (SLURM_JOB_ID is set): its key is public, so any user could pose as a "
+                    "task of this step; the gangway plugin's GANGWAY_SECRET authenticates the tasks");
     for (auto& v : preflight::threshold_vars_set(sys::process_env())) a.opt.user_thresholds.push_back(std::move(v));
     if (is_run && a.cmd.empty()) throw Error("no command to run: gangway run [options] -- CMD [ARGS...]");
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
@@ -246,6 +254,16 @@ int requeue(const std::vector<std::string>& bad) {
     return preflight::kExitUnreachable;
 }
 
+// Replaces this process with the user's command; returns only when that fails.
+// The step's secret stays here: the command (and whatever it starts) has no
+// use for it, and a process of the job that can read another's environment
+// could otherwise join a later check of this step.
+void exec_command(std::vector<char*>& cmd) {
+    ::unsetenv("GANGWAY_SECRET");
+    std::fflush(nullptr);
+    ::execvp(cmd[0], cmd.data());
+}
+
 int preflight_main(int argc, char** argv, bool is_run) {
     const char* name = is_run ? "run" : "check";
     for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i)
@@ -267,7 +285,7 @@ int preflight_main(int argc, char** argv, bool is_run) {
         std::fprintf(stderr, "gangway %s: %s\n", name, e.what());
         if (is_run && a.opt.on_fail == OnFail::warn) {
             std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s without a check\n", a.cmd[0]);
-            ::execvp(a.cmd[0], a.cmd.data());
+            exec_command(a.cmd);
             std::fprintf(stderr, "gangway run: cannot start %s: %s\n", a.cmd[0], std::strerror(errno));
             return 127;
         }
@@ -297,8 +315,7 @@ int preflight_main(int argc, char** argv, bool is_run) {
             return out.exit_code;
         }
     }
-    std::fflush(nullptr);
-    ::execvp(a.cmd[0], a.cmd.data());
+    exec_command(a.cmd);
     std::fprintf(stderr, "gangway run: cannot start %s: %s\n", a.cmd[0], std::strerror(errno));
     return 127;
 }

@@ -47,6 +47,13 @@ same=0; for r in 0 1 2 3 4 5; do [ "$(cat "$W/pid.$r" 2>/dev/null)" = "${pids[$r
 if [ "${rcs[*]}" = "7 7 7 7 7 7" ] && [ $same = 6 ]; then pass "run execs the command in place: same pid, its exit code 7"
 else fail "exec: rcs ${rcs[*]}, $same/6 same pids; $(cat "$W/err.0")"; fi
 
+# 2b. GANGWAY_SECRET does not reach the command (issue 15, item 13), with a check or with none.
+P=$(port); pids=(); rcs=()
+for r in 0 1 2 3 4 5; do task "$P" $r -- run --check=none -- sh -c "echo \${GANGWAY_SECRET-unset} >$W/secret.$r"; done
+wait_all
+if [ "$(cat "$W"/secret.* | sort -u)" = unset ]; then pass "the command's environment has no GANGWAY_SECRET"
+else fail "GANGWAY_SECRET leaked to the command: $(cat "$W"/secret.* | sort -u | head -c 80)"; fi
+
 # 3. an intruder with another secret posing as rank 5, and a sender of garbage: rejected,
 #    rank 5 is missing, node n3 is named, the rest stop within the join deadline.
 P=$(port); pids=(); rcs=()
@@ -76,6 +83,25 @@ env -u GANGWAY_SECRET SLURM_JOB_ID=1 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLUR
   NODE_ADDR=127.0.0.1 "$GW" check 2>"$W/nosecret.err"; rc=$?
 if [ $rc = 5 ] && grep -q 'GANGWAY_SECRET is not set.*plugstack.conf' "$W/nosecret.err"; then pass "no GANGWAY_SECRET: exit 5 naming it"
 else fail "no secret: rc $rc: $(cat "$W/nosecret.err")"; fi
+# Inside a SLURM job the missing-secret message never suggests --insecure (a public key), and
+# --insecure / GANGWAY_INSECURE=1 are refused there (issue 15, item 12).
+grep -q -- 'insecure' "$W/nosecret.err" && fail "inside a job the message suggests --insecure: $(cat "$W/nosecret.err")" \
+  || pass "inside a job the missing-secret message does not suggest --insecure"
+one_node() {  # one_node [VAR=VALUE...] -- ARGS: a 1-node, 1-task step on loopback
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  env -u GANGWAY_SECRET SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \
+    SLURM_STEP_TASKS_PER_NODE=1 SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$(port) \
+    NODE_ADDR=127.0.0.1 NCCL_SOCKET_IFNAME==lo GANGWAY_DRAIN_DIR= "${envs[@]}" "$GW" "$@"
+}
+one_node SLURM_JOB_ID=1 -- check --insecure --check=none 2>"$W/insecure.err"; rc=$?
+[ $rc = 2 ] && grep -q 'refused inside a SLURM job' "$W/insecure.err" && pass "--insecure inside a job: exit 2, refused" \
+  || fail "--insecure in a job: rc $rc: $(cat "$W/insecure.err")"
+one_node SLURM_JOB_ID=1 GANGWAY_INSECURE=1 -- run --on-fail=warn -- true 2>"$W/insecure2.err"; rc=$?
+[ $rc = 2 ] && grep -q 'GANGWAY_INSECURE=1.*refused inside a SLURM job' "$W/insecure2.err" \
+  && pass "GANGWAY_INSECURE=1 inside a job: refused, the command not started" || fail "GANGWAY_INSECURE in a job: rc $rc: $(cat "$W/insecure2.err")"
+one_node -- check --insecure --check=none 2>"$W/insecure3.err"; rc=$?
+[ $rc = 0 ] && pass "--insecure outside a job (no SLURM_JOB_ID) still checks" || fail "--insecure outside a job: rc $rc: $(cat "$W/insecure3.err")"
 "$GW" run --on-fail=warn -- true 2>/dev/null && pass "--on-fail=warn starts the command when the check cannot run" \
   || fail "--on-fail=warn outside a step did not run the command"
 
