@@ -77,6 +77,31 @@ if [ "${rcs[0]}" = 4 ] && grep -q '"name": "n3", "addr": "127.0.0.1", "status": 
   pass "wrong secret and malformed frames rejected (3 connections), n3 named missing, done in ${el}s"
 else fail "intruder: rcs ${rcs[*]} in ${el}s; $(cat "$W/err.0"; cat "$W/intr.json" 2>/dev/null | head -30)"; fi
 
+# 3b. rejected connections are told (issue 15, item 16): one line each, with the peer's
+#     address, at most 10 in 10 s and then one line with the count; a flood of 150 garbage
+#     connections leaves the verdict ok.
+n_rej=$(grep -c 'gangway: rejected a connection from 127.0.0.1:[0-9]* to the rendezvous' "$W/err.0")
+[ "$n_rej" = 3 ] && pass "the 3 rejected connections are told on node 0's stderr, one line each" \
+  || fail "rejection lines: $n_rej: $(grep rejected "$W/err.0")"
+P=$(port); pids=(); rcs=()
+task "$P" 0 -- check --report="$W/flood.json"
+python3 - "$((P + 1))" <<'PY'
+import socket, sys, time
+port, sent, t0 = int(sys.argv[1]), 0, time.time()
+while sent < 150 and time.time() - t0 < 10:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        s.sendall(b"\xff\xff\xff\xff" + b"x" * 64); s.close(); sent += 1
+    except OSError: time.sleep(0.02)
+PY
+for r in 1 2 3 4 5; do task "$P" $r -- check; done
+wait_all
+n_rej=$(grep -c 'gangway: rejected a connection from' "$W/err.0")
+if [ "${rcs[*]}" = "0 0 0 0 0 0" ] && [ "$n_rej" -le 10 ] && [ "$n_rej" -ge 1 ] \
+   && grep -q 'more connection(s) to the rendezvous rejected, not shown one by one' "$W/err.0"; then
+  pass "a flood of 150 garbage connections: verdict ok, $n_rej lines and one count"
+else fail "flood: rcs ${rcs[*]}, $n_rej lines; $(grep -v '^gangway: rejected' "$W/err.0" | head -20)"; fi
+
 # 4. without GANGWAY_SECRET: a clear message, exit 5; with --on-fail=warn the command still runs.
 env -u GANGWAY_SECRET SLURM_JOB_ID=1 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \
   SLURM_STEP_TASKS_PER_NODE=1 SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$(port) \
