@@ -6,7 +6,6 @@
 // symbol, read from the ELF file: the plugin is linked -z now and its spank_*
 // symbols only resolve inside SLURM, so it cannot be dlopen'ed here), the
 // SLURM this command was built for, and the plugstack.conf line.
-#include <elf.h>
 #include <glob.h>
 
 #include <cstdint>
@@ -21,6 +20,7 @@
 
 #include "../lib/env/plugstack_check.hpp"
 #include "../lib/env/plugstack_text.hpp"
+#include "../lib/preflight/elf_plugin.hpp"
 #include "../lib/preflight/version_text.hpp"
 #include "commands.hpp"
 #include "config.h"
@@ -43,12 +43,14 @@ std::string rebuild_hint(const SlurmVersion& running) {
            "rpmbuild -ba contrib/rpm/gangway.spec, or make install";
 }
 
-std::string read_file(const std::string& path) {
+// At most `limit` bytes: a plugin path may name /dev/zero or a huge file.
+std::string read_file(const std::string& path, std::size_t limit = std::size_t(256) << 20) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return {};
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    std::string out;
+    char buf[65536];
+    while (out.size() < limit && in.read(buf, sizeof buf).gcount() > 0) out.append(buf, static_cast<std::size_t>(in.gcount()));
+    return out;
 }
 
 std::string run_capture(const std::string& cmd) {
@@ -63,75 +65,14 @@ std::string run_capture(const std::string& cmd) {
 }
 
 // What a shared object says about itself, read from the file.
-struct PluginInfo {
-    std::string error;  // non-empty: not readable as a 64-bit ELF plugin
-    std::optional<std::uint32_t> plugin_version;
-    std::optional<std::string> plugin_type, plugin_name;
-    std::optional<std::string> gangway_version;  // from the plugin's @(#) ident string
-};
-
-PluginInfo inspect_plugin(const std::string& path) {
-    PluginInfo info;
+preflight::PluginInfo inspect_plugin(const std::string& path) {
     const std::string f = read_file(path);
     if (f.empty()) {
+        preflight::PluginInfo info;
         info.error = "cannot be read";
         return info;
     }
-    if (f.size() < sizeof(Elf64_Ehdr) || std::memcmp(f.data(), ELFMAG, SELFMAG) != 0 ||
-        f[EI_CLASS] != ELFCLASS64) {
-        info.error = "is not a 64-bit ELF shared object";
-        return info;
-    }
-    Elf64_Ehdr eh;
-    std::memcpy(&eh, f.data(), sizeof eh);
-    const auto shdr = [&](std::size_t i) -> std::optional<Elf64_Shdr> {
-        const std::size_t off = eh.e_shoff + i * sizeof(Elf64_Shdr);
-        if (i >= eh.e_shnum || off + sizeof(Elf64_Shdr) > f.size()) return std::nullopt;
-        Elf64_Shdr s;
-        std::memcpy(&s, f.data() + off, sizeof s);
-        return s;
-    };
-    // File bytes of an object at virtual address `addr`, through its section.
-    const auto at = [&](std::uint16_t shndx, std::uint64_t addr, std::size_t len) -> const char* {
-        auto s = shdr(shndx);
-        if (!s || s->sh_type == SHT_NOBITS || addr < s->sh_addr) return nullptr;
-        const std::uint64_t off = s->sh_offset + (addr - s->sh_addr);
-        if (off + len > f.size()) return nullptr;
-        return f.data() + off;
-    };
-    for (std::size_t i = 0; i < eh.e_shnum; ++i) {
-        auto s = shdr(i);
-        if (!s || s->sh_type != SHT_DYNSYM || s->sh_entsize != sizeof(Elf64_Sym)) continue;
-        auto strtab = shdr(s->sh_link);
-        if (!strtab) break;
-        for (std::uint64_t k = 0; k < s->sh_size / sizeof(Elf64_Sym); ++k) {
-            const std::uint64_t off = s->sh_offset + k * sizeof(Elf64_Sym);
-            if (off + sizeof(Elf64_Sym) > f.size()) break;
-            Elf64_Sym sym;
-            std::memcpy(&sym, f.data() + off, sizeof sym);
-            if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE) continue;
-            if (strtab->sh_offset + sym.st_name >= f.size()) continue;
-            const std::string name = f.data() + strtab->sh_offset + sym.st_name;
-            if (name == "plugin_version" && sym.st_size == 4) {
-                if (const char* p = at(sym.st_shndx, sym.st_value, 4)) {
-                    std::uint32_t v;
-                    std::memcpy(&v, p, 4);
-                    info.plugin_version = v;
-                }
-            } else if ((name == "plugin_type" || name == "plugin_name") && sym.st_size > 0) {
-                if (const char* p = at(sym.st_shndx, sym.st_value, sym.st_size))
-                    (name == "plugin_type" ? info.plugin_type : info.plugin_name) = std::string(p, strnlen(p, sym.st_size));
-            }
-        }
-    }
-    // spank/plugin.cpp's ident string: "@(#)gangway VERSION (built for SLURM X)".
-    const std::string ident = "@(#)gangway ";
-    if (const auto pos = f.find(ident); pos != std::string::npos) {
-        const auto end = f.find(' ', pos + ident.size());
-        if (end != std::string::npos && end - pos < 64) info.gangway_version = f.substr(pos + ident.size(), end - pos - ident.size());
-    }
-    if (!info.plugin_version) info.error = "exports no plugin_version (not a SLURM plugin)";
-    return info;
+    return preflight::plugin_info(f);
 }
 
 // Every line of plugstack.conf (and its includes) that loads a gangway.so;
@@ -254,7 +195,7 @@ int cmd_doctor(int argc, char** argv) {
 
     // 3. The plugin file.
     plugin = plugin_to_check(plugin, lines, GANGWAY_PLUGIN_DEFAULT);
-    const PluginInfo info = inspect_plugin(plugin);
+    const preflight::PluginInfo info = inspect_plugin(plugin);
     if (!info.error.empty()) {
         r.problem(plugin + " " + info.error + ": install gangway's plugin there (make install, or the gangway package)");
     } else {

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +22,8 @@
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/requeue.hpp"
 #include "../lib/sys/node/node_card.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/node/shared_dir_file.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
@@ -67,7 +68,8 @@ const char* kRunHelp =
     "                             connection per node; tcp: every task connects to node 0; auto\n"
     "                             (default): check: pmix when the step has it; run: tcp, as Open MPI\n"
     "                             fails to start in a process that used PMIx before [GANGWAY_BOOTSTRAP]\n"
-    "  --insecure                 no GANGWAY_SECRET (tests outside SLURM only)     [GANGWAY_INSECURE=1]\n"
+    "  --insecure                 no GANGWAY_SECRET: a public key; refused inside a SLURM job\n"
+    "                             (SLURM_JOB_ID set), for tests outside SLURM only  [GANGWAY_INSECURE=1]\n"
     "\n"
     "exit codes: 0 healthy, 3 degraded (slow node, mismatched card, failed link, failed GPU or\n"
     "RDMA stage), 4 unreachable\n"
@@ -123,6 +125,7 @@ Args parse(int argc, char** argv, bool is_run) {
             }
         }
     if (const char* v = std::getenv("GANGWAY_INSECURE")) a.opt.insecure = std::strcmp(v, "1") == 0;
+    bool insecure_from_env = a.opt.insecure;
     int i = 1;
     for (; i < argc; ++i) {
         const std::string s = argv[i];
@@ -132,10 +135,14 @@ Args parse(int argc, char** argv, bool is_run) {
         }
         if (s == "--insecure") {
             a.opt.insecure = true;
+            insecure_from_env = false;
             continue;
         }
         if (s.rfind("--", 0) != 0) break;  // the command starts (allowed without "--")
         const auto eq = s.find('=');
+        if (const auto name = s.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+            name == "expect-gbps" || name == "slow-ratio" || name == "round-ms")
+            a.opt.user_thresholds.push_back("--" + name);
         if (eq == std::string::npos) {
             if (i + 1 >= argc) throw Error("option " + s + " needs a value (" + s + "=VALUE)");
             set_opt(a.opt, s.substr(2), argv[++i]);
@@ -144,6 +151,12 @@ Args parse(int argc, char** argv, bool is_run) {
         }
     }
     for (; i < argc; ++i) a.cmd.push_back(argv[i]);
+    // The insecure key is public: inside a job, any user of the cluster could pose as a task.
+    if (a.opt.insecure && std::getenv("SLURM_JOB_ID"))
+        throw Error(std::string(insecure_from_env ? "GANGWAY_INSECURE=1" : "--insecure") +
+                    " is refused inside a SLURM job (SLURM_JOB_ID is set): its key is public, so any user could pose as a "
+                    "task of this step; the gangway plugin's GANGWAY_SECRET authenticates the tasks");
+    for (auto& v : preflight::threshold_vars_set(sys::process_env())) a.opt.user_thresholds.push_back(std::move(v));
     if (is_run && a.cmd.empty()) throw Error("no command to run: gangway run [options] -- CMD [ARGS...]");
     a.opt.command_follows = is_run;
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
@@ -157,17 +170,8 @@ Args parse(int argc, char** argv, bool is_run) {
 }
 
 bool write_file(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        if (!(out << text)) {
-            std::fprintf(stderr, "gangway: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-            return false;
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::fprintf(stderr, "gangway: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-        std::remove(tmp.c_str());
+    if (auto w = sys::write_file_atomic(path, text); !w) {
+        std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
         return false;
     }
     return true;
@@ -197,9 +201,15 @@ void write_drain_requests(const PreflightOptions& opt, const preflight::Report& 
     if (opt.drain_dir.empty()) return;
     struct stat st{};
     if (::stat(opt.drain_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
-    for (const auto& d : preflight::drain_requests(r)) {
+    if (!opt.user_thresholds.empty() && !preflight::bad_nodes(r).empty())
+        std::fprintf(stderr, "gangway: no drain request: the check used your own thresholds (%s); only the site's drain nodes\n",
+                     join(opt.user_thresholds, ", ").c_str());
+    for (const auto& d : preflight::drain_requests(r, opt.user_thresholds)) {
         const auto path = opt.drain_dir + "/" + d.file;
-        if (write_file(path, d.text))
+        // 0644: root's Epilog reads it; the spool directory is everyone's.
+        if (auto w = sys::write_file_atomic(opt.drain_dir, d.file, d.text, 0644); !w)
+            std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
+        else
             std::fprintf(stderr, "gangway: drain request for %s written to %s\n", d.node.c_str(), path.c_str());
     }
 }
@@ -246,6 +256,16 @@ int requeue(const std::vector<std::string>& bad) {
     return preflight::kExitUnreachable;
 }
 
+// Replaces this process with the user's command; returns only when that fails.
+// The step's secret stays here: the command (and whatever it starts) has no
+// use for it, and a process of the job that can read another's environment
+// could otherwise join a later check of this step.
+void exec_command(std::vector<char*>& cmd) {
+    ::unsetenv("GANGWAY_SECRET");
+    std::fflush(nullptr);
+    ::execvp(cmd[0], cmd.data());
+}
+
 int preflight_main(int argc, char** argv, bool is_run) {
     const char* name = is_run ? "run" : "check";
     for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i)
@@ -267,7 +287,7 @@ int preflight_main(int argc, char** argv, bool is_run) {
         std::fprintf(stderr, "gangway %s: %s\n", name, e.what());
         if (is_run && a.opt.on_fail == OnFail::warn) {
             std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s without a check\n", a.cmd[0]);
-            ::execvp(a.cmd[0], a.cmd.data());
+            exec_command(a.cmd);
             std::fprintf(stderr, "gangway run: cannot start %s: %s\n", a.cmd[0], std::strerror(errno));
             return 127;
         }
@@ -302,8 +322,7 @@ int preflight_main(int argc, char** argv, bool is_run) {
             return out.exit_code;
         }
     }
-    std::fflush(nullptr);
-    ::execvp(a.cmd[0], a.cmd.data());
+    exec_command(a.cmd);
     std::fprintf(stderr, "gangway run: cannot start %s: %s\n", a.cmd[0], std::strerror(errno));
     return 127;
 }

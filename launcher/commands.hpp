@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace gangway::cli {
@@ -10,6 +11,10 @@ int cmd_doctor(int argc, char** argv);
 int cmd_run(int argc, char** argv);    // cmd_run.cpp: the preflight, then exec
 int cmd_check(int argc, char** argv);  // cmd_run.cpp: the preflight alone
 int cmd_gpu_check(int argc, char** argv);  // cmd_gpu_check.cpp: GPU/RDMA stages on this node
+int cmd_drain_request(int argc, char** argv);  // cmd_drain_request.cpp: a drain request, for the Epilog
+
+// A drain request is three short lines; the Epilog reads no more than this.
+inline constexpr std::size_t kDrainRequestMaxBytes = 4096;
 
 // cmd_doctor.cpp: one line for `gangway --version` when the running SLURM's
 // major.minor differs from the one gangway was built for, else empty.

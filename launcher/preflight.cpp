@@ -77,9 +77,10 @@ StepFacts step_facts_from_env(bool insecure) {
     } else {
         const auto secret = sys::env_or("GANGWAY_SECRET");
         if (secret.empty())
-            throw Error("GANGWAY_SECRET is not set: the gangway plugin creates it in srun for the step; check that "
-                        "plugstack.conf loads a gangway.so that supports the preflight (or use --insecure for a test "
-                        "outside SLURM)");
+            throw Error(std::string("GANGWAY_SECRET is not set: the gangway plugin creates it in srun for the step; "
+                                    "check that plugstack.conf loads a gangway.so that supports the preflight") +
+                        // --insecure is refused inside a job (cmd_run.cpp): never suggest it there.
+                        (sys::env_or("SLURM_JOB_ID").empty() ? " (or use --insecure for a test outside SLURM)" : ""));
         s.key = key_from_secret(secret);
     }
     return s;

@@ -10,7 +10,7 @@
 #include "../lib/preflight/gpu_checks.hpp"
 #include "../lib/preflight/nccl_job.hpp"
 #include "../lib/preflight/protocol.hpp"
-#include "../lib/preflight/sha256.hpp"
+#include "../lib/preflight/crypto.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/preflight/rdma_checks.hpp"
 #include "../lib/preflight/rdma_rail.hpp"

@@ -26,7 +26,9 @@ void handle_data_conn(std::shared_ptr<DataState> st, sys::Fd fd) {
     auto c = sys::accept_conn(std::move(fd), st->key, after_ms(2000));
     if (!c) return;
     auto got = c->recv(after_ms(3000));
-    if (!got || got->type != kData) return;  // unauthenticated or malformed: dropped unanswered
+    // Unauthenticated or malformed: dropped unanswered, and told.
+    if (!got) return st->rejects.note(c->fd.get(), got.error());
+    if (got->type != kData) return st->rejects.note(c->fd.get(), "first message is not a data request");
     const Kv& kv = got->kv;
     try {
         if (kv_u64(kv, "to") != st->self) return;
@@ -90,8 +92,8 @@ void handle_data_conn(std::shared_ptr<DataState> st, sys::Fd fd) {
         }
         st->cv.notify_all();
         ::shutdown(c->fd.get(), SHUT_RDWR);
-    } catch (const Error&) {
-        return;
+    } catch (const Error& e) {
+        st->rejects.note(c->fd.get(), e.what());
     }
 }
 

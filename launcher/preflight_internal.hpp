@@ -50,6 +50,7 @@ struct DataState {
     std::string key;
     unsigned self = 0;
     std::atomic<bool> stop{false};
+    sys::RejectLog rejects{sys::Listener::data};
 };
 
 // Accepts probes and bandwidth streams until st->stop.

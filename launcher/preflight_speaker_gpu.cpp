@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "../lib/base/error.hpp"
-#include "../lib/preflight/sha256.hpp"
+#include "../lib/preflight/crypto.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "../lib/sys/stages/local_stages.hpp"

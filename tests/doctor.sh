@@ -100,6 +100,45 @@ check "the plugin is not where plugstack.conf says" 1 "PROBLEM: $work/missing/ga
 echo "required $bin" >"$work/etc/plugstack.conf"
 doctor --plugin /etc/hostname
 check "not an ELF plugin" 1 "PROBLEM: /etc/hostname is not a 64-bit ELF shared object"
+# Malformed ELF files (issue 15, item 9): section offsets, counts, sizes and symbol
+# values that point outside the file or wrap round 2^64. Each is refused with one
+# line, never a crash.
+mkdir -p "$work/bad"
+python3 - "$so" "$work/bad" <<'PY' || { echo "FAIL: could not write malformed ELFs"; exit 1; }
+import struct, sys
+good = open(sys.argv[1], "rb").read()
+shoff, = struct.unpack_from("<Q", good, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", good, 0x3A)
+def patched(name, edits):
+    d = bytearray(good)
+    for off, fmt, val in edits:
+        struct.pack_into(fmt, d, off, val)
+    open(sys.argv[2] + "/" + name, "wb").write(d)
+patched("shoff_wraps", [(0x28, "<Q", 2**64 - 64)])
+patched("shoff_huge", [(0x28, "<Q", 2**63)])
+patched("shnum_max", [(0x3C, "<H", 0xFFFF)])
+sh = [struct.unpack_from("<IIQQQQIIQQ", good, shoff + i * shentsize) for i in range(shnum)]
+for i, s in enumerate(sh):
+    base = shoff + i * shentsize
+    if s[1] == 11:  # SHT_DYNSYM: its offset, size and string table
+        patched("dynsym_offset_wraps", [(base + 0x18, "<Q", 2**64 - 24)])
+        patched("dynsym_size_huge", [(base + 0x20, "<Q", 2**64 - 24)])
+        patched("dynsym_link_bad", [(base + 0x28, "<I", 0xFFFF)])
+        strtab = shoff + s[6] * shentsize
+        patched("strtab_offset_wraps", [(strtab + 0x18, "<Q", 2**64 - 1)])
+        syms = [s[4] + k * 24 for k in range(s[5] // 24)]
+        # every symbol's value and size pointing anywhere; every name past the end
+        patched("symbols_wild", [e for o in syms for e in ((o + 8, "<Q", 2**64 - 2), (o + 16, "<Q", 2**64 - 1))])
+        patched("symbol_names_wild", [(o, "<I", 0xFFFFFFFF) for o in syms])
+    # a section's address at the top: addr - sh_addr wraps
+    patched("addr_wraps_%d" % i, [(base + 0x10, "<Q", 2**64 - 1), (base + 0x18, "<Q", 2**64 - 8)])
+open(sys.argv[2] + "/truncated", "wb").write(good[:0x40 + 8])
+PY
+for f in "$work"/bad/*; do
+  doctor --plugin "$f"
+  if [ "$rc" -gt 2 ]; then echo "FAIL: malformed ELF $(basename "$f"): doctor died (rc=$rc): $out"; fail=1
+  else echo "ok: malformed ELF $(basename "$f"): rc=$rc, no crash"; fi
+done
 doctor --bogus
 check "unknown option" 2 'unknown option "--bogus"'
 exit $fail

@@ -35,4 +35,40 @@ printf 'reason=slow\n' >"$W/drain/gangway-drain.44.node09"
 GANGWAY_DRAIN_DIR=$W/drain GANGWAY_SCONTROL=$W/scontrol SLURM_JOB_ID=44 SLURM_JOB_UID=$((me + 1)) SLURM_JOB_NODELIST='node[08-10]' \
   bash "$EPILOG" 2>/dev/null
 [ ! -e "$W/calls" ] && pass "a request not owned by the job's user drains nothing" || fail "foreign owner: $(cat "$W/calls")"
+epilog() {  # JOB [VAR=VALUE...]: the epilog for job JOB on node[08-10], bounded in time
+  local j=$1; shift
+  rm -f "$W/calls"
+  env GANGWAY_DRAIN_DIR="$W/drain" GANGWAY_SCONTROL="$W/scontrol" SLURM_JOB_ID="$j" SLURM_JOB_UID="$me" \
+    SLURM_JOB_NODELIST='node[08-10]' "$@" timeout 20 bash "$EPILOG" 2>"$W/err"
+}
+# A newline in the file's name makes two names: neither may reach scontrol.
+printf 'reason=slow\n' >"$W/drain/gangway-drain.50.node99 x"$'\n'"node09"
+epilog 50
+[ ! -e "$W/calls" ] && pass "a name with a newline drains nothing" || fail "newline name: $(cat "$W/calls")"
+[ -z "$(ls "$W/drain" | grep '^gangway-drain.50')" ] && pass "and its request is removed" || fail "left: $(ls "$W/drain")"
+# A request larger than 4 KiB is not read (a sparse 1 GiB file took 2 GB of the epilog's memory).
+{ printf 'reason=slow\n'; head -c 8192 /dev/zero | tr '\0' x; } >"$W/drain/gangway-drain.51.node09"
+epilog 51
+[ ! -e "$W/calls" ] && grep -q "larger than" "$W/err" && pass "an oversized request is refused, with a line saying so" \
+  || fail "oversized: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
+# A FIFO neither blocks the epilog nor drains.
+mkfifo "$W/drain/gangway-drain.52.node09"
+epilog 52; rc=$?
+[ $rc = 0 ] && [ ! -e "$W/calls" ] && pass "a FIFO is refused without blocking" || fail "fifo: rc $rc $(cat "$W/calls" 2>/dev/null)"
+# The site's cap per job (GANGWAY_DRAIN_MAX, default 2): beyond it nothing is drained.
+for n in node08 node09 node10; do printf 'reason=slow\n' >"$W/drain/gangway-drain.53.$n"; done
+epilog 53
+[ ! -e "$W/calls" ] && grep -q "GANGWAY_DRAIN_MAX=2" "$W/err" && pass "3 requests over the default cap of 2 drain none" \
+  || fail "cap: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
+[ -z "$(ls "$W/drain" | grep '^gangway-drain.53')" ] && pass "and the job's requests are removed" || fail "left: $(ls "$W/drain")"
+for n in node08 node09 node10; do printf 'reason=slow\n' >"$W/drain/gangway-drain.54.$n"; done
+epilog 54 GANGWAY_DRAIN_MAX=3
+[ "$(wc -l <"$W/calls" 2>/dev/null)" = 3 ] && pass "GANGWAY_DRAIN_MAX=3 lets the 3 drain" || fail "cap 3: $(cat "$W/calls" 2>/dev/null)"
+for n in node08; do printf 'reason=slow\n' >"$W/drain/gangway-drain.55.$n"; done
+epilog 55 GANGWAY_DRAIN_MAX=0
+[ ! -e "$W/calls" ] && pass "GANGWAY_DRAIN_MAX=0 drains nothing" || fail "cap 0: $(cat "$W/calls")"
+# Thousands of files: a bounded number of names is read, nothing drained, the epilog ends.
+for i in $(seq 1 3000); do : >"$W/drain/gangway-drain.56.node$i"; done
+epilog 56; rc=$?
+[ $rc = 0 ] && [ ! -e "$W/calls" ] && pass "3000 request files drain none" || fail "many: rc $rc"
 finish

@@ -13,7 +13,7 @@ syms=$(nm -C --defined-only "$so" 2>/dev/null)
 [ -n "$syms" ] || { fail "nm lists no symbols in $so (stripped?): run this on the build tree's plugin"; finish; }
 # Namespaces and names of the launcher's side: the preflight's judgement
 # (gangway::preflight, gpu, verbs), its commands (gangway::cli), the network
-# and device stages (sys::...), the report, and SHA-256/HMAC.
+# and device stages (sys::...), the report, and HMAC (libcrypto's wrapper).
 forbidden='gangway::(preflight|gpu|verbs|cli)::|sys::(run_[a-z_]*stage|nccl_|find_nccl|RdmaEndpoint|read_ib_ports|with_deadline|tcp_|Rendezvous|Coordinator|pmix|node_card|make_node_card)|[Ss]ha256|[Hh]mac|Report\b|report_json'
 found=$(grep -E "$forbidden" <<<"$syms" | head -5)
 if [ -z "$found" ]; then pass "no preflight, GPU, RDMA, report or crypto symbol in gangway.so"
@@ -24,6 +24,9 @@ grep -qE "$forbidden" <<<"$(nm -C --defined-only "$bin")" && pass "the same chec
 libs=$(ldd "$so" 2>/dev/null)
 if grep -qE 'libpmix|libcuda|libnccl|libibverbs|libcrypto|libslurm' <<<"$libs"; then fail "gangway.so links a library it must not:"; echo "$libs"
 else pass "gangway.so links no PMIx, CUDA, NCCL, verbs, crypto or SLURM library"; fi
+# The launcher's cryptography is OpenSSL's, not the tree's own (issue 15).
+ldd "$bin" 2>/dev/null | grep -q 'libcrypto\.so\.3' && pass "the launcher links libcrypto (OpenSSL 3)" ||
+  fail "the launcher does not link libcrypto.so.3: $(ldd "$bin" | grep -i crypto)"
 
 for f in "$so" "$bin"; do
   name=$(basename "$f")

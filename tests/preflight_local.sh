@@ -47,6 +47,13 @@ same=0; for r in 0 1 2 3 4 5; do [ "$(cat "$W/pid.$r" 2>/dev/null)" = "${pids[$r
 if [ "${rcs[*]}" = "7 7 7 7 7 7" ] && [ $same = 6 ]; then pass "run execs the command in place: same pid, its exit code 7"
 else fail "exec: rcs ${rcs[*]}, $same/6 same pids; $(cat "$W/err.0")"; fi
 
+# 2b. GANGWAY_SECRET does not reach the command (issue 15, item 13), with a check or with none.
+P=$(port); pids=(); rcs=()
+for r in 0 1 2 3 4 5; do task "$P" $r -- run --check=none -- sh -c "echo \${GANGWAY_SECRET-unset} >$W/secret.$r"; done
+wait_all
+if [ "$(cat "$W"/secret.* | sort -u)" = unset ]; then pass "the command's environment has no GANGWAY_SECRET"
+else fail "GANGWAY_SECRET leaked to the command: $(cat "$W"/secret.* | sort -u | head -c 80)"; fi
+
 # 3. an intruder with another secret posing as rank 5, and a sender of garbage: rejected,
 #    rank 5 is missing, node n3 is named, the rest stop within the join deadline.
 P=$(port); pids=(); rcs=()
@@ -70,12 +77,56 @@ if [ "${rcs[0]}" = 4 ] && grep -q '"name": "n3", "addr": "127.0.0.1", "status": 
   pass "wrong secret and malformed frames rejected (3 connections), n3 named missing, done in ${el}s"
 else fail "intruder: rcs ${rcs[*]} in ${el}s; $(cat "$W/err.0"; cat "$W/intr.json" 2>/dev/null | head -30)"; fi
 
+# 3b. rejected connections are told (issue 15, item 16): one line each, with the peer's
+#     address, at most 10 in 10 s and then one line with the count; a flood of 150 garbage
+#     connections leaves the verdict ok.
+n_rej=$(grep -c 'gangway: rejected a connection from 127.0.0.1:[0-9]* to the rendezvous' "$W/err.0")
+[ "$n_rej" = 3 ] && pass "the 3 rejected connections are told on node 0's stderr, one line each" \
+  || fail "rejection lines: $n_rej: $(grep rejected "$W/err.0")"
+P=$(port); pids=(); rcs=()
+task "$P" 0 -- check --report="$W/flood.json"
+python3 - "$((P + 1))" <<'PY'
+import socket, sys, time
+port, sent, t0 = int(sys.argv[1]), 0, time.time()
+while sent < 150 and time.time() - t0 < 10:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        s.sendall(b"\xff\xff\xff\xff" + b"x" * 64); s.close(); sent += 1
+    except OSError: time.sleep(0.02)
+PY
+for r in 1 2 3 4 5; do task "$P" $r -- check; done
+wait_all
+n_rej=$(grep -c 'gangway: rejected a connection from' "$W/err.0")
+if [ "${rcs[*]}" = "0 0 0 0 0 0" ] && [ "$n_rej" -le 10 ] && [ "$n_rej" -ge 1 ] \
+   && grep -q 'more connection(s) to the rendezvous rejected, not shown one by one' "$W/err.0"; then
+  pass "a flood of 150 garbage connections: verdict ok, $n_rej lines and one count"
+else fail "flood: rcs ${rcs[*]}, $n_rej lines; $(grep -v '^gangway: rejected' "$W/err.0" | head -20)"; fi
+
 # 4. without GANGWAY_SECRET: a clear message, exit 5; with --on-fail=warn the command still runs.
 env -u GANGWAY_SECRET SLURM_JOB_ID=1 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \
   SLURM_STEP_TASKS_PER_NODE=1 SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$(port) \
   NODE_ADDR=127.0.0.1 "$GW" check 2>"$W/nosecret.err"; rc=$?
 if [ $rc = 5 ] && grep -q 'GANGWAY_SECRET is not set.*plugstack.conf' "$W/nosecret.err"; then pass "no GANGWAY_SECRET: exit 5 naming it"
 else fail "no secret: rc $rc: $(cat "$W/nosecret.err")"; fi
+# Inside a SLURM job the missing-secret message never suggests --insecure (a public key), and
+# --insecure / GANGWAY_INSECURE=1 are refused there (issue 15, item 12).
+grep -q -- 'insecure' "$W/nosecret.err" && fail "inside a job the message suggests --insecure: $(cat "$W/nosecret.err")" \
+  || pass "inside a job the missing-secret message does not suggest --insecure"
+one_node() {  # one_node [VAR=VALUE...] -- ARGS: a 1-node, 1-task step on loopback
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  env -u GANGWAY_SECRET SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \
+    SLURM_STEP_TASKS_PER_NODE=1 SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$(port) \
+    NODE_ADDR=127.0.0.1 NCCL_SOCKET_IFNAME==lo GANGWAY_DRAIN_DIR= "${envs[@]}" "$GW" "$@"
+}
+one_node SLURM_JOB_ID=1 -- check --insecure --check=none 2>"$W/insecure.err"; rc=$?
+[ $rc = 2 ] && grep -q 'refused inside a SLURM job' "$W/insecure.err" && pass "--insecure inside a job: exit 2, refused" \
+  || fail "--insecure in a job: rc $rc: $(cat "$W/insecure.err")"
+one_node SLURM_JOB_ID=1 GANGWAY_INSECURE=1 -- run --on-fail=warn -- true 2>"$W/insecure2.err"; rc=$?
+[ $rc = 2 ] && grep -q 'GANGWAY_INSECURE=1.*refused inside a SLURM job' "$W/insecure2.err" \
+  && pass "GANGWAY_INSECURE=1 inside a job: refused, the command not started" || fail "GANGWAY_INSECURE in a job: rc $rc: $(cat "$W/insecure2.err")"
+one_node -- check --insecure --check=none 2>"$W/insecure3.err"; rc=$?
+[ $rc = 0 ] && pass "--insecure outside a job (no SLURM_JOB_ID) still checks" || fail "--insecure outside a job: rc $rc: $(cat "$W/insecure3.err")"
 "$GW" run --on-fail=warn -- true 2>/dev/null && pass "--on-fail=warn starts the command when the check cannot run" \
   || fail "--on-fail=warn outside a step did not run the command"
 
@@ -85,5 +136,15 @@ else fail "no secret: rc $rc: $(cat "$W/nosecret.err")"; fi
 GANGWAY_ON_FAIL=later "$GW" check 2>"$W/usage2.err"; rc=$?
 [ $rc = 2 ] && grep -q 'GANGWAY_ON_FAIL' "$W/usage2.err" && pass "bad GANGWAY_ON_FAIL: exit 2 naming the variable" || fail "env usage: $rc"
 "$GW" run --help | grep -q -- '--on-fail=abort|warn|requeue' && pass "run --help lists the options" || fail "run --help"
+
+# 6. a user's own threshold judges nodes but drains none: --expect-gbps=100000 makes every node
+#    slow (exit 3), and no drain request is written, with a line saying why.
+mkdir -m 1733 "$W/drain"
+P=$(port); pids=(); rcs=()
+for r in 0 1 2 3 4 5; do task "$P" $r GANGWAY_DRAIN_DIR="$W/drain" -- check --expect-gbps=100000; done
+wait_all
+if [ "${rcs[0]}" = 3 ] && [ -z "$(ls -A "$W/drain")" ] && grep -q 'no drain request: the check used your own thresholds (--expect-gbps)' "$W/err.0"; then
+  pass "--expect-gbps=100000: degraded, no drain request"
+else fail "expect-gbps drains: rc ${rcs[0]}, files: $(ls -A "$W/drain"); $(cat "$W/err.0")"; fi
 
 finish

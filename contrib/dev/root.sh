@@ -47,7 +47,7 @@ die() { echo "$prog: $*" >&2; exit 1; }
 common=(
   # build
   build-essential g++ make autoconf automake libtool pkg-config binutils git
-  libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2
+  libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2 libssl-dev
   man-db groff-base debhelper dpkg-dev fakeroot python3
   # the test cluster
   slurmctld slurmd slurm-client iproute2 util-linux mount procps hostname mawk

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../env/step_view.hpp"  // EnvMap
 #include "report.hpp"
 
 namespace gangway::preflight {
@@ -17,10 +18,18 @@ struct DrainRequest {
 };
 
 // A request per slow, unreachable, mismatched or faulty node: what the
-// checks found on the node itself. A missing or lost node (its tasks never
+// checks found on the node itself, judged by the site's thresholds. A user's
+// own threshold (`user_thresholds` names them: --expect-gbps, GANGWAY_* of
+// the GPU stages) can make any node look bad, so with one there is none. A missing or lost node (its tasks never
 // came, or exited) gets none. The reason is the status and the node's first
 // reason, cut to 120 characters, with newlines, quotes, '`', '$' and '\' made
 // blanks: the Epilog hands it to scontrol.
-std::vector<DrainRequest> drain_requests(const Report& r);
+std::vector<DrainRequest> drain_requests(const Report& r, const std::vector<std::string>& user_thresholds);
+
+// The variables of the environment that set a threshold of the GPU and RDMA
+// stages (gpu_checks.hpp's Thresholds) or of the bandwidth stage's options,
+// set in `env`: the launcher cannot tell a TaskProlog's from the user's, so
+// all are the user's.
+std::vector<std::string> threshold_vars_set(const EnvMap& env);
 
 }  // namespace gangway::preflight

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "../base/saturate.hpp"
+
 namespace gangway::preflight {
 
 const char* to_string(NodeStatus s) {
@@ -200,7 +202,7 @@ std::string render_json(const Report& r) {
     for (std::size_t i = 0; i < r.nccl.size(); ++i) {
         const auto& n = r.nccl[i];
         o += (i ? ",\n" : "\n") + std::string("    {\"node\": ") + node_name(n.node) + ", \"ranks\": " + std::to_string(n.nranks) +
-             ", \"bytes\": " + std::to_string(static_cast<long long>(n.bytes)) + ", \"algbw_gbps\": " + opt(n.algbw_gbps) + ", \"busbw_gbps\": " + opt(n.busbw_gbps) +
+             ", \"bytes\": " + std::to_string(saturate<long long>(n.bytes)) + ", \"algbw_gbps\": " + opt(n.algbw_gbps) + ", \"busbw_gbps\": " + opt(n.busbw_gbps) +
              ", \"data_ok\": " + (n.data_ok ? "true" : "false") + ", \"error\": " + q(n.error) + "}";
     }
     o += "\n  ],\n  \"ports\": [";
@@ -283,7 +285,8 @@ std::string render_svg(const Report& r) {
                 const auto key = std::make_pair(unsigned(i), unsigned(j));
                 if (i == j) fill = "#ffffff";
                 else if (auto it = p.bw.find(key); it != p.bw.end()) {
-                    const double f = p.top > 0 ? std::clamp(it->second / p.top, 0.0, 1.0) : 0;
+                    const double q = p.top > 0 ? it->second / p.top : 0;
+                    const double f = std::isfinite(q) ? std::clamp(q, 0.0, 1.0) : 0;  // clamp keeps a NaN
                     // red (0) -> yellow (0.5) -> green (1)
                     const int red = f < 0.5 ? 220 : static_cast<int>(220 * (1 - f) * 2);
                     const int green = f < 0.5 ? static_cast<int>(200 * f * 2) : 200;

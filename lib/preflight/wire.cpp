@@ -2,7 +2,7 @@
 
 #include "../base/error.hpp"
 #include "../base/text.hpp"
-#include "sha256.hpp"
+#include "crypto.hpp"
 
 namespace gangway::preflight {
 namespace {
@@ -100,6 +100,8 @@ double kv_f64(const Kv& kv, const std::string& key) {
 Channel::Channel(std::string key, std::string nonce, Role self) : key_(std::move(key)), nonce_(std::move(nonce)), self_(self) {
     if (nonce_.size() != kNonceBytes) throw Error("internal: channel nonce must be 16 bytes");
 }
+
+Channel::~Channel() { wipe(key_); }
 
 std::string Channel::mac(std::uint8_t dir, std::uint64_t seq, std::uint8_t type, std::string_view payload) const {
     std::string m = "gangway-preflight-1";

@@ -38,6 +38,11 @@ enum class Role : std::uint8_t { client = 1, server = 2 };
 class Channel {
 public:
     Channel(std::string key, std::string nonce, Role self);
+    Channel(Channel&&) = default;
+    Channel& operator=(Channel&&) = default;
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+    ~Channel();  // wipes its copy of the key
     // The whole frame, length prefix included.
     std::string seal(std::uint8_t type, std::string_view payload);
     // Body length from the 4-byte prefix; throws gangway::Error when over kMaxFrame or too short.

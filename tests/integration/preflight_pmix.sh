@@ -54,10 +54,13 @@ if [ $rc = 5 ] && grep -q 'bootstrap=pmix: the step has no PMIx' "$WORK/nopmix.e
 else fail "(b) --bootstrap=pmix without PMIx: rc=$rc: $(head -3 "$WORK/nopmix.err")"; fi
 
 # (c) gangway run, the command a second PMIx session of every task, 4 tasks per node; three times.
+# gangway run takes the step's GANGWAY_SECRET out of the command's environment (issue 15,
+# item 13): the inner check is given one of its own, the same in every task.
 good=0
 for i in 1 2 3; do
   rm -f "$WORK/inner.json"
-  timeout 90 srun --mpi=pmix -N4 -n16 gangway run -- gangway check --report="$WORK/inner.json" >"$WORK/inner.out" 2>"$WORK/inner.err"; rc=$?
+  timeout 90 srun --mpi=pmix -N4 -n16 gangway run -- env GANGWAY_SECRET="$GANGWAY_SECRET" gangway check \
+    --report="$WORK/inner.json" >"$WORK/inner.out" 2>"$WORK/inner.err"; rc=$?
   s=$(summary "$WORK/inner.json")
   if [ $rc = 0 ] && [ "$s" = "node08=ok node09=ok node10=ok node11=ok ok pmix" ]; then good=$((good + 1))
   else fail "(c) run $i: rc=$rc, $s"; grep -v '^  ' "$WORK/inner.err" | head; fi

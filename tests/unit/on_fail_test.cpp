@@ -30,7 +30,7 @@ TEST_CASE("drain requests: one per node the checks found bad, reasons safe for t
                node("node12", NodeStatus::unreachable),
                node("node13", NodeStatus::mismatch, {"gpus 7 (others 8)"}),
                node("node14", NodeStatus::faulty, {std::string(200, 'x') + "\"'\\\n"})};
-    const auto d = drain_requests(r);
+    const auto d = drain_requests(r, {});
     REQUIRE(d.size() == 4);
     CHECK(d[0].node == "node10");
     CHECK(d[0].file == "gangway-drain.42.node10");
@@ -39,7 +39,19 @@ TEST_CASE("drain requests: one per node the checks found bad, reasons safe for t
     CHECK(d[2].node == "node13");
     CHECK(d[3].node == "node14");
     CHECK(d[3].text == "node=node14\njob=42\nreason=faulty " + std::string(113, 'x') + "\n");  // 120 characters
-    CHECK(drain_requests(Report{}).empty());
+    CHECK(drain_requests(Report{}, {}).empty());
+}
+
+TEST_CASE("a user's own threshold drains nothing: --expect-gbps=100000 made every node slow") {
+    Report r;
+    r.job_id = "42";
+    r.nodes = {node("node08", NodeStatus::slow, {"sending 9 Gb/s, expected 100000"}),
+               node("node09", NodeStatus::slow, {"sending 9 Gb/s, expected 100000"})};
+    CHECK(drain_requests(r, {"--expect-gbps"}).empty());
+    CHECK(drain_requests(r, {}).size() == 2);
+    CHECK(threshold_vars_set({{"GANGWAY_NCCL_BUSBW_GBPS", "900"}, {"GANGWAY_CHECK", "full"}, {"GANGWAY_SLOW_RATIO", ""}}) ==
+          std::vector<std::string>{"GANGWAY_NCCL_BUSBW_GBPS"});
+    CHECK(threshold_vars_set({{"GANGWAY_EXPECT_GBPS", "1"}, {"GANGWAY_OUTLIER_Z", "9"}}).size() == 2);
 }
 
 TEST_CASE("a requeued job keeps its own exclusions and adds the bad nodes once") {

@@ -117,6 +117,19 @@ TEST_CASE("NICs, GPUs and versions from a sysfs fixture tree") {
     CHECK(v.at("kernel") == "6.1.0-test");
 }
 
+TEST_CASE("an IB rate no port has is unknown, not undefined behaviour (issue 15, item 10)") {
+    TempTree t;
+    const auto& r = t.root;
+    put(r / "sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
+    put(r / "sys/class/infiniband/mlx5_0/ports/1/rate", "1e300 Gb/sec (4X NDR)");
+    put(r / "sys/class/infiniband/mlx5_1/ports/1/state", "4: ACTIVE");
+    put(r / "sys/class/infiniband/mlx5_1/ports/1/rate", "nan Gb/sec");
+    const auto nics = sys::read_nics(r.string());
+    REQUIRE(nics.size() == 2);
+    CHECK(nics[0].rate_mbps == -1);
+    CHECK(nics[1].rate_mbps == -1);
+}
+
 TEST_CASE("an empty tree: no NICs, no GPUs, versions \"none\"") {
     TempTree t;
     fs::create_directories(t.root);

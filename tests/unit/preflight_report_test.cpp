@@ -1,5 +1,9 @@
 #include "catch_compat.hpp"
 
+#include <cmath>
+#include <limits>
+
+#include "../../lib/base/saturate.hpp"
 #include "../../lib/preflight/report.hpp"
 
 using namespace gangway::preflight;
@@ -144,4 +148,29 @@ TEST_CASE("a task reads node 0's verdict word; an unknown word is unreachable, n
     CHECK(parse_verdict("") == Verdict::unreachable);
     CHECK(parse_verdict("OK") == Verdict::unreachable);
     CHECK(parse_verdict("okay") == Verdict::unreachable);
+}
+
+TEST_CASE("figures out of any integer's range render without undefined behaviour (issue 15, item 10)") {
+    auto r = sample(NodeStatus::ok);
+    // A speaker's "bytes" is a u64 on the wire: 2^64-1 is beyond long long.
+    r.nccl.push_back({0, 8, 18446744073709551615.0, 1.0, 1.0, true, ""});
+    r.nccl.push_back({0, 8, std::nan(""), 1.0, 1.0, true, ""});
+    const auto j = render_json(r);
+    CHECK(j.find("\"bytes\": 9223372036854775807,") != std::string::npos);
+    CHECK(j.find("\"bytes\": 0,") != std::string::npos);
+    // A NaN or infinite rate in the heatmap is a cell without a colour scale, not UB.
+    r.links.push_back({0, 1, "bandwidth", true, std::nan(""), std::nullopt, ""});
+    r.links.push_back({1, 0, "bandwidth", true, HUGE_VAL, std::nullopt, ""});
+    CHECK(render_svg(r).find("<svg") != std::string::npos);
+}
+
+TEST_CASE("saturate: a double beyond an integer type's range gives its nearest end") {
+    using gangway::saturate;
+    CHECK(saturate<long long>(1e300) == std::numeric_limits<long long>::max());
+    CHECK(saturate<long long>(-1e300) == std::numeric_limits<long long>::min());
+    CHECK(saturate<long long>(9223372036854775808.0) == std::numeric_limits<long long>::max());
+    CHECK(saturate<int>(std::nan(""), -1) == -1);
+    CHECK(saturate<unsigned>(-5.0) == 0u);
+    CHECK(saturate<int>(-2.7) == -2);
+    CHECK(saturate<long>(400000.0) == 400000);
 }

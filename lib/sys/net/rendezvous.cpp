@@ -44,14 +44,15 @@ void Coordinator::gather(unsigned expected, Deadline d) {
             const auto rev = i + 1 < pfds.size() && pfds[i + 1].fd == p.conn.fd.get() ? pfds[i + 1].revents : 0;
             if (!rev) {
                 if (Clock::now() < p.until) keep.push_back(std::move(p));
-                else ++rejected_;  // connected but never said hello
+                else rejects_.note(p.conn.fd.get(), "no hello within 5 s");
                 continue;
             }
             std::vector<Conn::Got> got;
-            const bool open = bool(p.conn.pump(got));
+            const auto pumped = p.conn.pump(got);
+            const bool open = bool(pumped);
             if (got.empty()) {
                 if (open && Clock::now() < p.until) keep.push_back(std::move(p));
-                else ++rejected_;
+                else rejects_.note(p.conn.fd.get(), open ? "no hello within 5 s" : pumped.error());
                 continue;
             }
             try {
@@ -67,8 +68,8 @@ void Coordinator::gather(unsigned expected, Deadline d) {
                 m.conn = std::move(p.conn);
                 ranks.insert(m.rank);
                 members_.push_back(std::move(m));
-            } catch (const Error&) {
-                ++rejected_;
+            } catch (const Error& e) {
+                rejects_.note(p.conn.fd.get(), e.what());
             }
         }
         pending = std::move(keep);

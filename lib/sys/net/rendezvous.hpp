@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "reject_log.hpp"
 #include "sock.hpp"
 
 namespace gangway::sys {
@@ -23,10 +24,10 @@ public:
     Coordinator(std::string key, Fd listener);
     // Accepts and reads hellos until `expected` distinct ranks checked in or the
     // deadline. A connection that fails authentication or sends garbage is
-    // dropped (and counted in rejected()), never trusted.
+    // dropped (counted in rejected() and logged, RejectLog), never trusted.
     void gather(unsigned expected, Deadline d);
     std::vector<Member>& members() { return members_; }
-    unsigned rejected() const { return rejected_; }
+    unsigned rejected() const { return rejects_.total(); }
     // Sends to one member; on failure marks it lost.
     bool send(Member& m, std::uint8_t type, const preflight::Kv& kv, Deadline d);
     struct Event {
@@ -44,7 +45,7 @@ private:
     std::string key_;
     Fd listener_;
     std::vector<Member> members_;
-    unsigned rejected_ = 0;
+    RejectLog rejects_{Listener::rendezvous};
 };
 
 // A task joins: tries each address in turn (data network first, then the

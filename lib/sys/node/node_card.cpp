@@ -1,5 +1,7 @@
 #include "node_card.hpp"
+
 #include "sysfs.hpp"
+#include "../../base/saturate.hpp"
 #include "../../base/text.hpp"
 #include "../../preflight/version_text.hpp"
 
@@ -46,7 +48,8 @@ std::vector<preflight::Nic> read_nics(const std::string& root) {
             n.state = st.empty() ? "unknown" : st;
             const auto rate = first_line(port / "rate");
             const auto gbps = parse_double(rate.substr(0, rate.find(' ')));
-            n.rate_mbps = gbps ? static_cast<long>(*gbps * 1000) : -1;
+            // A rate no port has (inf, nan, 1e300, negative) is unknown, not undefined behaviour.
+            n.rate_mbps = gbps && *gbps > 0 && *gbps < 1e9 ? saturate<long>(*gbps * 1000) : -1;
             out.push_back(std::move(n));
         }
     return out;

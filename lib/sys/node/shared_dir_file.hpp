@@ -1,0 +1,30 @@
+// Files in directories that other users can write (the drain spool, 1733):
+// the reader opens first and checks the open file, so that nothing can be
+// swapped in between, and never follows a link or blocks on a FIFO; the
+// writer never follows a link another user planted, nor writes into a file
+// that is already there.
+#pragma once
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+#include "../../base/result.hpp"
+
+namespace gangway::sys {
+
+// The content of `path` when it is a regular file owned by `owner` and at
+// most `max_bytes` long; else why not (a link, not a regular file, owned by
+// someone else, larger than the limit).
+Result<std::string> read_owned_file(const std::string& path, uid_t owner, std::size_t max_bytes);
+
+// Writes `text` to dir/name through a fresh private name in dir (created
+// with O_CREAT|O_EXCL|O_NOFOLLOW, mode `mode` less the umask) renamed over
+// dir/name once complete: a reader sees the whole file or none.
+Result<void> write_file_atomic(const std::string& dir, const std::string& name, const std::string& text,
+                               mode_t mode = 0666);
+
+// The same for a path: its directory and its last component.
+Result<void> write_file_atomic(const std::string& path, const std::string& text, mode_t mode = 0666);
+
+}  // namespace gangway::sys
