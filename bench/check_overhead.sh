@@ -11,13 +11,7 @@
 #   sudo bench/check_overhead.sh [ROUNDS]   (after a build; default 20 rounds)
 set -euo pipefail
 rounds=${1:-20}
-top=$(cd "$(dirname "$0")/.." && pwd)
-export top_srcdir=$top top_builddir=${top_builddir:-$top}
-[ -r "$top_builddir/spank/.libs/gangway.so" ] || top_builddir=$top/_build
-export GANGWAY_PLUGIN=${GANGWAY_PLUGIN:-$top_builddir/spank/.libs/gangway.so} GANGWAY_BIN=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-set +eu
-. "$top/tests/integration/lib.sh"
-set -eu
+. "$(dirname "$0")/cluster_setup.sh"
 plugstack $SITE_ARGS launcher="$INSTALL/gangway"
 
 now_ms() { date +%s%N | awk '{printf "%.3f", $1 / 1e6}'; }

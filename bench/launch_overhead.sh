@@ -12,14 +12,7 @@ set -euo pipefail
 rounds=${1:-30}
 shift || true
 extra=("$@")
-top=$(cd "$(dirname "$0")/.." && pwd)
-export top_srcdir=$top top_builddir=${top_builddir:-$top}
-[ -r "$top_builddir/spank/.libs/gangway.so" ] || top_builddir=$top/_build
-export GANGWAY_PLUGIN=${GANGWAY_PLUGIN:-$top_builddir/spank/.libs/gangway.so} GANGWAY_BIN=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-# lib.sh installs the plugin and brings the cluster up; reuse it, then drop its test bookkeeping.
-set +eu
-. "$top/tests/integration/lib.sh"
-set -eu
+. "$(dirname "$0")/cluster_setup.sh"
 
 now_ms() { date +%s%N | awk '{printf "%.3f", $1 / 1e6}'; }
 once() {  # prints the wall time of one launch in ms
