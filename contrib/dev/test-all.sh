@@ -82,7 +82,8 @@ for r in 24.11 26.05; do
   # shellcheck disable=SC2086
   contrib/dev/release-check.sh "$r" $release_tests >"$top/_build/release-$r.log" 2>&1 || rc=$?
   case $rc in
-    0) echo "PASS: SLURM $r: build, unit tests and $release_tests ($((SECONDS - t0)) s)"; extra_pass=$((extra_pass + 1)) ;;
+    # release-check's last line counts what passed and what was skipped (accelerate where Debian has none).
+    0) echo "PASS: SLURM $r: build, unit tests; $(tail -1 "$top/_build/release-$r.log") ($((SECONDS - t0)) s)"; extra_pass=$((extra_pass + 1)) ;;
     75) echo "NOT TESTED: SLURM $r: $(tail -1 "$top/_build/release-$r.log")"; not_tested+=("$r") ;;
     *) echo "FAIL: SLURM $r ($((SECONDS - t0)) s); the end of _build/release-$r.log:"; tail -40 "$top/_build/release-$r.log"
        extra_fail=$((extra_fail + 1)); status=1 ;;
