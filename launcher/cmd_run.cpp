@@ -304,16 +304,16 @@ int preflight_main(int argc, char** argv, bool is_run) {
                      step.node_rank < step.nodes.size() ? step.nodes[step.node_rank].c_str() : "?", step.rank,
                      out.message.c_str());
     }
+    // Node 0 requeues; `check` too, for the plugin's check of a batch job (sbatch --gangway-on-fail=requeue).
+    const bool requeues = out.exit_code != 0 && a.opt.on_fail == OnFail::requeue && out.coordinator && !out.bad_nodes.empty();
     if (!is_run) {
-        // The plugin's check of a batch job (sbatch --gangway-on-fail=requeue) runs gangway check.
-        if (out.exit_code != 0 && a.opt.on_fail == OnFail::requeue && out.coordinator && !out.bad_nodes.empty())
-            requeue(out.bad_nodes);
+        if (requeues) requeue(out.bad_nodes);
         return out.exit_code;
     }
     if (out.exit_code != 0) {
         if (a.opt.on_fail == OnFail::warn) {
             if (out.coordinator) std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s anyway\n", a.cmd[0]);
-        } else if (a.opt.on_fail == OnFail::requeue && out.coordinator && !out.bad_nodes.empty()) {
+        } else if (requeues) {
             return requeue(out.bad_nodes);
         } else {
             if (out.coordinator)

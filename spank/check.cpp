@@ -26,6 +26,11 @@ namespace {
 
 constexpr const char* kSbatchCheckOptionVar = "SLURM_SPANK__SLURM_SPANK_OPTION_gangway_gangway_check";
 
+// "NAME=value" is an entry of variable `name`.
+bool names(std::string_view entry, std::string_view name) {
+    return entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=';
+}
+
 // The task's environment as SLURM will exec the command with it, with `extra` on top.
 std::vector<std::string> task_env(spank_t sp, const VarList& extra) {
     char** envp = nullptr;
@@ -35,7 +40,7 @@ std::vector<std::string> task_env(spank_t sp, const VarList& extra) {
     for (char** e = envp; *e; ++e) {
         const std::string_view kv = *e;
         bool replaced = false;
-        for (const auto& [name, value] : extra) replaced = replaced || (kv.starts_with(name) && kv.size() > name.size() && kv[name.size()] == '=');
+        for (const auto& [name, value] : extra) replaced = replaced || names(kv, name);
         if (!replaced) env.emplace_back(kv);
     }
     for (const auto& [name, value] : extra) env.push_back(name + "=" + value);
@@ -44,7 +49,7 @@ std::vector<std::string> task_env(spank_t sp, const VarList& extra) {
 
 std::string env_value(const std::vector<std::string>& env, std::string_view name) {
     for (const auto& kv : env)
-        if (kv.size() > name.size() && kv.starts_with(name) && kv[name.size()] == '=') return kv.substr(name.size() + 1);
+        if (names(kv, name)) return kv.substr(name.size() + 1);
     return "";
 }
 

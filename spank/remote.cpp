@@ -61,12 +61,18 @@ Config effective_config() { return apply_user(state().site, state().cli); }
 
 using VarList = std::vector<std::pair<std::string, std::string>>;
 
-// What one task sets: its environment and step view, and the node's plan.
-VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
-    const auto& st = state();
+// The contract's variables the task's environment already holds.
+EnvMap contract_values(const EnvMap& env) {
     EnvMap current;
     for (const auto& name : contract_names())
         if (auto it = env.find(name); it != env.end()) current.insert(*it);
+    return current;
+}
+
+// What one task sets: its environment and step view, and the node's plan.
+VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
+    const auto& st = state();
+    EnvMap current = contract_values(env);
     if (auto it = env.find(kSetRecordVar); it != env.end()) current.insert(*it);
     // In narrow mode SLURM's CUDA_VISIBLE_DEVICES is the input, not a user's choice to keep.
     if (cfg.pin == PinMode::Narrow) current.erase("CUDA_VISIBLE_DEVICES");
@@ -96,10 +102,7 @@ VarList check_only_vars(const Config& cfg, const EnvMap& env, const StepView& st
     if (cfg.mode != Mode::Off || !state().addrs_ready) return {};
     Config as_auto = cfg;
     as_auto.mode = Mode::Auto;
-    EnvMap current;
-    for (const auto& name : contract_names())
-        if (auto it = env.find(name); it != env.end()) current.insert(*it);
-    return plan_env(as_auto, step, state().addrs, current).set;
+    return plan_env(as_auto, step, state().addrs, contract_values(env)).set;
 }
 
 // The step's command is gangway itself (srun gangway run -- CMD, or the batch

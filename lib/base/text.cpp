@@ -25,6 +25,10 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     return join(parts, sep, [](const std::string& p) -> const std::string& { return p; });
 }
 
+std::string origin_value(std::string_view origin, std::string_view value) {
+    return std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(value);
+}
+
 std::string_view trim_right(std::string_view s, std::string_view chars) {
     const auto last = s.find_last_not_of(chars);
     return s.substr(0, last == std::string_view::npos ? 0 : last + 1);

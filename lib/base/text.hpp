@@ -38,6 +38,10 @@ std::string join(const Range& items, std::string_view sep, ToText&& to_text) {
     return out;
 }
 
+// "ORIGIN=VALUE" for a message about a value and where it came from ("--gangway",
+// "GANGWAY_PIN", "plugstack.conf: pin="): an origin already ending in '=' gets none added.
+std::string origin_value(std::string_view origin, std::string_view value);
+
 // `s` without the characters of `chars` at its end.
 std::string_view trim_right(std::string_view s, std::string_view chars = " \t\r\n");
 

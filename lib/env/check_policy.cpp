@@ -4,20 +4,14 @@
 #include <string>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway {
-namespace {
-
-std::string said(std::string_view origin, std::string_view text) {
-    return std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(text);
-}
-
-}  // namespace
 
 CheckLevel parse_check_level(std::string_view t, std::string_view origin) {
     for (auto c : {CheckLevel::none, CheckLevel::quick, CheckLevel::full})
         if (t == to_string(c)) return c;
-    throw Error(said(origin, t) + " is not a check level; use quick (one bandwidth round), full (more rounds and sizes) or none");
+    throw Error(origin_value(origin, t) + " is not a check level; use quick (one bandwidth round), full (more rounds and sizes) or none");
 }
 
 std::string_view to_string(CheckLevel c) {
@@ -32,7 +26,7 @@ std::string_view to_string(CheckLevel c) {
 OnFail parse_on_fail(std::string_view t, std::string_view origin) {
     for (auto f : {OnFail::abort, OnFail::warn, OnFail::requeue})
         if (t == to_string(f)) return f;
-    throw Error(said(origin, t) +
+    throw Error(origin_value(origin, t) +
                 " is not a failure policy; use abort (do not start the command), warn (start it anyway) or requeue "
                 "(requeue the batch job without the bad nodes)");
 }

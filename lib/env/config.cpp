@@ -48,7 +48,7 @@ PinMode parse_pin(std::string_view t, std::string_view origin) {
     if (t == "on" || t == "yes" || t == "1" || t == "auto") return PinMode::On;
     if (t == "narrow") return PinMode::Narrow;
     if (t == "off" || t == "no" || t == "0") return PinMode::Off;
-    throw Error(std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(t) +
+    throw Error(origin_value(origin, t) +
                 " is not a pinning mode; use on (cores and NIC follow the task's GPU), narrow (also "
                 "CUDA_VISIBLE_DEVICES) or off");
 }
@@ -67,7 +67,7 @@ Mode parse_mode(std::string_view t, std::string_view origin) {
     if (t == "node") return Mode::Node;
     if (t == "task") return Mode::Task;
     if (t == "off" || t == "no" || t == "0") return Mode::Off;
-    throw Error(std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(t) +
+    throw Error(origin_value(origin, t) +
                 " is not a mode; use auto, node (one task per node, e.g. torchrun), task (one task per GPU) or off");
 }
 
@@ -86,7 +86,7 @@ void check_iface_name(std::string_view name, std::string_view origin) {
     for (char c : name)
         if (c == '/' || c == ':' || c == ',' || c == '=' || static_cast<unsigned char>(c) <= ' ') ok = false;
     if (!ok)
-        throw Error(std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(name) +
+        throw Error(origin_value(origin, name) +
                     " is not an interface name; give one such as ib0 or eth1 (see `ip -br link`)");
 }
 
