@@ -152,9 +152,10 @@ void before_command(spank_t sp, const Config& cfg, const StepView& step, const C
         if (env_value(env, "GANGWAY_REPORT").empty()) {
             char cwd[4096];
             if (::getcwd(cwd, sizeof cwd)) {
-                const std::string restarts = env_value(env, "SLURM_RESTART_COUNT");
+                // A number only: the variable is the user's to set, and it becomes part of a file name.
+                const auto restarts = parse_uint<unsigned>(env_value(env, "SLURM_RESTART_COUNT"));
                 call.report = std::string(cwd) + "/gangway-check-" + std::to_string(step.job_id) +
-                              (restarts.empty() || restarts == "0" ? "" : "." + restarts) + ".json";
+                              (restarts.value_or(0) == 0 ? "" : "." + std::to_string(*restarts)) + ".json";
             }
         }
     }
