@@ -86,7 +86,7 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
 
     // Base values, each overridable by the user; the rest derives from them.
     const std::string* u_addr = first_user({"MASTER_ADDR", "PRIMARY_ADDR"});
-    const std::string addr = u_addr ? *u_addr : to_string(addrs.nodes.at(0));
+    const std::string addr = u_addr ? *u_addr : to_string(addrs.primary);
     const std::string* u_port = first_user({"MASTER_PORT", "PRIMARY_PORT"});
     const std::string port = u_port ? *u_port
                                     : std::to_string(step.reserved_port
@@ -116,7 +116,7 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
 
     std::vector<std::pair<std::string, std::string>> want = {
         {"PRIMARY_ADDR", addr}, {"MASTER_ADDR", addr}, {"PRIMARY_PORT", port}, {"MASTER_PORT", port},
-        {"HOST_NODE_ADDR", host_node_addr}, {"NODE_ADDR", to_string(addrs.nodes.at(addrs.self))},
+        {"HOST_NODE_ADDR", host_node_addr}, {"NODE_ADDR", to_string(addrs.self)},
         {"NODE_RANK", node_rank}, {"NUM_NODES", num_nodes}, {"NUM_TRAINERS", trainers}, {"WORLD_SIZE", world}};
     if (plan.mode == Mode::Task && !batch && step.rank && step.local_rank) {
         want.emplace_back("RANK", std::to_string(*step.rank));
@@ -136,7 +136,9 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
         want.emplace_back("NCCL_SOCKET_IFNAME", "=" + cfg.iface);
         want.emplace_back("GLOO_SOCKET_IFNAME", cfg.iface);
     }
-    want.emplace_back("NODE_ADDRS", join(addrs.nodes, ",", [](const IpAddr& a) { return to_string(a); }));
+    // Not set above node_addrs_max: an inherited one is then cleared below, a user's own kept.
+    if (!addrs.every.empty())
+        want.emplace_back("NODE_ADDRS", join(addrs.every, ",", [](const IpAddr& a) { return to_string(a); }));
     want.emplace_back("GANGWAY_LAYOUT", std::string(to_string(plan.mode)));
     want.insert(want.end(), extra.begin(), extra.end());
 

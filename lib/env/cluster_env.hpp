@@ -12,10 +12,11 @@
 
 namespace gangway {
 
-// Data-network addresses of the step's nodes, in node order.
+// Data-network addresses a task's variables need.
 struct NodeAddrs {
-    std::vector<IpAddr> nodes;
-    unsigned self = 0;  // index of this node
+    IpAddr primary;             // node 0's: PRIMARY_ADDR
+    IpAddr self;                // this node's: NODE_ADDR
+    std::vector<IpAddr> every;  // every node's, in node order: NODE_ADDRS; empty: not set (above node_addrs_max)
 };
 
 struct EnvPlan {

@@ -8,7 +8,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, launcher";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, launcher, node_addrs_max";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -40,6 +40,22 @@ std::vector<std::string> split_names(std::string_view v, const std::string& key)
                         " is not a comma-separated list of device names such as mlx5_0,mlx5_3");
     }
     return out;
+}
+
+unsigned parse_node_addrs_max(std::string_view v) {
+    const auto n = parse_uint<std::uint32_t>(v);
+    if (!n)
+        throw Error("plugstack.conf: node_addrs_max=" + std::string(v) +
+                    " is not a node count from 0 to " + std::to_string(kNodeAddrsMaxLimit) +
+                    "; for example node_addrs_max=64 (0: never set NODE_ADDRS)");
+    if (*n > kNodeAddrsMaxLimit)
+        throw Error("plugstack.conf: node_addrs_max=" + std::string(v) + " lets NODE_ADDRS reach " +
+                    std::to_string(static_cast<unsigned long long>(*n) * kAddrTextMax) + " bytes (" +
+                    std::to_string(kAddrTextMax) + " a node with IPv6 addresses), past the " +
+                    std::to_string(kNodeAddrsBytesMax / 1024) +
+                    " KiB kept clear of Linux's 128 KiB limit for one variable; use at most " +
+                    std::to_string(kNodeAddrsMaxLimit) + " (0: never set NODE_ADDRS)");
+    return *n;
 }
 
 }  // namespace
@@ -145,6 +161,8 @@ Config parse_site_args(const std::vector<std::string>& args) {
                             " is not an absolute path; give the gangway command's path, for example "
                             "launcher=/usr/bin/gangway");
             c.launcher = val;
+        } else if (key == "node_addrs_max") {
+            c.node_addrs_max = parse_node_addrs_max(val);
         } else if (key == "nic_include" || key == "nic_exclude") {
             auto& list = key == "nic_include" ? c.nic_include : c.nic_exclude;
             list = split_names(val, key);

@@ -14,6 +14,19 @@ namespace gangway {
 
 enum class Mode { Auto, Node, Task, Off };
 
+// NODE_ADDRS (every node's data address) is set for steps of at most
+// node_addrs_max= nodes: each node then resolves every node's name (N lookups
+// per node, N² in the step), and the value grows with N. Above it each node
+// resolves node 0's name and its own only.
+inline constexpr unsigned kNodeAddrsMaxDefault = 64;
+// The longest address NODE_ADDRS can hold, IPv6 text (8 groups of 4 hex
+// digits and 7 colons), and its comma.
+inline constexpr unsigned kAddrTextMax = 39 + 1;
+// NODE_ADDRS stays below 100 KiB, clear of Linux's limit for one "NAME=value"
+// string (MAX_ARG_STRLEN, 128 KiB): past it execve fails with E2BIG.
+inline constexpr unsigned kNodeAddrsBytesMax = 100 * 1024;
+inline constexpr unsigned kNodeAddrsMaxLimit = kNodeAddrsBytesMax / kAddrTextMax;  // 2560
+
 // Pinning: `on` binds each task's cores and picks its NIC after the GPU its
 // LOCAL_RANK selects, every GPU staying visible; `narrow` also narrows
 // CUDA_VISIBLE_DEVICES to the task's own GPU(s); `off` leaves binding to SLURM.
@@ -31,6 +44,7 @@ struct Config {
     std::string torch_hook;     // directory put first on PYTHONPATH (torch-hook/); empty: none
     CheckSite check;            // check=, on_fail=, check_min_nodes=, check_optout=
     std::string launcher;       // launcher=: the gangway command the check runs; empty: the installed one
+    unsigned node_addrs_max = kNodeAddrsMaxDefault;  // NODE_ADDRS only for steps of at most this many nodes; 0: never
 };
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad

@@ -16,15 +16,16 @@ std::string nets(const std::vector<IfaceAddr>& v) {
 
 }  // namespace
 
-NodeAddrs find_node_addrs(const Config& cfg, const std::vector<std::string>& nodes, unsigned self,
-                          const std::vector<IfaceAddr>& local_nets, const Resolver& resolve) {
-    if (!cfg.iface.empty() && local_nets.empty())
-        throw Error("data interface " + cfg.iface +
-                    " has no IP address on this node; bring it up, or name the right one with iface= in plugstack.conf "
-                    "or --gangway-iface");
-    NodeAddrs out;
-    out.self = self;
-    for (const auto& node : nodes) {
+std::vector<IpAddr> resolve_data_addrs(const Config& cfg, const std::vector<std::string>& nodes,
+                                       const std::vector<unsigned>& which, const std::vector<IfaceAddr>& local_nets,
+                                       const Resolver& resolve) {
+    std::vector<IpAddr> out;
+    out.reserve(which.size());
+    for (const unsigned i : which) {
+        if (i >= nodes.size())
+            throw Error("node index " + std::to_string(i) + " is outside the step's " + std::to_string(nodes.size()) +
+                        " nodes");
+        const std::string& node = nodes[i];
         const std::string name = cfg.addr_template.empty() ? node : expand_addr_template(cfg.addr_template, node);
         const std::vector<IpAddr> cands = resolve(name);
         if (cands.empty())
@@ -45,15 +46,42 @@ NodeAddrs find_node_addrs(const Config& cfg, const std::vector<std::string>& nod
             throw Error(name + " resolves to " + list(cands) + ", none on the network of " + cfg.iface + " (" +
                         nets(local_nets) + "); set addr_template= in plugstack.conf to a name that resolves to the "
                         "data address (for example addr_template=%h-ib)");
-        out.nodes.push_back(*pick);
+        out.push_back(*pick);
+    }
+    return out;
+}
+
+bool sets_node_addrs(const Config& cfg, std::size_t nnodes) { return nnodes <= cfg.node_addrs_max; }
+
+NodeAddrs find_node_addrs(const Config& cfg, const std::vector<std::string>& nodes, unsigned self,
+                          const std::vector<IfaceAddr>& local_nets, const Resolver& resolve) {
+    if (!cfg.iface.empty() && local_nets.empty())
+        throw Error("data interface " + cfg.iface +
+                    " has no IP address on this node; bring it up, or name the right one with iface= in plugstack.conf "
+                    "or --gangway-iface");
+    if (self >= nodes.size())
+        throw Error("this node's index " + std::to_string(self) + " is outside the step's " +
+                    std::to_string(nodes.size()) + " nodes; SLURM_NODEID and SLURM_STEP_NODELIST disagree");
+    NodeAddrs out;
+    if (sets_node_addrs(cfg, nodes.size())) {
+        std::vector<unsigned> all(nodes.size());
+        for (unsigned i = 0; i < all.size(); ++i) all[i] = i;
+        out.every = resolve_data_addrs(cfg, nodes, all, local_nets, resolve);
+        out.primary = out.every.front();
+        out.self = out.every[self];
+    } else {
+        // Node 0's first: the message for a bad name is the same on every node.
+        const std::vector<unsigned> which = self == 0 ? std::vector<unsigned>{0} : std::vector<unsigned>{0, self};
+        const std::vector<IpAddr> got = resolve_data_addrs(cfg, nodes, which, local_nets, resolve);
+        out.primary = got.front();
+        out.self = got.back();
     }
     if (!cfg.iface.empty()) {
         // The address others will use for this node must really be ours, or every peer dials the wrong host.
-        const IpAddr& mine = out.nodes.at(self);
         bool ours = false;
-        for (const auto& n : local_nets) ours = ours || n.addr == mine;
+        for (const auto& n : local_nets) ours = ours || n.addr == out.self;
         if (!ours)
-            throw Error(nodes.at(self) + "'s data address " + to_string(mine) + " is not an address of " + cfg.iface +
+            throw Error(nodes[self] + "'s data address " + to_string(out.self) + " is not an address of " + cfg.iface +
                         " on this node (" + nets(local_nets) + "); fix DNS, /etc/hosts or addr_template=");
     }
     return out;

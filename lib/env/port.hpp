@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string_view>
 
 namespace gangway {
@@ -19,6 +20,21 @@ inline constexpr unsigned kPortBlock = 4;
 // SLURM_STEP_RESV_PORTS ("12000-12003" or "12000,12005"): its first port, or
 // nullopt when the string is empty. Throws gangway::Error when malformed.
 std::optional<std::uint16_t> first_reserved_port(std::string_view resv_ports);
+
+// Every port SLURM_STEP_RESV_PORTS names ("12000-12003,12010"): empty when
+// the string is. Throws gangway::Error when malformed.
+std::set<std::uint16_t> reserved_ports(std::string_view resv_ports);
+
+// The launcher's rendezvous port: PRIMARY_PORT+1 (the port every task can
+// compute alone). When the step has reserved ports it must be one of them: the
+// launcher binds no port SLURM gave no one, or another step. Throws
+// gangway::Error, one line naming the port and what to configure, when not.
+unsigned rendezvous_port(unsigned primary_port, std::string_view resv_ports);
+
+// The data listener's port: PRIMARY_PORT+2 when it is reserved for the step,
+// else 0 (a free port the kernel chooses, announced in the node's card): never
+// a predictable port the step does not own.
+unsigned data_listen_port(unsigned primary_port, std::string_view resv_ports);
 
 // A port in `range` from the job and step ids. Steps of one job get distinct
 // blocks (the step id walks the blocks), so two steps of a job never collide

@@ -15,17 +15,21 @@ void card_to_kv(const Card& c, Kv& out) {
     out["card.data_addr"] = c.data_addr;
     out["card.data_port"] = std::to_string(c.data_port);
     out["card.gpus"] = std::to_string(c.gpus);
-    out["card.nics"] = std::to_string(c.nics.size());
+    for (const auto& [k, v] : c.versions) out["card.version." + k] = v;
+    // The NICs while the card stays under kMaxCardBytes (a hello must fit
+    // kMaxFirstFrame): a node with more interfaces than that lists the first.
+    std::size_t size = encode_kv(out).size(), kept = 0;
     for (std::size_t i = 0; i < c.nics.size(); ++i) {
         const auto p = "card.nic." + std::to_string(i) + ".";
         const auto& n = c.nics[i];
-        out[p + "name"] = n.name;
-        out[p + "kind"] = n.kind;
-        out[p + "state"] = n.state;
-        out[p + "rate_mbps"] = std::to_string(n.rate_mbps);
-        out[p + "addrs"] = join(n.addrs, ",");
+        const Kv one{{p + "name", n.name}, {p + "kind", n.kind}, {p + "state", n.state},
+                     {p + "rate_mbps", std::to_string(n.rate_mbps)}, {p + "addrs", join(n.addrs, ",")}};
+        size += encode_kv(one).size();
+        if (size > kMaxCardBytes) break;
+        out.insert(one.begin(), one.end());
+        ++kept;
     }
-    for (const auto& [k, v] : c.versions) out["card.version." + k] = v;
+    out["card.nics"] = std::to_string(kept);
 }
 
 Card card_from_kv(const Kv& kv) {
@@ -64,6 +68,11 @@ const Nic* find_nic(const Card& c, const std::string& name) {
     for (const auto& n : c.nics)
         if (n.name == name) return &n;
     return nullptr;
+}
+
+std::vector<Nic> card_nics(std::vector<Nic> all, const std::string& data_iface) {
+    std::erase_if(all, [&](const Nic& n) { return n.kind != "ib" && n.name != data_iface; });
+    return all;
 }
 
 namespace {

@@ -30,11 +30,23 @@ struct Card {
     std::map<std::string, std::string> versions;  // driver, cuda, nccl, kernel, gangway: "none" when absent
 };
 
+// A card's encoded size at most (NICs past it are left out), so that a hello
+// fits the frame limit before authentication (kMaxFirstFrame, wire.hpp).
+inline constexpr std::size_t kMaxCardBytes = 48u << 10;
+
 // Prefixed keys ("card.*") so a card travels inside a larger message.
 void card_to_kv(const Card& c, Kv& out);
 Card card_from_kv(const Kv& kv);  // throws gangway::Error when malformed
 
 const Nic* find_nic(const Card& c, const std::string& name);
+
+// The NICs a node's card carries: its data interface and its IB ports, the
+// only ones that compare_cards and the data-interface check read. A host's
+// other interfaces (container veths, bridges, SR-IOV functions) stay home:
+// 134 of them made each hello 20 KB, and at 2,048 nodes the coordinator's
+// rendezvous 40 MB, 620 MB of memory and seconds of one core (BENCHMARKS.md,
+// "The coordinator at scale").
+std::vector<Nic> card_nics(std::vector<Nic> all, const std::string& data_iface);
 
 struct Mismatch {
     unsigned node_rank;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 
 #include "../base/saturate.hpp"
 
@@ -46,8 +45,6 @@ Verdict verdict(const Report& r) {
             return Verdict::unreachable;
         if (n.status != NodeStatus::ok) v = Verdict::degraded;
     }
-    for (const auto& l : r.links)
-        if (!l.ok) v = Verdict::degraded;
     if (!r.findings.empty()) v = Verdict::degraded;
     return v;
 }
@@ -78,18 +75,6 @@ std::string fmt(const char* f, double x) {
 
 std::string gbit(std::optional<double> bps) { return bps ? fmt("%.2f", *bps * 8 / 1e9) : "-"; }
 
-std::string xml_escape(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else if (c == '"') o += "&quot;";
-        else o += c;
-    }
-    return o;
-}
-
 std::string num(double x) {
     if (!std::isfinite(x)) return "null";
     return fmt("%.6g", x);
@@ -113,7 +98,7 @@ std::string render_table(const Report& r) {
         std::string reason;
         for (const auto& x : n.reasons) reason += (reason.empty() ? "" : "; ") + x;
         std::snprintf(line, sizeof line, "  %-*s  %-15s  %-11s  %8s  %8s  %8s  %s\n", int(w), n.name.c_str(),
-                      n.addr.c_str(), to_string(n.status), gbit(n.tx_bps).c_str(), gbit(n.rx_bps).c_str(), exp.c_str(),
+                      n.addr.empty() ? "-" : n.addr.c_str(), to_string(n.status), gbit(n.tx_bps).c_str(), gbit(n.rx_bps).c_str(), exp.c_str(),
                       reason.c_str());
         out += line;
     }
@@ -123,10 +108,23 @@ std::string render_table(const Report& r) {
                (l.bps ? gbit(l.bps) + " Gb/s" : std::string("failed")) + (l.error.empty() ? "" : " " + l.error) + "\n";
     }
     for (const auto& f : r.findings) out += "  finding: " + f + "\n";
+    for (const auto& f : r.notes) out += "  note: " + f + "\n";
     for (const auto& s : r.stages)
         if (s.status != StageStatus::ok)
             out += "  stage " + s.name + ": " + to_string(s.status) + (s.detail.empty() ? "" : " (" + s.detail + ")") + "\n";
     return out;
+}
+
+std::string xml_escape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '<') o += "&lt;";
+        else if (c == '>') o += "&gt;";
+        else if (c == '&') o += "&amp;";
+        else if (c == '"') o += "&quot;";
+        else o += c;
+    }
+    return o;
 }
 
 std::string json_escape(const std::string& s) {
@@ -213,108 +211,9 @@ std::string render_json(const Report& r) {
     }
     o += "\n  ],\n  \"findings\": [";
     for (std::size_t i = 0; i < r.findings.size(); ++i) o += (i ? ", " : "") + q(r.findings[i]);
+    o += "],\n  \"notes\": [";
+    for (std::size_t i = 0; i < r.notes.size(); ++i) o += (i ? ", " : "") + q(r.notes[i]);
     o += "]\n}\n";
-    return o;
-}
-
-namespace {
-
-// The heatmap's panels: the TCP data network (reach, bandwidth, confirm,
-// retest) in one, every other fabric in its own (RDMA per rail, NCCL pairs),
-// since their rates are not comparable with TCP's.
-std::string panel_of(const std::string& stage) {
-    for (const char* tcp : {"reach", "bandwidth", "bandwidth-64k", "confirm", "retest"})
-        if (stage == tcp) return "";
-    return stage;
-}
-
-struct Panel {
-    std::map<std::pair<unsigned, unsigned>, double> bw;  // best figure per directed pair
-    std::map<std::pair<unsigned, unsigned>, bool> failed;
-    double top = 0;
-};
-
-}  // namespace
-
-std::string render_svg(const Report& r) {
-    const std::size_t n = r.nodes.size();
-    std::map<std::string, Panel> panels;
-    panels[""].top = r.expected_bps;
-    for (const auto& l : r.links) {
-        auto& p = panels[panel_of(l.stage)];
-        if (l.stage == "reach") {
-            if (!l.ok) p.failed[{l.from, l.to}] = true;
-            continue;
-        }
-        if (!l.bps) {
-            p.failed[{l.from, l.to}] = true;
-            continue;
-        }
-        auto& v = p.bw[{l.from, l.to}];
-        v = std::max(v, *l.bps);
-        p.top = std::max(p.top, *l.bps);
-    }
-    const int cell = n > 32 ? 14 : 40, label = 90, pad = 10, gap = 30;
-    const int side = static_cast<int>(n) * cell;
-    const int block = label + side + gap;  // one panel's height
-    const int width = label + side + pad + 160, height = static_cast<int>(panels.size()) * block + pad + 10;
-    std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) + "\" height=\"" +
-                    std::to_string(height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-    o += "<title>gangway preflight: node-to-node bandwidth (row sends, column receives), verdict " +
-         std::string(to_string(verdict(r))) + "</title>\n";
-    o += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    int y0 = 0;
-    for (const auto& [name, p] : panels) {
-        const std::string what = name.empty() ? "TCP, data network" : name;
-        o += "<text x=\"" + std::to_string(label) + "\" y=\"" + std::to_string(y0 + 14) + "\">" + xml_escape(what) +
-             ": sender (row) to receiver (column), Gb/s" +
-             (name.empty() ? "; expected " + fmt("%.2f", r.expected_bps * 8 / 1e9) : std::string()) + "</text>\n";
-        for (std::size_t i = 0; i < n; ++i) {
-            const bool bad = r.nodes[i].status != NodeStatus::ok;
-            const std::string colour = bad ? "#c00000" : "black";
-            const int pos = label + static_cast<int>(i) * cell + cell / 2;
-            o += "<text x=\"" + std::to_string(label - 4) + "\" y=\"" + std::to_string(y0 + pos + 4) +
-                 "\" text-anchor=\"end\" fill=\"" + colour + "\">" + xml_escape(r.nodes[i].name) + "</text>\n";
-            o += "<text transform=\"translate(" + std::to_string(pos + 4) + "," + std::to_string(y0 + label - 4) +
-                 ") rotate(-60)\" fill=\"" + colour + "\">" + xml_escape(r.nodes[i].name) + "</text>\n";
-        }
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = 0; j < n; ++j) {
-                const int x = label + static_cast<int>(j) * cell, y = y0 + label + static_cast<int>(i) * cell;
-                std::string fill = "#eeeeee", text;
-                const auto key = std::make_pair(unsigned(i), unsigned(j));
-                if (i == j) fill = "#ffffff";
-                else if (auto it = p.bw.find(key); it != p.bw.end()) {
-                    const double q = p.top > 0 ? it->second / p.top : 0;
-                    const double f = std::isfinite(q) ? std::clamp(q, 0.0, 1.0) : 0;  // clamp keeps a NaN
-                    // red (0) -> yellow (0.5) -> green (1)
-                    const int red = f < 0.5 ? 220 : static_cast<int>(220 * (1 - f) * 2);
-                    const int green = f < 0.5 ? static_cast<int>(200 * f * 2) : 200;
-                    char hex[16];
-                    std::snprintf(hex, sizeof hex, "#%02x%02x40", red, green);
-                    fill = hex;
-                    text = fmt("%.1f", it->second * 8 / 1e9);
-                } else if (p.failed.count(key)) {
-                    fill = "#600000";
-                    text = "x";
-                }
-                o += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(cell - 1) +
-                     "\" height=\"" + std::to_string(cell - 1) + "\" fill=\"" + fill + "\"><title>" + xml_escape(what) + ": " +
-                     xml_escape(r.nodes[i].name) + " -> " + xml_escape(r.nodes[j].name) + ": " +
-                     (text.empty() ? "not measured" : text) + "</title></rect>\n";
-                if (!text.empty() && cell >= 30)
-                    o += "<text x=\"" + std::to_string(x + cell / 2) + "\" y=\"" + std::to_string(y + cell / 2 + 4) +
-                         "\" text-anchor=\"middle\" font-size=\"10\">" + text + "</text>\n";
-            }
-        y0 += block;
-    }
-    const int lx = label + side + 20;
-    o += "<text x=\"" + std::to_string(lx) + "\" y=\"" + std::to_string(label + 10) + "\">status</text>\n";
-    for (std::size_t i = 0; i < n && i < 40; ++i)
-        o += "<text x=\"" + std::to_string(lx) + "\" y=\"" + std::to_string(label + 26 + 14 * static_cast<int>(i)) +
-             "\" fill=\"" + (r.nodes[i].status == NodeStatus::ok ? "black" : "#c00000") + "\">" + xml_escape(r.nodes[i].name) +
-             ": " + to_string(r.nodes[i].status) + "</text>\n";
-    o += "</svg>\n";
     return o;
 }
 

@@ -2,6 +2,7 @@
 // from them, and their three renderings: a table for humans (stderr), JSON
 // (schema in gangway(1)) and an SVG heatmap of node-to-node bandwidth.
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,7 +75,8 @@ struct Report {
     std::vector<NodeResult> nodes;
     std::vector<LinkResult> links;
     std::vector<StageResult> stages;
-    std::vector<std::string> findings;     // card mismatches and other remarks
+    std::vector<std::string> findings;     // card mismatches, failures that survived confirmation: degrade the verdict
+    std::vector<std::string> notes;        // suspicions that did not survive confirmation: for the reader, not the verdict
     std::vector<GpuRecord> gpus;
     std::vector<NcclRecord> nccl;          // each node's own all-reduce (the sweep's sizes too, with full)
     std::vector<PortRecord> ports;
@@ -91,7 +93,10 @@ const char* to_string(Verdict v);
 // starts the user's command on a verdict it cannot vouch for.
 Verdict parse_verdict(std::string_view word);
 // unreachable when a node is unreachable, missing or lost; degraded when a
-// node is slow or mismatched, a link failed, or there are findings; else ok.
+// node is slow or mismatched or there are findings; else ok. A failed or
+// slow link counts only through them: every stage turns a failure that
+// survived its confirmation into a node's status or a finding, and one that
+// did not into a note.
 Verdict verdict(const Report& r);
 
 // Exit codes of `gangway check` and of `gangway run --on-fail=abort`.
@@ -107,8 +112,16 @@ std::vector<std::string> bad_nodes(const Report& r);
 
 std::string render_table(const Report& r);
 std::string render_json(const Report& r);
+
+// The heatmap (heatmap.cpp): one panel per fabric, a cell per measured pair up
+// to kHeatmapFullMax nodes; above, a cell per pair of blocks of nodes (at most
+// kHeatmapBlocks a side) showing the block pair's worst figure, and the nodes
+// not ok listed by name, so that its size stays O(nodes + links), not O(nodes²).
+inline constexpr std::size_t kHeatmapFullMax = 128;
+inline constexpr std::size_t kHeatmapBlocks = 64;
 std::string render_svg(const Report& r);
 
 std::string json_escape(const std::string& s);
+std::string xml_escape(const std::string& s);
 
 }  // namespace gangway::preflight

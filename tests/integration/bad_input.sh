@@ -25,6 +25,9 @@ refused_before_allocation "srun, unknown plugstack key" 'gangway: plugstack.conf
 refused_before_allocation "sbatch, unknown plugstack key" 'gangway: plugstack.conf: unknown key "ifcae"' sbatch -N1 --wrap true
 plugstack iface=eth1 port_range=99-1
 refused_before_allocation "srun, malformed port_range" 'gangway: plugstack.conf: port_range=99-1' srun -N1 true
+plugstack iface=eth1 node_addrs_max=11000
+refused_before_allocation "srun, node_addrs_max past NODE_ADDRS' size limit" \
+  'gangway: plugstack.conf: node_addrs_max=11000 lets NODE_ADDRS reach 440000 bytes .*at most 2560' srun -N1 true
 
 plugstack $SITE_ARGS
 refused_before_allocation "srun --gangway=bogus" 'gangway: --gangway=bogus is not a mode' srun -N1 --gangway=bogus true

@@ -5,7 +5,7 @@ layout, not from gangway's code: node i is node(08+i), its data address
 198.19.0.(11+i) on eth1.
 
 usage: check_env.py FILE --mode node|task --tpn 2,2,2,1 [--trainers N]
-                     [--port P] [--addr A] [--world W] [--off]
+                     [--port P] [--addr A] [--world W] [--off] [--no-node-addrs]
 Prints "port=P" of the step on success; exits 1 with the reasons otherwise.
 """
 import argparse
@@ -21,6 +21,7 @@ ap.add_argument("--port", type=int)
 ap.add_argument("--addr")
 ap.add_argument("--world", type=int)
 ap.add_argument("--off", action="store_true", help="gangway must have set nothing")
+ap.add_argument("--no-node-addrs", action="store_true", help="NODE_ADDRS must be unset (a step above node_addrs_max)")
 ap.add_argument("--hashed", action="store_true", help="the port must be hashed even if SLURM reserved ports")
 a = ap.parse_args()
 
@@ -69,7 +70,7 @@ for t in tasks:
     expect(t, "NODE_ADDR", data[i])
     expect(t, "NODE_RANK", str(i))
     expect(t, "NUM_NODES", str(len(tpn)))
-    expect(t, "NODE_ADDRS", ",".join(data))
+    expect(t, "NODE_ADDRS", None if a.no_node_addrs else ",".join(data))
     expect(t, "NCCL_SOCKET_IFNAME", "=eth1")
     expect(t, "GLOO_SOCKET_IFNAME", "eth1")
     expect(t, "GANGWAY_LAYOUT", a.mode)

@@ -91,6 +91,17 @@ else
   fail "sbatch --wait failed: $(cat "$WORK/batch.err" "$WORK/batch.log" 2>/dev/null | head -5)"
 fi
 
+# Above node_addrs_max each node resolves node 0 and itself only: no NODE_ADDRS, the rest unchanged.
+plugstack $SITE_ARGS node_addrs_max=2
+step cap3 -N3 -n3 && verify cap3 "3 nodes above node_addrs_max=2: no NODE_ADDRS, PRIMARY_ADDR and NODE_ADDR right" \
+  --mode node --tpn 1,1,1 --no-node-addrs || fail "node_addrs_max=2, -N3: $(cat "$WORK/cap3.err")"
+step cap2 -N2 -n4 && verify cap2 "2 nodes at node_addrs_max=2: NODE_ADDRS set" --mode task --tpn 2,2 \
+  || fail "node_addrs_max=2, -N2: $(cat "$WORK/cap2.err")"
+plugstack $SITE_ARGS node_addrs_max=0
+step cap0 -N2 -n2 && verify cap0 "node_addrs_max=0: never NODE_ADDRS" --mode node --tpn 1,1 --no-node-addrs \
+  || fail "node_addrs_max=0: $(cat "$WORK/cap0.err")"
+plugstack $SITE_ARGS
+
 # Job arrays: each array task is its own job, with its own port.
 rm -f "$WORK"/array_*
 if sbatch --wait --array=1-2 -N2 -o /dev/null --wrap "srun -o $WORK/array_\$SLURM_ARRAY_TASK_ID.%t.part $DUMP; cat $WORK/array_\$SLURM_ARRAY_TASK_ID.*.part >$WORK/array_\$SLURM_ARRAY_TASK_ID.out" >/dev/null 2>"$WORK/array.err"; then

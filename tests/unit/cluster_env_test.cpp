@@ -27,8 +27,9 @@ StepView step(std::vector<unsigned> tpn, unsigned node, unsigned rank, unsigned 
 
 NodeAddrs addrs(unsigned n, unsigned self) {
     NodeAddrs a;
-    for (unsigned i = 0; i < n; ++i) a.nodes.push_back(ip(("198.19.0." + std::to_string(11 + i)).c_str()));
-    a.self = self;
+    for (unsigned i = 0; i < n; ++i) a.every.push_back(ip(("198.19.0." + std::to_string(11 + i)).c_str()));
+    a.primary = a.every.at(0);
+    a.self = a.every.at(self);
     return a;
 }
 
@@ -119,7 +120,9 @@ TEST_CASE("a reserved port wins over the hash, IPv6 is bracketed") {
     auto v = step({1, 1}, 0, 0, 0);
     v.reserved_port = 12000;
     NodeAddrs a;
-    a.nodes = {ip("fd00::11"), ip("fd00::12")};
+    a.primary = ip("fd00::11");
+    a.self = a.primary;
+    a.every = {ip("fd00::11"), ip("fd00::12")};
     auto m = as_map(plan_env(Config{}, v, a, {}));
     CHECK(m["MASTER_PORT"] == "12000");
     CHECK(m["MASTER_ADDR"] == "fd00::11");
@@ -181,6 +184,26 @@ TEST_CASE("stale variables of another layout are cleared") {
     CHECK(m.count("PET_NNODES") == 1);
     CHECK(m["PET_NNODES"].empty());  // empty = unset
     CHECK(m["RANK"] == "1");
+}
+
+TEST_CASE("above node_addrs_max: no NODE_ADDRS, and one inherited from gangway is cleared") {
+    NodeAddrs big;  // as find_node_addrs leaves it above the limit: node 0's and this node's only
+    big.primary = ip("198.19.0.11");
+    big.self = ip("198.19.0.13");
+    auto m = as_map(plan_env(eth1(), step({1, 1, 1, 1}, 2, 2, 0), big, {}));
+    CHECK(m["PRIMARY_ADDR"] == "198.19.0.11");
+    CHECK(m["NODE_ADDR"] == "198.19.0.13");
+    CHECK(m.count("NODE_ADDRS") == 0);
+    // A batch script of a small job set it; a step above the limit must not pass it on as its own.
+    const EnvPlan small = plan_env(eth1(), step({1, 1}, 0, 0, 0), addrs(2, 0), {});
+    EnvMap env(small.set.begin(), small.set.end());
+    REQUIRE(env.count("NODE_ADDRS") == 1);
+    m = as_map(plan_env(eth1(), step({1, 1, 1, 1}, 2, 2, 0), big, env));
+    CHECK(m.count("NODE_ADDRS") == 1);
+    CHECK(m["NODE_ADDRS"].empty());  // empty = unset
+    // The user's own value stays.
+    m = as_map(plan_env(eth1(), step({1, 1, 1, 1}, 2, 2, 0), big, {{"NODE_ADDRS", "a,b,c,d"}}));
+    CHECK(m.count("NODE_ADDRS") == 0);
 }
 
 TEST_CASE("steps left alone on purpose") {

@@ -78,3 +78,29 @@ TEST_CASE("torch_hook: an absolute directory, else refused with what to give") {
                                                        Catch::Matchers::ContainsSubstring("torch_hook=/usr/lib/x86_64-linux-gnu/gangway"));
     }
 }
+
+TEST_CASE("node_addrs_max: a node count whose NODE_ADDRS stays below 100 KiB") {
+    CHECK(parse_site_args({}).node_addrs_max == 64);
+    CHECK(parse_site_args(W{"node_addrs_max=0"}).node_addrs_max == 0);
+    CHECK(parse_site_args(W{"node_addrs_max=512"}).node_addrs_max == 512);
+    // The bound: IPv6 text at its longest, 39 characters and a comma per node, within 100 KiB.
+    CHECK(kNodeAddrsMaxLimit * kAddrTextMax <= 100 * 1024);
+    CHECK((kNodeAddrsMaxLimit + 1) * kAddrTextMax > 100 * 1024);
+    CHECK(parse_site_args(W{"node_addrs_max=2560"}).node_addrs_max == 2560);
+    CHECK_THROWS_WITH(parse_site_args(W{"node_addrs_max=2561"}),
+                      Catch::Matchers::ContainsSubstring("node_addrs_max=2561 lets NODE_ADDRS reach 102440 bytes") &&
+                          Catch::Matchers::ContainsSubstring("128 KiB") && Catch::Matchers::ContainsSubstring("at most 2560"));
+    CHECK_THROWS_WITH(parse_site_args(W{"node_addrs_max=11000"}), Catch::Matchers::ContainsSubstring("reach 440000 bytes"));
+    CHECK_THROWS_WITH(parse_site_args(W{"node_addrs_max=4294967295"}), Catch::Matchers::ContainsSubstring("at most 2560"));
+    for (const char* bad : {"node_addrs_max=", "node_addrs_max=-1", "node_addrs_max=lots", "node_addrs_max=99999999999"}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(parse_site_args(W{bad}), Catch::Matchers::ContainsSubstring("is not a node count") &&
+                                                       Catch::Matchers::ContainsSubstring("node_addrs_max=64"));
+    }
+    // A message is one line.
+    try {
+        parse_site_args(W{"node_addrs_max=9000"});
+    } catch (const std::exception& e) {
+        CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+}

@@ -46,3 +46,22 @@ TEST_CASE("neighbouring jobs spread over the range") {
 TEST_CASE("a tiny range still yields a valid port") {
     CHECK(hashed_port(5, 3, PortRange{2000, 2003}) == 2000);
 }
+
+// Issue 15, item 14: the launcher binds only ports the step owns.
+TEST_CASE("the launcher's ports stay inside the step's reservation") {
+    CHECK(reserved_ports("12000-12002,12010") == std::set<std::uint16_t>{12000, 12001, 12002, 12010});
+    CHECK(reserved_ports("").empty());
+    CHECK_THROWS_WITH(reserved_ports("12003-12000"), Catch::Matchers::ContainsSubstring("MpiParams=ports"));
+    CHECK_THROWS(reserved_ports("x"));
+    // No reservation: PRIMARY_PORT+1 (every task computes it alone), a free data port.
+    CHECK(rendezvous_port(29500, "") == 29501);
+    CHECK(data_listen_port(29500, "") == 0);
+    // Reserved: PORT+1 must be one; PORT+2 is used only when it is one.
+    CHECK(rendezvous_port(12000, "12000-12001") == 12001);
+    CHECK(data_listen_port(12000, "12000-12001") == 0);
+    CHECK(data_listen_port(12000, "12000-12003") == 12002);
+    CHECK_THROWS_WITH(rendezvous_port(12000, "12000"),
+                      Catch::Matchers::ContainsSubstring("PRIMARY_PORT+1 (12001)") &&
+                          Catch::Matchers::ContainsSubstring("--resv-ports"));
+    CHECK_THROWS(rendezvous_port(29500, "12000-12001"));  // a port of the user's own, outside the reservation
+}

@@ -6,6 +6,7 @@
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/card.hpp"
+#include "../../lib/preflight/cards_check.hpp"
 #include "../../lib/preflight/version_text.hpp"
 #include "../../lib/sys/node/node_card.hpp"
 #include "test_cards.hpp"
@@ -70,6 +71,29 @@ TEST_CASE("cards that disagree with the majority are named") {
     CHECK(mm[2].expected == "2.21.5");
     // Kernel versions differ on every card but are not findings; equal cards give none.
     CHECK(compare_cards({test_card(0, 8, 1000, "x"), test_card(1, 8, 1000, "x")}).empty());
+}
+
+TEST_CASE("a card carries the data interface and the IB ports, not the host's other interfaces") {
+    std::vector<Nic> all{{"lo", "net", "unknown", -1, {"127.0.0.1"}},
+                         {"eth1", "net", "up", 100000, {"10.0.0.1"}},
+                         {"docker0", "net", "down", -1, {"172.17.0.1"}},
+                         {"veth12ab", "net", "up", 10000, {}},
+                         {"mlx5_0/1", "ib", "ACTIVE", 400000, {}}};
+    auto kept = card_nics(all, "eth1");
+    REQUIRE(kept.size() == 2);
+    CHECK(kept[0].name == "eth1");
+    CHECK(kept[1].name == "mlx5_0/1");
+    // What the checks read of a card is the same with the full list and the kept one.
+    Card full = test_card(0, 8, 100000, "2.21.5"), slim = full;
+    full.nics = all;
+    slim.nics = kept;
+    CHECK(data_iface_problem(full) == data_iface_problem(slim));
+    CHECK(compare_cards({full, slim}).empty());
+    // No data interface (none named, none found): nothing but the IB ports, and the check says so as before.
+    full.data_iface = slim.data_iface = "";
+    slim.nics = card_nics(all, "");
+    CHECK(slim.nics.size() == 1);
+    CHECK(data_iface_problem(slim) == data_iface_problem(full));
 }
 
 TEST_CASE("NICs, GPUs and versions from a sysfs fixture tree") {
@@ -180,4 +204,19 @@ TEST_CASE("the newest NCCL file is taken by number, not by text") {
     put(t.root / "usr/lib/x86_64-linux-gnu/libnccl.so.2.18.5", "");
     put(t.root / "usr/lib/x86_64-linux-gnu/libnccl.so.2", "");
     CHECK(sys::read_versions(t.root.string()).at("nccl") == "2.18.5");
+}
+
+TEST_CASE("a card with very many NICs still fits a hello before authentication") {
+    Card c;
+    c.node = "n1";
+    for (int i = 0; i < 2000; ++i)
+        c.nics.push_back({"veth" + std::to_string(i), "net", "up", 10000, {"fe80::1234:5678:9abc:" + std::to_string(i)}});
+    Kv kv{{"rank", "0"}, {"node_rank", "0"}, {"local", "0"}, {"speaker", "1"}};
+    card_to_kv(c, kv);
+    CHECK(encode_kv(kv).size() <= kMaxCardBytes + 256);
+    CHECK(encode_kv(kv).size() < kMaxFirstFrame);
+    const auto back = card_from_kv(kv);
+    CHECK(back.nics.size() > 50);
+    CHECK(back.nics.size() < 2000);
+    CHECK(back.nics[0].name == "veth0");
 }
