@@ -1,6 +1,8 @@
 // The gangway command: one subcommand per file, dispatched here.
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "config.h"
@@ -30,9 +32,31 @@ void usage(std::FILE* out) {
         out);
 }
 
+int dispatch(int argc, char** argv);
+
 }  // namespace
 
+// Any exception that escapes a command (out of memory, no thread, a bug) ends
+// gangway with one line naming it and a defined status: 5 for run and check
+// (the check could not run), 1 for the others; never an abort.
 int main(int argc, char** argv) {
+    const std::string cmd = argc > 1 ? argv[1] : "";
+    const int status = cmd == "run" || cmd == "check" ? 5 : 1;
+    try {
+        return dispatch(argc, argv);
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "gangway %s: out of memory\n", cmd.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "gangway %s: %s\n", cmd.c_str(), e.what());
+    } catch (...) {
+        std::fprintf(stderr, "gangway %s: unexpected error\n", cmd.c_str());
+    }
+    return status;
+}
+
+namespace {
+
+int dispatch(int argc, char** argv) {
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -57,3 +81,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gangway: unknown command \"%s\"; run `gangway help` for the list\n", cmd.c_str());
     return 2;
 }
+
+}  // namespace

@@ -97,20 +97,25 @@ double kv_f64(const Kv& kv, const std::string& key) {
     return *v;
 }
 
-Channel::Channel(std::string key, std::string nonce, Role self) : key_(std::move(key)), nonce_(std::move(nonce)), self_(self) {
-    if (nonce_.size() != kNonceBytes) throw Error("internal: channel nonce must be 16 bytes");
+Channel::Channel(std::string_view key, std::string_view server_nonce, std::string_view client_nonce, Role self) : self_(self) {
+    if (server_nonce.size() != kNonceBytes || client_nonce.size() != kNonceBytes)
+        throw Error("internal: channel nonces must be 16 bytes");
+    std::string label = "gangway-preflight-2 session";
+    label += server_nonce;
+    label += client_nonce;
+    const Digest d = hmac_sha256(key, label);
+    session_key_.assign(reinterpret_cast<const char*>(d.data()), d.size());
 }
 
-Channel::~Channel() { wipe(key_); }
+Channel::~Channel() { wipe(session_key_); }
 
 std::string Channel::mac(std::uint8_t dir, std::uint64_t seq, std::uint8_t type, std::string_view payload) const {
-    std::string m = "gangway-preflight-1";
-    m += nonce_;
+    std::string m = "gangway-preflight-2 frame";
     m += char(dir);
     put_u64(m, seq);
     m += char(type);
     m += payload;
-    const Digest d = hmac_sha256(key_, m);
+    const Digest d = hmac_sha256(session_key_, m);
     return std::string(reinterpret_cast<const char*>(d.data()), d.size());
 }
 
@@ -128,11 +133,13 @@ std::string Channel::seal(std::uint8_t type, std::string_view payload) {
     return out;
 }
 
-std::size_t Channel::body_length(std::string_view p) {
+std::size_t Channel::body_length(std::string_view p, std::size_t limit) {
     if (p.size() != 4) throw Error("malformed message: short length prefix");
     std::size_t n = 0;
     for (int i = 0; i < 4; ++i) n = n << 8 | static_cast<unsigned char>(p[i]);
-    if (n > kMaxFrame) throw Error("malformed message: frame of " + std::to_string(n) + " bytes exceeds the limit");
+    if (n > limit)
+        throw Error("malformed message: frame of " + std::to_string(n) + " bytes exceeds the limit of " + std::to_string(limit) +
+                    (limit < kMaxFrame ? " before authentication" : ""));
     if (n < 1 + 8 + kMacBytes) throw Error("malformed message: frame too short");
     return n;
 }

@@ -1,8 +1,9 @@
 // The preflight's wire format: length-prefixed frames, each authenticated with
-// HMAC-SHA256 under the step's secret, bound to the connection's nonce, the
-// direction and a sequence number, so a frame can be neither forged, replayed
-// on another connection, reflected back, nor reordered. Payloads are small
-// key=value maps. Pure: sockets live in lib/sys/net/sock.
+// HMAC-SHA256 under a session key drawn from the step's secret and both sides'
+// nonces, and bound to the direction and a sequence number, so a frame can be
+// neither forged, replayed on another connection (in either direction),
+// reflected back, nor reordered. Payloads are small key=value maps. Pure:
+// sockets live in lib/sys/net/sock.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -29,24 +30,32 @@ double kv_f64(const Kv& kv, const std::string& key);
 inline constexpr std::size_t kNonceBytes = 16;
 inline constexpr std::size_t kMacBytes = 32;
 inline constexpr std::size_t kMaxFrame = 1u << 20;  // body bytes; larger frames are refused unread
+// Before a connection has authenticated (its first frame: a hello or a data
+// request), its frames are limited to this: a hello carries a card, which
+// card_to_kv keeps under kMaxCardBytes (card.hpp), and the rest is a few lines.
+inline constexpr std::size_t kMaxFirstFrame = 64u << 10;
 
 enum class Role : std::uint8_t { client = 1, server = 2 };
 
-// One side of one connection. The server draws the nonce and sends it in the
-// clear first; both sides then seal and open frames with the shared key.
+// One side of one connection. Each side draws a nonce and sends it in the
+// clear first (the client on connecting, the server on accepting); both then
+// seal and open frames with the session key HMAC(key, label, server nonce,
+// client nonce), so a transcript recorded from one connection fails on any
+// other whichever side replays it.
 // Frame: u32 big-endian body length, body = u8 type, u64 seq, payload, MAC.
 class Channel {
 public:
-    Channel(std::string key, std::string nonce, Role self);
+    Channel(std::string_view key, std::string_view server_nonce, std::string_view client_nonce, Role self);
     Channel(Channel&&) = default;
     Channel& operator=(Channel&&) = default;
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
-    ~Channel();  // wipes its copy of the key
+    ~Channel();  // wipes the session key
     // The whole frame, length prefix included.
     std::string seal(std::uint8_t type, std::string_view payload);
-    // Body length from the 4-byte prefix; throws gangway::Error when over kMaxFrame or too short.
-    static std::size_t body_length(std::string_view prefix4);
+    // Body length from the 4-byte prefix; throws gangway::Error when over
+    // `limit` (kMaxFrame, or kMaxFirstFrame before authentication) or too short.
+    static std::size_t body_length(std::string_view prefix4, std::size_t limit = kMaxFrame);
     struct Frame {
         std::uint8_t type = 0;
         std::string payload;
@@ -57,7 +66,7 @@ public:
 
 private:
     std::string mac(std::uint8_t dir, std::uint64_t seq, std::uint8_t type, std::string_view payload) const;
-    std::string key_, nonce_;
+    std::string session_key_;
     Role self_;
     std::uint64_t send_seq_ = 0, recv_seq_ = 0;
 };

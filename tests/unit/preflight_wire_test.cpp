@@ -64,8 +64,8 @@ TEST_CASE("key=value payloads round-trip, escapes included; malformed ones are r
 }
 
 TEST_CASE("frames: sealed by one side, opened by the other") {
-    const std::string key = "k", nonce(kNonceBytes, 'n');
-    Channel client(key, nonce, Role::client), server(key, nonce, Role::server);
+    const std::string key = "k", nonce(kNonceBytes, 'n'), cnonce(kNonceBytes, 'c');
+    Channel client(key, nonce, cnonce, Role::client), server(key, nonce, cnonce, Role::server);
     const auto f1 = client.seal(7, "hello");
     const auto len = Channel::body_length(std::string_view(f1).substr(0, 4));
     CHECK(len == f1.size() - 4);
@@ -77,11 +77,11 @@ TEST_CASE("frames: sealed by one side, opened by the other") {
 }
 
 TEST_CASE("frames: forged, replayed, reflected, cross-connection and oversized frames are refused") {
-    const std::string nonce(kNonceBytes, 'n');
-    Channel client("key", nonce, Role::client), server("key", nonce, Role::server);
+    const std::string nonce(kNonceBytes, 'n'), cnonce(kNonceBytes, 'c');
+    Channel client("key", nonce, cnonce, Role::client), server("key", nonce, cnonce, Role::server);
     const auto f1 = client.seal(1, "rank=1\n");
     SECTION("wrong key") {
-        Channel other("other-key", nonce, Role::server);
+        Channel other("other-key", nonce, cnonce, Role::server);
         CHECK_THROWS_WITH(other.open(std::string_view(f1).substr(4)), Catch::Matchers::ContainsSubstring("authentication"));
     }
     SECTION("a flipped payload byte") {
@@ -96,13 +96,20 @@ TEST_CASE("frames: forged, replayed, reflected, cross-connection and oversized f
     SECTION("reflected back to its sender") {
         CHECK_THROWS_WITH(client.open(std::string_view(f1).substr(4)), Catch::Matchers::ContainsSubstring("authentication"));
     }
-    SECTION("replayed on another connection (other nonce)") {
-        Channel server2("key", std::string(kNonceBytes, 'm'), Role::server);
+    SECTION("replayed on another connection (other server nonce)") {
+        Channel server2("key", std::string(kNonceBytes, 'm'), cnonce, Role::server);
         CHECK_THROWS_WITH(server2.open(std::string_view(f1).substr(4)), Catch::Matchers::ContainsSubstring("authentication"));
+    }
+    SECTION("a server's frame replayed to another client (other client nonce)") {
+        const auto f2 = server.seal(2, "verdict=ok\n");
+        Channel client2("key", nonce, std::string(kNonceBytes, 'd'), Role::client);
+        CHECK_THROWS_WITH(client2.open(std::string_view(f2).substr(4)), Catch::Matchers::ContainsSubstring("authentication"));
     }
     SECTION("length limits") {
         CHECK_THROWS_WITH(Channel::body_length(std::string("\x7f\xff\xff\xff", 4)), Catch::Matchers::ContainsSubstring("limit"));
         CHECK_THROWS_WITH(Channel::body_length(std::string("\0\0\0\x05", 4)), Catch::Matchers::ContainsSubstring("too short"));
+        CHECK_THROWS_WITH(Channel::body_length(std::string("\0\x10\0\0", 4), kMaxFirstFrame),
+                          Catch::Matchers::ContainsSubstring("before authentication"));
         CHECK_THROWS(server.open("short"));
         CHECK_THROWS(client.seal(1, std::string(kMaxFrame, 'x')));
     }

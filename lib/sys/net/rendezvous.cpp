@@ -15,35 +15,51 @@ using namespace preflight;
 
 Coordinator::Coordinator(std::string key, Fd listener) : key_(std::move(key)), listener_(std::move(listener)) {}
 
+namespace {
+
+struct Pending {
+    Conn conn;
+    Clock::time_point since;
+};
+
+// The connection to drop to make room: the oldest that has sent nothing for
+// 100 ms (a task sends its nonce on connecting), else the oldest whose hello
+// is incomplete after 1 s; none while the others may still be tasks.
+std::size_t victim(const std::vector<Pending>& pending) {
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < pending.size(); ++i)
+        if (pending[i].conn.inbuf.empty() && !pending[i].conn.ch && now - pending[i].since >= std::chrono::milliseconds(100))
+            return i;
+    for (std::size_t i = 0; i < pending.size(); ++i)
+        if (now - pending[i].since >= std::chrono::seconds(1)) return i;
+    return pending.size();
+}
+
+}  // namespace
+
 void Coordinator::gather(unsigned expected, Deadline d) {
-    struct Pending {
-        Conn conn;
-        Deadline until;
-    };
-    std::vector<Pending> pending;
+    std::vector<Pending> pending;  // oldest first
+    const std::size_t cap = waiting_cap(kMaxPending);
     std::set<unsigned> ranks;
     for (const auto& m : members_) ranks.insert(m.rank);
     std::vector<pollfd> pfds;
     while (ranks.size() < expected && ms_left(d) > 0) {
+        // The listener is watched only while there is room: a full queue waits
+        // in the kernel's backlog, and the loop does not spin on it.
+        const bool room = pending.size() < cap || victim(pending) < pending.size();
         pfds.clear();
-        pfds.push_back({listener_.get(), POLLIN, 0});
         for (auto& p : pending) pfds.push_back({p.conn.fd.get(), POLLIN, 0});
-        int r = ::poll(pfds.data(), pfds.size(), std::min(ms_left(d), 200));
+        pfds.push_back({room ? listener_.get() : -1, POLLIN, 0});
+        const int r = ::poll(pfds.data(), pfds.size(), std::min(ms_left(d), room ? 200 : 20));
         if (r < 0 && errno != EINTR) throw Error("poll failed in the rendezvous");
-        if (pfds[0].revents & POLLIN) {
-            for (int k = 0; k < 256; ++k) {
-                Fd fd = tcp_accept(listener_.get());
-                if (!fd) break;
-                auto c = accept_conn(std::move(fd), key_, after_ms(1000));
-                if (c) pending.push_back({std::move(*c), after_ms(5000)});
-            }
-        }
+        const bool incoming = pfds.back().revents & POLLIN;
+        // Hellos first: they free their places.
         std::vector<Pending> keep;
         for (std::size_t i = 0; i < pending.size(); ++i) {
             auto& p = pending[i];
-            const auto rev = i + 1 < pfds.size() && pfds[i + 1].fd == p.conn.fd.get() ? pfds[i + 1].revents : 0;
+            const auto rev = r > 0 ? pfds[i].revents : 0;
             if (!rev) {
-                if (Clock::now() < p.until) keep.push_back(std::move(p));
+                if (Clock::now() < p.since + std::chrono::seconds(5)) keep.push_back(std::move(p));
                 else rejects_.note(p.conn.fd.get(), "no hello within 5 s");
                 continue;
             }
@@ -51,7 +67,7 @@ void Coordinator::gather(unsigned expected, Deadline d) {
             const auto pumped = p.conn.pump(got);
             const bool open = bool(pumped);
             if (got.empty()) {
-                if (open && Clock::now() < p.until) keep.push_back(std::move(p));
+                if (open && Clock::now() < p.since + std::chrono::seconds(5)) keep.push_back(std::move(p));
                 else rejects_.note(p.conn.fd.get(), open ? "no hello within 5 s" : pumped.error());
                 continue;
             }
@@ -66,6 +82,7 @@ void Coordinator::gather(unsigned expected, Deadline d) {
                 if (!open) throw Error("closed right after its hello");
                 m.hello = std::move(got[0].kv);
                 m.conn = std::move(p.conn);
+                m.conn.max_body = kMaxFrame;  // authenticated: the task's results may be larger
                 ranks.insert(m.rank);
                 members_.push_back(std::move(m));
             } catch (const Error& e) {
@@ -73,6 +90,25 @@ void Coordinator::gather(unsigned expected, Deadline d) {
             }
         }
         pending = std::move(keep);
+        if (!incoming) continue;
+        // New connections, at most a quarter of the places per round so that
+        // each is read before it can be the oldest.
+        for (std::size_t k = 0; k < std::max<std::size_t>(cap / 4, 1); ++k) {
+            if (pending.size() >= cap) {
+                const auto v = victim(pending);
+                if (v == pending.size()) break;
+                rejects_.note(pending[v].conn.fd.get(), "more than " + std::to_string(cap) +
+                                                            " connections waiting for their hello: the oldest idle one dropped");
+                pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(v));
+            }
+            auto a = guard_.accept(listener_.get(), rejects_);
+            if (!a.fd) {
+                if (a.again) continue;
+                break;
+            }
+            auto c = accept_conn(std::move(a.fd), key_, after_ms(1000));
+            if (c) pending.push_back({std::move(*c), Clock::now()});
+        }
     }
 }
 

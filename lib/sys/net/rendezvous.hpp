@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "accept_guard.hpp"
 #include "reject_log.hpp"
 #include "sock.hpp"
 
@@ -21,10 +22,18 @@ struct Member {
 
 class Coordinator {
 public:
+    // Connections waiting for their hello at once: at most this, and an eighth
+    // of the descriptor limit (waiting_cap). Each holds at most a hello's worth
+    // (kMaxFirstFrame), so all of them at most 256 x 64 KiB = 16 MiB.
+    static constexpr std::size_t kMaxPending = 256;
+
     Coordinator(std::string key, Fd listener);
     // Accepts and reads hellos until `expected` distinct ranks checked in or the
-    // deadline. A connection that fails authentication or sends garbage is
-    // dropped (counted in rejected() and logged, RejectLog), never trusted.
+    // deadline. A connection that fails authentication, sends garbage, a first
+    // frame over kMaxFirstFrame or no hello in 5 s is dropped (counted in
+    // rejected() and logged, RejectLog), never trusted; so is the oldest idle
+    // one when kMaxPending wait, and one accepted with the descriptors nearly
+    // exhausted (AcceptGuard).
     void gather(unsigned expected, Deadline d);
     std::vector<Member>& members() { return members_; }
     unsigned rejected() const { return rejects_.total(); }
@@ -46,6 +55,7 @@ private:
     Fd listener_;
     std::vector<Member> members_;
     RejectLog rejects_{Listener::rendezvous};
+    AcceptGuard guard_;
 };
 
 // A task joins: tries each address in turn (data network first, then the

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "../../base/error.hpp"
+#include "../../preflight/crypto.hpp"
 
 namespace gangway::sys {
 
@@ -190,9 +191,33 @@ Result<std::string> random_bytes(std::size_t n) {
 // that into their failure, as they do the socket's.
 Result<void> Conn::send(std::uint8_t type, const preflight::Kv& kv, Deadline d) {
     try {
+        // A server that speaks first has no channel until the client's nonce came.
+        while (!ch) {
+            if (server_nonce.empty()) return Failure{"internal: a connection with no channel"};
+            std::vector<Got> none;
+            take_frames(none, 0);
+            if (ch) break;
+            if (auto got = read_some(d); !got) return got;
+        }
         return send_all(fd.get(), ch->seal(type, preflight::encode_kv(kv)), d);
     } catch (const Error& e) {
         return Failure{e.what()};
+    }
+}
+
+void Conn::take_frames(std::vector<Got>& out, std::size_t max) {
+    if (!ch) {
+        if (inbuf.size() < preflight::kNonceBytes) return;
+        ch.emplace(key, server_nonce, std::string_view(inbuf).substr(0, preflight::kNonceBytes), preflight::Role::server);
+        wipe(key);
+        inbuf.erase(0, preflight::kNonceBytes);
+    }
+    while (out.size() < max && inbuf.size() >= 4) {
+        const auto len = preflight::Channel::body_length(std::string_view(inbuf).substr(0, 4), max_body);
+        if (inbuf.size() < 4 + len) break;
+        auto f = ch->open(std::string_view(inbuf).substr(4, len));
+        inbuf.erase(0, 4 + len);
+        out.push_back({f.type, preflight::decode_kv(f.payload)});
     }
 }
 
@@ -200,30 +225,28 @@ Result<Conn::Got> Conn::recv(Deadline d) {
     try {
         // Frames that pump() already buffered come first.
         for (;;) {
-            if (inbuf.size() >= 4) {
-                const auto len = preflight::Channel::body_length(std::string_view(inbuf).substr(0, 4));
-                if (inbuf.size() >= 4 + len) {
-                    auto f = ch->open(std::string_view(inbuf).substr(4, len));
-                    inbuf.erase(0, 4 + len);
-                    return Got{f.type, preflight::decode_kv(f.payload)};
-                }
-            }
-            char buf[65536];
-            const ssize_t r = ::recv(fd.get(), buf, sizeof buf, 0);
-            if (r > 0) {
-                inbuf.append(buf, static_cast<std::size_t>(r));
-                continue;
-            }
-            if (r == 0) return Failure{"connection closed"};
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                if (!wait_readable(fd.get(), d)) return Failure{"timed out"};
-                continue;
-            }
-            return Failure{std::string("recv: ") + std::strerror(errno)};
+            std::vector<Got> one;
+            take_frames(one, 1);
+            if (!one.empty()) return std::move(one[0]);
+            if (auto got = read_some(d); !got) return Failure{got.error()};
         }
     } catch (const Error& e) {
         return Failure{e.what()};
+    }
+}
+
+Result<void> Conn::read_some(Deadline d) {
+    char buf[65536];
+    for (;;) {
+        const ssize_t r = ::recv(fd.get(), buf, sizeof buf, 0);
+        if (r > 0) {
+            inbuf.append(buf, static_cast<std::size_t>(r));
+            return {};
+        }
+        if (r == 0) return Failure{"connection closed"};
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return Failure{std::string("recv: ") + std::strerror(errno)};
+        if (!wait_readable(fd.get(), d)) return Failure{"timed out"};
     }
 }
 
@@ -234,7 +257,8 @@ Result<void> Conn::pump(std::vector<Got>& out) {
         const ssize_t r = ::recv(fd.get(), buf, sizeof buf, 0);
         if (r > 0) {
             inbuf.append(buf, static_cast<std::size_t>(r));
-            if (inbuf.size() > 2 * preflight::kMaxFrame) break;
+            // Never more than a whole frame and what starts the next: the rest waits in the socket.
+            if (inbuf.size() > preflight::kNonceBytes + 4 + max_body) break;
             continue;
         }
         if (r == 0) eof = true;
@@ -243,13 +267,7 @@ Result<void> Conn::pump(std::vector<Got>& out) {
         break;
     }
     try {
-        while (inbuf.size() >= 4) {
-            const auto len = preflight::Channel::body_length(std::string_view(inbuf).substr(0, 4));
-            if (inbuf.size() < 4 + len) break;
-            auto f = ch->open(std::string_view(inbuf).substr(4, len));
-            inbuf.erase(0, 4 + len);
-            out.push_back({f.type, preflight::decode_kv(f.payload)});
-        }
+        take_frames(out, static_cast<std::size_t>(-1));
     } catch (const Error& e) {
         return Failure{e.what()};
     }
@@ -260,11 +278,18 @@ Result<void> Conn::pump(std::vector<Got>& out) {
 Result<Conn> connect_conn(const std::string& addr, unsigned port, const std::string& key, Deadline d) {
     auto fd = tcp_connect(addr, port, d);
     if (!fd) return Failure{fd.error()};
+    auto mine = random_bytes(preflight::kNonceBytes);
+    if (!mine) return Failure{mine.error()};
+    if (auto sent = send_all(fd->get(), *mine, d); !sent) return Failure{sent.error()};
     auto nonce = recv_exact(fd->get(), preflight::kNonceBytes, d);
     if (!nonce) return Failure{"no greeting from " + addr + ":" + std::to_string(port) + " (" + nonce.error() + ")"};
     Conn c;
     c.fd = std::move(*fd);
-    c.ch.emplace(key, *nonce, preflight::Role::client);
+    try {
+        c.ch.emplace(key, *nonce, *mine, preflight::Role::client);
+    } catch (const Error& e) {
+        return Failure{e.what()};
+    }
     return c;
 }
 
@@ -274,7 +299,9 @@ Result<Conn> accept_conn(Fd fd, const std::string& key, Deadline d) {
     if (auto sent = send_all(fd.get(), *nonce, d); !sent) return Failure{sent.error()};
     Conn c;
     c.fd = std::move(fd);
-    c.ch.emplace(key, *nonce, preflight::Role::server);
+    c.key = key;
+    c.server_nonce = std::move(*nonce);
+    c.max_body = preflight::kMaxFirstFrame;
     return c;
 }
 
