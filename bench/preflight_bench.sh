@@ -26,6 +26,7 @@ now() { date +%s.%N; }
 echo "## quick check time by node count ($(nproc) cores, $(uname -r))"
 for n in 4 8 16; do
   "$top_srcdir/tests/cluster/cluster.sh" up -n $n >/dev/null || { echo "cluster of $n did not come up"; exit 1; }
+  plugstack $SITE_ARGS  # up writes a fresh, empty plugstack.conf
   for i in 1 2 3; do
     t0=$(now); srun -N$n -n$n true; t1=$(now)
     srun -N$n -n$n gangway check --report="$WORK/n$n.$i.json" 2>"$WORK/n$n.$i.err"; rc=$?; t2=$(now)
@@ -33,6 +34,7 @@ for n in 4 8 16; do
   done
 done
 "$top_srcdir/tests/cluster/cluster.sh" up >/dev/null
+plugstack $SITE_ARGS
 
 echo "## bandwidth figure against iperf3, node08 <-> node09"
 nsenter --net=/run/netns/node09 iperf3 -s -B 198.19.0.12 -p 5301 >/dev/null 2>&1 &

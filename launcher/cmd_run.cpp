@@ -54,8 +54,8 @@ const char* kRunHelp =
     "                             nodes added to its excluded nodes (check: only requeue acts) [GANGWAY_ON_FAIL]\n"
     "  --report=FILE.json         write the JSON report (node 0 writes it)            [GANGWAY_REPORT]\n"
     "  --heatmap=FILE.svg         write the node-to-node bandwidth heatmap            [GANGWAY_HEATMAP]\n"
-    "  --timeout=SEC              the whole check's deadline (default 15; 60 when a node of the step\n"
-    "                             has NVIDIA GPUs)                          [GANGWAY_CHECK_TIMEOUT]\n"
+    "  --timeout=SEC              the whole check's deadline (default 15, +0.1 a node beyond 32; 60\n"
+    "                             when a node of the step has NVIDIA GPUs)  [GANGWAY_CHECK_TIMEOUT]\n"
     "  --join-timeout=SEC         until every task has checked in (default 10)   [GANGWAY_JOIN_TIMEOUT]\n"
     "  --slow-ratio=F             a link below F x expected is slow (default 0.5)  [GANGWAY_SLOW_RATIO]\n"
     "  --expect-gbps=G            expected per-link Gb/s (default: measured)      [GANGWAY_EXPECT_GBPS]\n"
@@ -162,7 +162,9 @@ Args parse(int argc, char** argv, bool is_run) {
     if (!is_run && !a.cmd.empty()) throw Error("gangway check takes no command; did you mean gangway run?");
     if (a.opt.timeout_s < 0) {
         a.opt.timeout_default = true;
-        a.opt.timeout_s = a.opt.check != CheckLevel::none && sys::count_gpus(sys::sysfs_root()) > 0 ? kDefaultGpuTimeoutS : kDefaultTimeoutS;
+        const auto nnodes = parse_uint<unsigned>(sys::env_or("SLURM_STEP_NUM_NODES", sys::env_or("SLURM_NNODES")));
+        a.opt.timeout_s = default_timeout_s(nnodes.value_or(1),
+                                            a.opt.check != CheckLevel::none && sys::count_gpus(sys::sysfs_root()) > 0);
     }
     if (a.opt.join_timeout_s > a.opt.timeout_s) a.opt.join_timeout_s = a.opt.timeout_s;
     a.cmd.push_back(nullptr);

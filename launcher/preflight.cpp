@@ -16,6 +16,7 @@
 
 #include "../lib/base/error.hpp"
 #include "../lib/base/result.hpp"
+#include "../lib/env/port.hpp"
 #include "../lib/env/step_view.hpp"
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/protocol.hpp"
@@ -61,7 +62,8 @@ StepFacts step_facts_from_env(bool insecure) {
     } catch (...) {
         throw Error("PRIMARY_PORT \"" + port + "\" is not a port number below 65534");
     }
-    s.node_addrs = split_nonempty(sys::env_or("NODE_ADDRS"), ',');
+    // A heterogeneous step's components reserve separate ports: none is the step's (as in the plugin).
+    if (!view.heterogeneous) s.resv_ports = sys::env_or("SLURM_STEP_RESV_PORTS");
     std::string iface = sys::env_or("NCCL_SOCKET_IFNAME", sys::env_or("GANGWAY_IFACE"));
     if (!iface.empty() && iface[0] == '=') iface.erase(0, 1);
     if (auto c = iface.find(','); c != std::string::npos) iface.resize(c);
@@ -87,6 +89,9 @@ StepFacts step_facts_from_env(bool insecure) {
 }
 
 namespace {
+
+// The most bad nodes a verdict message names (coordinate_step).
+constexpr std::size_t kVerdictNames = 16;
 
 double seconds_left(Deadline d) { return std::max(0.0, std::chrono::duration<double>(d - Clock::now()).count()); }
 
@@ -119,12 +124,18 @@ public:
         if (thread_.joinable()) thread_.join();
     }
 
-    // PORT+2 of the step's block on the data address; any free port when that
-    // is taken; any address when there is no data address to listen on (the
-    // task checks in anyway, and the cards say why).
+    // PORT+2 when the step reserved it (data_listen_port), else a free port
+    // the kernel chooses, announced in the card; any address when there is no
+    // data address to listen on (the task checks in anyway, and the cards say why).
     Result<void> start(const StepFacts& s) {
-        auto l = sys::tcp_listen(s.node_addr, s.port + 2, 256);
-        if (!l) l = sys::tcp_listen(s.node_addr, 0, 256);
+        unsigned want = 0;
+        try {
+            want = data_listen_port(s.port, s.resv_ports);
+        } catch (const Error& e) {
+            return Failure{e.what()};
+        }
+        auto l = sys::tcp_listen(s.node_addr, want, 256);
+        if (!l && want) l = sys::tcp_listen(s.node_addr, 0, 256);
         if (!l) l = sys::tcp_listen("", 0, 256);
         if (!l) return Failure{"the data listener cannot start: " + l.error()};
         port_ = sys::local_port(l->get());
@@ -234,8 +245,17 @@ Result<sys::Fd> TaskRun::listen_for_rendezvous() const {
         rl.rlim_cur = rl.rlim_max;
         ::setrlimit(RLIMIT_NOFILE, &rl);
     }
-    auto l = sys::tcp_listen("", s_.port + 1, 8192);
-    if (!l) return Failure{"the rendezvous cannot start: " + l.error() + " (another program holds PRIMARY_PORT+1 on node 0)"};
+    unsigned port = 0;
+    try {
+        port = rendezvous_port(s_.port, s_.resv_ports);
+    } catch (const Error& e) {
+        return Failure{e.what()};
+    }
+    auto l = sys::tcp_listen("", port, 8192);
+    if (!l)
+        return Failure{"the rendezvous cannot listen on port " + std::to_string(port) + " (PRIMARY_PORT+1) on node 0: " + l.error() +
+                       "; another program holds it. Have SLURM reserve the step's ports (MpiParams=ports=LO-HI in slurm.conf, "
+                       "srun --resv-ports) so that no other job or user can take them"};
     return l;
 }
 
@@ -324,11 +344,18 @@ Outcome TaskRun::coordinate_step(sys::Fd listener) {
     const Verdict v = verdict(rep);
     out.verdict = v;
     out.exit_code = exit_code(v);
-    out.bad_nodes = bad_nodes(rep);
+    out.bad_nodes = bad_nodes(rep);  // all of them, for node 0's requeue
+    // The verdict goes to every task and names at most kVerdictNames nodes:
+    // with every bad node in it, it grew by a name per bad node, and node 0
+    // sent N of them (31 MB with 1,023 bad nodes of 2,048, BENCHMARKS.md).
+    // Node 0's report names them all.
+    const std::size_t shown = std::min(out.bad_nodes.size(), kVerdictNames), more = out.bad_nodes.size() - shown;
     std::string bad;
-    for (const auto& b : out.bad_nodes) bad += (bad.empty() ? "" : ",") + b;
-    out.message = std::string("preflight ") + to_string(v) + (bad.empty() ? "" : ": " + bad);
+    for (std::size_t i = 0; i < shown; ++i) bad += (bad.empty() ? "" : ",") + out.bad_nodes[i];
+    out.message = std::string("preflight ") + to_string(v) + (bad.empty() ? "" : ": " + bad) +
+                  (more ? " and " + std::to_string(more) + " more (node 0's report names them all)" : "");
     Kv vk{{"verdict", to_string(v)}, {"exit_code", std::to_string(out.exit_code)}, {"bad", bad}, {"summary", out.message}};
+    if (more) vk["bad_more"] = std::to_string(more);
     for (auto& m : coord.members()) coord.send(m, kVerdict, vk, after_ms(1000));
     coord.close_listener();
     self_speaker.join();

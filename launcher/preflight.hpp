@@ -7,6 +7,7 @@
 // tasks through a second fence; without PMIx (or when the first fence fails)
 // every task joins node 0 over TCP.
 #pragma once
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,13 @@ namespace gangway::cli {
 // takes seconds). Each task starts with its own node's default; node 0 sets
 // the step's once the cards are in, and tells every task (run_preflight).
 inline constexpr double kDefaultTimeoutS = 15, kDefaultGpuTimeoutS = 60;
+// Without GPUs the default grows with the step beyond 32 nodes, 0.1 s a node
+// (up to the GPU default): the ring and its confirmation rounds take longer
+// when many nodes share a loaded fabric, and a check cut short names nobody.
+inline double default_timeout_s(unsigned nnodes, bool gpus) {
+    if (gpus) return kDefaultGpuTimeoutS;
+    return std::min(kDefaultGpuTimeoutS, kDefaultTimeoutS + 0.1 * (nnodes > 32 ? nnodes - 32 : 0));
+}
 
 // CheckLevel and OnFail, with their parsers, are lib/env/check_policy's: the
 // plugin's --gangway-check and --gangway-on-fail take the same words.
@@ -49,9 +57,9 @@ struct StepFacts {
     unsigned rank = 0, ntasks = 1, node_rank = 0, nnodes = 1, local = 0;
     std::vector<std::string> nodes;         // SLURM node names in step order
     std::vector<unsigned> tasks_per_node;
-    std::vector<std::string> node_addrs;    // data addresses, step order
     std::string primary_addr;               // node 0's data address
-    unsigned port = 0;                      // PRIMARY_PORT: PORT+1 rendezvous, PORT+2 data listener
+    unsigned port = 0;                      // PRIMARY_PORT: PORT+1 rendezvous (lib/env/port.hpp)
+    std::string resv_ports;                 // SLURM_STEP_RESV_PORTS, "" when none or a heterogeneous step
     std::string node_addr, data_iface;
     std::string job_id, step_id;
     std::string key;                        // HMAC key

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <thread>
 
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/cards_check.hpp"
+#include "../lib/preflight/confirm.hpp"
 #include "../lib/preflight/join.hpp"
 #include "../lib/preflight/localize.hpp"
 #include "../lib/preflight/protocol.hpp"
@@ -17,6 +19,12 @@
 
 namespace gangway::cli::pf {
 using namespace preflight;
+
+// Pairs measured at once when confirming: an eighth of the nodes, at least 8.
+// Far fewer streams than the ring's one per node, so that a loaded host
+// shares its CPU among them fairly; enough that even many suspects take a
+// few rounds (a round is ~0.55 s in quick mode).
+unsigned confirm_pairs(unsigned n) { return std::max(8u, n / 8); }
 using sys::after_ms;
 using sys::Conn;
 using sys::ms_left;
@@ -48,11 +56,24 @@ bool Coordination::exchange(const std::string& stage, const std::map<unsigned, K
         }
         if (aborted) return false;
     }
+    // Silence past the stage's own deadline names the node; silence cut short
+    // by the check's deadline does not: the check ran out of time, not the node.
+    std::vector<std::string> silent;
     for (const auto& [node, kv] : cmds)
         if (!answers.count(node)) {
+            if (ms_left(overall) == 0) {
+                silent.push_back(nodes[node].card.node);
+                continue;
+            }
             nodes[node].status = NodeStatus::unreachable;
             nodes[node].reasons.push_back("did not answer in stage " + stage + " before its deadline");
         }
+    if (!silent.empty()) {
+        rep.notes.push_back("stage " + stage + " was cut short by the check's deadline before " + std::to_string(silent.size()) +
+                            " node(s) answered (" + join(silent, ", ") + "); not named");
+        out_of_time = true;
+        return false;
+    }
     return true;
 }
 
@@ -70,29 +91,49 @@ void Coordination::stage_reach() {
     }
     std::uint64_t seed = std::hash<std::string>{}(step.job_id + "." + step.step_id);
     const auto targets = reach_targets(static_cast<unsigned>(who.size()), opt.check == CheckLevel::full ? 6 : 3, seed);
-    const int timeout = 1500;
-    std::map<unsigned, Kv> cmds;
-    for (std::size_t i = 0; i < who.size(); ++i) {
-        Kv kv{{"n", std::to_string(targets[i].size())}, {"timeout_ms", std::to_string(timeout)}};
-        for (std::size_t k = 0; k < targets[i].size(); ++k) {
-            const auto& peer = nodes[who[targets[i][k]]].card;
-            const auto p = "t." + std::to_string(k) + ".";
-            kv[p + "rank"] = std::to_string(peer.node_rank);
-            kv[p + "addr"] = peer.data_addr;
-            kv[p + "port"] = std::to_string(peer.data_port);
+    // Probe commands: per stage position, the positions to probe.
+    auto commands = [&](const std::vector<std::vector<unsigned>>& lists, int timeout) {
+        std::map<unsigned, Kv> cmds;
+        for (std::size_t i = 0; i < who.size(); ++i) {
+            if (lists[i].empty()) continue;
+            Kv kv{{"n", std::to_string(lists[i].size())}, {"timeout_ms", std::to_string(timeout)}};
+            for (std::size_t k = 0; k < lists[i].size(); ++k) {
+                const auto& peer = nodes[who[lists[i][k]]].card;
+                const auto p = "t." + std::to_string(k) + ".";
+                kv[p + "rank"] = std::to_string(peer.node_rank);
+                kv[p + "addr"] = peer.data_addr;
+                kv[p + "port"] = std::to_string(peer.data_port);
+            }
+            cmds[who[i]] = std::move(kv);
         }
-        cmds[who[i]] = std::move(kv);
-    }
-    std::map<unsigned, Kv> ans;
-    if (!exchange("reach", cmds, kReach, kReachResult, after_ms(timeout + 2500), ans)) {
+        return cmds;
+    };
+    // The first pass's timeout allows for a loaded host; the second pass's
+    // is longer still: a node is named only on failures seen in both.
+    constexpr int kFirstMs = 2000, kRetryMs = 3500;
+    std::map<unsigned, Kv> ans, again;
+    if (!exchange("reach", commands(targets, kFirstMs), kReach, kReachResult, after_ms(kFirstMs + 2500), ans))
         sr.status = StageStatus::aborted;
-    }
     std::vector<ReachNode> probed;
     for (std::size_t i = 0; i < who.size(); ++i) {
         const auto& n = nodes[who[i]];
         auto it = ans.find(who[i]);
         probed.push_back({who[i], n.card.node, n.card.data_addr, n.status == NodeStatus::unreachable, targets[i],
-                          it == ans.end() ? nullptr : &it->second});
+                          it == ans.end() ? nullptr : &it->second, {}, nullptr});
+    }
+    const auto retry = retry_targets(probed);
+    const bool any_retry = std::any_of(retry.begin(), retry.end(), [](const auto& v) { return !v.empty(); });
+    if (any_retry && !aborted && ms_left(overall) > kRetryMs + 3000) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a pause: a burst of load may pass
+        if (!exchange("reach", commands(retry, kRetryMs), kReach, kReachResult, after_ms(kRetryMs + 2500), again))
+            sr.status = StageStatus::aborted;
+        for (std::size_t i = 0; i < who.size(); ++i) {
+            auto it = again.find(who[i]);
+            if (it == again.end()) continue;
+            probed[i].retry = retry[i];
+            probed[i].retry_answer = &it->second;
+            probed[i].unreachable = nodes[who[i]].status == NodeStatus::unreachable;
+        }
     }
     const auto judged = judge_reach(probed);
     rep.links.insert(rep.links.end(), judged.links.begin(), judged.links.end());
@@ -101,8 +142,11 @@ void Coordination::stage_reach() {
         nodes[node].reasons.push_back(why);
     }
     rep.findings.insert(rep.findings.end(), judged.findings.begin(), judged.findings.end());
+    rep.notes.insert(rep.notes.end(), judged.notes.begin(), judged.notes.end());
     const unsigned bad = judged.newly_unreachable;
     if (bad) sr.status = sr.status == StageStatus::ok ? StageStatus::failed : sr.status, sr.detail = std::to_string(bad) + " node(s) unreachable";
+    if (judged.recovered)
+        sr.detail += (sr.detail.empty() ? "" : "; ") + std::to_string(judged.recovered) + " probe(s) failed once, fine when tried again";
     sr.seconds = sys::seconds_since(t0);
     rep.stages.push_back(sr);
 }
@@ -198,25 +242,23 @@ void Coordination::stage_bandwidth() {
     if (opt.expect_gbps) expect = *opt.expect_gbps * 1e9 / 8;
     auto a = analyse_rounds(n, ring, opt.slow_ratio, expect);
     rep.expected_bps = a.expected_bps;
-    // Confirm suspects one good peer each; a suspect whose only slow links are
-    // with an already confirmed slow node is explained by it and not tested.
-    std::vector<Measurement> confirm;
-    std::set<unsigned> slow_confirmed;
-    std::vector<unsigned> good = a.good;
-    for (unsigned s : a.suspects) {
-        if (aborted || ms_left(overall) < dur + 1500) break;
-        if (explained_by(s, ring, a.slow, slow_confirmed)) continue;
-        if (good.empty()) break;
-        const unsigned g = good.front();
-        const auto ms = run_round(Round{{s, g}, {g, s}}, who, next_round++, dur, 1 << 20, "confirm");
-        confirm.insert(confirm.end(), ms.begin(), ms.end());
-        bool bad = false;
-        for (const auto& m : ms)
-            if (!m.ok || m.bps < opt.slow_ratio * a.expected_bps) bad = true;
-        if (bad) slow_confirmed.insert(s);
-        else good.push_back(s);
+    const bool some_good = std::find(a.slow.begin(), a.slow.end(), false) != a.slow.end();
+    if (!some_good)  // nothing to compare against: no node can be told apart
+        rep.findings.push_back("bandwidth: every link is below " + fmt_gbit(opt.slow_ratio * a.expected_bps) +
+                               ": the network, a site-wide setting or the expected figure (--expect-gbps) rather than one node");
+    // Confirm before accusing: suspects measured again, a few disjoint pairs
+    // at a time (lib/preflight/confirm.hpp says when one is named).
+    SuspectConfirmation conf(n, ring, a, opt.slow_ratio);
+    unsigned confirm_rounds = 0;
+    while (some_good && !aborted && ms_left(overall) >= dur + 1500) {
+        const auto pairs = conf.next_round(confirm_pairs(n));
+        if (pairs.empty()) break;
+        Round r;
+        for (const auto& [s, p] : pairs) r.push_back({s, p}), r.push_back({p, s});
+        conf.record(run_round(r, who, next_round++, dur, 1 << 20, "confirm"));
+        ++confirm_rounds;
     }
-    const auto decided = decide_nodes(n, ring, a, confirm, opt.slow_ratio);
+    const auto decided = conf.decide();
     unsigned slow = 0;
     for (unsigned i = 0; i < n; ++i) {
         auto& ns = nodes[who[i]];
@@ -228,29 +270,47 @@ void Coordination::stage_bandwidth() {
             ++slow;
         }
     }
-    // A slow link whose ends were both fine against other peers is measured
-    // again on its own: a link slow twice is a finding, once is noise (on a
-    // busy host, concurrent streams do not share the CPU fairly).
+    for (const auto& [s, why] : conf.unconfirmed()) rep.notes.push_back(nodes[who[s]].card.node + ": " + why);
+    // A slow link whose ends were both fine is measured again on its own
+    // (disjoint links together): a link slow twice is a finding, once is
+    // noise (on a busy host, concurrent streams do not share the CPU fairly).
+    std::vector<Measurement> again_links;
+    std::vector<Flow> again_flows;
+    for (std::size_t k = 0; k < ring.size(); ++k)
+        if (some_good && a.slow[k] && !decided[ring[k].from].slow && !decided[ring[k].to].slow) {
+            again_links.push_back(ring[k]);
+            again_flows.push_back({ring[k].from, ring[k].to});
+        }
     unsigned transient = 0;
-    for (std::size_t k = 0; k < ring.size(); ++k) {
-        if (!a.slow[k] || decided[ring[k].from].slow || decided[ring[k].to].slow) continue;
-        const auto& m = ring[k];
-        if (!aborted && ms_left(overall) > dur + 1500) {
-            const auto again = run_round(Round{{m.from, m.to}}, who, next_round++, dur, 1 << 20, "retest");
-            if (!again.empty() && again[0].ok && again[0].bps >= opt.slow_ratio * a.expected_bps) {
+    for (const auto& r : disjoint_rounds(again_flows, 2 * confirm_pairs(n))) {
+        std::vector<Measurement> again;
+        if (!aborted && ms_left(overall) > dur + 1500) again = run_round(r, who, next_round++, dur, 1 << 20, "retest");
+        for (const auto& f : r) {
+            const auto it = std::find_if(again.begin(), again.end(), [&](const Measurement& m) { return m.from == f.from && m.to == f.to; });
+            if (it != again.end() && it->ok && it->bps >= opt.slow_ratio * a.expected_bps) {
                 ++transient;
                 continue;
             }
+            const auto first = std::find_if(again_links.begin(), again_links.end(),
+                                            [&](const Measurement& m) { return m.from == f.from && m.to == f.to; });
+            const auto& m = it != again.end() ? *it : *first;
+            if (it == again.end()) {  // no time to measure it again: not counted
+                rep.notes.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node + " slow once (" +
+                                    (m.ok ? fmt_gbit(m.bps) : m.error) + "), not measured again before the deadline");
+                continue;
+            }
+            rep.findings.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node +
+                                   (m.ok ? " slow: " + fmt_gbit(m.bps) : " failed: " + m.error) +
+                                   " twice (both ends fine against other peers)");
         }
-        rep.findings.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node +
-                               (m.ok ? " slow: " + fmt_gbit(m.bps) : " failed: " + m.error) +
-                               " (both ends fine against other peers)");
     }
     if (aborted) sr.status = StageStatus::aborted;
     else if (slow) sr.status = StageStatus::failed, sr.detail = std::to_string(slow) + " slow node(s)";
     sr.detail += (sr.detail.empty() ? "" : "; ") + std::to_string(ring.size()) + " links in " +
                  std::to_string(ring_shifts(n, full).size() + (full ? 1 : 0)) + " ring round(s), " +
-                 std::to_string(confirm.size()) + " confirmation link(s), expected " + fmt_gbit(a.expected_bps);
+                 std::to_string(conf.links().size()) + " confirmation link(s) in " + std::to_string(confirm_rounds) +
+                 " round(s), expected " + fmt_gbit(a.expected_bps);
+    if (conf.cleared()) sr.detail += "; " + std::to_string(conf.cleared()) + " suspect(s) fine when measured again";
     if (transient) sr.detail += "; " + std::to_string(transient) + " slow link(s) fine when measured again";
     sr.seconds = sys::seconds_since(t0);
     rep.stages.push_back(sr);
@@ -269,7 +329,7 @@ Report Coordination::run() {
     const Deadline join_by = std::min(overall, boot.start + std::chrono::milliseconds(static_cast<long>(opt.join_timeout_s * 1000)));
     coord.gather(boot.pmix ? step.nnodes : step.ntasks, join_by);
     const auto& ms = coord.members();
-    const JoinShape shape{step.nnodes, step.ntasks, step.tasks_per_node, step.nodes, step.node_addrs, boot.pmix,
+    const JoinShape shape{step.nnodes, step.ntasks, step.tasks_per_node, step.nodes, boot.pmix,
                           opt.join_timeout_s};
     std::vector<Arrival> arrivals;  // in the members' order: a node's member indexes both
     for (const auto& m : ms) arrivals.push_back({m.node_rank, m.speaker, m.hello});
@@ -295,13 +355,20 @@ Report Coordination::run() {
         if (e.lost) fail_lost(e.member, "the rendezvous");
 
     rep.nodes.resize(nodes.size());
-    if (opt.check != CheckLevel::none && !aborted) stage_reach();
-    if (opt.check != CheckLevel::none && !aborted) stage_bandwidth();
-    if (opt.check != CheckLevel::none && !aborted) stage_local();
-    if (opt.check != CheckLevel::none && !aborted) stage_nccl_job();
-    if (opt.check != CheckLevel::none && !aborted) stage_rdma();
+    const auto go = [&] { return opt.check != CheckLevel::none && !aborted && !out_of_time; };
+    if (go()) stage_reach();
+    if (go()) stage_bandwidth();
+    if (go()) stage_local();
+    if (go()) stage_nccl_job();
+    if (go()) stage_rdma();
     if (aborted) rep.stages.push_back({"abort", StageStatus::aborted, "a task exited during the check", 0});
-    if (ms_left(overall) == 0) rep.stages.push_back({"deadline", StageStatus::aborted, "the check's deadline passed", 0});
+    if (ms_left(overall) == 0) {
+        rep.stages.push_back({"deadline", StageStatus::aborted, "the check's deadline passed", 0});
+        // Incomplete is not healthy: said as a finding, with no node named for it.
+        if (out_of_time)
+            rep.findings.push_back("the check's deadline (" + std::to_string(static_cast<long>(rep.deadline_s)) + " s" +
+                                   ") passed before its stages finished; no node is named for it: give it more time (--timeout)");
+    }
     for (unsigned i = 0; i < nodes.size(); ++i) {
         auto& r = rep.nodes[i];
         r.name = nodes[i].card.node;

@@ -74,7 +74,8 @@ private:
     const BootInfo& boot;
     std::vector<NodeState> nodes;
     Report rep;
-    bool aborted = false;
+    bool aborted = false;      // a task exited: its node is named, the check stops
+    bool out_of_time = false;  // the check's deadline cut a stage short: nobody named for it
     unsigned next_round = 1;
 };
 

@@ -6,10 +6,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "../lib/base/error.hpp"
 #include "../lib/preflight/protocol.hpp"
+#include "../lib/sys/net/accept_guard.hpp"
 #include "preflight_internal.hpp"
 
 namespace gangway::cli::pf {
@@ -22,10 +24,30 @@ using sys::ms_left;
 // Every speaker listens for probes and bandwidth streams from its peers.
 namespace {
 
-void handle_data_conn(std::shared_ptr<DataState> st, sys::Fd fd) {
+// A handler's place, given back when it ends.
+struct HandlerSlot {
+    std::shared_ptr<DataState> st;
+    ~HandlerSlot() {
+        std::lock_guard<std::mutex> l(st->gate_mu);
+        --st->handlers;
+    }
+};
+
+void handle_data_conn(std::shared_ptr<DataState> st, int raw_fd) {
+    HandlerSlot slot{st};
+    sys::Fd fd(raw_fd);
     auto c = sys::accept_conn(std::move(fd), st->key, after_ms(2000));
     if (!c) return;
+    const int raw = c->fd.get();  // open until c goes: the acceptor may shut it down while it waits
+    {
+        std::lock_guard<std::mutex> l(st->gate_mu);
+        st->waiting[raw] = Clock::now();
+    }
     auto got = c->recv(after_ms(3000));
+    {
+        std::lock_guard<std::mutex> l(st->gate_mu);
+        if (!st->waiting.erase(raw)) return;  // dropped by the acceptor, which told it
+    }
     // Unauthenticated or malformed: dropped unanswered, and told.
     if (!got) return st->rejects.note(c->fd.get(), got.error());
     if (got->type != kData) return st->rejects.note(c->fd.get(), "first message is not a data request");
@@ -99,13 +121,57 @@ void handle_data_conn(std::shared_ptr<DataState> st, sys::Fd fd) {
 
 }  // namespace
 
+namespace {
+
+// Shuts down the oldest connection waiting for its first frame for at least
+// `age` (its handler then ends), telling why; whether there was one. With gate_mu held.
+bool drop_oldest_waiting(DataState& st, std::chrono::milliseconds age, const std::string& why) {
+    auto oldest = st.waiting.end();
+    for (auto it = st.waiting.begin(); it != st.waiting.end(); ++it)
+        if (oldest == st.waiting.end() || it->second < oldest->second) oldest = it;
+    if (oldest == st.waiting.end() || Clock::now() - oldest->second < age) return false;
+    st.rejects.note(oldest->first, why);
+    ::shutdown(oldest->first, SHUT_RDWR);
+    st.waiting.erase(oldest);
+    return true;
+}
+
+// Starts a handler for fd, or closes it and tells why.
+void serve(const std::shared_ptr<DataState>& st, sys::Fd fd, std::size_t waiting_cap) {
+    std::unique_lock<std::mutex> l(st->gate_mu);
+    if (st->waiting.size() >= waiting_cap)
+        drop_oldest_waiting(*st, std::chrono::milliseconds(200),
+                            "more than " + std::to_string(waiting_cap) + " connections waiting for their request: the oldest dropped");
+    if (st->handlers >= kMaxDataHandlers) {
+        st->rejects.note(fd.get(), "more than " + std::to_string(kMaxDataHandlers) + " connections at once: closed at once");
+        return;
+    }
+    ++st->handlers;
+    try {
+        // The descriptor passes as a number: a thread that fails to start leaves it here.
+        std::thread t(handle_data_conn, st, fd.get());
+        (void)fd.release();
+        t.detach();
+    } catch (const std::system_error& e) {
+        // No thread (RLIMIT_NPROC, memory): this connection is closed, and the
+        // oldest waiting one, if any, makes room for the next.
+        --st->handlers;
+        st->rejects.note(fd.get(), std::string("no thread to serve it (") + e.what() + "): closed at once");
+        drop_oldest_waiting(*st, std::chrono::milliseconds(0), "dropped to free a thread");
+    }
+}
+
+}  // namespace
+
 void data_server(std::shared_ptr<DataState> st, sys::Fd listener) {
+    sys::AcceptGuard guard;
+    const std::size_t waiting_cap = sys::waiting_cap(kMaxDataHandlers);
     while (!st->stop) {
         if (!sys::wait_readable(listener.get(), after_ms(200))) continue;
-        for (;;) {
-            sys::Fd fd = sys::tcp_accept(listener.get());
-            if (!fd) break;
-            std::thread(handle_data_conn, st, std::move(fd)).detach();
+        for (int k = 0; k < 256; ++k) {
+            auto a = guard.accept(listener.get(), st->rejects);
+            if (a.fd) serve(st, std::move(a.fd), waiting_cap);
+            else if (!a.again) break;
         }
     }
 }

@@ -43,6 +43,15 @@ struct RxRecord {
     std::string error;
 };
 
+// Handlers at once on a data port (item 6 of issue 15). Node 0 is in every
+// node's reach list (reach_targets), so at 2,048 nodes it takes about 2,050
+// probes at once, plus a few random peers' and one or two bandwidth streams;
+// every other node a handful. 4,096 is twice the most at 2,048 nodes. Those
+// still waiting for their first frame are capped lower (waiting_cap: an
+// eighth of the descriptor limit): beyond that the oldest one waiting for
+// 200 ms (a peer sends its request at once) is dropped.
+inline constexpr std::size_t kMaxDataHandlers = 4096;
+
 struct DataState {
     std::mutex mu;
     std::condition_variable cv;
@@ -51,9 +60,15 @@ struct DataState {
     unsigned self = 0;
     std::atomic<bool> stop{false};
     sys::RejectLog rejects{sys::Listener::data};
+    // The handlers (preflight_data.cpp), under gate_mu.
+    std::mutex gate_mu;
+    std::size_t handlers = 0;                   // running
+    std::map<int, Clock::time_point> waiting;  // their descriptors, until the first frame arrived
 };
 
-// Accepts probes and bandwidth streams until st->stop.
+// Accepts probes and bandwidth streams until st->stop: one thread each, at
+// most kMaxDataHandlers; a connection beyond, or one no thread can be started
+// for, is closed and told.
 void data_server(std::shared_ptr<DataState> st, sys::Fd listener);
 
 struct ProbeResult {

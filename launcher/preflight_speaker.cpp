@@ -34,10 +34,11 @@ Card my_card(const StepFacts& s, unsigned data_port) {
     c.data_iface = s.data_iface;
     c.data_addr = s.node_addr;
     c.data_port = data_port;
-    c.nics = sys::live_net_nics();
+    auto nics = sys::live_net_nics();
     const auto root = sys::sysfs_root();
     for (auto& n : sys::read_nics(root))
-        if (n.kind == "ib") c.nics.push_back(n);
+        if (n.kind == "ib") nics.push_back(n);
+    c.nics = card_nics(std::move(nics), c.data_iface);
     c.gpus = sys::count_gpus(root);
     c.versions = sys::read_versions("/");
     c.versions["gangway"] = PACKAGE_VERSION;

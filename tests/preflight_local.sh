@@ -137,14 +137,24 @@ GANGWAY_ON_FAIL=later "$GW" check 2>"$W/usage2.err"; rc=$?
 [ $rc = 2 ] && grep -q 'GANGWAY_ON_FAIL' "$W/usage2.err" && pass "bad GANGWAY_ON_FAIL: exit 2 naming the variable" || fail "env usage: $rc"
 "$GW" run --help | grep -q -- '--on-fail=abort|warn|requeue' && pass "run --help lists the options" || fail "run --help"
 
-# 6. a user's own threshold judges nodes but drains none: --expect-gbps=100000 makes every node
-#    slow (exit 3), and no drain request is written, with a line saying why.
+# 6. a user's own threshold judges nodes but drains none: GANGWAY_REQUIRE=cuda on nodes without
+#    CUDA fails every node (exit 3), and no drain request is written, with a line saying why.
 mkdir -m 1733 "$W/drain"
 P=$(port); pids=(); rcs=()
-for r in 0 1 2 3 4 5; do task "$P" $r GANGWAY_DRAIN_DIR="$W/drain" -- check --expect-gbps=100000; done
+for r in 0 1 2 3 4 5; do task "$P" $r GANGWAY_DRAIN_DIR="$W/drain" GANGWAY_REQUIRE=cuda -- check; done
 wait_all
-if [ "${rcs[0]}" = 3 ] && [ -z "$(ls -A "$W/drain")" ] && grep -q 'no drain request: the check used your own thresholds (--expect-gbps)' "$W/err.0"; then
-  pass "--expect-gbps=100000: degraded, no drain request"
-else fail "expect-gbps drains: rc ${rcs[0]}, files: $(ls -A "$W/drain"); $(cat "$W/err.0")"; fi
+if [ "${rcs[0]}" = 3 ] && [ -z "$(ls -A "$W/drain")" ] && grep -q 'no drain request: the check used your own thresholds (GANGWAY_REQUIRE)' "$W/err.0"; then
+  pass "GANGWAY_REQUIRE=cuda without CUDA: degraded, no drain request"
+else fail "user threshold drains: rc ${rcs[0]}, files: $(ls -A "$W/drain"); $(cat "$W/err.0")"; fi
+
+# 7. --expect-gbps=100000: every link is below the user's figure, so no node can be told
+#    apart: degraded (exit 3) with a finding saying so, no node named, no drain request.
+P=$(port); pids=(); rcs=()
+for r in 0 1 2 3 4 5; do task "$P" $r GANGWAY_DRAIN_DIR="$W/drain" -- check --expect-gbps=100000 --report="$W/expect.json"; done
+wait_all
+if [ "${rcs[0]}" = 3 ] && [ -z "$(ls -A "$W/drain")" ] && grep -q 'bandwidth: every link is below' "$W/expect.json" \
+   && ! grep -q '"status": "slow"' "$W/expect.json"; then
+  pass "--expect-gbps=100000: degraded, every link below it, no node named, no drain request"
+else fail "expect-gbps: rc ${rcs[0]}, files: $(ls -A "$W/drain"); $(cat "$W/err.0"; grep -A3 findings "$W/expect.json")"; fi
 
 finish

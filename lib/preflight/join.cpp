@@ -37,7 +37,6 @@ std::vector<JoinedNode> account_join(const JoinShape& shape, const std::vector<A
         auto& n = nodes[i];
         n.card.node_rank = i;
         if (n.card.node.empty()) n.card.node = i < shape.nodes.size() ? shape.nodes[i] : "node#" + std::to_string(i);
-        if (n.card.data_addr.empty() && i < shape.node_addrs.size()) n.card.data_addr = shape.node_addrs[i];
         const unsigned want = tasks_wanted(shape, i);
         std::string why;
         if (n.member < 0 && shape.pmix)

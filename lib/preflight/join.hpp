@@ -20,7 +20,6 @@ struct JoinShape {
     unsigned nnodes = 1, ntasks = 1;
     std::vector<unsigned> tasks_per_node;   // a node past its end expects 1 task
     std::vector<std::string> nodes;         // SLURM node names, step order
-    std::vector<std::string> node_addrs;    // data addresses, step order
     bool pmix = false;                      // every task passed PMIx fence #1: only speakers join over TCP
     double join_timeout_s = 10;             // for the reasons ("within 10 s")
 };
@@ -45,8 +44,10 @@ struct JoinedNode {
 // One node per node of the shape. A node's card is the first speaker's whose
 // card reads (a card that does not is a reason, and a later speaker of the
 // node may still stand for it); arrivals with a node rank past the step are
-// ignored. Where a card lacks the node's name or data address, the step's
-// stand in, so that every reason and finding can name the node. Missing: no
+// ignored. Where a card lacks the node's name, the step's stands in, so that
+// every reason and finding can name the node; a node's data address comes
+// from its card alone (empty without one: no node resolves the others' names,
+// and NODE_ADDRS is not set for large steps). Missing: no
 // card arrived, or (TCP) fewer of its tasks than the step has on it; under
 // PMIx the fence counted its tasks, so only the card is waited for.
 std::vector<JoinedNode> account_join(const JoinShape& shape, const std::vector<Arrival>& arrivals);

@@ -53,51 +53,35 @@ BwAnalysis analyse_rounds(unsigned n, const std::vector<Measurement>& ring, doub
     return a;
 }
 
-std::vector<NodeBw> decide_nodes(unsigned n, const std::vector<Measurement>& ring, const BwAnalysis& a,
-                                 const std::vector<Measurement>& confirm, double ratio) {
+std::vector<NodeBw> ring_figures(unsigned n, const std::vector<Measurement>& ring) {
     std::vector<NodeBw> out(n);
     std::vector<std::vector<double>> tx(n), rx(n);
-    std::vector<bool> slow_out(n), slow_in(n);
-    for (std::size_t k = 0; k < ring.size(); ++k) {
-        const auto& m = ring[k];
-        if (m.from >= n || m.to >= n) continue;
-        if (m.ok) {
+    for (const auto& m : ring)
+        if (m.ok && m.from < n && m.to < n) {
             tx[m.from].push_back(m.bps);
             rx[m.to].push_back(m.bps);
         }
-        if (k < a.slow.size() && a.slow[k]) {
-            slow_out[m.from] = true;
-            slow_in[m.to] = true;
-        }
-    }
     for (unsigned i = 0; i < n; ++i) {
         if (!tx[i].empty()) out[i].tx_bps = median(tx[i]);
         if (!rx[i].empty()) out[i].rx_bps = median(rx[i]);
     }
-    const double limit = ratio * a.expected_bps;
-    for (unsigned s : a.suspects) {
-        if (s >= n) continue;
-        bool tested = false, bad = false;
-        std::string why;
-        for (const auto& m : confirm) {
-            if (m.from != s && m.to != s) continue;
-            tested = true;
-            if (!m.ok || m.bps < limit) {
-                bad = true;
-                const std::string dir = m.from == s ? "sending" : "receiving";
-                why += (why.empty() ? "" : "; ") + dir + " " +
-                       (m.ok ? fmt_gbit(m.bps) : "failed (" + m.error + ")") + " against a good peer, expected " + fmt_gbit(a.expected_bps);
-            }
-        }
-        if (tested) {
-            out[s].slow = bad;
-            out[s].reason = why;
-        } else if (slow_out[s] && slow_in[s]) {
-            out[s].slow = true;
-            out[s].reason = "both its sending and receiving links slow (no good peer left to confirm), expected " +
-                            fmt_gbit(a.expected_bps);
-        }
+    return out;
+}
+
+std::vector<NodeBw> decide_nodes(unsigned n, const std::vector<Measurement>& ring, const BwAnalysis& a) {
+    std::vector<NodeBw> out = ring_figures(n, ring);
+    std::vector<bool> slow_out(n), slow_in(n);
+    for (std::size_t k = 0; k < ring.size() && k < a.slow.size(); ++k) {
+        const auto& m = ring[k];
+        if (m.from >= n || m.to >= n || !a.slow[k]) continue;
+        slow_out[m.from] = true;
+        slow_in[m.to] = true;
     }
+    for (unsigned s : a.suspects)
+        if (s < n && slow_out[s] && slow_in[s]) {
+            out[s].slow = true;
+            out[s].reason = "both its sending and receiving links slow, expected " + fmt_gbit(a.expected_bps);
+        }
     return out;
 }
 
@@ -115,7 +99,7 @@ RingBlame blame_ring(unsigned n, const std::vector<Measurement>& ring, double ra
     b.analysis = analyse_rounds(n, ring, ratio, expected);
     b.some_good = std::find(b.analysis.slow.begin(), b.analysis.slow.end(), false) != b.analysis.slow.end();
     if (!b.some_good) return b;
-    const auto decided = decide_nodes(n, ring, b.analysis, {}, ratio);
+    const auto decided = decide_nodes(n, ring, b.analysis);
     for (unsigned k = 0; k < decided.size(); ++k)
         if (decided[k].slow) b.blamed.push_back(k);
     return b;

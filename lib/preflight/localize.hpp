@@ -1,7 +1,7 @@
 // Finding the slow node from bandwidth measurements. Pure: input is a list of
 // directed measurements between node positions, output is which links are
-// slow, which nodes are suspects, and (after a confirmation round against
-// known-good peers, or without one: blame_ring) which nodes are slow.
+// slow, which nodes are suspects, and (without a confirmation round:
+// blame_ring; with one: confirm.hpp) which nodes are slow.
 #pragma once
 #include <functional>
 #include <optional>
@@ -38,13 +38,13 @@ struct NodeBw {
     std::optional<double> tx_bps, rx_bps;   // median of what it sent / received in the ring rounds
 };
 
-// A suspect is slow when one of its confirmation links (either direction) is
-// slow against the same expected rate; a suspect whose confirmation is fine
-// stays ok (the slow link is reported, the node is not blamed). Without
-// confirmation data for a suspect (no good peer to test against) it is slow
-// only when both its sending and its receiving links were slow.
-std::vector<NodeBw> decide_nodes(unsigned n, const std::vector<Measurement>& ring, const BwAnalysis& a,
-                                 const std::vector<Measurement>& confirm, double ratio);
+// Per node, the medians of what it sent and received in the ring (slow: false).
+std::vector<NodeBw> ring_figures(unsigned n, const std::vector<Measurement>& ring);
+
+// Without a second measurement: a suspect is slow when its links both ways
+// were slow. For blame_ring; the TCP bandwidth stage measures again instead
+// (confirm.hpp).
+std::vector<NodeBw> decide_nodes(unsigned n, const std::vector<Measurement>& ring, const BwAnalysis& a);
 
 // Whether suspect s need not be confirmed: every slow link of it in `ring`
 // (slow: analyse_rounds' flags) has at its other end a node already

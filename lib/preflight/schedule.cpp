@@ -67,19 +67,18 @@ std::vector<Round> pair_rounds(unsigned n) {
     return rounds;
 }
 
-std::vector<Round> confirm_rounds(const std::vector<unsigned>& suspects, const std::vector<unsigned>& good) {
-    std::vector<Round> rounds;
-    if (good.empty()) return rounds;
-    for (std::size_t start = 0; start < suspects.size(); start += good.size()) {
-        Round r;
-        for (std::size_t k = 0; k < good.size() && start + k < suspects.size(); ++k) {
-            const unsigned s = suspects[start + k], g = good[k];
-            r.push_back({s, g});
-            r.push_back({g, s});
-        }
-        rounds.push_back(std::move(r));
+std::vector<Round> disjoint_rounds(const std::vector<Flow>& flows, unsigned max_flows) {
+    std::vector<Round> out;
+    std::vector<std::set<unsigned>> senders, receivers;
+    for (const auto& f : flows) {
+        std::size_t k = 0;
+        while (k < out.size() && (out[k].size() >= max_flows || senders[k].count(f.from) || receivers[k].count(f.to))) ++k;
+        if (k == out.size()) out.emplace_back(), senders.emplace_back(), receivers.emplace_back();
+        out[k].push_back(f);
+        senders[k].insert(f.from);
+        receivers[k].insert(f.to);
     }
-    return rounds;
+    return out;
 }
 
 }  // namespace gangway::preflight

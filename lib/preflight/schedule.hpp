@@ -29,8 +29,8 @@ Round ring_round(unsigned n, unsigned shift);
 // nodes): a node in two bad pairs is the bad one. n = 2: one pair; n < 2: none.
 std::vector<Round> pair_rounds(unsigned n);
 
-// Confirmation: each suspect against a distinct known-good peer, both
-// directions at once. With more suspects than good peers, several rounds.
-std::vector<Round> confirm_rounds(const std::vector<unsigned>& suspects, const std::vector<unsigned>& good);
+// Flows packed into as few rounds as they fit, in order: in each round a node
+// sends at most once and receives at most once, and at most max_flows flow.
+std::vector<Round> disjoint_rounds(const std::vector<Flow>& flows, unsigned max_flows);
 
 }  // namespace gangway::preflight

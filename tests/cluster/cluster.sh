@@ -459,6 +459,20 @@ warn_foreign_daemons() {
     done
 }
 
+# The kernel's ARP table is one for all network namespaces, and its limit
+# (net.ipv4.neigh.default.gc_thresh3, 1024 by default) counts every node's
+# entries: N nodes on two networks need about 2 N^2 of them. Past it the
+# kernel drops packets to peers it cannot resolve ("neighbor table overflow"
+# in dmesg), which at 64 nodes made healthy probes time out. A real cluster
+# has a table per host: raised here, never lowered.
+raise_neigh_limits() {
+    local want=$((4 * $1 * $1)) cur
+    cur=$(sysctl -n net.ipv4.neigh.default.gc_thresh3 2>/dev/null || echo 0)
+    ((want <= cur)) && return 0
+    sysctl -qw net.ipv4.neigh.default.gc_thresh1=$((want / 4)) net.ipv4.neigh.default.gc_thresh2=$((want / 2)) \
+        net.ipv4.neigh.default.gc_thresh3="$want" || log "could not raise the ARP table's limit to $want entries"
+}
+
 cmd_up() {
     local n=4 task=${GANGWAY_TASK_PLUGIN:-task/none}
     local cpus=${GANGWAY_CLUSTER_CPUS:-4} i node
@@ -511,6 +525,7 @@ cmd_up() {
     mkdir -p "$DIR/spool/slurmctld"
     for node in $(all_nodes "$n"); do mkdir -p "$DIR/spool/$node"; done
 
+    raise_neigh_limits "$n"
     make_bridge "$MGMT_BR" "$MGMT_NET.1/24"
     make_bridge "$DATA_BR" "$DATA_NET.1/24"
     for ((i = 0; i < n; i++)); do

@@ -3,6 +3,8 @@
 // mismatched or unreachable, and with which words.
 #include "catch_compat.hpp"
 
+#include <algorithm>
+
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/cards_check.hpp"
 #include "../../lib/preflight/join.hpp"
@@ -29,10 +31,7 @@ JoinShape shape(unsigned nnodes, unsigned per_node, bool pmix = false) {
     s.nnodes = nnodes;
     s.ntasks = nnodes * per_node;
     s.tasks_per_node.assign(nnodes, per_node);
-    for (unsigned i = 0; i < nnodes; ++i) {
-        s.nodes.push_back("s" + std::to_string(i));
-        s.node_addrs.push_back("192.168.0." + std::to_string(i + 1));
-    }
+    for (unsigned i = 0; i < nnodes; ++i) s.nodes.push_back("s" + std::to_string(i));
     s.pmix = pmix;
     s.join_timeout_s = 10;
     return s;
@@ -66,9 +65,10 @@ TEST_CASE("join: a node without a card or with too few tasks is missing, and say
     CHECK(nodes[2].status == NodeStatus::missing);
     CHECK(nodes[2].member == -1);
     CHECK(nodes[2].reasons == std::vector<std::string>{"never checked in (1/2 tasks) within 10 s"});
-    // Without a card, the step's name and address stand in, so reasons can name the node.
+    // Without a card, the step's name stands in, so reasons can name the node;
+    // its address is only ever its card's (no list of every node's is needed).
     CHECK(nodes[2].card.node == "s2");
-    CHECK(nodes[2].card.data_addr == "192.168.0.3");
+    CHECK(nodes[2].card.data_addr.empty());
     CHECK(nodes[2].card.node_rank == 2);
     CHECK(nodes[3].card.node == "node#3");
     CHECK(nodes[3].reasons == std::vector<std::string>{"never checked in (0/2 tasks) within 10 s"});
@@ -209,47 +209,118 @@ Kv probes(const std::vector<std::string>& errors) {
     return kv;
 }
 
+// One node of the reach stage; the retry fields only where a test has a second pass.
+ReachNode rn(unsigned node, std::string name, std::string addr, bool unreachable, std::vector<unsigned> targets,
+             const Kv* answer, std::vector<unsigned> retry = {}, const Kv* retry_answer = nullptr) {
+    ReachNode n;
+    n.node = node;
+    n.name = std::move(name);
+    n.addr = std::move(addr);
+    n.unreachable = unreachable;
+    n.targets = std::move(targets);
+    n.answer = answer;
+    n.retry = std::move(retry);
+    n.retry_answer = retry_answer;
+    return n;
+}
+
 }  // namespace
 
-TEST_CASE("reach: a node no probe reaches is unreachable, its links are not findings too") {
+TEST_CASE("reach: a node no probe reaches, tried twice, is unreachable, its links are not findings too") {
     // Positions 0, 1, 2 are the report's nodes 0, 2 and 3 (node 1 left out earlier).
     const Kv a = probes({"", "refused"}), b = probes({"", "refused"}), c = probes({"", ""});
-    const auto r = judge_reach({{0, "n0", "10.0.0.1", false, {1, 2}, &a},
-                                {2, "n2", "10.0.0.3", false, {0, 2}, &b},
-                                {3, "n3", "10.0.0.4", false, {0, 1}, &c}});
+    std::vector<ReachNode> nodes{rn(0, "n0", "10.0.0.1", false, {1, 2}, &a),
+                                 rn(2, "n2", "10.0.0.3", false, {0, 2}, &b),
+                                 rn(3, "n3", "10.0.0.4", false, {0, 1}, &c)};
+    // One pass alone names nobody: the host may have been busy.
+    auto r = judge_reach(nodes);
+    CHECK(r.unreachable.empty());
+    CHECK(r.findings.empty());
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0] == "n3: every TCP probe to it failed once and was not tried again before the deadline; not named");
+    // The second pass: each failed probe again; n3 has no prober left that reached others and does not probe it.
+    const auto retry = retry_targets(nodes);
+    CHECK(retry == std::vector<std::vector<unsigned>>{{2}, {2}, {}});
+    const Kv a2 = probes({"timed out"}), b2 = probes({"refused"});
+    nodes[0].retry = retry[0], nodes[0].retry_answer = &a2;
+    nodes[1].retry = retry[1], nodes[1].retry_answer = &b2;
+    r = judge_reach(nodes);
     REQUIRE(r.links.size() == 6);
     CHECK(r.links[1].from == 0);
     CHECK(r.links[1].to == 3);
     CHECK(r.links[1].stage == "reach");
     CHECK_FALSE(r.links[1].ok);
+    CHECK(r.links[1].error == "timed out");  // the last attempt's
     CHECK_FALSE(r.links[1].ms);  // no connect time for a failed probe
     CHECK(*r.links[0].ms == Approx(0.25));
     REQUIRE(r.unreachable.size() == 1);
     CHECK(r.unreachable[0].first == 3);
-    CHECK(r.unreachable[0].second == "TCP to 10.0.0.4 failed from 2/2 peers, from it to 0/2 peers");
+    CHECK(r.unreachable[0].second == "TCP to 10.0.0.4 failed from 2/2 peers, from it to 0/2 peers, each tried twice");
     CHECK(r.newly_unreachable == 1);
     CHECK(r.findings.empty());
+    CHECK(r.notes.empty());
 }
 
-TEST_CASE("reach: one failed link between fine nodes is a finding; silence and garbage are handled") {
+TEST_CASE("reach: the second pass clears a probe that failed once, and widens the evidence on a silent node") {
+    // 5 nodes in a ring; node 4's probes all time out the first time.
+    const Kv ok3 = probes({"", ""}), dead = probes({"timed out", "timed out"});
+    const Kv in4 = probes({"", "timed out"});
+    std::vector<ReachNode> nodes{rn(0, "n0", "a0", false, {1, 4}, &in4), rn(1, "n1", "a1", false, {2, 0}, &ok3),
+                                 rn(2, "n2", "a2", false, {3, 1}, &ok3), rn(3, "n3", "a3", false, {2, 4}, &in4),
+                                 rn(4, "n4", "a4", false, {0, 3}, &dead)};
+    const auto retry = retry_targets(nodes);
+    // Each failed probe again; n4 probed by two more peers that reached others, and probing two more.
+    CHECK(retry[0] == std::vector<unsigned>{4});
+    CHECK(retry[3] == std::vector<unsigned>{4});
+    CHECK(retry[1] == std::vector<unsigned>{4});
+    CHECK(retry[2] == std::vector<unsigned>{4});
+    CHECK(retry[4] == std::vector<unsigned>{0, 3, 1, 2});
+    // It was the load: every second attempt succeeds.
+    const Kv one = probes({""}), four = probes({"", "", "", ""});
+    nodes[0].retry = retry[0], nodes[0].retry_answer = &one;
+    nodes[1].retry = retry[1], nodes[1].retry_answer = &one;
+    nodes[2].retry = retry[2], nodes[2].retry_answer = &one;
+    nodes[3].retry = retry[3], nodes[3].retry_answer = &one;
+    nodes[4].retry = retry[4], nodes[4].retry_answer = &four;
+    const auto r = judge_reach(nodes);
+    CHECK(r.unreachable.empty());
+    CHECK(r.findings.empty());
+    CHECK(r.notes.empty());
+    CHECK(r.recovered == 4);
+    CHECK(std::all_of(r.links.begin(), r.links.end(), [](const LinkResult& l) { return l.ok; }));
+}
+
+TEST_CASE("reach: a link that failed twice between fine nodes is a finding, once a note; silence and garbage are handled") {
     const Kv a = probes({"", "timed out"}), b = probes({"", ""});
     Kv garbled = probes({"", ""});
     garbled.erase("r.1.ms");
-    auto r = judge_reach({{0, "n0", "a0", false, {1, 2}, &a}, {1, "n1", "a1", false, {0, 2}, &b}, {2, "n2", "a2", false, {0, 1}, &garbled}});
+    std::vector<ReachNode> nodes{rn(0, "n0", "a0", false, {1, 2}, &a), rn(1, "n1", "a1", false, {0, 2}, &b), rn(2, "n2", "a2", false, {0, 1}, &garbled)};
+    auto r = judge_reach(nodes);
     CHECK(r.unreachable.empty());
+    CHECK(r.findings.empty());
+    REQUIRE(r.notes.size() == 2);
+    CHECK(r.notes[0] == "TCP n0 -> n2 failed once (timed out), not tried again before the deadline");
+    const Kv again = probes({"timed out"}), again_garbled = probes({"refused"});
+    nodes[0].retry = {2}, nodes[0].retry_answer = &again;
+    nodes[2].retry = {1}, nodes[2].retry_answer = &again_garbled;
+    r = judge_reach(nodes);
     REQUIRE(r.findings.size() == 2);
-    CHECK(r.findings[0] == "TCP n0 -> n2 failed: timed out");
+    CHECK(r.findings[0] == "TCP n0 -> n2 failed twice: timed out");
+    CHECK(r.findings[1] == "TCP n2 -> n1 failed twice: refused");
     // A malformed result fails that probe with the parser's words, not the stage.
-    CHECK_THAT(r.findings[1], Catch::Matchers::StartsWith("TCP n2 -> n1 failed: ") && Catch::Matchers::ContainsSubstring("r.1.ms"));
+    nodes[2].retry_answer = nullptr;
+    r = judge_reach(nodes);
+    CHECK_THAT(r.notes.at(0), Catch::Matchers::StartsWith("TCP n2 -> n1 failed once (") && Catch::Matchers::ContainsSubstring("r.1.ms"));
 
     // A node that did not answer (already unreachable) probed nobody; probes to it all failed.
     const Kv x = probes({"", "refused"}), y = probes({"", "refused"});
-    r = judge_reach({{0, "n0", "a0", false, {1, 2}, &x}, {1, "n1", "a1", false, {0, 2}, &y}, {2, "n2", "a2", true, {0, 1}, nullptr}});
+    r = judge_reach({rn(0, "n0", "a0", false, {1, 2}, &x, {2}, &again), rn(1, "n1", "a1", false, {0, 2}, &y, {2}, &again),
+                     rn(2, "n2", "a2", true, {0, 1}, nullptr)});
     CHECK(r.links.size() == 4);
     REQUIRE(r.unreachable.size() == 1);
-    CHECK(r.unreachable[0].second == "TCP to a2 failed from 2/2 peers, from it to 0/0 peers");
+    CHECK(r.unreachable[0].second == "TCP to a2 failed from 2/2 peers, from it to 0/0 peers, each tried twice");
     CHECK(r.newly_unreachable == 0);
     CHECK(r.findings.empty());
 
-    CHECK_THROWS_AS(judge_reach({{0, "n0", "a0", false, {3}, &x}}), Error);
+    CHECK_THROWS_AS(judge_reach({rn(0, "n0", "a0", false, {3}, &x)}), Error);
 }

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "../../lib/preflight/confirm.hpp"
 #include "../../lib/preflight/localize.hpp"
 #include "../../lib/preflight/schedule.hpp"
 
@@ -25,17 +26,33 @@ std::vector<Measurement> rounds(unsigned n, const std::vector<unsigned>& shifts,
     return out;
 }
 
-// The engine's loop: confirm suspects against good peers with a synthetic network.
+// The engine's loop (launcher/preflight_coordinator.cpp): confirm suspects a
+// few pairs at a time on a synthetic network where a link is slow when its
+// sender is in bad_out or its receiver in bad_in; `noisy` pairs measure slow
+// on their first confirmation only (a busy host).
 std::vector<NodeBw> localise(unsigned n, const std::vector<Measurement>& ring, double fast, double slow,
-                             std::set<unsigned> bad_out, std::set<unsigned> bad_in, double ratio = 0.5) {
+                             std::set<unsigned> bad_out, std::set<unsigned> bad_in, double ratio = 0.5,
+                             std::set<std::pair<unsigned, unsigned>> noisy = {}, unsigned* rounds_out = nullptr) {
     const auto a = analyse_rounds(n, ring, ratio);
-    std::vector<Measurement> confirm;
-    for (const auto& r : confirm_rounds(a.suspects, a.good))
-        for (const auto& f : r) {
-            const double bps = (bad_out.count(f.from) || bad_in.count(f.to)) ? slow : fast;
-            confirm.push_back({f.from, f.to, bps * G, true, ""});
+    SuspectConfirmation conf(n, ring, a, ratio);
+    unsigned rounds = 0;
+    for (auto pairs = conf.next_round(8); !pairs.empty(); pairs = conf.next_round(8)) {
+        REQUIRE(++rounds < 100);
+        std::set<unsigned> busy;
+        std::vector<Measurement> ms;
+        for (const auto& [s, p] : pairs) {
+            CHECK(busy.insert(s).second);  // disjoint pairs
+            CHECK(busy.insert(p).second);
+            const bool noise = noisy.erase({std::min(s, p), std::max(s, p)}) > 0;
+            for (const auto& [from, to] : {std::pair{s, p}, std::pair{p, s}}) {
+                const double bps = (noise || bad_out.count(from) || bad_in.count(to)) ? slow : fast;
+                ms.push_back({from, to, bps * G, true, ""});
+            }
         }
-    return decide_nodes(n, ring, a, confirm, ratio);
+        conf.record(ms);
+    }
+    if (rounds_out) *rounds_out = rounds;
+    return conf.decide();
 }
 
 std::set<unsigned> slow_nodes(const std::vector<NodeBw>& v) {
@@ -129,7 +146,7 @@ TEST_CASE("a node slow both ways is named, and only it") {
             CHECK(a.suspects.front() == bad);  // slow out and in: the prime suspect
             const auto v = localise(n, ring, 10, 2, {bad}, {bad});
             CHECK(slow_nodes(v) == std::set<unsigned>{bad});
-            CHECK(v[bad].reason.find("good peer") != std::string::npos);
+            CHECK(v[bad].reason.find("peers that measured fine") != std::string::npos);
             CHECK(*v[bad].tx_bps == Approx(2 * G));
         }
 }
@@ -170,14 +187,64 @@ TEST_CASE("failed transfers count as slow; an expected rate given by the site wi
     const auto b = analyse_rounds(2, two, 0.5, 10 * G);
     CHECK(b.suspects.size() == 2);
     CHECK(b.good.empty());
-    const auto v = decide_nodes(2, two, b, {}, 0.5);
-    CHECK(slow_nodes(v) == std::set<unsigned>{0, 1});
+    // Neither can be told apart from the other: confirmation names neither.
+    SuspectConfirmation conf(2, two, b, 0.5);
+    const auto pairs = conf.next_round(8);
+    CHECK(pairs == std::vector<std::pair<unsigned, unsigned>>{{0, 1}});
+    conf.record({{0, 1, 2 * G, true, ""}, {1, 0, 2 * G, true, ""}});
+    CHECK(conf.next_round(8).empty());
+    CHECK(slow_nodes(conf.decide()).empty());
+    CHECK(conf.unconfirmed().size() == 2);
 }
 
-TEST_CASE("confirmation rounds pair each suspect with a distinct good peer") {
-    const auto r = confirm_rounds({5, 6, 7}, {0, 1});
-    REQUIRE(r.size() == 2);
-    CHECK(r[0] == Round{{5, 0}, {0, 5}, {6, 1}, {1, 6}});
-    CHECK(r[1] == Round{{7, 0}, {0, 7}});
-    CHECK(confirm_rounds({1}, {}).empty());
+TEST_CASE("confirmation: a busy host's slow ring and a noisy confirmation accuse nobody") {
+    // Every link slow on some nodes' first measurement, fine alone: nobody is named.
+    for (unsigned n : {3u, 8u, 64u}) {
+        auto ring = rounds(n, {1}, 10, 10, {}, {});
+        for (unsigned k = 0; k < n; k += 3) ring[k].bps = 1 * G;  // a third of the links starved
+        unsigned rounds_used = 0;
+        const auto v = localise(n, ring, 10, 1, {}, {}, 0.5, {{0, 2}, {1, 2}}, &rounds_used);  // one noisy confirmation each
+        CHECK(slow_nodes(v).empty());
+        CHECK(rounds_used <= 12);
+    }
+    // 3 nodes, the ring so starved that no node is good: one suspect's confirmation
+    // alone proves two peers, and a truly slow third is still named.
+    const auto three = rounds(3, {1}, 10, 2, {2}, {2});
+    CHECK(slow_nodes(localise(3, three, 10, 2, {2}, {2})) == std::set<unsigned>{2});
+    CHECK(slow_nodes(localise(3, three, 10, 10, {}, {})).empty());
+}
+
+TEST_CASE("confirmation: one slow link against a proven peer is not enough, a fine one clears") {
+    const auto ring = rounds(8, {1}, 10, 2, {5}, {5});
+    const auto a = analyse_rounds(8, ring, 0.5);
+    SuspectConfirmation conf(8, ring, a, 0.5);
+    auto pairs = conf.next_round(8);
+    REQUIRE(!pairs.empty());
+    CHECK(pairs[0].first == 5);  // the prime suspect first, against a node good in the ring
+    const unsigned peer = pairs[0].second;
+    CHECK(std::find(a.good.begin(), a.good.end(), peer) != a.good.end());
+    std::vector<Measurement> ms;
+    for (const auto& [s, p] : pairs) {
+        const double slow_s = s == 5 ? 2 : 10;
+        ms.push_back({s, p, slow_s * G, true, ""});
+        ms.push_back({p, s, slow_s * G, true, ""});
+    }
+    conf.record(ms);
+    CHECK_FALSE(conf.decide()[5].slow);  // once: not yet
+    pairs = conf.next_round(8);
+    REQUIRE(!pairs.empty());
+    CHECK(pairs[0].first == 5);
+    CHECK(pairs[0].second != peer);  // another proven peer
+    conf.record({{5, pairs[0].second, 10 * G, true, ""}, {pairs[0].second, 5, 10 * G, true, ""}});
+    CHECK_FALSE(conf.decide()[5].slow);  // a fine confirmation clears it
+    CHECK(conf.unconfirmed().empty());
+}
+
+TEST_CASE("disjoint rounds: no node sends or receives twice in a round, at most max flows each") {
+    const auto r = disjoint_rounds({{0, 1}, {0, 2}, {3, 1}, {4, 5}, {6, 7}}, 2);
+    REQUIRE(r.size() == 3);
+    CHECK(r[0] == Round{{0, 1}, {4, 5}});
+    CHECK(r[1] == Round{{0, 2}, {3, 1}});
+    CHECK(r[2] == Round{{6, 7}});
+    CHECK(disjoint_rounds({}, 8).empty());
 }
