@@ -11,6 +11,8 @@ pkgs=(
   slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
   # an MPI program (Open MPI) under srun --mpi=pmix after the check
   python3-mpi4py
+  # the fuzz targets (tests/fuzz/run.sh): clang with libFuzzer and the sanitizers' runtimes
+  clang libclang-rt-dev
   # man pages are checked for warnings
   man-db groff-base
   # the Debian package (contrib/dev/build-deb.sh) and the doctor test's ELF patching

@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it: build out of tree, make check (unit
 # tests, plugin ABI, CLI, and the real-cluster integration tests, which need
 # root), then the unit tests again under AddressSanitizer and UBSan, then
-# make distcheck, then the Debian package: built, installed with dpkg -i, and
+# make distcheck, then the fuzz targets (tests/fuzz/run.sh), then the Debian package: built, installed with dpkg -i, and
 # the real-cluster env_contract and bad_input tests run against the installed
 # plugin and command (GANGWAY_KEEP_DEB=1 leaves it installed afterwards), then
 # SLURM 24.11 and 26.05 from Debian roots (GANGWAY_RELEASE_TESTS picks their
@@ -56,6 +56,10 @@ step() {  # step NAME CMD...: one more PASS or FAIL for the summary, output in _
   fi
 }
 step distcheck make -C _build -j"$jobs" distcheck
+
+# The parsers of outside input under libFuzzer (clang, ASan, UBSan), each
+# for a bounded time from its seed corpus: any crash fails the run.
+step fuzz tests/fuzz/run.sh --seconds="${GANGWAY_FUZZ_SECONDS:-15}"
 
 # The Debian package, and the cluster tests against what it installed.
 plugin=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm/gangway.so

@@ -114,6 +114,7 @@ PciDistance pci_distance(const PciLocation& a, const PciLocation& b);
 PciDistance numa_distance(const Topology& topo, const PciLocation& dev, unsigned numa_os);
 
 // Cpu list syntax of the kernel and SLURM: "0-13,112-125". Throws gangway::Error.
+inline constexpr std::size_t kMaxCpuListEntries = std::size_t(1) << 20;  // over all its ranges, repeats included
 CpuList parse_cpu_list(std::string_view text);
 std::string format_cpu_list(const CpuList& cpus);
 

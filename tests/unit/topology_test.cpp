@@ -325,3 +325,14 @@ TEST_CASE("a cpu list ending at the largest unsigned ends (SLURM_STEP_GPUS reach
     CHECK(parse_cpu_list("4294967295") == CpuList{4294967295u});
     CHECK(parse_cpu_list("4294967294-4294967295") == CpuList{4294967294u, 4294967295u});
 }
+
+// Found by tests/fuzz/cpu_list: each range was bounded, the list was not, and
+// 400 ranges of 2^20 CPUs (4 KiB, a variable's size) took 3 minutes to parse.
+TEST_CASE("a cpu list is bounded as a whole, repeated ranges included") {
+    std::string many = "0-1048575";
+    CHECK(parse_cpu_list(many).size() == kMaxCpuListEntries);
+    for (int i = 0; i < 400; ++i) many += ",0-1048575";
+    CHECK_THROWS_WITH(parse_cpu_list(many), Catch::Matchers::ContainsSubstring("more than 1048576 entries"));
+    CHECK_THROWS_WITH(parse_cpu_list("0-0,1-1048576"), Catch::Matchers::ContainsSubstring("more than 1048576 entries"));
+    CHECK(parse_cpu_list("0-1048574,7").size() == kMaxCpuListEntries - 1);
+}

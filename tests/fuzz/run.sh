@@ -1,0 +1,92 @@
+#!/bin/bash
+# Builds the libFuzzer targets of tests/fuzz/ (clang, ASan, UBSan) and runs
+# each for a bounded time from its committed seed corpus; any crash,
+# sanitizer report, leak, hang (one input over 10 s) or escaped exception
+# other than gangway::Error fails the run, and the input that did it is kept.
+#
+#   tests/fuzz/run.sh [--seconds=N | --runs=N] [--jobs=N] [TARGET...]
+#
+# --seconds: each target's time (default 15, as CI runs it); --runs: a number
+# of executions instead (BENCHMARKS.md's long runs use 10^7). TARGET: a file
+# name of tests/fuzz/ without .cpp; default all. The build goes to
+# $GANGWAY_FUZZ_BUILD (default _build-fuzz in the source tree), and is
+# incremental. Found inputs are added to the build's corpus, never to the
+# committed seeds (tests/fuzz/corpus/TARGET/). Exit status: 0 all passed,
+# 1 a target failed (its crash input under _build-fuzz/artifacts/), 77
+# without clang (never under CI=true: then it is 1).
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=${GANGWAY_FUZZ_BUILD:-$src/_build-fuzz}
+seconds=15 runs= jobs=$(nproc)
+targets=()
+for a in "$@"; do
+    case $a in
+    --seconds=*) seconds=${a#*=} ;;
+    --runs=*) runs=${a#*=} ;;
+    --jobs=*) jobs=${a#*=} ;;
+    -*) echo "run.sh: unknown option $a; see the comment at the top of tests/fuzz/run.sh" >&2; exit 2 ;;
+    *) targets+=("$a") ;;
+    esac
+done
+if ((${#targets[@]} == 0)); then
+    for f in "$src"/tests/fuzz/*.cpp; do targets+=("$(basename "$f" .cpp)"); done
+fi
+cxx=${FUZZ_CXX:-clang++}
+if ! command -v "$cxx" >/dev/null; then
+    echo "run.sh: $cxx not found: install Debian's clang (contrib/dev/install-deps.sh does)" >&2
+    [ "${CI:-}" = true ] && exit 1
+    exit 77
+fi
+
+# The pure library sources: what the targets call, and what those call.
+lib_sources=(lib/base/text.cpp lib/env/*.cpp lib/pin/*.cpp lib/preflight/*.cpp)
+san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+cxxflags=(-std=c++20 -O1 -g "${san[@]}" -I"$src")
+mkdir -p "$build/obj" "$build/artifacts"
+
+# Objects are rebuilt when their source or any header of the tree is newer.
+newest_header=$(find "$src/lib" "$src/tests/fuzz" -name '*.hpp' -newer "$build/.stamp" 2>/dev/null | head -1 || true)
+[ -e "$build/.stamp" ] || newest_header=all
+obj() { echo "$build/obj/$(echo "${1%.cpp}" | tr / _).o"; }
+stale=()
+for s in "${lib_sources[@]}"; do
+    o=$(obj "$s")
+    if [ -n "$newest_header" ] || [ ! -e "$o" ] || [ "$src/$s" -nt "$o" ]; then stale+=("$s"); fi
+done
+running=0
+for s in "${stale[@]}"; do
+    if ((running >= jobs)); then wait -n; running=$((running - 1)); fi
+    "$cxx" "${cxxflags[@]}" -fsanitize=fuzzer-no-link -c "$src/$s" -o "$(obj "$s")" &
+    running=$((running + 1))
+done
+while ((running > 0)); do wait -n; running=$((running - 1)); done
+((${#stale[@]} == 0)) || rm -f "$build/libfuzz.a"
+[ -e "$build/libfuzz.a" ] || ar rcs "$build/libfuzz.a" "$build"/obj/*.o
+for t in "${targets[@]}"; do
+    [ -e "$src/tests/fuzz/$t.cpp" ] || { echo "run.sh: no target $t (tests/fuzz/$t.cpp)" >&2; exit 2; }
+    if [ -n "$newest_header" ] || [ ! -e "$build/$t" ] || [ "$src/tests/fuzz/$t.cpp" -nt "$build/$t" ] ||
+        [ "$build/libfuzz.a" -nt "$build/$t" ]; then
+        "$cxx" "${cxxflags[@]}" -fsanitize=fuzzer "$src/tests/fuzz/$t.cpp" "$build/libfuzz.a" -lcrypto -o "$build/$t"
+    fi
+done
+touch "$build/.stamp"
+
+limit=(-max_total_time="$seconds")
+[ -n "$runs" ] && limit=(-runs="$runs")
+failed=0
+for t in "${targets[@]}"; do
+    mkdir -p "$build/corpus/$t"
+    log=$build/$t.log
+    start=$SECONDS
+    if "$build/$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$build/artifacts/$t-" "$build/corpus/$t" "$src/tests/fuzz/corpus/$t" >"$log" 2>&1; then
+        execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+        echo "PASS: $t ($execs executions in $((SECONDS - start)) s, corpus $(ls "$build/corpus/$t" | wc -l) inputs)"
+    else
+        failed=1
+        echo "FAIL: $t: $(grep -m1 -E 'ERROR|runtime error|terminate called|==[0-9]+==' "$log" || tail -1 "$log")"
+        grep -m1 'Test unit written to' "$log" || true
+        echo "  log: $log"
+    fi
+done
+exit $failed

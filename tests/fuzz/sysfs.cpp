@@ -1,0 +1,14 @@
+// sysfs files the node card and the GPU checks read: an InfiniBand port's
+// state and rate, a PCIe link's speed, a GPU's name.
+#include "lib/preflight/gpu_checks.hpp"
+#include "lib/preflight/rdma_checks.hpp"
+#include "tests/fuzz/fuzz.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string in(gangway::fuzz::text(data, size));
+    gangway::fuzz::refusable([&] { (void)gangway::verbs::parse_state(in); });
+    gangway::fuzz::refusable([&] { (void)gangway::verbs::parse_rate(in); });
+    gangway::fuzz::refusable([&] { (void)gangway::gpu::pcie_gen_from_speed(in); });
+    gangway::fuzz::refusable([&] { (void)gangway::gpu::gpu_model(in); });
+    return 0;
+}
