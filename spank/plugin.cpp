@@ -19,7 +19,8 @@ SPANK_PLUGIN(gangway, 1);
 
 // The version as one string in the file, for `gangway doctor` and what(1)
 // (the log line below is assembled in registers at -O2, so it is not one).
-[[gnu::used]] static const char gangway_ident[] =
+// `retain`: the plugin links with --gc-sections, which drops an unreferenced `used` array.
+[[gnu::used, gnu::retain]] static const char gangway_ident[] =
     "@(#)gangway " PACKAGE_VERSION " (built for SLURM " GANGWAY_SLURM_BUILT_FOR ")";
 
 namespace {

@@ -59,6 +59,10 @@ echo "required $so iface=eth1 addr_template=%h-data" >"$work/etc/plugstack.conf"
 doctor
 check "matching SLURM, one required line: no problems" 0 'no problems found' 'PROBLEM'
 grep -q "ok: .*plugstack.conf:1 loads $so (required); iface=eth1" <<<"$out" || { echo "FAIL: the plugstack line is not reported: $out"; fail=1; }
+# The plugin's ident string survives its link (--gc-sections dropped it once: "gangway ?").
+version=$("$bin" --version 2>/dev/null | sed -n 's/^gangway \([^ ]*\) .*/\1/p')
+grep -q "ok: $so (gangway $version, built for SLURM $built)" <<<"$out" ||
+  { echo "FAIL: the plugin's own version ($version) is not read from it: $out"; fail=1; }
 
 # 2. SLURM upgraded under gangway: both the command and the plugin are for the old release.
 fake_slurm 23.11.1
