@@ -134,9 +134,9 @@ public:
         } catch (const Error& e) {
             return Failure{e.what()};
         }
-        auto l = sys::tcp_listen(s.node_addr, want, 256);
-        if (!l && want) l = sys::tcp_listen(s.node_addr, 0, 256);
-        if (!l) l = sys::tcp_listen("", 0, 256);
+        auto l = sys::tcp_listen(s.node_addr, want, 4096);
+        if (!l && want) l = sys::tcp_listen(s.node_addr, 0, 4096);
+        if (!l) l = sys::tcp_listen("", 0, 4096);
         if (!l) return Failure{"the data listener cannot start: " + l.error()};
         port_ = sys::local_port(l->get());
         thread_ = std::thread(data_server, state_, std::move(*l));

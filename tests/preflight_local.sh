@@ -68,7 +68,7 @@ for payload in (b"\xff\xff\xff\xff" + b"x" * 64, struct.pack(">I", 60) + b"\x01"
         try:
             s = socket.create_connection(("127.0.0.1", port), timeout=1); break
         except OSError: time.sleep(0.05)
-    s.recv(16); s.sendall(payload); time.sleep(0.3); s.close()
+    s.sendall(b"n" * 16); s.recv(16); s.sendall(payload); time.sleep(0.3); s.close()  # a client's nonce first
 PY
 wait_all; wait
 el=$(calc "$(date +%s.%N) - $start")

@@ -174,16 +174,17 @@ TEST_CASE("rendezvous: an oversized first frame is refused at its length") {
     CHECK(coord.members().empty());
 }
 
-TEST_CASE("rendezvous: idle connections beyond the cap are dropped, oldest first, and a task still joins") {
+TEST_CASE("rendezvous: stalled connections beyond the cap are dropped, oldest first, and a task still joins") {
     auto l = tcp_listen("127.0.0.1", 0, 1024);
     REQUIRE(l);
     const unsigned port = local_port(l->get());
     const std::string key(32, 'k');
     Coordinator coord(key, std::move(*l));
     std::vector<Fd> idle;
+    // Each sends a nonce, as a client does, then stalls: past TCP_DEFER_ACCEPT.
     for (int i = 0; i < 400; ++i) {
         auto c = tcp_connect("127.0.0.1", port, after_ms(1000));
-        if (c) idle.push_back(std::move(*c));
+        if (c && send_all(c->get(), std::string(preflight::kNonceBytes, 'n'), after_ms(1000))) idle.push_back(std::move(*c));
     }
     REQUIRE(idle.size() == 400);
     Result<Conn> joined = Failure{"not run"};
@@ -194,4 +195,25 @@ TEST_CASE("rendezvous: idle connections beyond the cap are dropped, oldest first
     CHECK(coord.members().size() == 1);
     CHECK(coord.rejected() >= 400 - 256);  // at most 256 wait for their hello at once
     CHECK(coord.rejected() <= 400);
+}
+
+// Issue 15, item 7: a connection that sends nothing does not reach accept()
+// (TCP_DEFER_ACCEPT), so a flood of them takes no descriptor and no place in
+// front of a client, which sends its nonce at once.
+TEST_CASE("sockets: a silent connection waits in the kernel, one that speaks is accepted") {
+    auto l = tcp_listen("127.0.0.1", 0, 16);
+    REQUIRE(l);
+    auto silent = tcp_connect("127.0.0.1", local_port(l->get()), after_ms(2000));
+    REQUIRE(silent);
+    CHECK_FALSE(wait_readable(l->get(), after_ms(500)));
+    auto speaker = tcp_connect("127.0.0.1", local_port(l->get()), after_ms(2000));
+    REQUIRE(speaker);
+    REQUIRE(send_all(speaker->get(), std::string(preflight::kNonceBytes, 'n'), after_ms(1000)));
+    REQUIRE(wait_readable(l->get(), after_ms(2000)));
+    Fd got = tcp_accept(l->get());
+    REQUIRE(got);
+    char buf[preflight::kNonceBytes];
+    CHECK(::recv(got.get(), buf, sizeof buf, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof buf));
+    // The silent one is not lost: it is accepted after the deferral.
+    CHECK(wait_readable(l->get(), after_ms((kDeferAcceptS + 4) * 1000)));
 }

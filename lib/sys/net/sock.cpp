@@ -84,6 +84,12 @@ Result<Fd> tcp_listen(const std::string& addr, unsigned port, int backlog) {
         return Failure{"cannot listen on " + (addr.empty() ? std::string("*") : addr) + ":" + std::to_string(port) + ": " +
                        std::strerror(errno)};
     if (::listen(fd.get(), backlog) != 0) return Failure{std::string("listen: ") + std::strerror(errno)};
+    // A connection reaches accept() only once its first bytes came (or after
+    // kDeferAcceptS): every client of these servers sends its nonce at once,
+    // so a flood of connections that send nothing waits in the kernel and
+    // takes neither a descriptor nor a place from the real ones (issue 15, item 7).
+    const int defer = kDeferAcceptS;
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof defer);
     return fd;
 }
 

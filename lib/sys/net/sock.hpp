@@ -42,6 +42,9 @@ private:
 };
 
 // Listens on addr ("" = any address) and port (0 = any).
+// Listens with TCP_DEFER_ACCEPT: a connection that sends nothing is accepted
+// only after kDeferAcceptS seconds.
+inline constexpr int kDeferAcceptS = 3;
 Result<Fd> tcp_listen(const std::string& addr, unsigned port, int backlog);
 unsigned local_port(int fd);  // 0 when unknown
 // Non-blocking accept; an invalid Fd when nothing is pending.
