@@ -15,6 +15,7 @@
  * which do not depend on the machine's load. bench/plugin_path.sh runs it. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -155,10 +156,33 @@ static double now_us(clockid_t c) {
 
 typedef int (*spank_fn)(spank_t, int, char**);
 
+/* Blocks taken to leave the heap nearly full: a singly linked list through the blocks. */
+struct hog_block {
+    struct hog_block* next;
+    size_t size;
+};
+static struct hog_block* hog_push(struct hog_block* list, void* p) {
+    struct hog_block* b = p;
+    b->next = list;
+    b->size = malloc_usable_size(p);
+    return b;
+}
+/* Frees blocks until `bytes` are free again (all of them for (size_t)-1). */
+static void hog_release(struct hog_block** list, size_t bytes) {
+    size_t freed = 0;
+    while (*list && freed < bytes) {
+        struct hog_block* b = *list;
+        *list = b->next;
+        freed += b->size;
+        free(b);
+    }
+}
+
 /* One slurmstepd: returns wall and CPU time per phase through `out` (a pipe). */
 static void one_step(const char* plugin, int ac, char** av, int out) {
     double wall[NPHASES] = {0}, cpu[NPHASES] = {0}, flt[NPHASES] = {0}, w, c, f;
     spank_fn task_init = NULL;
+    struct hog_block* hog = NULL;
     if (strcmp(plugin, "none") != 0) {
         w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID), f = faults(RUSAGE_SELF);
         void* h = dlopen(plugin, RTLD_NOW | RTLD_GLOBAL);
@@ -177,8 +201,29 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
         if (post && post(NULL, ac, av) != 0) _exit(3);
         wall[P_INIT] = now_us(CLOCK_MONOTONIC) - w, cpu[P_INIT] = now_us(CLOCK_PROCESS_CPUTIME_ID) - c;
         flt[P_INIT] = faults(RUSAGE_SELF) - f;
+        /* STEPD_USER_INIT_AS_KB: user_init runs with only this much address
+         * space beyond what the process has, so that its allocations fail
+         * (tests/plugin_faults.sh: the plugin must survive it, issue 15 item 11). */
+        const unsigned as_kb = env_u32("STEPD_USER_INIT_AS_KB", 0);
+        if (as_kb) {
+            unsigned long pages = 0;
+            FILE* st = fopen("/proc/self/statm", "r");
+            if (!st || fscanf(st, "%lu", &pages) != 1) _exit(7);
+            fclose(st);
+            const struct rlimit rl = {pages * (unsigned long)sysconf(_SC_PAGESIZE) + as_kb * 1024ul, RLIM_INFINITY};
+            if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(7);
+            /* The heap's free space too, but for the last STEPD_USER_INIT_AS_KB. */
+            for (size_t sz = 1 << 20; sz >= 16; sz /= 2)
+                for (void* p; (p = malloc(sz)) != NULL;) hog = hog_push(hog, p);
+            hog_release(&hog, as_kb * 1024ul);
+        }
         w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID), f = faults(RUSAGE_SELF);
         if (user && user(NULL, ac, av) != 0) _exit(3);
+        if (as_kb) {
+            const struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+            setrlimit(RLIMIT_AS, &rl);
+            hog_release(&hog, (size_t)-1);
+        }
         wall[P_USER_INIT] = now_us(CLOCK_MONOTONIC) - w, cpu[P_USER_INIT] = now_us(CLOCK_PROCESS_CPUTIME_ID) - c;
         flt[P_USER_INIT] = faults(RUSAGE_SELF) - f;
     }

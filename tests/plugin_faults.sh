@@ -1,0 +1,49 @@
+#!/bin/bash
+# The plugin in slurmstepd when memory runs out in user_init (issue 15, item
+# 11): an exception other than gangway's own Error (std::bad_alloc here) must
+# neither cross into slurmstepd nor let a task start without its variables;
+# task_init fails with one line naming it. bench/stepd_sim.c plays
+# slurmstepd's side of SPANK (node 1 of a 4-node, 8-task step) and, with
+# STEPD_USER_INIT_AS_KB=K, runs user_init with its heap full but for K KiB and
+# no address space to grow: tried for a few K, since where the first
+# allocation fails depends on the heap. Before the fix the task started
+# without gangway's variables and no line said why.
+set -u
+so=${GANGWAY_PLUGIN:?}
+. "${top_srcdir:?}/tests/verdicts.sh"
+if [ "$(id -u)" != 0 ]; then
+  [ "${CI:-}" = true ] && { fail "needs root (a private mount namespace for /etc/hosts) and CI=true"; finish; }
+  echo "SKIP: needs root, for a private mount namespace with the step's /etc/hosts"; exit 77
+fi
+W=$(mktemp -d /var/tmp/gangway-plugin-faults.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+cc -O2 -Wall -rdynamic -o "$W/stepd_sim" "$top_srcdir/bench/stepd_sim.c" -ldl || { fail "bench/stepd_sim.c does not build"; finish; }
+printf '127.0.0.1 localhost\n198.18.0.8 node08\n198.18.0.9 node09\n198.18.0.10 node10\n198.18.0.11 node11\n' >"$W/hosts"
+export SLURM_STEP_NODELIST='node[08-11]' SLURM_STEP_TASKS_PER_NODE='2(x4)' SLURM_NODEID=1 SLURM_STEP_NUM_NODES=4 \
+  SLURM_STEP_NUM_TASKS=8 SLURM_JOB_ID=7 SLURM_STEP_ID=0 SLURM_JOB_NODELIST='node[08-11]' SIM_FIRST_RANK=2
+sim() { unshare -m sh -c 'mount --bind "$0/hosts" /etc/hosts && exec "$@"' "$W" "$W/stepd_sim" --rounds 1 "$so" "$@"; }
+
+sim >"$W/plain.out" 2>&1 && pass "the simulated step starts its tasks with memory to spare" ||
+  fail "the simulated step fails without any fault: $(tail -3 "$W/plain.out")"
+
+# "ok": the tasks started (user_init found enough memory); "refused": task_init failed with the
+# one line; anything else (a signal, an escaped exception, a task started after a lost error) fails.
+refused=0 loader=0
+for kb in 2 3 4 5 6 8 12 16; do
+  STEPD_USER_INIT_AS_KB=$kb sim >"$W/$kb.out" 2>&1; rc=$?
+  lines=$(grep -c 'plugin error' "$W/$kb.out")
+  if [ $rc = 0 ] && [ "$lines" -gt 0 ]; then fail "$kb KiB: the tasks started after an error: $(grep 'plugin error' "$W/$kb.out" | head -2)"
+  elif [ $rc = 0 ]; then echo "  $kb KiB: user_init had enough"
+  elif [ $rc = 1 ] && grep -q 'round 0 failed (exit 6)' "$W/$kb.out" && [ "$lines" -ge 1 ] &&
+       [ "$(grep 'plugin error' "$W/$kb.out" | sort -u | wc -l)" = 1 ] &&
+       grep -q 'plugin error: gangway: internal error in user_init: std::bad_alloc' "$W/$kb.out"; then
+    echo "  $kb KiB: std::bad_alloc in user_init; each task_init failed with it"; refused=$((refused + 1))
+  elif grep -q 'cannot allocate memory for thread-local data' "$W/$kb.out"; then
+    # glibc's dynamic loader aborts when it cannot allocate TLS for a library loaded in user_init
+    # (getaddrinfo's NSS modules): not an exception the plugin can catch.
+    echo "  $kb KiB: glibc's loader aborted (TLS for a library getaddrinfo loads)"; loader=$((loader + 1))
+  else fail "$kb KiB: rc $rc: $(tail -4 "$W/$kb.out")"; fi
+done
+[ $refused -ge 1 ] && pass "out of memory in user_init: the task is refused with one line, $refused of 8 sizes" ||
+  fail "no size made user_init run out of memory (the test is blind): $(tail -2 "$W/4.out")"
+finish
