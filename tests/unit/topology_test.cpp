@@ -336,3 +336,12 @@ TEST_CASE("a cpu list is bounded as a whole, repeated ranges included") {
     CHECK_THROWS_WITH(parse_cpu_list("0-0,1-1048576"), Catch::Matchers::ContainsSubstring("more than 1048576 entries"));
     CHECK(parse_cpu_list("0-1048574,7").size() == kMaxCpuListEntries - 1);
 }
+
+// Found by tests/fuzz/topology_cache: each line's list was bounded, the file's
+// were not, and a handful of "core 8-777777" lines took over 10 s.
+TEST_CASE("a topology cache's CPU lists are bounded in all") {
+    std::string cache = "gangway-topology 1\n";
+    for (int i = 0; i < 3; ++i) cache += "core 0-524287\n";
+    CHECK_THROWS_WITH(parse_topology(cache, "t.cache"),
+                      Catch::Matchers::ContainsSubstring("at line 4 (more than 1048576 CPUs listed in all)"));
+}
