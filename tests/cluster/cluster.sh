@@ -112,11 +112,11 @@ cmd_down() {
     # Everything running inside a node namespace: slurmd, slurmstepd, the
     # tasks, the namespace anchor.  Killing them also frees the private
     # mount namespaces, so no mounts are left on the host.
-    for n in $(existing_netns); do
-        pids=$(ip netns pids "$n" 2>/dev/null || true)
-        # shellcheck disable=SC2086
-        kill_and_wait $pids
-    done
+    # All nodes at once: one node at a time waited up to 5 s for each, which
+    # took over 10 minutes to take down 128 nodes after a loaded run.
+    pids=$(for n in $(existing_netns); do ip netns pids "$n" 2>/dev/null || true; done)
+    # shellcheck disable=SC2086
+    kill_and_wait $pids
     # shellcheck disable=SC2046
     kill_and_wait $(read_pid "$DIR/run/slurmctld.pid") $(pids_using_conf)
     # shellcheck disable=SC2046
