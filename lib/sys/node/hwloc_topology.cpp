@@ -13,6 +13,8 @@
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
+#include "cpu_sysfs.hpp"
+#include "sysfs.hpp"
 
 namespace gangway::sys {
 
@@ -320,11 +322,15 @@ Topology load_live_topology(IoScope io) {
     Handle h;
     if (io == IoScope::Devices) keep_io(h.t);
     else hwloc_topology_set_io_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_NONE);
-    // The plan reads packages, NUMA nodes, cores and PUs: caches, groups and
-    // dies are files per CPU that Linux's backend would otherwise read.
+    // The plan reads packages, NUMA nodes, cores and PUs: caches and dies
+    // are objects it never reads. Groups stay where they give structure: a
+    // NUMA node smaller than its package (SNC, NPS) hangs from a Group with
+    // its own CPUs; without that Group hwloc hangs it from the package and
+    // gives it the whole package's cpuset (every NUMA node of a DGX A100's
+    // package then claimed all 32 of its cores; cpu_sysfs_test found it).
     hwloc_topology_set_cache_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_GROUP, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_GROUP, HWLOC_TYPE_FILTER_KEEP_STRUCTURE);
     hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_DIE, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_type_filter(h.t, HWLOC_OBJ_MEMCACHE, HWLOC_TYPE_FILTER_KEEP_NONE);
     unsigned long flags = HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED;
@@ -469,6 +475,8 @@ Topology read_topology_cache(const std::string& path) {
 }
 
 Topology load_topology(const std::string& path, IoScope io) {
+    if (path.empty() && io == IoScope::CpusOnly)
+        if (auto cpus = read_cpu_topology(sysfs_root())) return std::move(*cpus);
     if (path.empty()) return load_live_topology(io);
     const std::string text = slurp(path, "pass an hwloc XML file or a cache written by `gangway topo --write-cache`");
     if (text.rfind("gangway-topology", 0) == 0) return parse_topology(text, path);

@@ -30,7 +30,9 @@ Topology load_topology_xml(const std::string& path);
 void write_topology_cache(const Topology& topo, const std::string& path);
 Topology read_topology_cache(const std::string& path);
 
-// What the plugin and `gangway topo` call: "" -> live discovery (of `io`); a
+// What the plugin and `gangway topo` call: "" -> live discovery (of `io`;
+// CpusOnly reads sysfs's CPU lists directly where read_cpu_topology can, see
+// cpu_sysfs.hpp, and asks hwloc otherwise); a
 // gangway cache file -> read_topology_cache; anything else -> load_topology_xml.
 Topology load_topology(const std::string& path, IoScope io = IoScope::Devices);
 

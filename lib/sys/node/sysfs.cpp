@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <optional>
 #include <string_view>
@@ -37,23 +38,37 @@ std::vector<fs::path> entries(const fs::path& dir) {
     return out;
 }
 
-namespace {
-
-// A short sysfs attribute by plain POSIX calls: this runs in every
-// slurmstepd, where an ifstream's first use (locale set-up) and
-// std::filesystem cost about a millisecond, the scan itself microseconds.
-std::optional<unsigned long> read_hex(const std::string& path) {
+std::optional<std::string> read_attr(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
-    char buf[32];
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    std::string text;
+    char buf[4096];
+    bool ok = true;
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) break;
+        if (n < 0 || text.size() + static_cast<std::size_t>(n) > kMaxAttr) {
+            ok = false;
+            break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+    }
     ::close(fd);
-    if (n <= 0) return std::nullopt;
-    // The kernel writes "0x10de\n": parse_uint takes neither the prefix nor the newline.
-    std::string_view s(buf, static_cast<std::size_t>(n));
-    if (s.ends_with('\n')) s.remove_suffix(1);
-    if (s.starts_with("0x")) s.remove_prefix(2);
-    return parse_uint<unsigned long>(s, 16);
+    if (!ok) return std::nullopt;
+    text.erase(trim_right(text, "\n\r ").size());
+    return text;
+}
+
+namespace {
+
+std::optional<unsigned long> read_hex(const std::string& path) {
+    auto s = read_attr(path);
+    if (!s || s->empty()) return std::nullopt;
+    // The kernel writes "0x10de": parse_uint does not take the prefix.
+    std::string_view v = *s;
+    if (v.starts_with("0x")) v.remove_prefix(2);
+    return parse_uint<unsigned long>(v, 16);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Reading sysfs-like trees (/sys/class/net, /sys/class/infiniband) under a
 // root directory, so tests read fixture copies of them.
 #pragma once
+#include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,13 @@ std::string sysfs_base(const std::string& root);
 
 // The file's first line without trailing blanks; "" when it cannot be read.
 std::string first_line(const std::filesystem::path& p);
+
+// A short attribute file (up to kMaxAttr bytes) without its trailing newline,
+// by plain POSIX calls: this runs in every slurmstepd, where an ifstream's
+// first use (libstdc++'s locale set-up) costs about a millisecond, the read
+// itself microseconds. nullopt when it cannot be read or is longer.
+inline constexpr std::size_t kMaxAttr = 1u << 20;
+std::optional<std::string> read_attr(const std::string& path);
 
 // A directory's entries in natural order of their names (ports/2 < ports/10,
 // mlx5_2 < mlx5_10); empty when it cannot be read.
