@@ -28,7 +28,8 @@ public:
     SuspectConfirmation(unsigned n, const std::vector<Measurement>& ring, const BwAnalysis& a, double ratio);
 
     // The next round: disjoint pairs (suspect, peer), at most max_pairs, each to
-    // be measured both ways at once. Empty when every suspect is decided or out
+    // be measured both ways (the coordinator measures one direction of every
+    // pair, then the other: both at once share a loaded host's CPU). Empty when every suspect is decided or out
     // of tries or peers. Ends: every pair planned counts against kMaxTries.
     std::vector<std::pair<unsigned, unsigned>> next_round(unsigned max_pairs);
     // The round's measurements (both directions of each pair planned).

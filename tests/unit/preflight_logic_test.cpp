@@ -248,3 +248,17 @@ TEST_CASE("disjoint rounds: no node sends or receives twice in a round, at most 
     CHECK(r[2] == Round{{6, 7}});
     CHECK(disjoint_rounds({}, 8).empty());
 }
+
+TEST_CASE("confirmation at 3 nodes: every node a suspect, the slow one named within 3 rounds") {
+    // Node 1 slow both ways in a 3-node ring: every node touches a slow link,
+    // so nobody is proven by the ring and all three are suspects. Round 1 and
+    // 2 measure node 1 against each unproven peer, round 3 the two others
+    // against each other; once they prove fine, node 1's two slow pairs count.
+    // (tests/integration/check_option.sh (h); the coordinator measures each
+    // direction on its own, else round 3 read both healthy nodes slow on 22.05.)
+    const auto ring = rounds(3, {1}, 10, 0.2, {1}, {1});
+    REQUIRE(analyse_rounds(3, ring, 0.5).suspects.size() == 3);
+    unsigned used = 0;
+    CHECK(slow_nodes(localise(3, ring, 10, 0.2, {1}, {1}, 0.5, {}, &used)) == std::set<unsigned>{1});
+    CHECK(used <= 3);
+}
