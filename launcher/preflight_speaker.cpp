@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "../lib/base/error.hpp"
@@ -51,12 +52,21 @@ Kv probe_peers(const Kv& cmd, const StepFacts& s) {
     const int timeout = static_cast<int>(kv_u64(cmd, "timeout_ms"));
     std::vector<ProbeResult> res(n);
     std::vector<std::thread> th;
+    th.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n, 4096)));  // no allocation once threads run
     for (std::uint64_t i = 0; i < n && i < 4096; ++i) {
         const auto p = "t." + std::to_string(i) + ".";
         const auto to = static_cast<unsigned>(kv_u64(cmd, p + "rank"));
         const auto addr = kv_str(cmd, p + "addr");
         const auto port = static_cast<unsigned>(kv_u64(cmd, p + "port"));
-        th.emplace_back([&, i, to, addr, port] { res[i] = probe(s.key, s.node_rank, to, addr, port, timeout); });
+        auto one = [&, i, to, addr, port] { res[i] = probe(s.key, s.node_rank, to, addr, port, timeout); };
+        // A thread that cannot start (a node out of threads or memory) probes
+        // here instead: a throw would destroy the threads already running,
+        // which ends the process (std::terminate; seen in preflight_hostile.sh).
+        try {
+            th.emplace_back(one);
+        } catch (const std::system_error&) {
+            one();
+        }
     }
     for (auto& t : th) t.join();
     Kv out{{"n", std::to_string(n)}};
@@ -83,7 +93,11 @@ Kv bandwidth_round(const Kv& cmd, const StepFacts& s, DataState& data) {
         const auto to = static_cast<unsigned>(kv_u64(cmd, "to_rank"));
         const auto addr = kv_str(cmd, "to_addr");
         const auto port = static_cast<unsigned>(kv_u64(cmd, "to_port"));
-        sender = std::thread([&, to, addr, port] { tx = stream_to(s.key, s.node_rank, to, addr, port, round, dur, warm, wbytes); });
+        try {
+            sender = std::thread([&, to, addr, port] { tx = stream_to(s.key, s.node_rank, to, addr, port, round, dur, warm, wbytes); });
+        } catch (const std::system_error& e) {  // this round's stream is lost, not the process
+            tx.error = std::string("no thread to send: ") + e.what();
+        }
     }
     RxRecord rx;
     if (recvs) {
