@@ -126,9 +126,15 @@ flood "${dp2:-1}" 600 15 idle; f3=$!
 sleep 1.5
 for r in 1 3 4 5; do LIMITS="ulimit -n 64" task "$P" $r -- check; done
 wait_all; kill $f1 $f2 $f3 2>/dev/null; wait $f1 $f2 $f3 2>/dev/null
+# What item 7 asks: no healthy node named. A connection to a flooded data port can still fail
+# twice (reset while the stranger's reconnects hold every descriptor): that is a link finding
+# and a degraded verdict, SECURITY.md's known limit (seen in 1 of 8 runs on 2026-11-25), never a node.
+named=$(python3 -c 'import json, sys; print(" ".join(n["name"] + "=" + n["status"] for n in json.load(open(sys.argv[1]))["nodes"] if n["status"] != "ok"))' "$W/fd.json" 2>&1)
 if [ "${rcs[*]}" = "0 0 0 0 0 0" ] && grep -q '"verdict": "ok"' "$W/fd.json"; then
   pass "64 descriptors and 1800 idle connections held against nodes n1 and n2: verdict ok"
-else fail "descriptor flood: rcs ${rcs[*]}; $(grep -v '^gangway: rejected' "$W/err.0" | head -8; grep -v '^gangway: rejected' "$W/err.2" | head -4)"; fi
+elif [ "${rcs[*]}" = "3 3 3 3 3 3" ] && grep -q '"verdict": "degraded"' "$W/fd.json" && [ -z "$named" ]; then
+  pass "64 descriptors and 1800 idle connections held against nodes n1 and n2: no node named (a link to a flooded port failed twice: a finding)"
+else fail "descriptor flood: rcs ${rcs[*]}, named: ${named:-none}; $(grep -v '^gangway: rejected' "$W/err.0" | head -8; grep -v '^gangway: rejected' "$W/err.2" | head -4)"; fi
 
 # 5. item 14: ports. With SLURM's reserved ports the launcher binds only those: one reserved port
 #    (PRIMARY_PORT's) leaves none for the rendezvous: one line naming PRIMARY_PORT+1 and
