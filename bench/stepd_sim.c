@@ -66,7 +66,7 @@ void slurm_error(const char* fmt, ...) {
     if (n >= 0 && (size_t)n < sizeof line) n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
     if (n < 0) return;
-    if ((size_t)n >= sizeof line - 1) n = (int)sizeof line - 2;
+    if ((size_t)n > sizeof line - 1) n = (int)sizeof line - 1;  /* truncated: the newline takes the NUL's place */
     line[n++] = '\n';
     if (write(STDERR_FILENO, line, (size_t)n) < 0) return;
 }

@@ -267,7 +267,7 @@ void Coordination::stage_bandwidth() {
             const auto more = run_round(back, who, next_round++, dur, 1 << 20, "confirm");
             ms.insert(ms.end(), more.begin(), more.end());
         }
-        conf.record(ms);  // both directions at once: one pair, however many of its directions were slow
+        conf.record(ms);  // both directions in one record: the pair counts once, however many were slow
         ++confirm_rounds;
     }
     const auto decided = conf.decide();

@@ -3,7 +3,6 @@
 #include <sched.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -40,11 +39,7 @@ CpuList step_cpuset(spank_t sp, const Topology& topo) {
     if (spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) == ESPANK_SUCCESS && cores && *cores) {
         try {
             const CpuList ids = parse_cpu_list(cores);
-            const CpuList pus = pus_of_cores(topo, std::vector<unsigned>(ids.begin(), ids.end()));
-            CpuList both;
-            for (unsigned c : cpus)
-                if (std::binary_search(pus.begin(), pus.end(), c)) both.push_back(c);
-            cpus = both;
+            cpus = intersect(cpus, pus_of_cores(topo, std::vector<unsigned>(ids.begin(), ids.end())));
         } catch (const Error& e) {
             // slurm.conf declares cores this node lacks (config_overrides): the affinity alone bounds us.
             log_info(std::string("step cores \"") + cores + "\" do not match this node's topology (" + e.what() +

@@ -284,18 +284,6 @@ void give_gpus(const Topology& topo, const std::vector<size_t>& order, const std
 
 // --- CPU domains and splitting -----------------------------------------------
 
-CpuList intersect(const CpuList& a, const CpuList& b) {
-    CpuList out;
-    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-    return out;
-}
-
-CpuList unite(const CpuList& a, const CpuList& b) {
-    CpuList out;
-    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-    return out;
-}
-
 // Splits `total` units among claimants in proportion to `weights`, every
 // claimant at least one unit (total >= weights.size() is guaranteed by the
 // caller); the largest remainders, then the earlier claimants, get the extras.
@@ -368,12 +356,6 @@ const Package* find_package(const Topology& topo, int os) {
     for (const auto& p : topo.packages)
         if (static_cast<int>(p.os) == os) return &p;
     return nullptr;
-}
-
-CpuList subtract(const CpuList& a, const CpuList& b) {
-    CpuList out;
-    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-    return out;
 }
 
 // The first non-empty of: the GPU's NUMA node's CPUs in `within`, its

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -106,6 +107,24 @@ CpuList all_cpus(const Topology& topo) {
     CpuList out;
     for (const auto& p : topo.pus) out.push_back(p.os);
     std::sort(out.begin(), out.end());
+    return out;
+}
+
+CpuList intersect(const CpuList& a, const CpuList& b) {
+    CpuList out;
+    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
+}
+
+CpuList unite(const CpuList& a, const CpuList& b) {
+    CpuList out;
+    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
+}
+
+CpuList subtract(const CpuList& a, const CpuList& b) {
+    CpuList out;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
     return out;
 }
 

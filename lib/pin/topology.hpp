@@ -125,6 +125,11 @@ CpuList pus_of_cores(const Topology& topo, const std::vector<unsigned>& core_ids
 // All PUs of the node.
 CpuList all_cpus(const Topology& topo);
 
+// Set operations on sorted, duplicate-free cpu lists; the result is one too.
+CpuList intersect(const CpuList& a, const CpuList& b);
+CpuList unite(const CpuList& a, const CpuList& b);
+CpuList subtract(const CpuList& a, const CpuList& b);
+
 // The cache file format (text, versioned; first line "gangway-topology 1").
 // parse_topology throws gangway::Error naming `origin` and the bad line.
 std::string serialize_topology(const Topology& topo);

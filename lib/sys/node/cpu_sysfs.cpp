@@ -25,16 +25,6 @@ std::optional<CpuList> read_list(const std::string& path) {
     }
 }
 
-CpuList intersect(const CpuList& a, const CpuList& b) {
-    CpuList out;
-    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-    return out;
-}
-
-bool includes(const CpuList& big, const CpuList& small) {
-    return std::includes(big.begin(), big.end(), small.begin(), small.end());
-}
-
 struct CoreAt {
     int package;
     CpuList pus;
@@ -64,10 +54,7 @@ std::optional<Topology> read_cpu_topology(const std::string& root) {
         if (!std::binary_search(pus.begin(), pus.end(), cpu)) return std::nullopt;
         for (unsigned pu : pus)
             if (!seen.insert(pu).second) return std::nullopt;  // two cores claim one PU
-        CpuList& in_package = package_cpus[*package];
-        CpuList merged;
-        std::merge(in_package.begin(), in_package.end(), pus.begin(), pus.end(), std::back_inserter(merged));
-        in_package = std::move(merged);
+        package_cpus[*package] = unite(package_cpus[*package], pus);
         cores.push_back({*package, std::move(pus)});
     }
 
@@ -76,7 +63,7 @@ std::optional<Topology> read_cpu_topology(const std::string& root) {
 
     const auto nodes = read_list(sys + "node/online");
     if (!nodes || nodes->empty()) return std::nullopt;
-    std::map<unsigned, unsigned> node_first;  // PU -> first PU of its NUMA node
+    std::map<unsigned, std::size_t> node_of;  // PU -> index of its NUMA node in topo.numa_nodes
     for (unsigned n : *nodes) {
         const auto listed = read_list(sys + "node/node" + std::to_string(n) + "/cpulist");
         if (!listed) return std::nullopt;
@@ -84,15 +71,15 @@ std::optional<Topology> read_cpu_topology(const std::string& root) {
         if (cpus.empty()) return std::nullopt;  // memory-only node: hwloc's attachment rules
         int package = -1;
         for (const auto& p : topo.packages)
-            if (includes(p.cpus, cpus)) package = static_cast<int>(p.os);
+            if (std::includes(p.cpus.begin(), p.cpus.end(), cpus.begin(), cpus.end())) package = static_cast<int>(p.os);
         // A node over some packages but not all sits in a Group of hwloc's
         // above them: its order rules are hwloc's to apply.
         if (package < 0 && cpus.size() != online->size()) return std::nullopt;
         for (unsigned c : cpus)
-            if (!node_first.emplace(c, cpus.front()).second) return std::nullopt;  // two nodes claim a CPU
+            if (!node_of.emplace(c, topo.numa_nodes.size()).second) return std::nullopt;  // two nodes claim a CPU
         topo.numa_nodes.push_back({n, package, std::move(cpus)});
     }
-    if (node_first.size() != online->size()) return std::nullopt;  // a CPU in no NUMA node
+    if (node_of.size() != online->size()) return std::nullopt;  // a CPU in no NUMA node
 
     // SLURM numbers cores in hwloc's logical order: a depth-first walk of
     // hwloc's tree, whose siblings are ordered by their first PU. Here that
@@ -100,12 +87,10 @@ std::optional<Topology> read_cpu_topology(const std::string& root) {
     // (SNC, NPS; no such level otherwise), then core.
     std::map<int, const Package*> package_of;
     for (const auto& p : topo.packages) package_of[static_cast<int>(p.os)] = &p;
-    std::map<unsigned, std::size_t> node_size;
-    for (const auto& n : topo.numa_nodes) node_size[n.cpus.front()] = n.cpus.size();
     auto key = [&](const CoreAt& c) {
         const Package& p = *package_of.at(c.package);
-        const unsigned node = node_first.at(c.pus.front());
-        const unsigned group = node_size.at(node) < p.cpus.size() ? node : p.cpus.front();
+        const CpuList& node = topo.numa_nodes[node_of.at(c.pus.front())].cpus;
+        const unsigned group = node.size() < p.cpus.size() ? node.front() : p.cpus.front();
         return std::tuple(p.cpus.front(), group, c.pus.front());
     };
     std::sort(cores.begin(), cores.end(), [&](const CoreAt& a, const CoreAt& b) { return key(a) < key(b); });

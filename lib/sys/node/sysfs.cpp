@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <optional>
 #include <string_view>
 
@@ -22,11 +21,9 @@ std::string sysfs_root() { return env_or("GANGWAY_SYSFS_ROOT", "/"); }
 std::string sysfs_base(const std::string& root) { return root == "/" ? std::string() : root; }
 
 std::string first_line(const fs::path& p) {
-    std::ifstream in(p);
-    std::string s;
-    if (!in || !std::getline(in, s)) return "";
-    s.erase(trim_right(s, "\n\r ").size());
-    return s;
+    const auto text = read_attr(p.string());
+    if (!text) return "";
+    return std::string(trim_right(std::string_view(*text).substr(0, text->find('\n')), "\n\r "));
 }
 
 std::vector<fs::path> entries(const fs::path& dir) {

@@ -16,7 +16,8 @@ std::string sysfs_root();
 // The prefix to put before "/sys/...": "" for the live system ("/").
 std::string sysfs_base(const std::string& root);
 
-// The file's first line without trailing blanks; "" when it cannot be read.
+// The file's first line without trailing blanks; "" when it cannot be read
+// (or is longer than kMaxAttr: first_line reads attributes, see read_attr).
 std::string first_line(const std::filesystem::path& p);
 
 // A short attribute file (up to kMaxAttr bytes) without its trailing newline,
