@@ -1,0 +1,85 @@
+#!/bin/bash
+# The Debian package of one SLURM release, built, installed and tested where
+# that release runs: on the host for 22.05 (Debian 12), in the release's Debian
+# root for 24.11 (trixie) and 26.05 (sid), made by contrib/dev/root.sh.
+#
+#   contrib/dev/deb-check.sh 22.05|24.11|26.05
+#
+# Steps, one PASS/FAIL line each, logs in _deb-SUITE/STEP.log:
+#   build       contrib/dev/build-deb.sh with the release's libslurm-dev,
+#               compiler and libraries (DEB_BUILD_OPTIONS=nocheck: make check
+#               runs elsewhere in CI), the .deb left in _deb-SUITE/
+#   depends     the package depends on that release and no other:
+#               slurm-wlm-basic-plugins (>= R~), (<< NEXT~)
+#   install     dpkg -i, in the root (its dependencies are already there)
+#   contents    /usr/bin/gangway, the plugin, plugstack.conf.d/gangway.conf
+#   doctor      `gangway doctor` in the root: the release that runs there, the
+#               plugstack.conf line the package installed, the plugin it loads
+#   installed-env_contract, installed-bad_input
+#               those cluster tests on the release's own cluster, run against
+#               the files dpkg installed (GANGWAY_PLUGIN, GANGWAY_BIN)
+# Then the package is purged, on failure too (GANGWAY_KEEP_DEB=1 keeps it), so
+# the cached root stays as root.sh made it.
+# Exit status: 0 all passed; 1 a step failed; 75 the root cannot be made
+# because of Debian's archive (root.sh's one line says so).
+set -euo pipefail
+prog=contrib/dev/deb-check.sh
+top=$(cd "$(dirname "$0")/../.." && pwd -P)
+cd "$top"
+release=${1:?usage: $prog 22.05|24.11|26.05}
+case $release in
+  22.05) suite=bookworm ;;
+  24.11) suite=trixie ;;
+  26.05) suite=sid ;;
+  *) echo "$prog: unknown release '$release': 22.05, 24.11 or 26.05" >&2; exit 1 ;;
+esac
+next=$(echo "$release" | awk -F. '{printf "%d.%02d", $1, $2 + 1}')
+rc=0
+root=$(contrib/dev/root.sh make "$suite") || rc=$?
+case $rc in 0) ;; 75) exit 75 ;; *) echo "FAIL: the $suite root for SLURM $release could not be made"; exit 1 ;; esac
+[ "$root" = / ] && root=
+in_root() { contrib/dev/root.sh run "$suite" -- "$@"; }
+
+out=$top/_deb-$suite
+rm -rf "$out" && mkdir -p "$out"
+status=0
+step() {  # step NAME CMD...: one PASS or FAIL line, output in $out/NAME.log
+  local name=$1 t0=$SECONDS; shift
+  if "$@" >"$out/$name.log" 2>&1; then
+    echo "PASS: deb $name on SLURM $release ($((SECONDS - t0)) s)"
+  else
+    echo "FAIL: deb $name on SLURM $release ($((SECONDS - t0)) s); the end of $out/$name.log:"; tail -30 "$out/$name.log"
+    status=1
+    return 1
+  fi
+}
+
+step build in_root env DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" contrib/dev/build-deb.sh "$out" || exit 1
+deb=$(ls "$out"/gangway_*.deb | head -1)
+depends_on_release() {
+  local d; d=$(dpkg-deb -f "$deb" Depends)
+  echo "Depends: $d"
+  grep -qF "slurm-wlm-basic-plugins (>= $release~)" <<<"$d" && grep -qF "slurm-wlm-basic-plugins (<< $next~)" <<<"$d" \
+    || { echo "want slurm-wlm-basic-plugins (>= $release~), (<< $next~)"; return 1; }
+}
+step depends depends_on_release || true
+
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+plugin=/usr/lib/$multiarch/slurm/gangway.so
+purge() { [ "${GANGWAY_KEEP_DEB:-}" = 1 ] || in_root dpkg --purge gangway >/dev/null 2>&1 || true; }
+trap purge EXIT
+if step install in_root dpkg -i "$deb"; then
+  step contents in_root test -x /usr/bin/gangway -a -f "$plugin" -a -f /etc/slurm/plugstack.conf.d/gangway.conf || true
+  step doctor in_root /usr/bin/gangway doctor || true
+  # The cluster tests, as make check runs them, with the installed files (seen
+  # from the host through the root's path) in place of the build's.
+  case $release in
+    22.05) builddir=$top/_build ;;
+    *) builddir=$top/_build-$suite/build ;;
+  esac
+  for t in env_contract bad_input; do
+    step "installed-$t" env top_srcdir="$top" top_builddir="$builddir" GANGWAY_RELEASE="$release" \
+      GANGWAY_PLUGIN="$root$plugin" GANGWAY_BIN="$root/usr/bin/gangway" bash "$top/tests/integration/$t.sh" || true
+  done
+fi
+exit $status
