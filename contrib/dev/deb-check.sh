@@ -11,6 +11,9 @@
 #               runs elsewhere in CI), the .deb left in _deb-SUITE/
 #   depends     the package depends on that release and no other:
 #               slurm-wlm-basic-plugins (>= R~), (<< NEXT~)
+#   refuses-OTHER-package
+#               another release's package (when an earlier run left one in
+#               _deb-OTHER/) is refused by dpkg there, for SLURM's release
 #   install     dpkg -i, in the root (its dependencies are already there)
 #   contents    /usr/bin/gangway, the plugin, plugstack.conf.d/gangway.conf
 #   doctor      `gangway doctor` in the root: the release that runs there, the
@@ -68,6 +71,22 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 plugin=/usr/lib/$multiarch/slurm/gangway.so
 purge() { [ "${GANGWAY_KEEP_DEB:-}" = 1 ] || in_root dpkg --purge gangway >/dev/null 2>&1 || true; }
 trap purge EXIT
+# Another release's package, when an earlier run left one in _deb-OTHER/:
+# dpkg must refuse to configure it here, naming SLURM's package (a release's
+# plugin would be refused by SLURM at every step), and it is purged again.
+refused_here() {  # refused_here DEB
+  local o=0 text
+  text=$(in_root dpkg -i "$1" 2>&1) || o=$?
+  echo "$text"
+  in_root dpkg --purge gangway >/dev/null 2>&1 || true
+  [ $o != 0 ] || { echo "dpkg -i $1 succeeded on SLURM $release: it must not"; return 1; }
+  grep -q 'gangway depends on slurm-wlm-basic-plugins' <<<"$text" || { echo "refused, but not for SLURM's release"; return 1; }
+}
+for other in "$top"/_deb-*/gangway_*.deb; do
+  [ -f "$other" ] && [ "$(dirname "$other")" != "$out" ] || continue
+  ob=$(basename "$(dirname "$other")")
+  step "refuses-${ob#_deb-}-package" refused_here "$other" || true
+done
 if step install in_root dpkg -i "$deb"; then
   step contents in_root test -x /usr/bin/gangway -a -f "$plugin" -a -f /etc/slurm/plugstack.conf.d/gangway.conf || true
   step doctor in_root /usr/bin/gangway doctor || true
