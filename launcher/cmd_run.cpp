@@ -308,6 +308,14 @@ int preflight_main(int argc, char** argv, bool is_run) {
     }
     // Node 0 requeues; `check` too, for the plugin's check of a batch job (sbatch --gangway-on-fail=requeue).
     const bool requeues = out.exit_code != 0 && a.opt.on_fail == OnFail::requeue && out.coordinator && !out.bad_nodes.empty();
+    // A failed check that names no node (a link, or the check itself) leaves
+    // nothing to exclude: a requeue could land on the same nodes and fail the
+    // same way, so the job ends; say so, or the user waits for a requeue.
+    if (out.exit_code != 0 && a.opt.on_fail == OnFail::requeue && out.coordinator && out.bad_nodes.empty())
+        std::fprintf(stderr,
+                     "gangway: --on-fail=requeue: the check named no node to exclude (%s), so a requeue could "
+                     "land on the same nodes; not requeueing: see the findings above, then resubmit\n",
+                     out.message.empty() ? "no verdict" : out.message.c_str());
     if (!is_run) {
         if (requeues) requeue(out.bad_nodes);
         return out.exit_code;

@@ -9,6 +9,8 @@ pkgs=(
   libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2 libssl-dev
   # the local test cluster and the real clients the tests run
   slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
+  # a dead path between two test nodes (tests/integration/lib.sh cut_pair)
+  nftables
   # an MPI program (Open MPI) under srun --mpi=pmix after the check
   python3-mpi4py
   # the fuzz targets (tests/fuzz/run.sh): clang with libFuzzer and the sanitizers' runtimes

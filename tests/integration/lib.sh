@@ -91,6 +91,27 @@ unshape_link() {
   return 0
 }
 
+# cut_pair A B: the data link between nodes A and B alone cut: each drops in
+# silence (an nftables input rule in its namespace) what arrives from the
+# other's data address, so connections between them time out as over a dead
+# path, and both keep their links to the other nodes (this kernel's tc has no
+# drop action or netem). uncut_pair A B undoes it.
+data_addr() { ip -n "$1" -4 -o addr show eth1 | awk '{sub("/.*", "", $4); print $4}'; }
+cut_pair() {
+  command -v nft >/dev/null || { echo "FAIL: nft is missing (apt-get install nftables; contrib/dev/install-deps.sh)"; exit 1; }
+  local x y
+  for x in "$1:$2" "$2:$1"; do
+    y=${x#*:}; x=${x%%:*}
+    echo "table inet gangway_cut { chain in { type filter hook input priority 0; policy accept; ip saddr $(data_addr "$y") drop; }; }" |
+      nsenter --net="/run/netns/$x" nft -f -
+  done
+}
+uncut_pair() {
+  nsenter --net="/run/netns/$1" nft delete table inet gangway_cut 2>/dev/null
+  nsenter --net="/run/netns/$2" nft delete table inet gangway_cut 2>/dev/null
+  return 0
+}
+
 # task_pid PATTERN VAR=VALUE: the pid of a running task whose command line
 # matches PATTERN and whose environment holds VAR=VALUE (waits up to 10 s).
 task_pid() {

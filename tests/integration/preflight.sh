@@ -5,6 +5,10 @@
 #  (b) node11's data link shaped with tc to a fifth of the others' rate: node11 slow, no other;
 #  (c) node11's data link down: node11 unreachable, within the deadline;
 #  (d) one task killed during the check: the others stop within the deadline naming its node;
+#  (e) the link between node09 and node10 alone cut (each drops what it sends the other;
+#      node 0, node08, reaches both):
+#      no node named, the verdict degraded by a finding naming that pair, and
+#      --on-fail=requeue says why it does not requeue;
 #  and a torchrun job started by `gangway run` after the check.
 # Every fault is undone on exit.
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +16,7 @@ plugstack $SITE_ARGS
 BAD=node11
 # The plugin creates GANGWAY_SECRET in srun; a value set here is what an older plugin would lack.
 export GANGWAY_SECRET=${GANGWAY_SECRET:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}
-undo() { unshape_link "$BAD"; }
+undo() { unshape_link "$BAD"; uncut_pair node09 node10; }
 trap 'undo; rm -rf "$CLUSTER_LOCK"' EXIT  # replaces lib.sh's trap, so frees its lock too
 undo
 
@@ -102,6 +106,21 @@ if [ -n "$victim" ] && [ "$(calc "$secs < 15")" = 1 ] && [[ $s == *"node10=lost"
   pass "(d) task on node10 killed mid-check: the others stopped after ${secs}s naming it: $(field "$WORK/killed.json" '[n["reasons"] for n in r["nodes"] if n["name"]=="node10"]')"
 else
   fail "(d) killed task: victim=$victim rc=$rc in ${secs}s, $s"; cat "$WORK/killed.err"
+fi
+
+# (e) one pair's link cut, both ends healthy with every other node: a link
+#     finding, no node accused (confirm before you accuse), and no requeue.
+cut_pair node09 node10
+check cutpair --on-fail=requeue
+uncut_pair node09 node10
+s=$(statuses "$WORK/cutpair.json")
+found=$(field "$WORK/cutpair.json" '" | ".join(f for f in r["findings"])')
+if [ $rc = 3 ] && [ "$s" = "node08=ok node09=ok node10=ok node11=ok degraded" ] \
+   && [[ $found == *node09*node10* || $found == *node10*node09* ]] \
+   && grep -q 'on-fail=requeue: the check named no node to exclude' "$WORK/cutpair.err"; then
+  pass "(e) node09-node10 link cut: no node named, exit 3, finding: $found"
+else
+  fail "(e) cut pair: rc=$rc, $s, findings: $found"; cat "$WORK/cutpair.err"
 fi
 
 # gangway run: the check, then torchrun with gangway's variables (4 nodes x 2 processes).
