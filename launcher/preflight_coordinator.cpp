@@ -25,6 +25,8 @@ using namespace preflight;
 // shares its CPU among them fairly; enough that even many suspects take a
 // few rounds (a round is ~0.55 s in quick mode).
 unsigned confirm_pairs(unsigned n) { return std::max(8u, n / 8); }
+// A flow over a link the reach stage found dead: failed, without a stream.
+constexpr const char* kNotStreamed = "not streamed: no TCP path (the reach stage's probes failed twice)";
 using sys::after_ms;
 using sys::Conn;
 using sys::ms_left;
@@ -142,6 +144,7 @@ void Coordination::stage_reach() {
         nodes[node].reasons.push_back(why);
     }
     rep.findings.insert(rep.findings.end(), judged.findings.begin(), judged.findings.end());
+    dead_links.insert(judged.dead.begin(), judged.dead.end());
     rep.notes.insert(rep.notes.end(), judged.notes.begin(), judged.notes.end());
     const unsigned bad = judged.newly_unreachable;
     if (bad) sr.status = sr.status == StageStatus::ok ? StageStatus::failed : sr.status, sr.detail = std::to_string(bad) + " node(s) unreachable";
@@ -155,7 +158,9 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
                                                  long dur, std::size_t wbytes, const std::string& stage) {
     std::map<unsigned, Kv> cmds;
     const long warm = std::max(50L, dur / 5);
+    const auto dead = [&](const Flow& f) { return dead_links.count({who[f.from], who[f.to]}) > 0; };
     for (const auto& f : r) {
+        if (dead(f)) continue;
         const unsigned a = who[f.from], b = who[f.to];
         auto& ca = cmds[a];
         auto& cb = cmds[b];
@@ -175,7 +180,7 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
         kv["write_bytes"] = std::to_string(wbytes);
     }
     std::map<unsigned, Kv> ans;
-    exchange(stage, cmds, kBw, kBwResult, after_ms(dur + 6000), ans);
+    if (!cmds.empty()) exchange(stage, cmds, kBw, kBwResult, after_ms(dur + 6000), ans);
     std::vector<Measurement> ms;
     const auto end = [&](unsigned node) {
         auto it = ans.find(node);
@@ -183,7 +188,7 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
     };
     for (const auto& f : r) {
         const unsigned a = who[f.from], b = who[f.to];
-        ms.push_back(stream_link(f, end(a), end(b)));
+        ms.push_back(dead(f) ? Measurement{f.from, f.to, 0, false, std::string(kNotStreamed)} : stream_link(f, end(a), end(b)));
         add_link(a, b, stage, ms.back());
     }
     return ms;
@@ -290,6 +295,11 @@ void Coordination::stage_bandwidth() {
     std::vector<Flow> again_flows;
     for (std::size_t k = 0; k < ring.size(); ++k)
         if (some_good && a.slow[k] && !decided[ring[k].from].slow && !decided[ring[k].to].slow) {
+            if (dead_links.count({who[ring[k].from], who[ring[k].to]})) {  // failed twice already, in the reach stage
+                rep.findings.push_back("link " + nodes[who[ring[k].from]].card.node + " -> " + nodes[who[ring[k].to]].card.node +
+                                       " has no TCP path (the reach stage's probes failed twice), both ends fine against other peers");
+                continue;
+            }
             again_links.push_back(ring[k]);
             again_flows.push_back({ring[k].from, ring[k].to});
         }

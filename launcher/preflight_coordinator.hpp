@@ -4,6 +4,7 @@
 // write rounds across nodes).
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,10 @@ private:
     Deadline overall;
     const BootInfo& boot;
     std::vector<NodeState> nodes;
+    // Links (node indices, from -> to) the reach stage found dead, tried
+    // twice: not streamed over, so that a dead path does not hold every
+    // bandwidth round for its receiver's timeout.
+    std::set<std::pair<unsigned, unsigned>> dead_links;
     Report rep;
     bool aborted = false;      // a task exited: its node is named, the check stops
     bool out_of_time = false;  // the check's deadline cut a stage short: nobody named for it

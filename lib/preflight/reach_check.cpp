@@ -149,8 +149,10 @@ ReachCheck judge_reach(const std::vector<ReachNode>& nodes) {
         const auto& l = links[k];
         if (out.links[k].ok || unreachable[l.from] || unreachable[l.to] || noted[l.from] || noted[l.to]) continue;
         const std::string what = "TCP " + nodes[l.from].name + " -> " + nodes[l.to].name + " failed";
-        if (l.attempts.size() >= 2) out.findings.push_back(what + " twice: " + out.links[k].error);
-        else out.notes.push_back(what + " once (" + out.links[k].error + "), not tried again before the deadline");
+        if (l.attempts.size() >= 2) {
+            out.findings.push_back(what + " twice: " + out.links[k].error);
+            out.dead.emplace_back(nodes[l.from].node, nodes[l.to].node);
+        } else out.notes.push_back(what + " once (" + out.links[k].error + "), not tried again before the deadline");
     }
     return out;
 }

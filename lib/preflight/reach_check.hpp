@@ -39,6 +39,7 @@ struct ReachCheck {
     std::vector<std::pair<unsigned, std::string>> unreachable;  // report index and reason, in the nodes' order
     unsigned newly_unreachable = 0;     // of those, the ones not unreachable already
     std::vector<std::string> findings;  // links that failed twice between nodes that are otherwise reachable
+    std::vector<std::pair<unsigned, unsigned>> dead;  // those links, report indices (from, to), in findings' order
     std::vector<std::string> notes;     // failures seen once: nodes and links not counted
     unsigned recovered = 0;             // links that failed once and were fine when tried again
 };

@@ -258,6 +258,7 @@ TEST_CASE("reach: a node no probe reaches, tried twice, is unreachable, its link
     CHECK(r.unreachable[0].second == "TCP to 10.0.0.4 failed from 2/2 peers, from it to 0/2 peers, each tried twice");
     CHECK(r.newly_unreachable == 1);
     CHECK(r.findings.empty());
+    CHECK(r.dead.empty());  // an unreachable node's links are its own finding
     CHECK(r.notes.empty());
 }
 
@@ -307,6 +308,8 @@ TEST_CASE("reach: a link that failed twice between fine nodes is a finding, once
     REQUIRE(r.findings.size() == 2);
     CHECK(r.findings[0] == "TCP n0 -> n2 failed twice: timed out");
     CHECK(r.findings[1] == "TCP n2 -> n1 failed twice: refused");
+    // The bandwidth stage streams over neither again (launcher/preflight_coordinator.cpp).
+    CHECK(r.dead == std::vector<std::pair<unsigned, unsigned>>{{0, 2}, {2, 1}});
     // A malformed result fails that probe with the parser's words, not the stage.
     nodes[2].retry_answer = nullptr;
     r = judge_reach(nodes);
