@@ -86,7 +86,8 @@ deb_check 22.05 || true
 # that cannot be made because Debian's archive is unreachable is reported as
 # NOT TESTED with root.sh's reason: not a gangway failure, never silent.
 # Every integration test by default, as for 22.05 (release-check's list:
-# all of tests/integration, but preflight_pmix on sid, whose SLURM has no PMIx).
+# all of tests/integration, but preflight_pmix on sid, whose SLURM has no PMIx,
+# and accelerate only on sid, the one suite that packages it).
 release_tests=${GANGWAY_RELEASE_TESTS:-}
 not_tested=()
 for r in 24.11 26.05; do
