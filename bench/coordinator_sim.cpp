@@ -54,6 +54,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <random>
 #include <set>
@@ -88,6 +89,8 @@ struct Args {
     double gbps = 1.0;
     std::set<unsigned> slow;
     std::set<unsigned> faulty;  // their kLocal answer says the cuda stage failed: named faulty, no confirmation rounds
+    std::set<std::pair<unsigned, unsigned>> slow_links;  // from -> to at a tenth of the rate, both ends fine elsewhere
+    std::set<std::pair<unsigned, unsigned>> dead_links;  // from -> to: probes time out, streams never arrive
     unsigned tasks_per_node = 1;  // the other tasks join too (a step without PMIx) and wait for the verdict
     std::string out = ".";
     std::string gangway;
@@ -104,7 +107,7 @@ struct Args {
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr,
                  "coordinator_sim: %s\nusage: coordinator_sim --nodes=N [--tasks-per-node=1] [--check=quick|full] [--gbps=1] [--slow=K[,K...]] [--faulty=K[,K...]] "
-                 "[--out=DIR] [--gangway=PATH] [--port=P] [--join-threads=16] [--heatmap=0] [--all-nics=1] [--extra-nics=K] [-- ARGS for gangway check]\n",
+                 "[--slow-link=A-B[,A-B...]] [--dead-link=A-B[,...]] [--out=DIR] [--gangway=PATH] [--port=P] [--join-threads=16] [--heatmap=0] [--all-nics=1] [--extra-nics=K] [-- ARGS for gangway check]\n",
                  why);
     std::exit(2);
 }
@@ -142,6 +145,13 @@ Args parse_args(int argc, char** argv) {
                 if (!x || *x < 1) usage("bad --faulty");
                 a.faulty.insert(*x);
             }
+        } else if (k == "slow-link" || k == "dead-link") {
+            for (const auto& w : split_nonempty(v, ',')) {
+                const auto ab = split_nonempty(w, '-');
+                const auto x = ab.size() == 2 ? parse_uint(ab[0]) : std::nullopt, y = ab.size() == 2 ? parse_uint(ab[1]) : std::nullopt;
+                if (!x || !y || *x < 1 || *y < 1 || *x == *y) usage(("bad --" + k + ": A-B, two simulated nodes").c_str());
+                (k == "slow-link" ? a.slow_links : a.dead_links).insert({*x, *y});
+            }
         } else if (k == "tasks-per-node") a.tasks_per_node = count(1);
         else if (k == "out") a.out = v;
         else if (k == "gangway") a.gangway = v;
@@ -157,6 +167,9 @@ Args parse_args(int argc, char** argv) {
     if (a.gbps <= 0) usage("--gbps must be positive");
     if (!a.slow.empty() && *a.slow.rbegin() >= a.nodes) usage("--slow must name simulated nodes (1..N-1)");
     if (!a.faulty.empty() && *a.faulty.rbegin() >= a.nodes) usage("--faulty must name simulated nodes (1..N-1)");
+    for (const auto* links : {&a.slow_links, &a.dead_links})
+        for (const auto& [x, y] : *links)
+            if (x >= a.nodes || y >= a.nodes) usage("--slow-link and --dead-link must name simulated nodes (1..N-1)");
     return a;
 }
 
@@ -449,8 +462,8 @@ int main(int argc, char** argv) {
     unsigned errors = 0, lost = 0, verdicts = 0;
     double verdict_s = 0;  // when the last simulated speaker had the verdict
     const double rate = a.gbps * 1e9 / 8;
-    auto rate_for = [&](unsigned self, unsigned peer) {
-        const bool slow = a.slow.count(self) || a.slow.count(peer);
+    auto rate_for = [&](unsigned self, unsigned peer) {  // what self receives from peer
+        const bool slow = a.slow.count(self) || a.slow.count(peer) || a.slow_links.count({peer, self});
         return slow ? rate / 10 : rate * (0.97 + 0.06 * ((self * 7919 + peer * 104729) % 101) / 100.0);
     };
     std::map<std::uint8_t, std::size_t> bytes_in, bytes_out;  // per message type, from and to the coordinator
@@ -504,9 +517,11 @@ int main(int argc, char** argv) {
                 Kv out{{"n", std::to_string(k)}};
                 for (std::uint64_t t = 0; t < k; ++t) {
                     const auto p = "r." + std::to_string(t) + ".";
-                    out[p + "ok"] = "1";
+                    const auto to = static_cast<unsigned>(kv_u64(cmd, "t." + std::to_string(t) + ".rank"));
+                    const bool dead = a.dead_links.count({me, to}) > 0;
+                    out[p + "ok"] = dead ? "0" : "1";
                     out[p + "ms"] = num(0.05 + 0.01 * ((i + t) % 10));
-                    out[p + "error"] = "";
+                    out[p + "error"] = dead ? "connect timed out" : "";
                 }
                 timers.push({Clock::now() + std::chrono::milliseconds(1), i, kReachResult, std::move(out)});
                 return;
@@ -518,10 +533,19 @@ int main(int argc, char** argv) {
                 const bool sends = get("send") == "1", recvs = get("recv") == "1";
                 Kv out{{"round", round}, {"rx_ok", "0"}, {"rx_bps", "0"}, {"rx_error", ""}, {"tx_ok", "0"}, {"tx_error", ""}};
                 if (recvs) {
-                    out["rx_ok"] = "1";
-                    out["rx_bps"] = num(rate_for(me, static_cast<unsigned>(kv_u64(cmd, "from_rank"))));
+                    const auto from = static_cast<unsigned>(kv_u64(cmd, "from_rank"));
+                    if (a.dead_links.count({from, me})) {
+                        out["rx_error"] = "no stream arrived from the peer";
+                    } else {
+                        out["rx_ok"] = "1";
+                        out["rx_bps"] = num(rate_for(me, from));
+                    }
                 }
-                if (sends) out["tx_ok"] = "1";
+                if (sends && a.dead_links.count({me, static_cast<unsigned>(kv_u64(cmd, "to_rank"))})) {
+                    out["tx_error"] = "connect timed out";
+                } else if (sends) {
+                    out["tx_ok"] = "1";
+                }
                 if (sends && kv_u64(cmd, "to_rank") == 0) {  // node 0 is real: stream to it
                     const auto addr = kv_str(cmd, "to_addr");
                     const auto to_port = static_cast<unsigned>(kv_u64(cmd, "to_port"));
@@ -706,6 +730,9 @@ int main(int argc, char** argv) {
     for (unsigned k : a.faulty) want.push_back("sim" + std::to_string(k) + "=faulty");
     std::sort(want.begin(), want.end());
     std::sort(named.begin(), named.end());
-    good = good && named == want && (!want.empty() || verdict == "ok");
+    // Link faults alone name nobody and degrade the verdict (findings); the
+    // caller (tests/coordinator_sim.sh) counts the findings in the report.
+    const bool link_faults = !a.slow_links.empty() || !a.dead_links.empty();
+    good = good && named == want && (!want.empty() || verdict == (link_faults ? "degraded" : "ok"));
     return good ? 0 : 1;
 }

@@ -293,14 +293,16 @@ void Coordination::stage_bandwidth() {
     // noise (on a busy host, concurrent streams do not share the CPU fairly).
     std::vector<Measurement> again_links;
     std::vector<Flow> again_flows;
-    std::set<std::pair<unsigned, unsigned>> dead_said;  // full mode's ring holds a link once per round
+    // Full mode's ring holds a link once per round at its shift (shift 1
+    // twice): each link is judged once, on its first slow measurement.
+    std::set<std::pair<unsigned, unsigned>> seen;
     for (std::size_t k = 0; k < ring.size(); ++k)
-        if (some_good && a.slow[k] && !decided[ring[k].from].slow && !decided[ring[k].to].slow) {
+        if (some_good && a.slow[k] && !decided[ring[k].from].slow && !decided[ring[k].to].slow &&
+            seen.insert({ring[k].from, ring[k].to}).second) {
             if (dead_links.count({who[ring[k].from], who[ring[k].to]})) {  // failed twice already, in the reach stage
-                if (dead_said.insert({ring[k].from, ring[k].to}).second)
-                    rep.findings.push_back("link " + nodes[who[ring[k].from]].card.node + " -> " +
-                                           nodes[who[ring[k].to]].card.node +
-                                           " has no TCP path (the reach stage's probes failed twice), both ends fine against other peers");
+                rep.findings.push_back("link " + nodes[who[ring[k].from]].card.node + " -> " +
+                                       nodes[who[ring[k].to]].card.node +
+                                       " has no TCP path (the reach stage's probes failed twice), both ends fine against other peers");
                 continue;
             }
             again_links.push_back(ring[k]);

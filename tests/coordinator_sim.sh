@@ -6,7 +6,8 @@
 # simulated speaker gets the verdict, the verdict is ok and no node is named;
 # the coordinator's descriptors stay near one per node; a node whose links are
 # slow is named, and it alone; many faulty nodes are all named, and the verdict
-# each task gets stays small. The deadlines are raised so that a loaded
+# each task gets stays small; a slow and a dead link in a full check name
+# nobody and give one finding each. The deadlines are raised so that a loaded
 # machine cannot turn into a verdict.
 set -u
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -55,5 +56,24 @@ vbytes=$(sed -n 's/.*[=,]in7:\([0-9]*\).*/\1/p' "$W/faulty.out")
 if [ $rc = 0 ] && [ -n "$vbytes" ] && [ "$vbytes" -lt $(((N - 1) * 1024)) ]; then
   pass "$(echo "$F" | tr ',' '\n' | wc -l) faulty nodes named; the verdicts took $vbytes bytes for $((N - 1)) tasks"
 else fail "faulty nodes: rc $rc, verdict bytes ${vbytes:-none}; $(tail -5 "$W/faulty.err")"; fi
+
+# 4. link faults alone, in a full check (whose ring holds shift 1 twice): a
+#    slow link and a dead one between nodes that are fine elsewhere. Nobody
+#    named, the verdict degraded, one finding per link; the dead link, found
+#    by the reach stage, is not streamed over. 32 nodes: the full check's
+#    five rounds stay short.
+L=32
+"$SIM" --nodes=$L --check=full --slow-link=9-10 --dead-link=5-6 --out="$W/links" --gangway="$GW" -- --timeout=120 --join-timeout=60 \
+  >"$W/links.out" 2>"$W/links.err"; rc=$?
+cat "$W/links.out"
+findings() { /usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["findings"]))' "$W/links/report.json" 2>/dev/null; }
+slow_f=$(findings | grep -c '^link sim9 -> sim10 slow')
+dead_f=$(findings | grep -c '^link sim5 -> sim6 has no TCP path')
+streamed=$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
+print(sum(1 for l in r["links"] if l["stage"] != "reach" and l["from"] == "sim5" and l["to"] == "sim6" and "not streamed" not in (l["error"] or "")))' "$W/links/report.json" 2>/dev/null)
+if [ $rc = 0 ] && [ "$(val verdict "$W/links.out")" = degraded ] && [ "$(val named "$W/links.out")" = - ] \
+   && [ "$slow_f" = 1 ] && [ "$dead_f" = 1 ] && [ "$streamed" = 0 ]; then
+  pass "full check, $L nodes, slow link sim9->sim10 and dead link sim5->sim6: none named, one finding each, the dead link not streamed over"
+else fail "link faults: rc $rc, verdict $(val verdict "$W/links.out"), named $(val named "$W/links.out"), slow findings $slow_f, dead findings $dead_f, streamed over the dead link ${streamed:-?}; $(findings; tail -5 "$W/links.err")"; fi
 
 finish
