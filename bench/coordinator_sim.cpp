@@ -541,12 +541,10 @@ int main(int argc, char** argv) {
                         out["rx_bps"] = num(rate_for(me, from));
                     }
                 }
-                if (sends && a.dead_links.count({me, static_cast<unsigned>(kv_u64(cmd, "to_rank"))})) {
-                    out["tx_error"] = "connect timed out";
-                } else if (sends) {
-                    out["tx_ok"] = "1";
-                }
-                if (sends && kv_u64(cmd, "to_rank") == 0) {  // node 0 is real: stream to it
+                const unsigned to = sends ? static_cast<unsigned>(kv_u64(cmd, "to_rank")) : 0;  // a receiver has no to_rank
+                if (sends && a.dead_links.count({me, to})) out["tx_error"] = "connect timed out";
+                else if (sends) out["tx_ok"] = "1";
+                if (sends && to == 0) {  // node 0 is real: stream to it
                     const auto addr = kv_str(cmd, "to_addr");
                     const auto to_port = static_cast<unsigned>(kv_u64(cmd, "to_port"));
                     const auto r = static_cast<unsigned>(kv_u64(cmd, "round"));

@@ -307,11 +307,12 @@ int preflight_main(int argc, char** argv, bool is_run) {
                      out.message.c_str());
     }
     // Node 0 requeues; `check` too, for the plugin's check of a batch job (sbatch --gangway-on-fail=requeue).
-    const bool requeues = out.exit_code != 0 && a.opt.on_fail == OnFail::requeue && out.coordinator && !out.bad_nodes.empty();
+    const bool wants_requeue = out.exit_code != 0 && a.opt.on_fail == OnFail::requeue && out.coordinator;
+    const bool requeues = wants_requeue && !out.bad_nodes.empty();
     // A failed check that names no node (a link, or the check itself) leaves
     // nothing to exclude: a requeue could land on the same nodes and fail the
     // same way, so the job ends; say so, or the user waits for a requeue.
-    if (out.exit_code != 0 && a.opt.on_fail == OnFail::requeue && out.coordinator && out.bad_nodes.empty())
+    if (wants_requeue && !requeues)
         std::fprintf(stderr,
                      "gangway: --on-fail=requeue: the check named no node to exclude (%s), so a requeue could "
                      "land on the same nodes; not requeueing: see the findings above, then resubmit\n",

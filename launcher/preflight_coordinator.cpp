@@ -158,9 +158,8 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
                                                  long dur, std::size_t wbytes, const std::string& stage) {
     std::map<unsigned, Kv> cmds;
     const long warm = std::max(50L, dur / 5);
-    const auto dead = [&](const Flow& f) { return dead_links.count({who[f.from], who[f.to]}) > 0; };
     for (const auto& f : r) {
-        if (dead(f)) continue;
+        if (dead(who[f.from], who[f.to])) continue;
         const unsigned a = who[f.from], b = who[f.to];
         auto& ca = cmds[a];
         auto& cb = cmds[b];
@@ -188,7 +187,7 @@ std::vector<Measurement> Coordination::run_round(const Round& r, const std::vect
     };
     for (const auto& f : r) {
         const unsigned a = who[f.from], b = who[f.to];
-        ms.push_back(dead(f) ? Measurement{f.from, f.to, 0, false, std::string(kNotStreamed)} : stream_link(f, end(a), end(b)));
+        ms.push_back(dead(a, b) ? Measurement{f.from, f.to, 0, false, std::string(kNotStreamed)} : stream_link(f, end(a), end(b)));
         add_link(a, b, stage, ms.back());
     }
     return ms;
@@ -296,18 +295,18 @@ void Coordination::stage_bandwidth() {
     // Full mode's ring holds a link once per round at its shift (shift 1
     // twice): each link is judged once, on its first slow measurement.
     std::set<std::pair<unsigned, unsigned>> seen;
-    for (std::size_t k = 0; k < ring.size(); ++k)
-        if (some_good && a.slow[k] && !decided[ring[k].from].slow && !decided[ring[k].to].slow &&
-            seen.insert({ring[k].from, ring[k].to}).second) {
-            if (dead_links.count({who[ring[k].from], who[ring[k].to]})) {  // failed twice already, in the reach stage
-                rep.findings.push_back("link " + nodes[who[ring[k].from]].card.node + " -> " +
-                                       nodes[who[ring[k].to]].card.node +
-                                       " has no TCP path (the reach stage's probes failed twice), both ends fine against other peers");
-                continue;
-            }
-            again_links.push_back(ring[k]);
-            again_flows.push_back({ring[k].from, ring[k].to});
+    for (std::size_t k = 0; k < ring.size(); ++k) {
+        const Measurement& m = ring[k];
+        if (!some_good || !a.slow[k] || decided[m.from].slow || decided[m.to].slow || !seen.insert({m.from, m.to}).second)
+            continue;
+        if (dead(who[m.from], who[m.to])) {  // failed twice already, in the reach stage
+            rep.findings.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node +
+                                   " has no TCP path (the reach stage's probes failed twice), both ends fine against other peers");
+            continue;
         }
+        again_links.push_back(m);
+        again_flows.push_back({m.from, m.to});
+    }
     unsigned transient = 0;
     for (const auto& r : disjoint_rounds(again_flows, 2 * confirm_pairs(n))) {
         std::vector<Measurement> again;

@@ -78,6 +78,7 @@ private:
     // twice: not streamed over, so that a dead path does not hold every
     // bandwidth round for its receiver's timeout.
     std::set<std::pair<unsigned, unsigned>> dead_links;
+    bool dead(unsigned from, unsigned to) const { return dead_links.count({from, to}) > 0; }
     Report rep;
     bool aborted = false;      // a task exited: its node is named, the check stops
     bool out_of_time = false;  // the check's deadline cut a stage short: nobody named for it
