@@ -5,7 +5,8 @@
 
 namespace gangway::plugin {
 
-void log_error(const std::string& msg);  // to the user (and slurmd's log in remote context)
+void log_error(const char* msg) noexcept;  // to the user (and slurmd's log in remote context)
+void log_error(const std::string& msg);     // (neither allocates: used for std::bad_alloc too)
 void log_info(const std::string& msg);   // slurmd's log / srun -v only
 
 }  // namespace gangway::plugin

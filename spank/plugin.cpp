@@ -1,6 +1,7 @@
 // The SPANK entry points: each catches everything (no C++ exception may cross
 // into slurmstepd) and dispatches on the context to one module per context.
 #include "config.h"
+#include "guard.hpp"
 #include "local.hpp"
 #include "log.hpp"
 #include "remote.hpp"
@@ -23,33 +24,13 @@ SPANK_PLUGIN(gangway, 1);
 [[gnu::used, gnu::retain]] static const char gangway_ident[] =
     "@(#)gangway " PACKAGE_VERSION " (built for SLURM " GANGWAY_SLURM_BUILT_FOR ")";
 
-namespace {
+using gangway::plugin::guarded;
 
-// Logged now, and kept so that task_init fails with it: a task must not start
-// without its variables and without the reason (issue 15, item 11).
-void fail_later(const std::string& message) {
-    gangway::plugin::log_error(message);
-    gangway::plugin::note_error(message);
-}
-
-template <class F>
-int guarded(const char* where, F&& body) noexcept {
-    try {
-        return body();
-    } catch (const std::exception& e) {
-        fail_later(std::string("internal error in ") + where + ": " + e.what() +
-                   "; please report it with your plugstack.conf line");
-    } catch (...) {
-        fail_later(std::string("internal error in ") + where + "; please report it");
-    }
-    // Failing init or user_init in slurmstepd would drain the node: only task_init may fail.
-    return 0;
-}
-
-}  // namespace
+// Failing init or user_init in slurmstepd would drain the node: only task_init may fail.
+constexpr int kCarryOn = 0;
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
-    return guarded("init", [&] {
+    return guarded("init", kCarryOn, [&] {
         switch (spank_context()) {
             case S_CTX_LOCAL:
             case S_CTX_ALLOCATOR: return gangway::plugin::local::init(sp, ac, av);
@@ -63,7 +44,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
 }
 
 extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
-    return guarded("init_post_opt", [&] {
+    return guarded("init_post_opt", kCarryOn, [&] {
         switch (spank_context()) {
             case S_CTX_LOCAL:
             case S_CTX_ALLOCATOR: return gangway::plugin::local::init_post_opt(sp);
@@ -74,18 +55,14 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
 }
 
 extern "C" int slurm_spank_local_user_init(spank_t sp, int, char**) {
-    return guarded("local_user_init", [&] { return gangway::plugin::local::user_init(sp); });
+    return guarded("local_user_init", kCarryOn, [&] { return gangway::plugin::local::user_init(sp); });
 }
 
 extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
-    return guarded("user_init", [&] { return spank_remote(sp) ? gangway::plugin::remote::user_init(sp) : 0; });
+    return guarded("user_init", kCarryOn, [&] { return spank_remote(sp) ? gangway::plugin::remote::user_init(sp) : 0; });
 }
 
 extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
-    try {
-        return spank_remote(sp) ? gangway::plugin::remote::task_init(sp) : 0;
-    } catch (...) {
-        gangway::plugin::log_error("internal error in task_init; the task was not started. Please report it");
-        return -1;
-    }
+    // Failing here stops only this task, with the line saying why.
+    return guarded("task_init", -1, [&] { return spank_remote(sp) ? gangway::plugin::remote::task_init(sp) : 0; });
 }

@@ -161,7 +161,7 @@ void prepare_node(spank_t sp, const Config& cfg, const StepView& step) {
 }
 
 int user_init(spank_t sp) {
-    if (!state().error.empty()) return 0;
+    if (has_error()) return 0;
     try {
         const Config cfg = effective_config();
         const bool may_check = cfg.check.level != CheckLevel::none || state().cli.check.level;
@@ -190,7 +190,7 @@ int user_init(spank_t sp) {
 
 int task_init(spank_t sp) {
     auto& st = state();
-    if (!st.error.empty()) {
+    if (has_error()) {
         log_error(st.error);
         return -1;
     }

@@ -1,5 +1,7 @@
 #include "state.hpp"
 
+#include <cstdio>
+
 namespace gangway::plugin {
 
 State& state() {
@@ -7,8 +9,9 @@ State& state() {
     return s;
 }
 
-void note_error(const std::string& message) {
-    if (state().error.empty()) state().error = message;
+void note_error(const char* message) noexcept {
+    auto& e = state().error;
+    if (e[0] == '\0') std::snprintf(e, sizeof e, "%s", message);
 }
 
 }  // namespace gangway::plugin

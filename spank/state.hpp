@@ -13,7 +13,10 @@ namespace gangway::plugin {
 struct State {
     Config site;
     UserChoice cli;           // from --gangway* options
-    std::string error;        // first problem found; reported where failing is safe
+    // The first problem found, reported where failing is safe (task_init). A
+    // fixed buffer: noting a problem must not allocate, since the problem may
+    // be std::bad_alloc.
+    char error[1024] = {};
     bool deferred = false;    // heterogeneous step: each task prepares (user_init lacks SLURM_NODEID)
     bool addrs_ready = false;
     NodeAddrs addrs;
@@ -24,6 +27,8 @@ struct State {
 };
 
 State& state();
-void note_error(const std::string& message);  // keeps the first one
+void note_error(const char* message) noexcept;  // keeps the first one (cut at 1023 bytes)
+inline void note_error(const std::string& message) noexcept { note_error(message.c_str()); }
+inline bool has_error() noexcept { return state().error[0] != '\0'; }
 
 }  // namespace gangway::plugin

@@ -10,7 +10,7 @@
 # that the release's own autoreconf prepares, so that no release's autotools
 # touch this tree's configure or another release's; build/ is the out-of-tree
 # build. Steps: autoreconf (first time), configure, make, then
-# `make check-unit` and tests/plugin_contents.sh. Logs: _build-SUITE/*.log.
+# `make check-unit`, tests/plugin_contents.sh and tests/plugin_faults.sh. Logs: _build-SUITE/*.log.
 #
 # A build counts as failed when a log of autoreconf, configure or make has a
 # "warning:" or "WARNING:" line (compiler, linker, automake, configure),
@@ -72,11 +72,11 @@ inside() {  # suite: runs in the root (or on the host for bookworm)
     echo "$prog: $s: no warnings"
   fi
   t0=$SECONDS
-  if make check TESTS='tests/unit/unit_tests tests/plugin_contents.sh' >"$b/check.log" 2>&1; then
+  if make check TESTS='tests/unit/unit_tests tests/plugin_contents.sh tests/plugin_faults.sh' >"$b/check.log" 2>&1; then
     grep -E '^(PASS|SKIP|XFAIL)' "$b/check.log" | sed "s|^|$prog: $s: |"
   else
     grep -E '^(PASS|FAIL|ERROR|SKIP)' "$b/check.log" | sed "s|^|$prog: $s: |"
-    for l in tests/unit/unit_tests.log tests/plugin_contents.log; do
+    for l in tests/unit/unit_tests.log tests/plugin_contents.sh.log tests/plugin_faults.sh.log; do
       grep -q -E '^(FAIL|ERROR)' "${l%.log}.trs" 2>/dev/null && tail -40 "$l"
     done
     echo "$prog: $s: tests failed (logs in $b/build/tests)" >&2
