@@ -55,6 +55,10 @@ for run in 1 2 3 4 6 8 12 16 1+pad 2+pad 4+pad 8+pad 12+pad 16+pad; do
        [ "$(grep 'plugin error' "$o" | sort -u | wc -l)" = 1 ] &&
        grep -q 'plugin error: gangway: internal error in user_init: std::bad_alloc' "$o"; then
     echo "  $what: std::bad_alloc in user_init; each task_init failed with it"; refused=$((refused + 1))
+  elif [ $rc = 1 ] && grep -q 'round 0 failed (exit 6)' "$o" && [ "$(grep 'plugin error' "$o" | sort -u | wc -l)" = 1 ]; then
+    # A library call that failed for want of memory (getaddrinfo's EAI_MEMORY) becomes gangway's
+    # own error: still one line, and no task started.
+    echo "  $what: each task_init failed with: $(grep -m1 'plugin error' "$o")"
   elif grep -q 'cannot allocate memory for thread-local data' "$o"; then
     # glibc allocates a dlopen'd library's thread-local data on first use and aborts the process
     # when it cannot: the plugin makes its own at each callback's entry (spank/plugin.cpp), so the
