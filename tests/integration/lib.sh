@@ -112,6 +112,27 @@ uncut_pair() {
   return 0
 }
 
+# slow_pair A B MBIT: the data path between nodes A and B alone limited to MBIT
+# Mbit/s, both ways: in each one's namespace, eth1's root is an HTB whose one
+# class, at MBIT, takes what goes to the other's data address (a u32 filter);
+# all else leaves unclassified, so unshaped (HTB sends it direct). Both keep
+# their full rate to every other node. fast_pair A B undoes it.
+slow_pair() {
+  local x y
+  for x in "$1:$2" "$2:$1"; do
+    y=${x#*:}; x=${x%%:*}
+    nsenter --net="/run/netns/$x" sh -e -c "
+      tc qdisc add dev eth1 root handle 1: htb
+      tc class add dev eth1 parent 1: classid 1:20 htb rate ${3}mbit quantum 60000
+      tc filter add dev eth1 parent 1: protocol ip prio 1 u32 match ip dst $(data_addr "$y")/32 flowid 1:20"
+  done
+}
+fast_pair() {
+  nsenter --net="/run/netns/$1" tc qdisc del dev eth1 root 2>/dev/null
+  nsenter --net="/run/netns/$2" tc qdisc del dev eth1 root 2>/dev/null
+  return 0
+}
+
 # task_pid PATTERN VAR=VALUE: the pid of a running task whose command line
 # matches PATTERN and whose environment holds VAR=VALUE (waits up to 10 s).
 task_pid() {

@@ -10,6 +10,9 @@
 #      no node named, the verdict degraded by a finding naming that pair, the
 #      check done before its deadline (the bandwidth stage streams over no link
 #      the reach stage found dead), and --on-fail=requeue says why it does not requeue;
+#  (f) the link between node09 and node10 alone slowed to a fifth (HTB in each, for what it
+#      sends the other): no node named, the verdict degraded by a finding naming that link as
+#      slow twice with both ends fine against other peers;
 #  and a torchrun job started by `gangway run` after the check.
 # Every fault is undone on exit.
 . "$(dirname "$0")/lib.sh"
@@ -17,7 +20,7 @@ plugstack $SITE_ARGS
 BAD=node11
 # The plugin creates GANGWAY_SECRET in srun; a value set here is what an older plugin would lack.
 export GANGWAY_SECRET=${GANGWAY_SECRET:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}
-undo() { unshape_link "$BAD"; uncut_pair node09 node10; }
+undo() { unshape_link "$BAD"; uncut_pair node09 node10; fast_pair node09 node10; }
 trap 'undo; rm -rf "$CLUSTER_LOCK"' EXIT  # replaces lib.sh's trap, so frees its lock too
 undo
 
@@ -122,6 +125,23 @@ if [ $rc = 3 ] && [ "$s" = "node08=ok node09=ok node10=ok node11=ok degraded" ] 
   pass "(e) node09-node10 link cut: no node named, exit 3 in ${secs}s (within the deadline), finding: $found"
 else
   fail "(e) cut pair: rc=$rc, $s, findings: $found"; cat "$WORK/cutpair.err"
+fi
+
+# (f) one pair's link slow, both ends at full rate with every other node: a link finding
+#     (measured again on its own before it is reported), no node accused.
+if [ -n "$rate" ]; then
+  slow_pair node09 node10 "$shaped"
+  check slowpair
+  fast_pair node09 node10
+  s=$(statuses "$WORK/slowpair.json")
+  slow_link='link node(09 -> node10|10 -> node09) slow: .* twice'
+  found=$(field "$WORK/slowpair.json" '" | ".join(f for f in r["findings"])')
+  if [ $rc = 3 ] && [ "$s" = "node08=ok node09=ok node10=ok node11=ok degraded" ] \
+     && [[ $found =~ $slow_link ]] && [[ $found != *deadline* ]]; then
+    pass "(f) node09-node10 link at ${shaped} Mbit/s: no node named, exit 3 in ${secs}s, finding: $found"
+  else
+    fail "(f) slow pair: rc=$rc, $s, findings: $found"; cat "$WORK/slowpair.err"
+  fi
 fi
 
 # gangway run: the check, then torchrun with gangway's variables (4 nodes x 2 processes).
