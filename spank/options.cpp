@@ -5,6 +5,7 @@
 #include "../lib/base/error.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "env_access.hpp"
+#include "guard.hpp"
 #include "log.hpp"
 #include "state.hpp"
 
@@ -16,7 +17,7 @@ enum OptVal { kMode = 1, kIface = 2, kPin = 3, kCheck = 4, kOnFail = 5 };
 // The option callback runs in srun/sbatch to validate (remote == 0) and again
 // in slurmstepd (remote == 1), where a failure must not abort the daemon's
 // callback chain: it is kept and reported at task start.
-int on_option(int val, const char* optarg, int remote) {
+int apply_option(int val, const char* optarg, int remote) {
     try {
         std::string arg = optarg ? optarg : "";
         // sbatch/salloc hand their options to the job's sruns as
@@ -37,7 +38,7 @@ int on_option(int val, const char* optarg, int remote) {
             state().cli.iface = arg;
         }
         return 0;
-    } catch (const std::exception& e) {
+    } catch (const Error& e) {
         if (remote) {
             note_error(e.what());
             return 0;
@@ -45,6 +46,12 @@ int on_option(int val, const char* optarg, int remote) {
         log_error(e.what());
         return -1;
     }
+}
+
+// What SLURM calls: anything but gangway's own Error (std::bad_alloc) goes to
+// the guard, one line and never an abort.
+int on_option(int val, const char* optarg, int remote) noexcept {
+    return guarded("the option callback", remote ? 0 : -1, [&] { return apply_option(val, optarg, remote); });
 }
 
 char kModeName[] = "gangway";
