@@ -16,6 +16,7 @@
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
 #include "log.hpp"
+#include "state.hpp"
 
 #ifndef GANGWAY_LAUNCHER
 #define GANGWAY_LAUNCHER "/usr/bin/gangway"
@@ -55,11 +56,8 @@ std::string env_value(const std::vector<std::string>& env, std::string_view name
 
 // srun as the job's PATH finds it (the batch script would run the same one).
 std::string find_srun(const std::vector<std::string>& env) {
-    for (const auto& dir : split_nonempty(env_value(env, "PATH"), ':')) {
-        const std::string p = dir + "/srun";
-        if (::access(p.c_str(), X_OK) == 0) return p;
-    }
-    return "/usr/bin/srun";
+    const std::string p = find_in_path(env_value(env, "PATH"), "srun");
+    return p.empty() ? "/usr/bin/srun" : p;
 }
 
 // SIGCHLD at its default and blocked for the wait, so that sigtimedwait wakes
@@ -141,9 +139,19 @@ int run_and_wait(const std::vector<std::string>& argv, const std::vector<std::st
 
 }  // namespace
 
+std::string launcher_path(const Config& cfg) { return cfg.launcher.empty() ? GANGWAY_LAUNCHER : cfg.launcher; }
+
+std::string find_in_path(std::string_view path_var, std::string_view name) {
+    for (const auto& dir : split_nonempty(path_var, ':')) {
+        std::string p = dir + "/" + std::string(name);
+        if (::access(p.c_str(), X_OK) == 0) return p;
+    }
+    return "";
+}
+
 void before_command(spank_t sp, const Config& cfg, const StepView& step, const CheckPlan& plan, const VarList& extra) {
     std::vector<std::string> env = task_env(sp, extra);
-    const std::string launcher = cfg.launcher.empty() ? GANGWAY_LAUNCHER : cfg.launcher;
+    const std::string launcher = launcher_path(cfg);
     CheckCall call;
     call.launcher = launcher;
     if (step.kind == StepKind::Batch) {
@@ -178,8 +186,11 @@ void before_command(spank_t sp, const Config& cfg, const StepView& step, const C
         ::_exit(rc);
     }
     if (rc != 0 && speaks) log_error(what + "; starting the command anyway (--gangway-on-fail=warn)");
-    // Steps inside this job are not checked again unless their srun asks.
-    const std::string job = std::to_string(step.job_id);
+    // Steps inside this job are not checked again unless their srun asks. Where
+    // the site's check is mandatory the mark is one the user cannot make
+    // (check_marker.hpp); elsewhere the job's id will do.
+    const std::string& mark = state().check_mark;
+    const std::string job = mark.empty() ? std::to_string(step.job_id) : mark;
     if (spank_setenv(sp, kCheckedVar, job.c_str(), 1) != ESPANK_SUCCESS)
         throw Error(std::string("cannot set ") + kCheckedVar + " in the task's environment");
     // sbatch's --gangway-check reaches every srun of the script through this

@@ -31,4 +31,11 @@ using VarList = std::vector<std::pair<std::string, std::string>>;
 // the check cannot be started.
 void before_command(spank_t sp, const Config& cfg, const StepView& step, const CheckPlan& plan, const VarList& extra);
 
+// The gangway command the check runs: launcher= or the installed one.
+std::string launcher_path(const Config& cfg);
+
+// The first executable dir/name for the dirs of `path_var` (a PATH value), as
+// an exec would find it; empty when none is.
+std::string find_in_path(std::string_view path_var, std::string_view name);
+
 }  // namespace gangway::plugin::check

@@ -1,5 +1,9 @@
 #include "remote.hpp"
 
+#include <string.h>  // explicit_bzero
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -7,6 +11,7 @@
 
 #include "../lib/base/error.hpp"
 #include "../lib/sys/node/addrs.hpp"
+#include "../lib/sys/node/owned_file.hpp"
 #include "../lib/env/data_addr.hpp"
 #include "../lib/env/torch_hook.hpp"
 #include "check.hpp"
@@ -30,7 +35,7 @@ const std::vector<std::string>& wanted_env() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> v = step_env_names();
         v.insert(v.end(), contract_names().begin(), contract_names().end());
-        v.insert(v.end(), {kSetRecordVar, kCheckedVar, "CUDA_VISIBLE_DEVICES", "PYTHONPATH"});
+        v.insert(v.end(), {kSetRecordVar, kCheckedVar, "CUDA_VISIBLE_DEVICES", "PYTHONPATH", "PATH"});
         std::sort(v.begin(), v.end());
         v.erase(std::unique(v.begin(), v.end()), v.end());
         return v;
@@ -105,15 +110,46 @@ VarList check_only_vars(const Config& cfg, const EnvMap& env, const StepView& st
     return plan_env(as_auto, step, state().addrs, contract_values(env)).set;
 }
 
-// The step's command is gangway itself (srun gangway run -- CMD, or the batch
-// check's own step): it checks on its own.
-bool runs_gangway(spank_t sp) {
+// Whether the step's command is the site's gangway (the very file the check
+// runs, compared by device and inode: a command merely named gangway is not
+// it) and which of its checking subcommands it runs. A bare name is looked up
+// in the task's PATH, as the exec will.
+GangwayCommand gangway_command(spank_t sp, const Config& cfg, const EnvMap& env) {
     int argc = 0;
     char** argv = nullptr;
-    if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv || !argv[0]) return false;
-    const std::string_view a0 = argv[0];
-    const auto slash = a0.rfind('/');
-    return (slash == std::string_view::npos ? a0 : a0.substr(slash + 1)) == "gangway";
+    if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 2 || !argv || !argv[0] || !argv[1])
+        return GangwayCommand::None;
+    const std::string_view a0 = argv[0], sub = argv[1];
+    const GangwayCommand cmd = sub == "check" ? GangwayCommand::Check : sub == "run" ? GangwayCommand::Run
+                                                                                       : GangwayCommand::None;
+    if (cmd == GangwayCommand::None) return cmd;
+    const auto path = env.find("PATH");
+    const std::string exe = a0.find('/') != std::string_view::npos ? std::string(a0)
+                            : path != env.end()                    ? check::find_in_path(path->second, a0)
+                                                                   : "";
+    struct stat want{}, got{};
+    const bool same = !exe.empty() && ::stat(check::launcher_path(cfg).c_str(), &want) == 0 &&
+                      ::stat(exe.c_str(), &got) == 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino;
+    return same ? cmd : GangwayCommand::None;
+}
+
+// The site's check key, where the site's check is mandatory: then only a mark
+// made with it lets a step skip the check. Read here, as root, before
+// user_init runs with the user's identity.
+void load_check_key(const Config& site) {
+    if (site.check_key.empty() || site.check.level == CheckLevel::none || site.check.optout) return;
+    auto bytes = sys::read_owned_file(site.check_key, 0, kCheckKeyMaxBytes, sys::FileAccess::Private);
+    if (!bytes) {
+        note_error("plugstack.conf: check_key=: " + bytes.error() +
+                   "; ask your SLURM administrator (every node needs the same root-only key file)");
+        return;
+    }
+    try {
+        state().check_key = std::make_unique<CheckKey>(*bytes);
+    } catch (const Error& e) {
+        note_error(e.what());
+    }
+    explicit_bzero(bytes->data(), bytes->size());
 }
 
 void set_vars(spank_t sp, const VarList& set) {
@@ -130,6 +166,7 @@ void set_vars(spank_t sp, const VarList& set) {
 int init(spank_t sp, int ac, char** av) {
     try {
         state().site = parse_site_args(std::vector<std::string>(av, av + ac));
+        load_check_key(state().site);
     } catch (const Error& e) {
         note_error(std::string(e.what()) + "; ask your SLURM administrator to fix the gangway line");
     }
@@ -176,9 +213,18 @@ int user_init(spank_t sp) {
         }
         const StepView step = make_step_view(facts);
         if (may_check) {
+            auto& st = state();
+            if (st.check_key) {
+                std::uint32_t uid = 0;
+                spank_get_item(sp, S_JOB_UID, &uid);
+                st.check_mark = st.check_key->mark(step.job_id, uid);
+            }
+            st.check_key.reset();  // the tasks fork from here: none of them holds the key
             const auto marker = env.find(kCheckedVar);
-            const CheckContext ctx{marker != env.end() && marker->second == std::to_string(step.job_id), runs_gangway(sp)};
-            state().check = plan_check(cfg.check, state().cli.check, step, ctx);
+            const CheckContext ctx{
+                marker != env.end() && mark_proves_check(marker->second, step.job_id, st.check_mark, cfg.check.optout),
+                gangway_command(sp, cfg, env)};
+            st.check = plan_check(cfg.check, st.cli.check, step, ctx);
         }
         // Once per step and node: task_init of every task inherits the results.
         prepare_node(sp, cfg, step);
@@ -205,7 +251,13 @@ int task_init(spank_t sp) {
         set_vars(sp, plan_task(cfg, env, step));
         if (st.pin_ready) pinning::bind_task(step);
         // Last: the check sees the task as its command will (variables, binding).
-        if (st.check.checked()) check::before_command(sp, cfg, step, st.check, check_only_vars(cfg, env, step));
+        if (st.check.checked()) {
+            // The job's mark is in this process until the exec: no other process
+            // of the user may read it (a ptrace attach or /proc/PID/mem) meanwhile.
+            // The exec makes the user's command dumpable again.
+            if (!st.check_mark.empty()) ::prctl(PR_SET_DUMPABLE, 0);
+            check::before_command(sp, cfg, step, st.check, check_only_vars(cfg, env, step));
+        }
     } catch (const Error& e) {
         log_error(e.what());
         return -1;

@@ -2,8 +2,10 @@
 // loads its own copy of the plugin; in slurmstepd the tasks are forked after
 // user_init, so what user_init computed is inherited by every task_init.
 #pragma once
+#include <memory>
 #include <string>
 
+#include "../lib/env/check_marker.hpp"
 #include "../lib/env/config.hpp"
 #include "../lib/env/cluster_env.hpp"
 #include "../lib/pin/placement.hpp"
@@ -24,6 +26,10 @@ struct State {
     Placement placement;
     std::vector<unsigned> step_gpus;
     CheckPlan check;          // user_init decided: the preflight before each task's command
+    // The site's check key (check_key=), read as root in init, used once in
+    // user_init for this job's mark and dropped (wiped) before any task forks.
+    std::unique_ptr<CheckKey> check_key;
+    std::string check_mark;   // this job's mark under the key; empty without one
 };
 
 State& state();

@@ -49,7 +49,7 @@ std::string_view to_string(CheckSkip s) {
         case CheckSkip::TooFewNodes: return "too few nodes (check_min_nodes)";
         case CheckSkip::OneTask: return "a step of one task is not checked";
         case CheckSkip::JobChecked: return "the job was checked already (ask again with srun --gangway-check)";
-        case CheckSkip::RunsGangway: return "the command is gangway, which checks on its own";
+        case CheckSkip::RunsGangway: return "the command is gangway check or gangway run, which check on their own";
     }
     return "";
 }
@@ -76,7 +76,12 @@ CheckPlan plan_check(const CheckSite& site, const CheckChoice& user, const StepV
     if (step.heterogeneous) return skip(CheckSkip::Heterogeneous);
     if (step.nodes.size() < std::max(2u, site.min_nodes)) return skip(CheckSkip::TooFewNodes);
     if (step.kind == StepKind::Normal && step.total_tasks < 2) return skip(CheckSkip::OneTask);
-    if (step.kind == StepKind::Normal && ctx.runs_gangway) return skip(CheckSkip::RunsGangway);
+    // gangway check is a check already. gangway run checks as its own options
+    // say, which its user may turn off: only where users may opt out anyway
+    // does it stand for the site's check.
+    if (step.kind == StepKind::Normal &&
+        (ctx.command == GangwayCommand::Check || (ctx.command == GangwayCommand::Run && site.optout)))
+        return skip(CheckSkip::RunsGangway);
     if (ctx.job_checked && !(step.kind == StepKind::Normal && user.level_from_cli)) return skip(CheckSkip::JobChecked);
     p.skip = CheckSkip::None;
     return p;

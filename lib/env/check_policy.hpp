@@ -47,10 +47,19 @@ struct CheckChoice {
 // with a site-wide check); throws gangway::Error with the line to show.
 void check_user_allowed(const CheckSite& site, const CheckChoice& user);
 
+// The step's command, when it is the site's own gangway (the same file as
+// launcher=, not merely a command of that name) with one of its checking
+// subcommands.
+enum class GangwayCommand {
+    None,   // anything else
+    Check,  // gangway check: the step is a check and runs nothing else
+    Run,    // gangway run -- CMD: checks as its own options say, then runs CMD
+};
+
 // What the plugin knows besides the step's layout.
 struct CheckContext {
-    bool job_checked = false;   // GANGWAY_CHECKED names this job: a check passed (or warned) already
-    bool runs_gangway = false;  // the step's command is gangway itself (gangway run/check checks on its own)
+    bool job_checked = false;  // GANGWAY_CHECKED proves that this job passed (or warned) a check (check_marker.hpp)
+    GangwayCommand command = GangwayCommand::None;
 };
 
 enum class CheckSkip {
@@ -61,7 +70,7 @@ enum class CheckSkip {
     TooFewNodes,   // fewer nodes than max(2, check_min_nodes)
     OneTask,       // one task in all
     JobChecked,    // a nested step of a checked job, not asked on its own command line
-    RunsGangway,   // the command is gangway run/check
+    RunsGangway,   // the command is gangway check, or gangway run where users may opt out
 };
 std::string_view to_string(CheckSkip s);
 

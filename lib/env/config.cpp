@@ -8,7 +8,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, launcher, node_addrs_max";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -155,6 +155,12 @@ Config parse_site_args(const std::vector<std::string>& args) {
             c.check.min_nodes = *n;
         } else if (key == "check_optout") {
             c.check.optout = parse_bool(val, key);
+        } else if (key == "check_key") {
+            if (val.empty() || val.front() != '/')
+                throw Error("plugstack.conf: check_key=" + std::string(val) +
+                            " is not an absolute path; give the root-only key file, for example "
+                            "check_key=/etc/gangway/check.key");
+            c.check_key = val;
         } else if (key == "launcher") {
             if (val.empty() || val.front() != '/')
                 throw Error("plugstack.conf: launcher=" + std::string(val) +

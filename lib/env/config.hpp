@@ -44,6 +44,7 @@ struct Config {
     std::string torch_hook;     // directory put first on PYTHONPATH (torch-hook/); empty: none
     CheckSite check;            // check=, on_fail=, check_min_nodes=, check_optout=
     std::string launcher;       // launcher=: the gangway command the check runs; empty: the installed one
+    std::string check_key;      // check_key=: root-only key file for the mark of a checked job (check_marker.hpp)
     unsigned node_addrs_max = kNodeAddrsMaxDefault;  // NODE_ADDRS only for steps of at most this many nodes; 0: never
 };
 

@@ -13,7 +13,10 @@
 #      for a batch job (its sruns not again, unless asked), never one node;
 #  (g) sbatch --gangway-check, abort: the script never runs, the job fails;
 #  (h) sbatch -N3 --requeue --gangway-check --gangway-on-fail=requeue with
-#      node09 slow: job.sh runs once, on three healthy nodes.
+#      node09 slow: job.sh runs once, on three healthy nodes;
+#  (i) a mandatory site check (check_optout=no, check_key=): the job's id in
+#      GANGWAY_CHECKED, a forged mark, a command merely named gangway, and
+#      gangway run --check=none skip nothing; the mark the plugin made does.
 . "$(dirname "$0")/lib.sh"
 SITE="$SITE_ARGS launcher=$INSTALL/gangway"
 plugstack $SITE
@@ -131,6 +134,31 @@ srun -N2 --gangway-check=none true 2>f3.err; r=$?
 [ $r != 0 ] && [ "$before" = "$(next_job_id)" ] && grep -q 'does not allow --gangway-check=none' f3.err \
   && pass "(f) check_optout=no: --gangway-check=none refused before allocation: $(grep gangway: f3.err | head -1 | cut -c1-120)" \
   || fail "(f) optout: rc=$r $(cat f3.err)"
+
+# (i) what a user can skip where the site's check is mandatory (issue 23, item 6)
+key=$WORK/check.key
+head -c 32 /dev/urandom >"$key" && chmod 0400 "$key"
+plugstack $SITE check=quick check_optout=no check_key=$key
+cat >i.sbatch <<'EOS'
+#!/bin/bash
+echo "MARK $GANGWAY_CHECKED"
+srun -N2 --ntasks-per-node=1 bash -c 'echo STEP-KEPT $SLURMD_NODENAME'
+GANGWAY_CHECKED=$SLURM_JOB_ID srun -N2 --ntasks-per-node=1 bash -c 'echo STEP-ID $SLURMD_NODENAME'
+GANGWAY_CHECKED=$SLURM_JOB_ID:0123456789abcdef srun -N2 --ntasks-per-node=1 bash -c 'echo STEP-FORGED $SLURMD_NODENAME'
+EOS
+job=$(sbatch --parsable -N2 -o "$WORK/i.out" i.sbatch)
+wait_job "$job" 120
+if [ "$(grep -c '^STEP-' i.out)" = 6 ] && [ "$(tables i.out)" = 3 ] && grep -Eq "^MARK $job:[0-9a-f]{16}\$" i.out; then
+  pass "(i) mandatory check: the batch check's mark ($(grep -m1 '^MARK' i.out | cut -c6-)) spares the script's srun; the job's id alone and a forged mark do not (3 checks)"
+else fail "(i) mark: $(tables i.out) checks (want 3: the batch, the job id, the forged mark): $(cat i.out)"; fi
+mkdir -p "$WORK/fake" && printf '#!/bin/bash\necho FAKE-GANGWAY\n' >"$WORK/fake/gangway" && chmod +x "$WORK/fake/gangway"
+timeout 90 srun -N2 --ntasks-per-node=1 "$WORK/fake/gangway" run -- true >i2.out 2>i2.err; r1=$?
+timeout 90 srun -N2 --ntasks-per-node=1 gangway run --check=none -- bash -c 'echo RUN-NONE' >i3.out 2>i3.err; r2=$?
+timeout 90 srun -N2 --ntasks-per-node=1 gangway check >i4.out 2>i4.err; r3=$?
+if [ "$r1$r2$r3" = 000 ] && [ "$(grep -c FAKE-GANGWAY i2.out)" = 2 ] && [ "$(tables i2.err)" = 1 ] \
+   && [ "$(grep -c RUN-NONE i3.out)" = 2 ] && [ "$(grep -c '^gangway preflight (quick' i3.err)" = 1 ] && [ "$(tables i4.out i4.err | awk -F: '{s+=$NF} END {print s}')" = 1 ]; then
+  pass "(i) mandatory check: a command merely named gangway and gangway run --check=none get the site's check; gangway check is not checked twice"
+else fail "(i) gangway command: rc $r1/$r2/$r3, checks $(tables i2.err)/$(tables i3.err)/$(tables i4.out i4.err | tr '\n' ' '): $(cat i2.err i3.err | head -20)"; fi
 plugstack $SITE
 
 # (g) sbatch --gangway-check, abort

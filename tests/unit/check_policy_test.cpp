@@ -114,10 +114,17 @@ TEST_CASE("which steps are checked") {
     CHECK(plan_check(big, cli(CheckLevel::full), step_of(StepKind::Normal, 7, 7), fresh).skip == CheckSkip::TooFewNodes);
     CHECK(plan_check(big, {}, step_of(StepKind::Normal, 8, 8), fresh).checked());
 
-    // gangway run/check checks on its own.
-    CHECK(plan_check(quick, {}, step_of(StepKind::Normal, 4, 4), {false, true}).skip == CheckSkip::RunsGangway);
+    // gangway check is a check; gangway run stands for one only where users may opt out,
+    // since its own options can turn its check off (issue 23, item 6).
+    CHECK(plan_check(quick, {}, step_of(StepKind::Normal, 4, 4), {false, GangwayCommand::Check}).skip ==
+          CheckSkip::RunsGangway);
+    CHECK(plan_check(quick, {}, step_of(StepKind::Normal, 4, 4), {false, GangwayCommand::Run}).skip ==
+          CheckSkip::RunsGangway);
+    CHECK(plan_check(strict, {}, step_of(StepKind::Normal, 4, 4), {false, GangwayCommand::Check}).skip ==
+          CheckSkip::RunsGangway);
+    CHECK(plan_check(strict, {}, step_of(StepKind::Normal, 4, 4), {false, GangwayCommand::Run}).checked());
     // Inside a checked job only srun's own option checks again.
-    const CheckContext checked{true, false};
+    const CheckContext checked{true, GangwayCommand::None};
     CHECK(plan_check(quick, {}, step_of(StepKind::Normal, 4, 4), checked).skip == CheckSkip::JobChecked);
     CHECK(plan_check(none, env_full, step_of(StepKind::Normal, 4, 4), checked).skip == CheckSkip::JobChecked);
     CHECK(plan_check(none, cli(CheckLevel::quick), step_of(StepKind::Normal, 4, 4), checked).checked());

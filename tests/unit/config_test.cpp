@@ -40,6 +40,13 @@ TEST_CASE("bad site words name the key and what to do") {
     CHECK_THROWS_WITH(parse_site_args(W{"iface=averyveryverylongname"}), Catch::Matchers::ContainsSubstring("not an interface name"));
     CHECK_THROWS_WITH(parse_site_args(W{"addr_template=ib-node"}), Catch::Matchers::ContainsSubstring("no %h"));
     CHECK_THROWS_WITH(parse_site_args(W{"addr_template=%h-%x"}), Catch::Matchers::ContainsSubstring("neither %h nor %%"));
+    CHECK_THROWS_WITH(parse_site_args(W{"check_key=check.key"}), Catch::Matchers::ContainsSubstring("absolute path"));
+}
+
+TEST_CASE("check_key: the key file of the mark of a checked job") {
+    CHECK(parse_site_args(W{"check=quick", "check_optout=no", "check_key=/etc/gangway/check.key"}).check_key ==
+          "/etc/gangway/check.key");
+    CHECK(parse_site_args(W{}).check_key.empty());
 }
 
 TEST_CASE("user choices override the site") {

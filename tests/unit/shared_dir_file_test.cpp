@@ -80,3 +80,23 @@ TEST_CASE("read_owned_file: only a small regular file of the owner, checked on t
     REQUIRE_FALSE(fifo);
     CHECK(fifo.error().find("not a regular file") != std::string::npos);
 }
+
+TEST_CASE("read_owned_file: a secret must be closed to group and others (the site's check key)") {
+    TempDir d;
+    const auto key = d.path / "check.key";
+    { std::ofstream(key) << "0123456789abcdef0123456789abcdef"; }
+    ::chmod(key.c_str(), 0644);
+    auto r = read_owned_file(key, ::geteuid(), 4096, FileAccess::Private);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().find("mode 0644") != std::string::npos);
+    CHECK(r.error().find("chmod 0400") != std::string::npos);
+    CHECK(read_owned_file(key, ::geteuid(), 4096, FileAccess::Any));  // the drain requests' rule
+    ::chmod(key.c_str(), 0400);
+    r = read_owned_file(key, ::geteuid(), 4096, FileAccess::Private);
+    REQUIRE(r);
+    CHECK(r->size() == 32);
+    // Another owner's file, or a link to the key, is refused whatever its mode.
+    CHECK_FALSE(read_owned_file(key, ::geteuid() + 1, 4096, FileAccess::Private));
+    fs::create_symlink(key, d.path / "link");
+    CHECK_FALSE(read_owned_file(d.path / "link", ::geteuid(), 4096, FileAccess::Private));
+}

@@ -27,35 +27,6 @@ Result<std::string> private_name(const std::string& name) {
 
 }  // namespace
 
-Result<std::string> read_owned_file(const std::string& path, uid_t owner, std::size_t max_bytes) {
-    // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
-    Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-    if (!fd) {
-        if (errno == ELOOP) return Failure{path + " is a symbolic link"};
-        return Failure{errno_text(path)};
-    }
-    struct stat st{};
-    if (::fstat(fd.get(), &st) != 0) return Failure{errno_text(path)};
-    if (!S_ISREG(st.st_mode)) return Failure{path + " is not a regular file"};
-    if (st.st_uid != owner)
-        return Failure{path + " is owned by uid " + std::to_string(st.st_uid) + ", not " + std::to_string(owner)};
-    if (st.st_size < 0 || static_cast<unsigned long long>(st.st_size) > max_bytes)
-        return Failure{path + " is larger than " + std::to_string(max_bytes) + " bytes"};
-    // The size may change after fstat: read at most one byte past the limit.
-    std::string out(max_bytes + 1, '\0');
-    std::size_t got = 0;
-    while (got < out.size()) {
-        const ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return Failure{errno_text(path)};
-        if (n == 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    if (got > max_bytes) return Failure{path + " is larger than " + std::to_string(max_bytes) + " bytes"};
-    out.resize(got);
-    return out;
-}
-
 Result<void> write_file_atomic(const std::string& dir, const std::string& name, const std::string& text, mode_t mode) {
     const auto tmp_name = private_name(name);
     if (!tmp_name) return Failure{tmp_name.error()};

@@ -10,13 +10,9 @@
 #include <string>
 
 #include "../../base/result.hpp"
+#include "owned_file.hpp"  // the reader
 
 namespace gangway::sys {
-
-// The content of `path` when it is a regular file owned by `owner` and at
-// most `max_bytes` long; else why not (a link, not a regular file, owned by
-// someone else, larger than the limit).
-Result<std::string> read_owned_file(const std::string& path, uid_t owner, std::size_t max_bytes);
 
 // Writes `text` to dir/name through a fresh private name in dir (created
 // with O_CREAT|O_EXCL|O_NOFOLLOW, mode `mode` less the umask) renamed over
