@@ -153,8 +153,8 @@ if [ "$(grep -c '^STEP-' i.out)" = 6 ] && [ "$(tables i.out)" = 3 ] && grep -Eq 
 else fail "(i) mark: $(tables i.out) checks (want 3: the batch, the job id, the forged mark): $(cat i.out)"; fi
 mkdir -p "$WORK/fake" && printf '#!/bin/bash\necho FAKE-GANGWAY\n' >"$WORK/fake/gangway" && chmod +x "$WORK/fake/gangway"
 timeout 90 srun -N2 --ntasks-per-node=1 "$WORK/fake/gangway" run -- true >i2.out 2>i2.err; r1=$?
-timeout 90 srun -N2 --ntasks-per-node=1 gangway run --check=none -- bash -c 'echo RUN-NONE' >i3.out 2>i3.err; r2=$?
-timeout 90 srun -N2 --ntasks-per-node=1 gangway check >i4.out 2>i4.err; r3=$?
+timeout 90 srun -N2 --ntasks-per-node=1 "$INSTALL/gangway" run --check=none -- bash -c 'echo RUN-NONE' >i3.out 2>i3.err; r2=$?
+timeout 90 srun -N2 --ntasks-per-node=1 "$INSTALL/gangway" check >i4.out 2>i4.err; r3=$?
 if [ "$r1$r2$r3" = 000 ] && [ "$(grep -c FAKE-GANGWAY i2.out)" = 2 ] && [ "$(tables i2.err)" = 1 ] \
    && [ "$(grep -c RUN-NONE i3.out)" = 2 ] && [ "$(grep -c '^gangway preflight (quick' i3.err)" = 1 ] && [ "$(tables i4.out i4.err | awk -F: '{s+=$NF} END {print s}')" = 1 ]; then
   pass "(i) mandatory check: a command merely named gangway and gangway run --check=none get the site's check; gangway check is not checked twice"
