@@ -21,6 +21,7 @@
 #include "../lib/preflight/drain.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/requeue.hpp"
+#include "../lib/sys/net/sock.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/shared_dir_file.hpp"
@@ -226,12 +227,25 @@ void write_drain_requests(const PreflightOptions& opt, const preflight::Report& 
         return;
     }
     for (const auto& d : requests) {
-        const auto path = opt.drain_dir + "/" + d.file;
+        std::string name = d.file;
         // 0644: root's Epilog reads it; the spool directory is everyone's.
-        if (auto w = sys::write_file_atomic(opt.drain_dir, d.file, d.text, 0644); !w)
+        auto w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644);
+        // The names are predictable, and in the sticky spool nobody may replace
+        // another user's file: one planted under this name would stop the
+        // request. Write it under a name of its own, NAME,RANDOM (',' is in no
+        // node name), which the Epilog reads as NAME.
+        struct stat planted{};
+        if (!w && ::lstat((opt.drain_dir + "/" + d.file).c_str(), &planted) == 0 && planted.st_uid != ::geteuid()) {
+            if (const auto r = sys::random_bytes(8)) {
+                name = d.file + "," + to_hex(*r);
+                w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644);
+            }
+        }
+        if (!w)
             std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
         else
-            std::fprintf(stderr, "gangway: drain request for %s written to %s\n", d.node.c_str(), path.c_str());
+            std::fprintf(stderr, "gangway: drain request for %s written to %s/%s\n", d.node.c_str(),
+                         opt.drain_dir.c_str(), name.c_str());
     }
 }
 

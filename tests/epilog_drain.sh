@@ -133,6 +133,26 @@ epilog 66
   || fail "show node failing: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
 rm -f "$W/shown_fails" "$W/drain/gangway-drain.66.node09"
 
+# A request written beside another user's file of the same name (NAME,16 hex digits, as `gangway
+# check` writes it then) is read as NAME; two requests for one node drain it once; any other
+# suffix is no node's.
+printf 'reason=slow\n' >"$W/drain/gangway-drain.67.node09,0123456789abcdef"
+printf 'reason=slow\n' >"$W/drain/gangway-drain.67.node09"
+printf 'reason=slow\n' >"$W/drain/gangway-drain.67.node10,xyz"
+epilog 67
+[ "$(cat "$W/calls" 2>/dev/null)" = "update NodeName=node09 State=DRAIN Reason=gangway: slow (job 67)" ] \
+  && [ -z "$(ls "$W/drain" | grep '^gangway-drain.67')" ] \
+  && pass "NODE,16 hex digits is read as NODE, two requests for node09 drain it once, NODE,xyz drains nothing" \
+  || fail "suffixed names: $(tr '\n' ';' 2>/dev/null <"$W/calls") left $(ls "$W/drain" | grep '^gangway-drain.67') / $(cat "$W/err")"
+if [ "$me" = 0 ]; then
+  printf 'reason=planted\n' >"$W/drain/gangway-drain.68.node09"; chown 12345 "$W/drain/gangway-drain.68.node09"
+  printf 'reason=slow\n' >"$W/drain/gangway-drain.68.node09,00112233445566ff"
+  epilog 68
+  [ "$(cat "$W/calls" 2>/dev/null)" = "update NodeName=node09 State=DRAIN Reason=gangway: slow (job 68)" ] \
+    && pass "another user's file under the plain name: the user's request beside it drains node09" \
+    || fail "planted plain name: $(tr '\n' ';' 2>/dev/null <"$W/calls") / $(cat "$W/err")"
+fi
+
 # (b) Another user's files named for the job are removed unread before anything is counted: 65,
 # or 5000, of them (one a request for node10) neither stop the user's own request for node09 nor
 # drain. Giving files to another uid needs root.

@@ -33,7 +33,10 @@
 # A request is honoured only when the file, opened without following links
 # (`gangway drain-request`, GANGWAY_BIN), is a regular file of at most 4 KiB
 # owned by the job's user, named for this job and for one of this job's
-# nodes (a strict node name compared as a string). At most 64 of the job
+# nodes (a strict node name compared as a string, followed by ',' and 16 hex
+# digits when `gangway check` found another user's file under the plain
+# name: the names are predictable, and in the sticky spool nobody may
+# replace another's file). At most 64 of the job
 # user's names are read, whatever else is in the directory; more drains none.
 # Always exits 0: a failing Epilog would drain the node it runs on.
 DIR=${GANGWAY_DRAIN_DIR:-/var/spool/gangway/drain}
@@ -87,14 +90,19 @@ is_job_node() {
 }
 drain_nodes=() reasons=() paths=()
 for f in "${files[@]}"; do
-  node=${f#"$DIR/gangway-drain.$job."}
   # A SLURM node name: letters, digits, '.', '_', '-'. No blanks, no newline.
-  if ! [[ $node =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ ]] || ! is_job_node "$node"; then
+  # `gangway check` adds ',' and 16 hex digits when another user's file holds
+  # the plain name (',' is in no node name).
+  node=
+  [[ ${f#"$DIR/gangway-drain.$job."} =~ ^([A-Za-z0-9][A-Za-z0-9._-]{0,63})(,[0-9a-f]{16})?$ ]] && node=${BASH_REMATCH[1]}
+  if [ -z "$node" ] || ! is_job_node "$node"; then
     log "ignoring $(printable "$f"): not a node of job $job"; rm -f -- "$f"; continue
   fi
   if ! text=$("$GANGWAY" drain-request --uid="$uid" -- "$f" 2>&1); then
     log "ignoring request: $(printable "$text")"; rm -f -- "$f"; continue
   fi
+  # Two requests for one node count, and drain, once.
+  [[ " ${drain_nodes[*]} " == *" $node "* ]] && { rm -f -- "$f"; continue; }
   drain_nodes+=("$node") paths+=("$f")
   reasons+=("$(sed -n 's/^reason=//p' <<<"$text" | head -n 1 | tr -cd '[:alnum:] ._:/,=()+-' | cut -c1-120)")
 done
