@@ -5,7 +5,9 @@
 # (scontrol update NodeName=X State=RESUME). `gangway run`/`gangway check`
 # leave a request file per bad node in GANGWAY_DRAIN_DIR (default
 # /var/spool/gangway/drain) on the job's first node when that directory
-# exists. Create it on every node, writable by users, sticky:
+# exists. Create it on every node, writable by users, sticky, on a local
+# file system (a spool shared between nodes would let the other nodes'
+# Epilogs remove the first node's requests before it reads them):
 #     install -d -m 1733 /var/spool/gangway/drain
 # and call this script from your Epilog (slurm.conf: Epilog=/etc/slurm/epilog.d/*
 # or from your existing epilog script).
