@@ -21,6 +21,7 @@
 #include "../lib/preflight/drain.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/requeue.hpp"
+#include "../lib/sys/net/sock.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/shared_dir_file.hpp"
@@ -61,7 +62,8 @@ const char* kRunHelp =
     "  --expect-gbps=G            expected per-link Gb/s (default: measured)      [GANGWAY_EXPECT_GBPS]\n"
     "  --round-ms=MS              length of a bandwidth round (500 quick, 1000 full) [GANGWAY_ROUND_MS]\n"
     "  --drain-dir=DIR            write a drain request per bad node there if DIR exists, for the\n"
-    "                             admins' Epilog (default /var/spool/gangway/drain) [GANGWAY_DRAIN_DIR]\n"
+    "                             admins' Epilog; only on the job's first node, whose Epilog decides\n"
+    "                             (default /var/spool/gangway/drain)            [GANGWAY_DRAIN_DIR]\n"
     "  --nccl-lib=PATH            the libnccl.so.2 the job uses, for the nccl stage (default: PyTorch's\n"
     "                             bundled one, then LD_LIBRARY_PATH, then ldconfig's) [GANGWAY_NCCL_LIB]\n"
     "  --bootstrap=auto|pmix|tcp  how tasks meet: pmix (srun --mpi=pmix): a PMIx fence, then one TCP\n"
@@ -198,21 +200,52 @@ int run_quiet(const std::vector<std::string>& args, std::string* output = nullpt
 }
 
 // Drain requests for the admins' Epilog (contrib/epilog/gangway-drain.sh): one
-// file per bad node, only where the directory exists.
-void write_drain_requests(const PreflightOptions& opt, const preflight::Report& r) {
+// file per bad node, only where the directory exists, and only on the job's
+// first node (`here` is this node's name), whose Epilog alone decides.
+void write_drain_requests(const PreflightOptions& opt, const preflight::Report& r, std::string here) {
     if (opt.drain_dir.empty()) return;
     struct stat st{};
     if (::stat(opt.drain_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
     if (!opt.user_thresholds.empty() && !preflight::bad_nodes(r).empty())
         std::fprintf(stderr, "gangway: no drain request: the check used your own thresholds (%s); only the site's drain nodes\n",
                      join(opt.user_thresholds, ", ").c_str());
-    for (const auto& d : preflight::drain_requests(r, opt.user_thresholds)) {
-        const auto path = opt.drain_dir + "/" + d.file;
+    const auto requests = preflight::drain_requests(r, opt.user_thresholds);
+    if (requests.empty()) return;
+    // slurmd's name for this node, as the Epilog compares it; the step's list otherwise.
+    if (const auto name = sys::env_or("SLURMD_NODENAME"); !name.empty()) here = name;
+    std::string first;
+    try {
+        first = preflight::drain_deciding_node(sys::env_or("SLURM_JOB_NODELIST"));
+    } catch (const Error&) {
+        // Unknown: write them; the Epilog, which has slurmd's list, decides.
+    }
+    if (!first.empty() && !here.empty() && first != here) {
+        std::fprintf(stderr,
+                     "gangway: no drain request: only the Epilog on the job's first node (%s) decides drains, and this "
+                     "check ran on %s; run the check in a step that includes %s\n",
+                     first.c_str(), here.c_str(), first.c_str());
+        return;
+    }
+    for (const auto& d : requests) {
+        std::string name = d.file;
         // 0644: root's Epilog reads it; the spool directory is everyone's.
-        if (auto w = sys::write_file_atomic(opt.drain_dir, d.file, d.text, 0644); !w)
+        auto w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644);
+        // The names are predictable, and in the sticky spool nobody may replace
+        // another user's file: one planted under this name would stop the
+        // request. Write it under a name of its own, NAME,RANDOM (',' is in no
+        // node name), which the Epilog reads as NAME.
+        struct stat planted{};
+        if (!w && ::lstat((opt.drain_dir + "/" + d.file).c_str(), &planted) == 0 && planted.st_uid != ::geteuid()) {
+            if (const auto r = sys::random_bytes(8)) {
+                name = d.file + "," + to_hex(*r);
+                w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644);
+            }
+        }
+        if (!w)
             std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
         else
-            std::fprintf(stderr, "gangway: drain request for %s written to %s\n", d.node.c_str(), path.c_str());
+            std::fprintf(stderr, "gangway: drain request for %s written to %s/%s\n", d.node.c_str(),
+                         opt.drain_dir.c_str(), name.c_str());
     }
 }
 
@@ -300,7 +333,8 @@ int preflight_main(int argc, char** argv, bool is_run) {
         std::fputs(render_table(*out.report).c_str(), stderr);
         if (!a.opt.report.empty()) write_file(a.opt.report, render_json(*out.report));
         if (!a.opt.heatmap.empty()) write_file(a.opt.heatmap, render_svg(*out.report));
-        if (out.exit_code != 0) write_drain_requests(a.opt, *out.report);
+        if (out.exit_code != 0)
+            write_drain_requests(a.opt, *out.report, step.node_rank < step.nodes.size() ? step.nodes[step.node_rank] : "");
     } else if (out.exit_code != 0 && (step.local == 0 || out.message.find("coordinator") != std::string::npos)) {
         std::fprintf(stderr, "gangway %s on %s (task %u): %s\n", name,
                      step.node_rank < step.nodes.size() ? step.nodes[step.node_rank].c_str() : "?", step.rank,

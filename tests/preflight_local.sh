@@ -157,4 +157,51 @@ if [ "${rcs[0]}" = 3 ] && [ -z "$(ls -A "$W/drain")" ] && grep -q 'bandwidth: ev
   pass "--expect-gbps=100000: degraded, every link below it, no node named, no drain request"
 else fail "expect-gbps: rc ${rcs[0]}, files: $(ls -A "$W/drain"); $(cat "$W/err.0"; grep -A3 findings "$W/expect.json")"; fi
 
+# 8. drain requests go only to the job's first node, whose Epilog alone decides (issue 23, item 4):
+#    node n3's data address is not on its interface, so it is named unreachable (exit 4). With the
+#    job on n[1-3], node 0 (n1) writes the request for n3; with the job on n0,n[1-3] this step
+#    lacks the job's first node, so none is written, and one line says where to run the check.
+for jl in 'n[1-3]' 'n0,n[1-3]'; do
+  P=$(port); pids=(); rcs=()
+  for r in 0 1 2 3 4 5; do
+    a=127.0.0.1; [ $r -ge 4 ] && a=127.0.0.2
+    task "$P" $r GANGWAY_DRAIN_DIR="$W/drain" SLURM_JOB_NODELIST="$jl" SLURMD_NODENAME=n$((r / 2 + 1)) NODE_ADDR=$a -- check --check=none
+  done
+  wait_all
+  files=$(ls -A "$W/drain")
+  if [ "$jl" = 'n[1-3]' ]; then
+    [ "${rcs[0]}" = 4 ] && [ "$files" = gangway-drain.77.n3 ] && grep -q '^reason=unreachable' "$W/drain/gangway-drain.77.n3" \
+      && pass "the job's first node (n1) writes the drain request for the unreachable n3" \
+      || fail "first node: rc ${rcs[0]}, files: $files; $(cat "$W/err.0")"
+  else
+    [ "${rcs[0]}" = 4 ] && [ -z "$files" ] && [ "$(grep -c "only the Epilog on the job's first node (n0) decides drains" "$W/err.0")" = 1 ] \
+      && pass "a step without the job's first node (n0) writes no drain request, and one line says so" \
+      || fail "not the first node: rc ${rcs[0]}, files: $files; $(cat "$W/err.0")"
+  fi
+  rm -f "$W/drain"/*
+done
+
+# 9. another user's file planted under a request's name (the names are predictable, and in the
+#    sticky spool nobody may replace another's file) does not stop the request: it is written
+#    under NAME,RANDOM, which the Epilog reads as NAME. The tasks run as uid 12346, the planted
+#    file is uid 12345's: needs root (root may replace anyone's file).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  chmod 755 "$W"  # for uid 12346 to reach the spool; task() runs setpriv as the command
+  printf 'reason=planted\n' >"$W/drain/gangway-drain.77.n3"; chown 12345 "$W/drain/gangway-drain.77.n3"
+  P=$(port); pids=(); rcs=()
+  for r in 0 1 2 3 4 5; do
+    a=127.0.0.1; [ $r -ge 4 ] && a=127.0.0.2
+    task "$P" $r GANGWAY_DRAIN_DIR="$W/drain" SLURM_JOB_NODELIST='n[1-3]' NODE_ADDR=$a \
+      setpriv --reuid=12346 --regid=12346 --clear-groups -- check --check=none
+  done
+  wait_all
+  mine=$(find "$W/drain" -name 'gangway-drain.77.n3,*' -uid 12346 -printf '%f\n')
+  [ "${rcs[0]}" = 4 ] && [[ $mine =~ ^gangway-drain\.77\.n3,[0-9a-f]{16}$ ]] && grep -q '^reason=unreachable' "$W/drain/$mine" \
+    && pass "a file of another user under the request's name: the request is written beside it ($mine)" \
+    || fail "planted name: rc ${rcs[0]}, files: $(ls -ln "$W/drain"); $(cat "$W/err.0")"
+  rm -f "$W/drain"/*
+else
+  echo "SKIP: a planted request name needs root and setpriv, to run the tasks as another user"
+fi
+
 finish

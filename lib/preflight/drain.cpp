@@ -1,5 +1,7 @@
 #include "drain.hpp"
 
+#include "../env/hostlist.hpp"
+
 namespace gangway::preflight {
 
 std::vector<DrainRequest> drain_requests(const Report& r, const std::vector<std::string>& user_thresholds) {
@@ -23,6 +25,11 @@ std::vector<DrainRequest> drain_requests(const Report& r, const std::vector<std:
 }  // namespace gangway::preflight
 
 namespace gangway::preflight {
+
+std::string drain_deciding_node(const std::string& job_nodelist) {
+    const auto nodes = expand_hostlist(job_nodelist);
+    return nodes.empty() ? std::string() : nodes.front();
+}
 
 std::vector<std::string> threshold_vars_set(const EnvMap& env) {
     // Everything that moves the line between a good node and a bad one.

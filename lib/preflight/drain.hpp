@@ -26,6 +26,14 @@ struct DrainRequest {
 // blanks: the Epilog hands it to scontrol.
 std::vector<DrainRequest> drain_requests(const Report& r, const std::vector<std::string>& user_thresholds);
 
+// The node whose Epilog decides the job's drains (contrib/epilog/gangway-drain.sh):
+// the job's first node, the first name of SLURM_JOB_NODELIST as `scontrol show
+// hostnames` lists it. The Epilogs of the job's other nodes remove requests
+// unread (a user can write into every node's spool, and node by node the cap
+// per job would be a cap per node), so a request written elsewhere is lost.
+// Empty for an empty list; throws gangway::Error for a malformed one.
+std::string drain_deciding_node(const std::string& job_nodelist);
+
 // The variables of the environment that set a threshold of the GPU and RDMA
 // stages (gpu_checks.hpp's Thresholds) or of the bandwidth stage's options,
 // set in `env`: the launcher cannot tell a TaskProlog's from the user's, so

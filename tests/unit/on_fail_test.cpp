@@ -3,6 +3,7 @@
 // requeued job excludes (lib/preflight/requeue).
 #include "catch_compat.hpp"
 
+#include "../../lib/base/error.hpp"
 #include "../../lib/preflight/drain.hpp"
 #include "../../lib/preflight/requeue.hpp"
 
@@ -52,6 +53,13 @@ TEST_CASE("a user's own threshold drains nothing: --expect-gbps=100000 made ever
     CHECK(threshold_vars_set({{"GANGWAY_NCCL_BUSBW_GBPS", "900"}, {"GANGWAY_CHECK", "full"}, {"GANGWAY_SLOW_RATIO", ""}}) ==
           std::vector<std::string>{"GANGWAY_NCCL_BUSBW_GBPS"});
     CHECK(threshold_vars_set({{"GANGWAY_EXPECT_GBPS", "1"}, {"GANGWAY_OUTLIER_Z", "9"}}).size() == 2);
+}
+
+TEST_CASE("the job's first node, whose Epilog alone decides its drains") {
+    CHECK(drain_deciding_node("node[08-10]") == "node08");
+    CHECK(drain_deciding_node("gpu-b[1-2],gpu-a7") == "gpu-b1");  // SLURM's order, not sorted
+    CHECK(drain_deciding_node("").empty());
+    CHECK_THROWS_AS(drain_deciding_node("node[08-"), gangway::Error);
 }
 
 TEST_CASE("a requeued job keeps its own exclusions and adds the bad nodes once") {
