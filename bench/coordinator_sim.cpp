@@ -364,6 +364,7 @@ int main(int argc, char** argv) {
     envp.push_back(nullptr);
     ::unlink(report.c_str());
     ::unlink(heatmap.c_str());
+    ::unlink(errlog.c_str());
     const auto t0 = Clock::now();
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -371,7 +372,10 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (pid == 0) {
-        if (FILE* f = std::fopen(errlog.c_str(), "w")) ::dup2(::fileno(f), 2);
+        // A stream, not a whole file: created afresh (unlinked above), never
+        // through a link; open(), not fopen(), in this child of a threaded parent.
+        if (const int fd = ::open(errlog.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644); fd >= 0)
+            ::dup2(fd, 2);
         ::execve(argp[0], argp.data(), envp.data());
         std::perror("execve");
         ::_exit(127);

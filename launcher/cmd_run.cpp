@@ -173,8 +173,11 @@ Args parse(int argc, char** argv, bool is_run) {
     return a;
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-    if (auto w = sys::write_file_atomic(path, text); !w) {
+// The report and the heatmap: the user's own files (0666 less the umask, as
+// a shell's `>` makes them), through the one writer that never follows a
+// planted link and leaves the whole file or none (shared_dir_file.hpp).
+bool write_file(const std::string& path, const std::string& text, std::string_view what) {
+    if (auto w = sys::write_file_atomic(path, text, 0666, what); !w) {
         std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
         return false;
     }
@@ -229,7 +232,7 @@ void write_drain_requests(const PreflightOptions& opt, const preflight::Report& 
     for (const auto& d : requests) {
         std::string name = d.file;
         // 0644: root's Epilog reads it; the spool directory is everyone's.
-        auto w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644);
+        auto w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644, "the drain request");
         // The names are predictable, and in the sticky spool nobody may replace
         // another user's file: one planted under this name would stop the
         // request. Write it under a name of its own, NAME,RANDOM (',' is in no
@@ -238,7 +241,7 @@ void write_drain_requests(const PreflightOptions& opt, const preflight::Report& 
         if (!w && ::lstat((opt.drain_dir + "/" + d.file).c_str(), &planted) == 0 && planted.st_uid != ::geteuid()) {
             if (const auto r = sys::random_bytes(8)) {
                 name = d.file + "," + to_hex(*r);
-                w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644);
+                w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644, "the drain request");
             }
         }
         if (!w)
@@ -331,8 +334,8 @@ int preflight_main(int argc, char** argv, bool is_run) {
     const Outcome out = run_preflight(a.opt, step);
     if (out.coordinator && out.report) {
         std::fputs(render_table(*out.report).c_str(), stderr);
-        if (!a.opt.report.empty()) write_file(a.opt.report, render_json(*out.report));
-        if (!a.opt.heatmap.empty()) write_file(a.opt.heatmap, render_svg(*out.report));
+        if (!a.opt.report.empty()) write_file(a.opt.report, render_json(*out.report), "the report (--report)");
+        if (!a.opt.heatmap.empty()) write_file(a.opt.heatmap, render_svg(*out.report), "the heatmap (--heatmap)");
         if (out.exit_code != 0)
             write_drain_requests(a.opt, *out.report, step.node_rank < step.nodes.size() ? step.nodes[step.node_rank] : "");
     } else if (out.exit_code != 0 && (step.local == 0 || out.message.find("coordinator") != std::string::npos)) {

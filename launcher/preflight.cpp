@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "../lib/env/port.hpp"
 #include "../lib/env/step_view.hpp"
 #include "../lib/preflight/bootstrap.hpp"
+#include "../lib/preflight/crypto.hpp"
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/preflight/wire.hpp"
 #include "../lib/sys/net/pmix_bootstrap.hpp"
@@ -169,7 +171,10 @@ struct PmixBoot {
     // same node is still in its old PMIx session fails.
     void leave() {
         pmix_finalize(*session, 2);
-        exit_barrier->arrive(2);
+        // One line, from the node's first task only (the others wait the same
+        // bounded time and know no more).
+        if (auto b = exit_barrier->arrive(2); !b && exit_barrier->leader())
+            std::fprintf(stderr, "gangway: %s\n", b.error().c_str());
     }
 };
 
@@ -283,9 +288,17 @@ Result<void> TaskRun::fence1() {
         return {};
     }
     const unsigned here = s_.node_rank < s_.tasks_per_node.size() ? s_.tasks_per_node[s_.node_rank] : 1;
-    pmix_.exit_barrier = std::make_unique<NodeExitBarrier>(
-        "gangway." + std::to_string(::getuid()) + "." + s_.job_id + "." + s_.step_id + "." + std::to_string(s_.node_rank), speaker_,
-        here);
+    // The name, and a tag from the step's secret: a stranger on the node cannot
+    // guess it and take it first (the barrier checks its peers' uid anyway,
+    // pmix_bootstrap.hpp says how).
+    const std::string name =
+        "gangway." + std::to_string(::getuid()) + "." + s_.job_id + "." + s_.step_id + "." + std::to_string(s_.node_rank);
+    std::string tag;
+    try {
+        tag = "." + to_hex(hmac_sha256(s_.key, "gangway exit barrier " + name)).substr(0, 16);
+    } catch (const Error&) {  // no SHA-256 in libcrypto: the uid checks still hold
+    }
+    pmix_.exit_barrier = std::make_unique<NodeExitBarrier>(name + tag, speaker_, here);
     return {};
 }
 

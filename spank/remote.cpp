@@ -11,7 +11,7 @@
 
 #include "../lib/base/error.hpp"
 #include "../lib/sys/node/addrs.hpp"
-#include "../lib/sys/node/owned_file.hpp"
+#include "../lib/sys/node/shared_dir_file.hpp"
 #include "../lib/env/data_addr.hpp"
 #include "../lib/env/torch_hook.hpp"
 #include "check.hpp"

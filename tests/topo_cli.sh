@@ -41,6 +41,7 @@ echo "ok: $n scenario plans match their expected JSON"
 
 . "$(dirname "$0")/cli_check.sh"
 h100=$fx/dgx-h100.xml
+export H100=$h100
 check "table has the columns" 0 '^task +GPU +NIC +netdev +NUMA +cores +PCIe distance +why this NIC$' -- "$bin" topo --topology "$h100" --tasks 8
 check "table shows compact cpu lists" 0 '0-7,16-23' -- "$bin" topo --topology "$h100" --tasks 2
 check "table ends with NCCL_IB_HCA" 0 '^NCCL_IB_HCA==mlx5_0:1,mlx5_3:1,' -- "$bin" topo --topology "$h100"
@@ -70,6 +71,40 @@ check "table says SLURM's GPU order" 0 '^GPU indexes: PCI bus id order' -- "$bin
 check "unknown option" 2 'unknown option "--bogus"' -- "$bin" topo --bogus
 check "option without value" 2 'needs a value' -- "$bin" topo --tasks
 check "unwritable cache" 1 '^gangway topo: cannot write the topology cache' -- "$bin" topo --topology "$h100" --write-cache /nonexistent-dir/c
+check "cache path that is a directory: one line, nothing left" 1 '^gangway topo: cannot write the topology cache .*/isdir \(.*\); that name is a directory' -- sh -c 'mkdir -p "$1/isdir/sub" && "$2" topo --topology "$3" --write-cache "$1/isdir"' _ "$tmp/dirtest" "$bin" "$h100"
+[ "$(ls -A "$tmp/dirtest")" = isdir ] && echo "ok: no temporary file left" || { echo "FAIL: left in $tmp/dirtest: $(ls -A "$tmp/dirtest")"; fail=1; }
+
+# Issue 23 item 7: `gangway topo --write-cache`, run as root, into a directory
+# other users can write (0777 without the sticky bit, as a shared cache
+# directory may be; fs.protected_symlinks guards only sticky ones), where
+# another user planted links at the old predictable temporary name
+# (PATH.tmp.PID: the pid is known here, bash execs gangway in its own
+# process) and at the cache's own name. Before the fix root wrote the cache
+# into the first link's target and left the cache a link to it.
+shared=$tmp/shared
+chmod 0755 "$tmp" && mkdir -m 0777 "$shared" && chmod 0777 "$shared"
+printf 'precious\n' >"$tmp/victim" && printf 'precious too\n' >"$tmp/victim2"
+as_stranger=()
+if [ "$(id -u)" = 0 ] && setpriv --reuid=12345 --regid=12345 --clear-groups true 2>/dev/null; then
+  as_stranger=(setpriv --reuid=12345 --regid=12345 --clear-groups)
+else
+  echo "note: not root (or no setpriv): the links are planted by this user, not another"
+fi
+out=$(bash -c '"${@:4}" ln -s "$2" "$1.tmp.$$" && "${@:4}" ln -s "$3" "$1" && exec "$GANGWAY_BIN" topo --topology "$H100" --write-cache "$1"' \
+      _ "$shared/node.cache" "$tmp/victim" "$tmp/victim2" "${as_stranger[@]}" 2>&1)
+rc=$?
+if [ $rc = 0 ] && [ "$(cat "$tmp/victim")" = precious ] && [ "$(cat "$tmp/victim2")" = "precious too" ] &&
+   [ -f "$shared/node.cache" ] && [ ! -L "$shared/node.cache" ] && [ "$(stat -c %u "$shared/node.cache")" = "$(id -u)" ]; then
+  echo "ok: --write-cache writes through no link planted at its temporary or final name"
+else
+  echo "FAIL: --write-cache and planted links: rc=$rc: $out"; ls -la "$shared"
+  echo "victim: $(head -c 80 "$tmp/victim")"; echo "victim2: $(head -c 80 "$tmp/victim2")"; fail=1
+fi
+check "the cache written beside planted links reads back" 0 '^NCCL_IB_HCA==mlx5_0:1,' -- "$bin" topo --topology "$shared/node.cache"
+# Only the cache and the untouched planted link: no temporary file left.
+[ "$(find "$shared" -mindepth 1 | wc -l)" = 2 ] && echo "ok: nothing else left in the directory" ||
+  { echo "FAIL: left in $shared:"; ls -la "$shared"; fail=1; }
+
 check "fallback NIC says why" 0 '^0 +0004:04:00.0 +mlx5_0:1 .* numa +fallback: no NIC on any GPU.s switch' -- "$bin" topo --topology "$fx/ac922.xml"
 check "unused NIC: dead port" 0 '^NIC mlx5_3 \(ib3\) not used: every port is down' -- "$bin" topo --topology "$fx/ac922.xml"
 check "unused NIC: management Ethernet" 0 '^NIC enP5p1s0f0 not used: Ethernet without RDMA' -- "$bin" topo --topology "$fx/ac922.xml"

@@ -2,9 +2,11 @@
 // never follows a planted link, the reader checks the file it opened.
 #include "catch_compat.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -48,14 +50,63 @@ TEST_CASE("write_file_atomic: a link planted at the name is replaced, never writ
     // Nothing else is left behind: the private name was renamed.
     CHECK(std::distance(fs::directory_iterator(d.path), fs::directory_iterator{}) == 2);
     // The same for a path, as the report and heatmap are written.
-    REQUIRE(write_file_atomic((d.path / "r.json").string(), "{}\n"));
+    REQUIRE(write_file_atomic((d.path / "r.json").string(), "{}\n", 0666));
     CHECK(slurp(d.path / "r.json") == "{}\n");
 }
 
 TEST_CASE("write_file_atomic: a directory it cannot write to is one clear line") {
-    auto w = write_file_atomic("/nonexistent-dir", "x", "y");
+    auto w = write_file_atomic("/nonexistent-dir", "x", "y", 0644);
     REQUIRE_FALSE(w);
     CHECK(w.error().find("cannot write /nonexistent-dir/x") == 0);
+}
+
+TEST_CASE("write_file_atomic: a failure leaves nothing behind and says what to do") {
+    TempDir d;
+    // The final name is a directory that is not empty: the rename fails after
+    // the private file was written; it is removed.
+    fs::create_directory(d.path / "taken");
+    { std::ofstream(d.path / "taken" / "x") << "x"; }
+    auto w = write_file_atomic(d.path.string(), "taken", "text", 0644, "the report");
+    REQUIRE_FALSE(w);
+    CHECK(w.error().find("cannot write the report " + (d.path / "taken").string() + " (") == 0);
+    CHECK(w.error().find("give a file name") != std::string::npos);
+    CHECK(w.error().find('\n') == std::string::npos);
+    CHECK(std::distance(fs::directory_iterator(d.path), fs::directory_iterator{}) == 1);
+    // A write that fails half-way (the file-size limit): nothing half-written stays.
+    struct rlimit old{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old;
+    small.rlim_cur = 100;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    auto big = write_file_atomic(d.path.string(), "big", std::string(4096, 'x'), 0644);
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, old_handler);
+    REQUIRE_FALSE(big);
+    CHECK(big.error().find("cannot write " + (d.path / "big").string()) == 0);
+    CHECK(std::distance(fs::directory_iterator(d.path), fs::directory_iterator{}) == 1);
+    // Not a file name.
+    CHECK_FALSE(write_file_atomic(d.path.string() + "/", "x", 0644));
+    CHECK_FALSE(write_file_atomic(d.path.string(), "a/b", "x", 0644));
+}
+
+TEST_CASE("write_file_atomic: the mode is the one given, less the umask; the temporary name is unpredictable") {
+    TempDir d;
+    const mode_t old = ::umask(022);
+    REQUIRE(write_file_atomic(d.path.string(), "a", "1", 0644));
+    REQUIRE(write_file_atomic(d.path.string(), "b", "1", 0600));
+    ::umask(old);
+    CHECK((fs::status(d.path / "a").permissions() & fs::perms::all) == fs::perms(0644));
+    CHECK((fs::status(d.path / "b").permissions() & fs::perms::all) == fs::perms(0600));
+    // Something planted at every name of the old scheme (NAME.tmp.PID and the
+    // private name without its random part) is neither followed nor in the way.
+    const auto victim = d.path / "victim";
+    { std::ofstream(victim) << "precious\n"; }
+    fs::create_symlink(victim, d.path / ("c.tmp." + std::to_string(::getpid())));
+    fs::create_symlink(victim, d.path / (".c.tmp." + std::to_string(::getpid())));
+    REQUIRE(write_file_atomic(d.path.string(), "c", "new\n", 0644));
+    CHECK(slurp(victim) == "precious\n");
+    CHECK(slurp(d.path / "c") == "new\n");
 }
 
 TEST_CASE("read_owned_file: only a small regular file of the owner, checked on the open file") {

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../lib/base/error.hpp"
@@ -192,6 +193,35 @@ TEST_CASE("the topology cache round-trips", "[topo]") {
         CHECK(serialize_topology(sys::load_topology(path)) == serialize_topology(t));
         std::remove(path.c_str());
     }
+}
+
+// Issue 23 item 7: the cache was written through fopen(PATH.tmp.PID, "w"), a
+// name anyone could plant a link at in a shared directory. Before the fix
+// this wrote the cache into the link's target and left PATH a link to it.
+TEST_CASE("the cache is never written through a link planted at its names", "[topo]") {
+    char d[] = "/tmp/gangway-topo-link.XXXXXX";
+    REQUIRE(::mkdtemp(d));
+    const std::string dir = d, path = dir + "/node.cache", victim = dir + "/victim", victim2 = dir + "/victim2";
+    std::ofstream(victim) << "precious\n";
+    std::ofstream(victim2) << "precious too\n";
+    // At the old predictable temporary name (this process's pid) and at the final name.
+    REQUIRE(::symlink(victim.c_str(), (path + ".tmp." + std::to_string(::getpid())).c_str()) == 0);
+    REQUIRE(::symlink(victim2.c_str(), path.c_str()) == 0);
+    const Topology t = sys::load_topology_xml(fixture("pcie-4gpu.xml"));
+    sys::write_topology_cache(t, path);
+    auto slurp = [](const std::string& f) {
+        std::ifstream in(f);
+        return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    };
+    CHECK(slurp(victim) == "precious\n");
+    CHECK(slurp(victim2) == "precious too\n");
+    struct stat st{};
+    REQUIRE(::lstat(path.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK((st.st_mode & 0777) == (0644 & ~[] { const mode_t m = ::umask(0); ::umask(m); return m; }()));
+    CHECK(serialize_topology(sys::read_topology_cache(path)) == serialize_topology(t));
+    std::string cmd = "rm -rf '" + dir + "'";
+    CHECK(std::system(cmd.c_str()) == 0);
 }
 
 TEST_CASE("a missing or corrupt cache is a clear error", "[topo]") {

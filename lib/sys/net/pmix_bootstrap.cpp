@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstddef>
 #include <vector>
@@ -44,17 +46,54 @@ int ms_until(std::chrono::steady_clock::time_point t) {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - std::chrono::steady_clock::now()).count();
     return ms > 0 ? static_cast<int>(std::min<long long>(ms, 1 << 30)) : 0;
 }
+void sleep_until(std::chrono::steady_clock::time_point t) {
+    while (ms_until(t) > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms_until(t)));
+}
+// The uid of the process at the other end of a connected UNIX socket: the one
+// that connected (seen from accept's side) or that listened (from connect's).
+std::optional<uid_t> peer_uid(int fd) {
+    ucred c{};
+    socklen_t len = sizeof c;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &len) != 0 || len != sizeof c) return std::nullopt;
+    return c.uid;
+}
+std::string uid_text(std::optional<uid_t> uid) { return uid ? "uid " + std::to_string(*uid) : "a process of unknown uid"; }
+// A non-blocking connect: a UNIX socket connects at once or fails (EAGAIN
+// when the listener's backlog is full), so it never blocks past a deadline.
+int connect_now(const sockaddr_un& a, socklen_t len) {
+    const int c = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (c < 0) return -1;
+    if (::connect(c, reinterpret_cast<const sockaddr*>(&a), len) == 0) return c;
+    ::close(c);
+    return -1;
+}
+std::string seconds_text(double s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", s);
+    return b;
+}
 }  // namespace
 
 NodeExitBarrier::NodeExitBarrier(const std::string& name, bool leader, unsigned members)
     : name_(name), leader_(leader), members_(members) {
     if (!leader_ || members_ < 2) return;
     fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd_ < 0) {
+        cannot_listen_ = std::string("socket: ") + std::strerror(errno);
+        return;
+    }
     socklen_t len = 0;
     const sockaddr_un a = abstract_addr(name_, len);
-    if (fd_ >= 0 && (::bind(fd_, reinterpret_cast<const sockaddr*>(&a), len) != 0 || ::listen(fd_, 1024) != 0)) {
+    if (::bind(fd_, reinterpret_cast<const sockaddr*>(&a), len) != 0 || ::listen(fd_, 1024) != 0) {
+        const int e = errno;
         ::close(fd_);
         fd_ = -1;
+        cannot_listen_ = std::strerror(e);
+        if (e == EADDRINUSE) {  // who holds it: the listener's uid, as a connecting task would see it
+            const int c = connect_now(a, len);
+            cannot_listen_ = "the name is held by " + (c >= 0 ? uid_text(peer_uid(c)) : std::string("another process"));
+            if (c >= 0) ::close(c);
+        }
     }
 }
 
@@ -62,40 +101,70 @@ NodeExitBarrier::~NodeExitBarrier() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-void NodeExitBarrier::arrive(double timeout_s) {
-    if (members_ < 2) return;
+Result<void> NodeExitBarrier::arrive(double timeout_s) {
+    if (members_ < 2) return {};
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+    const uid_t me = ::geteuid();
+    const std::string what = "the exit barrier of this node's tasks (abstract socket @" + name_ + ")";
     if (leader_) {
-        if (fd_ < 0) return;
+        if (fd_ < 0) {
+            // Nobody can release the others: they wait out the timeout (a
+            // listener of another uid releases nobody), and so does this one.
+            sleep_until(until);
+            return Failure{what + " could not listen (" + cannot_listen_ + "): each task waited the full " +
+                           seconds_text(timeout_s) + " s instead of leaving with the others"};
+        }
         std::vector<int> peers;
+        unsigned refused = 0;
+        std::optional<uid_t> stranger;
         while (peers.size() + 1 < members_ && ms_until(until) > 0) {
             pollfd p{fd_, POLLIN, 0};
             if (::poll(&p, 1, std::min(ms_until(until), 100)) <= 0) continue;
             for (;;) {
                 const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
                 if (c < 0) break;
-                peers.push_back(c);
+                const auto uid = peer_uid(c);
+                if (uid && *uid == me) {
+                    peers.push_back(c);
+                } else {  // counts for nothing: closed at once
+                    ++refused;
+                    stranger = uid;
+                    ::close(c);
+                }
             }
         }
         for (int c : peers) ::close(c);  // the release: they read end-of-file
         ::close(fd_);
         fd_ = -1;
-        return;
+        if (refused)
+            return Failure{what + " refused " + std::to_string(refused) + " connection(s) from " + uid_text(stranger) +
+                           ", not this job's user (uid " + std::to_string(me) + "): another user on this node tried to "
+                           "release or hold the tasks; they released nobody"};
+        return {};
     }
     socklen_t len = 0;
     const sockaddr_un a = abstract_addr(name_, len);
     while (ms_until(until) > 0) {
-        const int c = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (c < 0) return;
-        if (::connect(c, reinterpret_cast<const sockaddr*>(&a), len) == 0) {
-            pollfd p{c, POLLIN, 0};
-            ::poll(&p, 1, ms_until(until));  // end-of-file: released
-            ::close(c);
-            return;
+        const int c = connect_now(a, len);
+        if (c < 0) {  // not listening yet, or its backlog full: try again
+            std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20, ms_until(until))));
+            continue;
         }
+        if (const auto uid = peer_uid(c); !uid || *uid != me) {
+            // A stranger holds the name: it must not release this task; the
+            // first task cannot listen either, so nobody will. Wait it out.
+            ::close(c);
+            sleep_until(until);
+            return Failure{what + " is held by " + uid_text(uid) + ", not this job's user: waited the full " +
+                           seconds_text(timeout_s) + " s"};
+        }
+        pollfd p{c, POLLIN, 0};
+        while (::poll(&p, 1, ms_until(until)) < 0 && errno == EINTR) {
+        }  // end-of-file: released
         ::close(c);
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20, ms_until(until))));
+        return {};
     }
+    return {};
 }
 
 #ifndef HAVE_PMIX

@@ -14,6 +14,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "cpu_sysfs.hpp"
+#include "shared_dir_file.hpp"
 #include "sysfs.hpp"
 
 namespace gangway::sys {
@@ -450,22 +451,10 @@ Topology load_topology_xml(const std::string& path) {
 }
 
 void write_topology_cache(const Topology& topo, const std::string& path) {
-    const std::string text = serialize_topology(topo);
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) {
-        const int e = errno;
-        throw Error("cannot write the topology cache " + path + " (" + std::strerror(e) +
-                    "); choose a writable path (the node's local disk) or run as root");
-    }
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        std::remove(tmp.c_str());
-        throw Error("cannot write the topology cache " + path + " (" + std::strerror(e) +
-                    "); check the disk and the directory's permissions");
-    }
+    // Usually run as root, maybe into a directory others can write: through
+    // the one writer that never follows a planted link (shared_dir_file.hpp).
+    // 0644: slurmstepd reads it as the job's user.
+    if (auto w = write_file_atomic(path, serialize_topology(topo), 0644, "the topology cache"); !w) throw Error(w.error());
 }
 
 Topology read_topology_cache(const std::string& path) {

@@ -24,9 +24,11 @@ Topology load_live_topology(IoScope io = IoScope::Devices);
 // the file is missing or not a topology.
 Topology load_topology_xml(const std::string& path);
 
-// The cache: gangway's own small text format (see topology.hpp). Written
-// atomically (temporary file + rename), so concurrent readers never see half
-// a file. Both throw gangway::Error with the path and what to do.
+// The cache: gangway's own small text format (see topology.hpp). Written by
+// write_file_atomic (shared_dir_file.hpp: a private random name created with
+// O_EXCL|O_NOFOLLOW, renamed into place, mode 0644), so concurrent readers
+// never see half a file and a link planted in the directory is never written
+// through. Both throw gangway::Error with the path and what to do.
 void write_topology_cache(const Topology& topo, const std::string& path);
 Topology read_topology_cache(const std::string& path);
 
