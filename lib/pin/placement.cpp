@@ -126,6 +126,11 @@ std::vector<NicChoice> compute_nics(const Topology& topo, const NicFilter& filte
     return out;
 }
 
+std::string ucx_device(const NicChoice& nic) {
+    if (nic.rdma) return nic.name + ":" + std::to_string(nic.port);
+    return nic.netdev.empty() ? nic.name : nic.netdev;
+}
+
 std::string nccl_ib_hca_value(const std::vector<NicChoice>& nics) {
     std::string out;
     for (const auto& n : nics) {

@@ -63,7 +63,7 @@ std::string format_placement_table(const Placement& plan) {
         rows.push_back({
             std::to_string(t.local_rank),
             dash(join(t.gpus, ",")),
-            dash(join(t.nics, ",", [](const NicChoice& n) { return n.name + ":" + std::to_string(n.port); })),
+            dash(join(t.nics, ",", [](const NicChoice& n) { return ucx_device(n); })),
             dash(join(t.nics, ",", [](const NicChoice& n) { return n.netdev.empty() ? std::string("-") : n.netdev; })),
             t.numa < 0 ? std::string("-") : std::to_string(t.numa),
             dash(format_cpu_list(t.cpus)),
