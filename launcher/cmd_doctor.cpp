@@ -6,7 +6,13 @@
 // symbol, read from the ELF file: the plugin is linked -z now and its spank_*
 // symbols only resolve inside SLURM, so it cannot be dlopen'ed here), the
 // SLURM this command was built for, and the plugstack.conf line.
+#include <fcntl.h>
 #include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include <cstdint>
 #include <cstdio>
@@ -14,12 +20,12 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "../lib/env/plugstack_check.hpp"
 #include "../lib/env/plugstack_text.hpp"
+#include "../lib/env/plugstack_walk.hpp"
 #include "../lib/preflight/elf_plugin.hpp"
 #include "../lib/preflight/version_text.hpp"
 #include "commands.hpp"
@@ -75,27 +81,47 @@ preflight::PluginInfo inspect_plugin(const std::string& path) {
     return preflight::plugin_info(f);
 }
 
-// Every line of plugstack.conf (and its includes) that loads a gangway.so;
-// `read` gets the files that could be read.
-void scan_plugstack(const std::string& file, std::vector<PlugstackLine>& out, std::vector<std::string>& read,
-                    int depth = 0) {
-    if (depth > 8) return;
-    std::ifstream in(file);
-    if (!in) return;
-    read.push_back(file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    for (auto& l : plugstack_lines(text.str(), file)) {
-        if (!l.include) {
-            out.push_back(std::move(l));
-            continue;
-        }
+// plugstack.conf and its includes as they are on this node, for walk_plugstack.
+class NodeFiles : public PlugstackFiles {
+public:
+    std::vector<std::string> expand(const std::string& pattern) override {
+        std::vector<std::string> out;
         glob_t g{};
-        if (glob(l.path.c_str(), 0, nullptr, &g) == 0)
-            for (std::size_t i = 0; i < g.gl_pathc; ++i) scan_plugstack(g.gl_pathv[i], out, read, depth + 1);
+        if (glob(pattern.c_str(), 0, nullptr, &g) == 0) out.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
         globfree(&g);
+        return out;
     }
-}
+    std::optional<Id> identify(const std::string& path) override {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+        return Id{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+    }
+    std::optional<Text> read(const std::string& path, std::size_t limit) override {
+        // Never waits on a FIFO put in a regular file's place since identify().
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) return std::nullopt;
+        struct stat st {};
+        Text t;
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+            char buf[65536];
+            for (;;) {
+                const ssize_t n = ::read(fd, buf, sizeof buf);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) break;
+                const std::size_t room = limit - t.text.size();
+                t.text.append(buf, std::min(room, static_cast<std::size_t>(n)));
+                if (static_cast<std::size_t>(n) > room) {
+                    t.truncated = true;
+                    break;
+                }
+            }
+        }
+        const bool regular = S_ISREG(st.st_mode);
+        ::close(fd);
+        if (!regular) return std::nullopt;
+        return t;
+    }
+};
 
 // SLURM's plugstack.conf: PlugStackConfig in slurm.conf, else next to slurm.conf.
 std::string default_plugstack() {
@@ -187,11 +213,15 @@ int cmd_doctor(int argc, char** argv) {
 
     // 2. plugstack.conf.
     if (plugstack.empty()) plugstack = default_plugstack();
-    std::vector<PlugstackLine> lines;
-    std::vector<std::string> read;
-    scan_plugstack(plugstack, lines, read);
-    for (const auto& m : check_plugstack(plugstack, read.size(), lines, plugin.empty() ? std::string(GANGWAY_PLUGIN_DEFAULT) : plugin))
-        r.say(m);
+    NodeFiles files;
+    const PlugstackWalk walk = walk_plugstack(plugstack, files);
+    const std::vector<PlugstackLine>& lines = walk.lines;
+    for (const auto& m : walk.remarks) r.say(m);
+    // Where the walk stopped before any gangway line, "no line loads gangway.so" would be a guess.
+    if (walk.complete || !lines.empty())
+        for (const auto& m : check_plugstack(plugstack, walk.read.size(), lines,
+                                             plugin.empty() ? std::string(GANGWAY_PLUGIN_DEFAULT) : plugin))
+            r.say(m);
 
     // 3. The plugin file.
     plugin = plugin_to_check(plugin, lines, GANGWAY_PLUGIN_DEFAULT);

@@ -98,6 +98,35 @@ check "loaded twice" 1 "PROBLEM: gangway.so is loaded 2 times"
 rm -f "$work"/etc/plugstack.conf.d/*
 doctor
 check "no line loads gangway" 1 "PROBLEM: no line of $work/etc/plugstack.conf or its includes loads gangway.so|PROBLEM: no line of $work/etc/plugstack.conf loads gangway.so"
+# Files that include each other (issue 23, item 9): five files each including
+# all five, itself too. The doctor read 5^8 files for it (18 s, 97,656 output
+# lines); now each file once, and one line about the cycle.
+mkdir -p "$work/etc/cycle.d"
+echo "include $work/etc/cycle.d/*.conf" >"$work/etc/plugstack.conf"
+for i in 1 2 3 4 5; do echo "include $work/etc/cycle.d/*.conf" >"$work/etc/cycle.d/f$i.conf"; done
+echo "required $so" >>"$work/etc/cycle.d/f3.conf"
+start=$SECONDS
+out=$(PATH="$work/bin:$PATH" timeout 60 "$bin" doctor --plugstack "$work/etc/plugstack.conf" 2>&1); rc=$?
+check "files including each other: one line about the cycle" 1 \
+  "PROBLEM: $work/etc/cycle.d/f1.conf:1 includes $work/etc/cycle.d/f1.conf, which is being read: a cycle .*remove the include \(and 14 more such includes\)$"
+if [ "$(grep -c 'a cycle (' <<<"$out")" != 1 ] || [ "$(wc -l <<<"$out")" -gt 12 ] || ((SECONDS - start > 10)); then
+  echo "FAIL: files including each other: $(wc -l <<<"$out") lines, $(grep -c 'a cycle (' <<<"$out") about the cycle, $((SECONDS - start)) s (want at most 12, 1, 10 s)"
+  head -5 <<<"$out"; fail=1
+else
+  echo "ok: files including each other: $(wc -l <<<"$out") lines in $((SECONDS - start)) s"
+fi
+grep -q "ok: $work/etc/cycle.d/f3.conf:2 loads $so (required)" <<<"$out" ||
+  { echo "FAIL: the gangway line inside the cycle is not reported: $(head -5 <<<"$out")"; fail=1; }
+# A glob that matches 300 files: the doctor reads 256 (plugstack.conf and 255
+# of them) and says where it stopped, and not that no line loads gangway.so.
+mkdir -p "$work/etc/many.d"
+for i in $(seq 1000 1299); do echo "# $i" >"$work/etc/many.d/$i.conf"; done
+printf 'include %s/etc/many.d/*.conf\nrequired %s\n' "$work" "$so" >"$work/etc/plugstack.conf"
+doctor
+check "a glob matching 300 files: stops at 256 with one line" 1 \
+  "PROBLEM: plugstack.conf and its includes go past 256 files \(at $work/etc/many.d/1255.conf\): the doctor stopped reading" \
+  "no line of .* loads gangway.so"
+rm -rf "$work/etc/cycle.d" "$work/etc/many.d"
 echo "required $work/missing/gangway.so" >"$work/etc/plugstack.conf"
 doctor
 check "the plugin is not where plugstack.conf says" 1 "PROBLEM: $work/missing/gangway.so cannot be read"

@@ -17,7 +17,7 @@ std::vector<std::pair<std::string, std::string>> pin_env(const PinInput& in) {
     if (!in.step_gpus.empty()) out.emplace_back("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
     if (!in.plan->nccl_ib_hca.empty()) out.emplace_back("NCCL_IB_HCA", in.plan->nccl_ib_hca);
     std::vector<std::string> nics;
-    for (const auto& n : t.nics) nics.push_back(n.name + ":" + std::to_string(n.port));
+    for (const auto& n : t.nics) nics.push_back(ucx_device(n));
     if (!nics.empty()) out.emplace_back("UCX_NET_DEVICES", join(nics, ","));
     if (in.layout == Mode::Task && !t.cpus.empty()) out.emplace_back("OMP_NUM_THREADS", std::to_string(t.cpus.size()));
     if (in.pin == PinMode::Narrow && !t.gpu_indexes.empty()) {

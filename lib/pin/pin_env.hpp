@@ -23,7 +23,8 @@ struct PinInput {
 // Variables in a stable order:
 //   CUDA_DEVICE_ORDER=PCI_BUS_ID (GPUs present), so CUDA numbers GPUs as SLURM and gangway do
 //   NCCL_IB_HCA=  node-wide exact list of compute HCAs (the same in every task, as NCCL's maintainers advise)
-//   UCX_NET_DEVICES=  this task's NIC(s)
+//   UCX_NET_DEVICES=  this task's NIC(s): an RDMA device's port (mlx5_0:1), else the
+//                     interface, which is how UCX's tcp transport names its devices (hsi0)
 //   OMP_NUM_THREADS=  the task's CPU count, task layout only (torchrun sets its workers' own)
 //   CUDA_VISIBLE_DEVICES  narrowed to the task's GPU(s), narrow mode only
 //   GANGWAY_GPUS, GANGWAY_NICS, GANGWAY_CPUS: what was chosen, for people and logs

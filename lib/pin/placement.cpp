@@ -58,12 +58,17 @@ std::optional<unsigned> usable_port(const Nic& nic) {
 
 namespace {
 
-// A fabric NIC, what the fallback may choose: one with an OpenFabrics device
-// (InfiniBand, RoCE, iWARP, EFA, Omni-Path) or HPE Slingshot's (cxiN, netdev
-// hsnN). A NIC with only a netdev is plain Ethernet: hwloc records no link
+// A fabric NIC, what the fallback may choose, by what it is: one with an
+// OpenFabrics device (InfiniBand, RoCE, iWARP, EFA, Omni-Path), or HPE
+// Slingshot's Cassini by its PCI ids (is_fabric_nic_pci: its netdev may be
+// named anything, hsiN on El Capitan-class nodes). The names HPE gives by
+// default (cxiN, netdev hsnN) stay a fallback, as before the ids: for a cache
+// written before gangway recorded them, and for whatever the ids miss. Any
+// other NIC with only a netdev is plain Ethernet: hwloc records no link
 // speed, so it cannot be told from the management port and is never chosen.
 bool is_fabric(const Nic& nic) {
-    return nic.rdma || nic.name.rfind("cxi", 0) == 0 || nic.netdev.rfind("hsn", 0) == 0;
+    return nic.rdma || is_fabric_nic_pci(nic.vendor, nic.device) || nic.name.rfind("cxi", 0) == 0 ||
+           nic.netdev.rfind("hsn", 0) == 0;
 }
 
 bool on_gpu_switch(const Topology& topo, const Nic& nic) {
@@ -119,6 +124,11 @@ std::vector<NicChoice> compute_nics(const Topology& topo, const NicFilter& filte
         return natural_less(a.name, b.name);
     });
     return out;
+}
+
+std::string ucx_device(const NicChoice& nic) {
+    if (nic.rdma) return nic.name + ":" + std::to_string(nic.port);
+    return nic.netdev.empty() ? nic.name : nic.netdev;
 }
 
 std::string nccl_ib_hca_value(const std::vector<NicChoice>& nics) {

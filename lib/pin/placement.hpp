@@ -123,6 +123,12 @@ std::vector<NicVerdict> nic_verdicts(const Topology& topo, const NicFilter& filt
 // Exact-match NCCL_IB_HCA value for these NICs (RDMA ones only).
 std::string nccl_ib_hca_value(const std::vector<NicChoice>& nics);
 
+// How UCX_NET_DEVICES names a chosen NIC: an RDMA device with its port
+// ("mlx5_0:1"); a NIC without one (Slingshot's, an included Ethernet port) by
+// its interface ("hsi0"), as UCX's tcp transport names its devices: "hsi0:1"
+// would match no UCX device.
+std::string ucx_device(const NicChoice& nic);
+
 // PCI bus id of SLURM GPU index `index`; throws gangway::Error if absent.
 std::string gpu_bus_id(const Topology& topo, unsigned index);
 

@@ -63,7 +63,7 @@ std::string format_placement_table(const Placement& plan) {
         rows.push_back({
             std::to_string(t.local_rank),
             dash(join(t.gpus, ",")),
-            dash(join(t.nics, ",", [](const NicChoice& n) { return n.name + ":" + std::to_string(n.port); })),
+            dash(join(t.nics, ",", [](const NicChoice& n) { return ucx_device(n); })),
             dash(join(t.nics, ",", [](const NicChoice& n) { return n.netdev.empty() ? std::string("-") : n.netdev; })),
             t.numa < 0 ? std::string("-") : std::to_string(t.numa),
             dash(format_cpu_list(t.cpus)),
@@ -93,6 +93,12 @@ std::string format_placement_notes(const Topology& topo, const NicFilter& filter
     std::set<std::string> used;
     for (const auto& t : plan.tasks)
         for (const auto& n : t.nics) used.insert(n.name);
+    // A version 1 cache kept no NIC ids: a Slingshot NIC named other than
+    // cxiN/hsnN is then no fabric NIC (is_fabric_nic_pci cannot tell).
+    if (std::any_of(topo.nics.begin(), topo.nics.end(), [](const Nic& n) { return !n.rdma && n.vendor == 0; }))
+        out += "NIC PCI ids unknown (a topology cache written before gangway kept them): a NIC without an RDMA device "
+               "counts as a fabric NIC only by its name (cxi*, hsn*); rewrite the cache with `gangway topo "
+               "--write-cache FILE`\n";
     for (const auto& v : nic_verdicts(topo, filter)) {
         if (used.count(v.nic->name)) continue;
         const bool compute = v.role == NicRole::Compute || v.role == NicRole::Fallback;

@@ -154,19 +154,25 @@ bool natural_less(std::string_view a, std::string_view b) {
 
 // --- cache file ----------------------------------------------------------------
 //
-//   gangway-topology 1
+//   gangway-topology 2
 //   package OS CPUS
 //   numa OS PACKAGE CPUS
 //   core PUS
 //   gpu BUSID VENDOR DEVICE NUMA PACKAGE NAME LOCALCPUS ANCESTRY
-//   nic NAME BUSID NETDEV RDMA PORTS NUMA PACKAGE LOCALCPUS ANCESTRY
+//   nic NAME BUSID NETDEV RDMA PORTS NUMA PACKAGE LOCALCPUS ANCESTRY VENDOR DEVICE
 //
 // "-" stands for an empty field; VENDOR/DEVICE are hex; PORTS is "1:4,2:1"
-// (number:state); ANCESTRY is comma-separated, parent first.
+// (number:state); ANCESTRY is comma-separated, parent first. Version 1 is
+// version 2 without the nic lines' VENDOR and DEVICE: it is still read (its
+// NICs' ids unknown, 0), so a cache written before keeps working after an
+// upgrade; such a NIC is a fabric NIC by its RDMA device or its name only
+// (`gangway topo` says to rewrite the cache). A gangway of version 1 refuses
+// a version 2 file by its first line, saying to rewrite it.
 
 namespace {
 
-constexpr const char* kMagic = "gangway-topology 1";
+constexpr const char* kMagic = "gangway-topology 2";
+constexpr const char* kMagicV1 = "gangway-topology 1";
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string cpus_or_dash(const CpuList& c) { return c.empty() ? "-" : format_cpu_list(c); }
@@ -198,7 +204,7 @@ std::string serialize_topology(const Topology& topo) {
         });
         out << "nic " << n.name << ' ' << n.pci.bus_id << ' ' << or_dash(n.netdev) << ' ' << (n.rdma ? 1 : 0) << ' '
             << or_dash(ports) << ' ' << n.pci.numa << ' ' << n.pci.package << ' ' << cpus_or_dash(n.pci.local_cpus)
-            << ' ' << list_or_dash(n.pci.ancestry) << "\n";
+            << ' ' << list_or_dash(n.pci.ancestry) << ' ' << hex4(n.vendor) << ' ' << hex4(n.device) << "\n";
     }
     out << "end\n";
     return out.str();
@@ -209,6 +215,7 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
     unsigned lineno = 0;
     std::string_view rest = text;
     bool saw_magic = false, saw_end = false;
+    std::size_t nic_fields = 12;  // version 1: 10 (no VENDOR DEVICE)
     auto fail = [&](const std::string& why) {
         return Error("topology cache " + origin + " is corrupt at line " + std::to_string(lineno) + " (" + why +
                      "); delete it and rewrite it with `gangway topo --write-cache " + origin + "`");
@@ -249,7 +256,8 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
         rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
         ++lineno;
         if (lineno == 1) {
-            if (line != kMagic)
+            if (line == kMagicV1) nic_fields = 10;
+            else if (line != kMagic)
                 throw Error("topology cache " + origin + " is not a gangway topology cache (first line is not \"" +
                             kMagic + "\"); rewrite it with `gangway topo --write-cache " + origin + "`");
             saw_magic = true;
@@ -280,7 +288,7 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
             g.pci.local_cpus = cpus_field(f[7]);
             g.pci.ancestry = list_field(f[8]);
             topo.gpus.push_back(std::move(g));
-        } else if (kind == "nic" && f.size() == 10) {
+        } else if (kind == "nic" && f.size() == nic_fields) {
             Nic n;
             n.name = f[1];
             n.pci.bus_id = f[2];
@@ -298,6 +306,10 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
             n.pci.package = int_field(f[7]);
             n.pci.local_cpus = cpus_field(f[8]);
             n.pci.ancestry = list_field(f[9]);
+            if (nic_fields == 12) {
+                n.vendor = static_cast<std::uint16_t>(uint_field(f[10], 16));
+                n.device = static_cast<std::uint16_t>(uint_field(f[11], 16));
+            }
             topo.nics.push_back(std::move(n));
         } else {
             throw fail("unexpected \"" + std::string(line.substr(0, 40)) + "\"");
@@ -350,6 +362,10 @@ bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t device_id, std::uint16_t 
     // 4752) sit on servers as BMC or onboard VGA; ROCm never sees them.
     if (vendor_id == 0x1002) return device_id < 0x4000 || device_id > 0x5fff;
     return false;
+}
+
+bool is_fabric_nic_pci(std::uint16_t vendor_id, std::uint16_t /*device_id*/) {
+    return vendor_id == 0x17db;  // Cray: Cassini (0501 Cassini 1), HPE Slingshot
 }
 
 const char* to_string(GpuOrder o) {

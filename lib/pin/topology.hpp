@@ -83,6 +83,8 @@ struct Nic {
     std::string netdev;        // network interface (ibp24s0), "" if none
     bool rdma = true;          // has an OpenFabrics device (usable in NCCL_IB_HCA)
     std::vector<NicPort> ports;// empty: unknown (treated as port 1)
+    std::uint16_t vendor = 0;  // PCI ids of its function; 0: unknown (a cache written before gangway kept them)
+    std::uint16_t device = 0;
 };
 
 struct Topology {
@@ -130,7 +132,8 @@ CpuList intersect(const CpuList& a, const CpuList& b);
 CpuList unite(const CpuList& a, const CpuList& b);
 CpuList subtract(const CpuList& a, const CpuList& b);
 
-// The cache file format (text, versioned; first line "gangway-topology 1").
+// The cache file format (text, versioned; first line "gangway-topology 2",
+// and "gangway-topology 1" files, whose NICs have no PCI ids, are read too).
 // parse_topology throws gangway::Error naming `origin` and the bad line.
 std::string serialize_topology(const Topology& topo);
 Topology parse_topology(std::string_view text, const std::string& origin);
@@ -149,6 +152,16 @@ void set_pus(Topology& topo, std::map<unsigned, Pu> pus);
 // hwloc's devices and the plugin's sysfs pre-scan; where hwloc recorded
 // compute OS devices the hwloc reader narrows it further (hwloc_topology.hpp).
 bool is_gpu_pci(std::uint16_t vendor_id, std::uint16_t device_id, std::uint16_t class_id);
+
+// A NIC that is a fabric NIC by its PCI ids alone, though hwloc gives it only
+// a network interface: HPE Slingshot's Cassini (vendor 17db, Cray; device
+// 0501 is Cassini 1, Slingshot 11's 200 Gb/s NIC). Cassini is the only Cray
+// PCI function on today's nodes, so the whole vendor counts (a Cassini 2
+// too, whose device id gangway does not know). Its netdev is named by the
+// site (hsnN by HPE's default, hsiN on LLNL's El Capitan-class nodes), and
+// lstopo (hwloc 2.12) of such a node shows no cxiN device for it, so neither
+// the name nor an RDMA device can tell.
+bool is_fabric_nic_pci(std::uint16_t vendor_id, std::uint16_t device_id);
 
 // Puts topo.gpus in SLURM index order and sets topo.gpu_order (see GpuOrder):
 // NVIDIA by PCI bus id; AMD by the rsmiN, else openclPdN, OS device names

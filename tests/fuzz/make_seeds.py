@@ -2,7 +2,10 @@
 """Writes the seed corpora of the wire targets (corpus/wire_frame,
 corpus/wire_messages): frames sealed as lib/preflight/wire.cpp seals them,
 under wire_frame.cpp's fixed key and nonces, and the answers nodes send, as
-encode_kv writes them. Run it again when the wire format changes."""
+encode_kv writes them. Run it again when the wire format changes.
+Also the shapes that once cost the doctor far too long (issue 23 item 9):
+corpus/elf/dynstr-no-nul, a plugin whose .dynstr has no NUL, and
+corpus/plugstack/include-cycle, five files each including all five."""
 import hashlib
 import hmac
 import os
@@ -40,6 +43,31 @@ seeds = {"wire_messages": {"card": kv(card), "reach": kv(reach), "bw": kv(bw), "
                            "nccl-failed": kv(failed)},
          "wire_frame": {"hello": frame(1, 1, kv(card)), "reach": frame(5, 1, kv(reach)), "empty": frame(7, 1, b""),
                         "escaped": kv({"error": "a%3Db%0Ac", "x": "%25"})}}
+
+
+def elf_dynstr_no_nul(strtab_size=4096, nsyms=256):
+    """ELF64 header; sections: 0 null, 1 .dynsym (link 2), 2 .dynstr of 'p'
+    without a NUL, 3 .data at 0x1000; every symbol named somewhere in 2."""
+    shnum, shoff = 4, 64
+    symoff = shoff + shnum * 64
+    dataoff = symoff + nsyms * 24
+    stroff = dataoff + 16
+    eh = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    eh += struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, shoff, 0, 64, 0, 0, 64, shnum, 0)
+    sh = bytes(64)
+    sh += struct.pack("<IIQQQQIIQQ", 0, 11, 0, 0, symoff, nsyms * 24, 2, 0, 8, 24)
+    sh += struct.pack("<IIQQQQIIQQ", 0, 3, 0, 0, stroff, strtab_size, 0, 0, 1, 0)
+    sh += struct.pack("<IIQQQQIIQQ", 0, 1, 0, 0x1000, dataoff, 16, 0, 0, 8, 0)
+    syms = b"".join(struct.pack("<IBBHQQ", (k * 16) % strtab_size, 0x11, 0, 3, 0x1000, 4) for k in range(nsyms))
+    data = struct.pack("<I", 0x160508) + b"spank\0" + bytes(6)
+    return eh + sh + syms + data + b"p" * strtab_size
+
+
+seeds["elf"] = {"dynstr-no-nul": elf_dynstr_no_nul()}
+seeds["plugstack"] = {"include-cycle": "\n%%\n".join(
+    ["include d/*.conf\n"] + ["include /etc/slurm/d/*.conf\n" +
+                               ("required /usr/lib/slurm/gangway.so iface=eth1\n" if i == 3 else "")
+                               for i in range(1, 6)]).encode()}
 for target, files in seeds.items():
     os.makedirs(os.path.join(here, "corpus", target), exist_ok=True)
     for name, data in files.items():

@@ -1,8 +1,53 @@
 // plugstack.conf as gangway doctor reads it, each gangway line's arguments
-// as the plugin judges them, and slurm.conf's PlugStackConfig.
+// as the plugin judges them, and slurm.conf's PlugStackConfig; then the walk
+// through includes (lib/env/plugstack_walk) over files cut from the input.
+#include <fnmatch.h>
+
+#include <map>
+
 #include "lib/env/config.hpp"
 #include "lib/env/plugstack_text.hpp"
+#include "lib/env/plugstack_walk.hpp"
 #include "tests/fuzz/fuzz.hpp"
+
+namespace {
+
+// The input cut at each "\n%%\n" into at most 8 files: /etc/slurm/plugstack.conf,
+// then /etc/slurm/d/1.conf to 7.conf, which its includes (and theirs) may
+// name by any pattern, themselves and each other included.
+class FuzzFiles : public gangway::PlugstackFiles {
+public:
+    explicit FuzzFiles(std::string_view in) {
+        for (int i = 0; i < 8; ++i) {
+            const auto cut = in.find("\n%%\n");
+            files_[i == 0 ? "/etc/slurm/plugstack.conf" : "/etc/slurm/d/" + std::to_string(i) + ".conf"] =
+                std::string(in.substr(0, cut));
+            if (cut == std::string_view::npos) break;
+            in.remove_prefix(cut + 4);
+        }
+    }
+    std::vector<std::string> expand(const std::string& pattern) override {
+        std::vector<std::string> out;
+        for (const auto& [p, _] : files_)
+            if (fnmatch(pattern.c_str(), p.c_str(), FNM_PATHNAME) == 0) out.push_back(p);
+        return out;
+    }
+    std::optional<Id> identify(const std::string& path) override {
+        const auto it = files_.find(path);
+        if (it == files_.end()) return std::nullopt;
+        return Id{0, static_cast<std::uint64_t>(std::distance(files_.begin(), it))};
+    }
+    std::optional<Text> read(const std::string& path, std::size_t limit) override {
+        const auto it = files_.find(path);
+        if (it == files_.end()) return std::nullopt;
+        return Text{it->second.substr(0, limit), it->second.size() > limit};
+    }
+
+private:
+    std::map<std::string, std::string> files_;  // sorted, as glob(3) sorts
+};
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto in = gangway::fuzz::text(data, size);
@@ -11,5 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             gangway::fuzz::refusable([&] { (void)gangway::parse_site_args(line.args); });
     });
     gangway::fuzz::refusable([&] { (void)gangway::plugstack_config(in); });
+    // The walk takes any files: never an exception, and each file read at most once.
+    FuzzFiles files(in);
+    const auto walk = gangway::walk_plugstack("/etc/slurm/plugstack.conf", files);
+    if (walk.read.size() > 8) __builtin_trap();
     return 0;
 }

@@ -5,6 +5,11 @@
 
 #include "../../lib/env/plugstack_check.hpp"
 #include "../../lib/env/plugstack_text.hpp"
+#include "../../lib/env/plugstack_walk.hpp"
+
+#include <fnmatch.h>
+
+#include <map>
 #include "../../lib/preflight/version_text.hpp"
 
 using namespace gangway;
@@ -151,4 +156,144 @@ TEST_CASE("the plugin file the doctor inspects") {
     CHECK(plugin_to_check("", abs, "/default.so") == "/opt/gangway.so");
     CHECK(plugin_to_check("", rel, "/default.so") == "/default.so");
     CHECK(plugin_to_check("", {}, "/default.so") == "/default.so");
+}
+
+namespace {
+
+// Files in memory, counting what the walk asks of them. `links` name a file
+// by another path (a symbolic link): the same identity.
+class MemoryFiles : public PlugstackFiles {
+public:
+    std::map<std::string, std::string> files;
+    std::map<std::string, std::string> links;  // path -> the file it names
+    std::size_t reads = 0, identifies = 0, bytes_read = 0;
+
+    std::vector<std::string> expand(const std::string& pattern) override {
+        std::vector<std::string> out;
+        for (const auto& [p, _] : files)
+            if (fnmatch(pattern.c_str(), p.c_str(), FNM_PATHNAME) == 0) out.push_back(p);
+        for (const auto& [p, _] : links)
+            if (fnmatch(pattern.c_str(), p.c_str(), FNM_PATHNAME) == 0) out.push_back(p);
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+    std::optional<Id> identify(const std::string& path) override {
+        ++identifies;
+        const std::string& real = links.count(path) ? links.at(path) : path;
+        const auto it = files.find(real);
+        if (it == files.end()) return std::nullopt;
+        return Id{1, static_cast<std::uint64_t>(std::distance(files.begin(), it))};
+    }
+    std::optional<Text> read(const std::string& path, std::size_t limit) override {
+        ++reads;
+        const std::string& real = links.count(path) ? links.at(path) : path;
+        const auto it = files.find(real);
+        if (it == files.end()) return std::nullopt;
+        Text t{it->second.substr(0, limit), it->second.size() > limit};
+        bytes_read += t.text.size();
+        return t;
+    }
+};
+
+const std::string kLoad = "required /usr/lib/slurm/gangway.so\n";
+
+}  // namespace
+
+TEST_CASE("plugstack includes: every file read once, cycles told in one line (issue 23 item 9)") {
+    // Five files each including all five, itself too: the doctor read 5^8
+    // files and took 18 s before; now each file once.
+    MemoryFiles fs;
+    fs.files["/etc/slurm/plugstack.conf"] = "include plugstack.conf.d/*.conf\n";
+    for (int i = 1; i <= 5; ++i) fs.files["/etc/slurm/plugstack.conf.d/f" + std::to_string(i) + ".conf"] =
+        "include /etc/slurm/plugstack.conf.d/*.conf\n" + (i == 3 ? kLoad : "");
+    const auto w = walk_plugstack("/etc/slurm/plugstack.conf", fs);
+    CHECK(w.complete);
+    CHECK(w.read.size() == 6);
+    CHECK(fs.reads == 6);
+    CHECK(fs.identifies == 1 + 5 + 5 * 5);  // conf, its 5 matches, each file's 5 matches
+    REQUIRE(w.lines.size() == 1);
+    CHECK(w.lines[0].file == "/etc/slurm/plugstack.conf.d/f3.conf");
+    CHECK(w.lines[0].line == 2);
+    REQUIRE(w.remarks.size() == 1);
+    CHECK(w.remarks[0].level == Remark::Level::problem);
+    CHECK(w.remarks[0].text ==
+          "/etc/slurm/plugstack.conf.d/f1.conf:1 includes /etc/slurm/plugstack.conf.d/f1.conf, which is being read: a "
+          "cycle (/etc/slurm/plugstack.conf.d/f1.conf -> /etc/slurm/plugstack.conf.d/f1.conf); SLURM does not guard "
+          "against it and reads the files over and over until srun and slurmstepd run out of open files and fail; "
+          "remove the include (and 14 more such includes)");
+
+    // Twenty files, each including all twenty: linear in the includes.
+    MemoryFiles big;
+    big.files["/p.conf"] = "include /d/*.conf\n";
+    for (int i = 0; i < 20; ++i) big.files["/d/" + std::to_string(i) + ".conf"] = "include /d/*.conf\ninclude /d/*.conf\n";
+    const auto b = walk_plugstack("/p.conf", big);
+    CHECK(b.read.size() == 21);
+    CHECK(big.reads == 21);
+    CHECK(big.identifies == 1 + 20 + 20 * 2 * 20);
+}
+
+TEST_CASE("plugstack includes: a file included twice, or through a link, is read once") {
+    MemoryFiles fs;
+    fs.files["/p.conf"] = "include /a.conf\ninclude /b.conf\n";
+    fs.files["/a.conf"] = "include /c.conf\n";
+    fs.files["/b.conf"] = "include /c-link.conf\n";
+    fs.files["/c.conf"] = kLoad;
+    fs.links["/c-link.conf"] = "/c.conf";
+    const auto w = walk_plugstack("/p.conf", fs);
+    CHECK(w.read == std::vector<std::string>{"/p.conf", "/a.conf", "/c.conf", "/b.conf"});
+    CHECK(w.lines.size() == 1);
+    REQUIRE(w.remarks.size() == 1);
+    CHECK(w.remarks[0].level == Remark::Level::note);
+    CHECK(w.remarks[0].text ==
+          "/b.conf:1 includes /c-link.conf again (first read through /a.conf:1): SLURM reads it twice and refuses its "
+          "plugins the second time; include it once");
+    // plugstack.conf including itself by another name.
+    fs.files["/c.conf"] = "include /p.conf\n";
+    const auto self = walk_plugstack("/p.conf", fs);
+    REQUIRE(self.remarks.size() == 1);
+    CHECK_THAT(self.remarks[0].text, Catch::Matchers::StartsWith("/c.conf:1 includes /p.conf, which is being read: a "
+                                                                 "cycle (/p.conf -> /a.conf -> /c.conf -> /p.conf)"));
+    // Missing files and empty globs are skipped, as SLURM skips them.
+    MemoryFiles none;
+    none.files["/p.conf"] = "include /nowhere/*.conf\ninclude /missing.conf\n" + kLoad;
+    const auto n = walk_plugstack("/p.conf", none);
+    CHECK(n.remarks.empty());
+    CHECK(n.lines.size() == 1);
+    CHECK(walk_plugstack("/absent.conf", none).read.empty());
+}
+
+TEST_CASE("plugstack includes: a budget of files, bytes and include paths") {
+    // A glob matching 300 files: 256 read, then one problem line.
+    MemoryFiles many;
+    many.files["/p.conf"] = "include /d/*\n";
+    for (int i = 0; i < 300; ++i) many.files["/d/" + std::to_string(1000 + i)] = "# nothing\n";
+    auto w = walk_plugstack("/p.conf", many);
+    CHECK_FALSE(w.complete);
+    CHECK(w.read.size() == 256);
+    CHECK(many.reads == 256);
+    REQUIRE(w.remarks.size() == 1);
+    CHECK(w.remarks[0].level == Remark::Level::problem);
+    CHECK(w.remarks[0].text ==
+          "plugstack.conf and its includes go past 256 files (at /d/1255): the doctor stopped reading there and did "
+          "not check the rest, which SLURM reads at every job step; keep plugstack.conf to a few small files");
+
+    // Bytes: all files together, and the file that goes past is not read further.
+    MemoryFiles large;
+    large.files["/p.conf"] = "include /big\n" + kLoad;
+    large.files["/big"] = std::string(5u << 20, '#');
+    w = walk_plugstack("/p.conf", large);
+    CHECK(large.bytes_read <= (4u << 20) + 64);
+    REQUIRE(w.remarks.size() == 1);
+    CHECK_THAT(w.remarks[0].text, Catch::Matchers::StartsWith("plugstack.conf and its includes go past 4 MiB (at /big)"));
+    CHECK(w.lines.empty());  // the walk stopped before the line after the include
+
+    // Include lines that each match nothing still count.
+    MemoryFiles lines;
+    std::string text;
+    for (int i = 0; i < 5000; ++i) text += "include /none" + std::to_string(i) + "/*\n";
+    lines.files["/p.conf"] = text;
+    w = walk_plugstack("/p.conf", lines, {.files = 256, .bytes = 4u << 20, .paths = 100});
+    REQUIRE(w.remarks.size() == 1);
+    CHECK_THAT(w.remarks[0].text, Catch::Matchers::StartsWith("plugstack.conf and its includes go past 100 include paths "
+                                                              "(at /p.conf:101)"));
 }

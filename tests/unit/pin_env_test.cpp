@@ -77,3 +77,18 @@ TEST_CASE("GPU-less plans set no CUDA or NCCL variables") {
     CHECK(m["GANGWAY_CPUS"] == "0-1");
     CHECK_THROWS_WITH(pin_env(PinInput{&p, 3, PinMode::On, Mode::Task, {}, {}}), Catch::Matchers::ContainsSubstring("local task 3 has no placement"));
 }
+
+TEST_CASE("a NIC without an RDMA device is UCX's tcp device: its interface, no port (issue 23 item 10)") {
+    // El Capitan class: the Cassini NIC's only OS device is the interface hsi2.
+    Placement p;
+    TaskPlacement t;
+    t.gpu_indexes = {2};
+    t.gpus = {"0002:02:00.0"};
+    t.nics = {NicChoice{"hsi2", 1, "hsi2", "0002:01:00.0", false, true}};
+    t.cpus = {8, 9};
+    p.tasks = {t};
+    auto m = as_map(pin_env(PinInput{&p, 0, PinMode::On, Mode::Task, {2}, {}}));
+    CHECK(m["UCX_NET_DEVICES"] == "hsi2");
+    CHECK(m["GANGWAY_NICS"] == "hsi2");
+    CHECK(m.count("NCCL_IB_HCA") == 0);
+}

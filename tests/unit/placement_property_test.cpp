@@ -190,11 +190,16 @@ void check_plan(const Topology& t, const PlacementRequest& req, const Placement&
             }));
         }
     }
-    // The fallback stands in only when no NIC sits on a GPU's switch, and never picks plain Ethernet.
+    // The fallback stands in only when no NIC sits on a GPU's switch, and never
+    // picks plain Ethernet: a fallback NIC has an RDMA device or is Slingshot's
+    // (its PCI ids, or HPE's default names).
     for (const auto& c : compute) {
         if (!c.fallback) continue;
         CHECK(req.nics.include.empty());
-        CHECK((c.rdma || c.netdev.rfind("hsn", 0) == 0));
+        const auto nic = std::find_if(t.nics.begin(), t.nics.end(), [&](const Nic& n) { return n.name == c.name; });
+        REQUIRE(nic != t.nics.end());
+        CHECK((c.rdma || is_fabric_nic_pci(nic->vendor, nic->device) || c.netdev.rfind("hsn", 0) == 0 ||
+               c.name.rfind("cxi", 0) == 0));
     }
 }
 

@@ -334,3 +334,65 @@ TEST_CASE("GPU-less steps on memory-only NUMA nodes: no two tasks share cores", 
         CHECK(both.empty());
     }
 }
+
+namespace {
+
+// One GPU and one NIC on another root port of its host bridge: no NIC on a
+// GPU's switch, so the fallback decides, by what the NIC is.
+Topology one_gpu_one_nic(const std::string& name, std::uint16_t vendor, std::uint16_t device, bool rdma) {
+    Topology t;
+    t.packages = {{0, {0, 1}}};
+    t.numa_nodes = {{0, 0, {0, 1}}};
+    t.cores = {{{0}}, {{1}}};
+    std::map<unsigned, Pu> pus{{0, Pu{0, 0, -1, -1}}, {1, Pu{1, 1, -1, -1}}};
+    set_pus(t, std::move(pus));
+    Gpu g;
+    g.pci = {"0000:02:00.0", {"0000:00:07.1", "host:0000:00"}, 0, 0, {0, 1}};
+    g.vendor = 0x1002;
+    g.device = 0x74a0;
+    t.gpus = {g};
+    Nic n;
+    n.pci = {"0000:01:00.0", {"0000:00:01.1", "host:0000:00"}, 0, 0, {0, 1}};
+    n.name = name;
+    n.netdev = name;
+    n.rdma = rdma;
+    n.vendor = vendor;
+    n.device = device;
+    t.nics = {n};
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("Slingshot NICs by their PCI ids, whatever their names; the names stay a fallback (issue 23 item 10)", "[topo]") {
+    auto role = [](const Topology& t) { return nic_verdicts(t, {}).at(0).role; };
+    // El Capitan class: a Cassini 1 whose interface is hsi0. Not chosen before.
+    CHECK(role(one_gpu_one_nic("hsi0", 0x17db, 0x0501, false)) == NicRole::Fallback);
+    // The same name on another vendor's Ethernet port is no fabric NIC
+    // (on AC922s hsiN are IPoIB netdevs, which come with their HCA's RDMA device).
+    CHECK(role(one_gpu_one_nic("hsi0", 0x14e4, 0x1657, false)) == NicRole::NotFabric);
+    // HPE's default names still count, ids known or not (a version 1 cache).
+    CHECK(role(one_gpu_one_nic("hsn0", 0, 0, false)) == NicRole::Fallback);
+    CHECK(role(one_gpu_one_nic("cxi0", 0, 0, false)) == NicRole::Fallback);
+    CHECK(role(one_gpu_one_nic("eno1", 0x8086, 0x1563, false)) == NicRole::NotFabric);
+    CHECK(role(one_gpu_one_nic("mlx5_0", 0x15b3, 0x1021, true)) == NicRole::Fallback);
+    // The fixture, rebuilt from an El Capitan-class node's lstopo: each APU
+    // gets the Cassini NIC of its host bridge, and UCX_NET_DEVICES names it.
+    const Topology& e = fixture("elcap-mi300a");
+    const Placement p = plan_placement(e, request(e, 4));
+    for (unsigned i = 0; i < 4; ++i) {
+        REQUIRE(p.tasks[i].nics.size() == 1);
+        CHECK(p.tasks[i].nics[0].name == "hsi" + std::to_string(i));
+        CHECK(p.tasks[i].nics[0].fallback);
+        CHECK_FALSE(p.tasks[i].nics[0].rdma);
+        CHECK(*p.tasks[i].distance == PciDistance::HostBridge);
+    }
+    CHECK(p.nccl_ib_hca.empty());
+    // A version 1 cache of that node keeps no ids: the note says to rewrite it.
+    Topology old = e;
+    for (auto& n : old.nics) n.vendor = n.device = 0;
+    CHECK(nic_verdicts(old, {}).at(0).role == NicRole::NotFabric);
+    const std::string notes = format_placement_notes(old, {}, plan_placement(old, request(old, 4)));
+    CHECK(notes.find("NIC PCI ids unknown (a topology cache written before gangway kept them)") != std::string::npos);
+    CHECK(format_placement_notes(e, {}, p).find("PCI ids unknown") == std::string::npos);
+}

@@ -131,7 +131,8 @@ TEST_CASE("every fixture loads, with the GPUs and NICs it documents", "[topo]") 
                           Want{"cpu-2numa.xml", 0, 2, 2, 16},
                           Want{"knl-flat.xml", 0, 2, 2, 16}, Want{"xeonmax-flat.xml", 0, 2, 4, 32},
                           Want{"es1000-2gpu.xml", 2, 2, 2, 24}, Want{"mi50-rsmi.xml", 8, 2, 2, 32},
-                          Want{"mi50-pci.xml", 8, 2, 2, 32}, Want{"ac922.xml", 4, 5, 6, 16}}) {
+                          Want{"mi50-pci.xml", 8, 2, 2, 32}, Want{"ac922.xml", 4, 5, 6, 16},
+                          Want{"elcap-mi300a.xml", 4, 4, 4, 32}}) {
         INFO(w.file);
         const Topology t = sys::load_topology_xml(fixture(w.file));
         CHECK(t.gpus.size() == w.gpus);
@@ -374,4 +375,39 @@ TEST_CASE("a topology cache's CPU lists are bounded in all") {
     for (int i = 0; i < 3; ++i) cache += "core 0-524287\n";
     CHECK_THROWS_WITH(parse_topology(cache, "t.cache"),
                       Catch::Matchers::ContainsSubstring("at line 4 (more than 1048576 CPUs listed in all)"));
+}
+
+TEST_CASE("NICs keep their PCI ids, in the cache too; a version 1 cache still loads (issue 23 item 10)", "[topo]") {
+    const Topology t = sys::load_topology_xml(fixture("elcap-mi300a.xml"));
+    const Nic& hsi0 = nic_named(t, "hsi0");
+    CHECK(hsi0.vendor == 0x17db);
+    CHECK(hsi0.device == 0x0501);
+    CHECK_FALSE(hsi0.rdma);
+    CHECK(hsi0.netdev == "hsi0");
+    CHECK(nic_named(sys::load_topology_xml(fixture("dgx-h100.xml")), "mlx5_0").vendor == 0x15b3);
+    const std::string cache = serialize_topology(t);
+    CHECK(cache.rfind("gangway-topology 2\n", 0) == 0);
+    CHECK(cache.find("nic hsi0 0000:01:00.0 hsi0 0 - 0 0 0-3,16-19 0000:00:01.1,host:0000:00 17db 0501\n") !=
+          std::string::npos);
+    const Topology back = parse_topology(cache, "cache");
+    CHECK(nic_named(back, "hsi0").vendor == 0x17db);
+    CHECK(nic_named(back, "hsi0").device == 0x0501);
+    // A cache written before: version 1, nic lines without ids.
+    const std::string v1 =
+        "gangway-topology 1\npackage 0 0-1\nnuma 0 0 0-1\ncore 0\ncore 1\n"
+        "nic hsn0 0000:01:00.0 hsn0 0 - 0 0 0-1 host:0000:00\nend\n";
+    const Topology old = parse_topology(v1, "old.cache");
+    REQUIRE(old.nics.size() == 1);
+    CHECK(old.nics[0].vendor == 0);
+    CHECK(old.nics[0].netdev == "hsn0");
+    // Each version with its own nic lines only.
+    CHECK_THROWS_WITH(parse_topology("gangway-topology 1\ncore 0\nnic a 0000:01:00.0 - 1 - 0 0 - - 15b3 1021\nend\n", "c"),
+                      Catch::Matchers::ContainsSubstring("corrupt at line 3"));
+    CHECK_THROWS_WITH(parse_topology("gangway-topology 2\ncore 0\nnic a 0000:01:00.0 - 1 - 0 0 - -\nend\n", "c"),
+                      Catch::Matchers::ContainsSubstring("corrupt at line 3"));
+    CHECK_THROWS_WITH(parse_topology("gangway-topology 3\ncore 0\nend\n", "c"),
+                      Catch::Matchers::ContainsSubstring("is not a gangway topology cache (first line is not \"gangway-topology 2\")"));
+    CHECK(is_fabric_nic_pci(0x17db, 0x0501));
+    CHECK_FALSE(is_fabric_nic_pci(0x15b3, 0x1021));
+    CHECK_FALSE(is_fabric_nic_pci(0, 0));
 }

@@ -243,10 +243,14 @@ Topology convert(hwloc_topology_t topo) {
         }
         if (fabrics.empty() && nets.empty()) continue;
         const PciLocation loc = locate(topo, d);
+        // What the NIC is, whatever its interfaces are named (is_fabric_nic_pci).
+        const std::uint16_t vendor = d->attr->pcidev.vendor_id, device = d->attr->pcidev.device_id;
         if (!fabrics.empty()) {
             for (hwloc_obj_t f : fabrics) {
                 Nic n;
                 n.pci = loc;
+                n.vendor = vendor;
+                n.device = device;
                 n.name = f->name;
                 n.rdma = true;
                 n.ports = ports_of(f);
@@ -264,6 +268,8 @@ Topology convert(hwloc_topology_t topo) {
             for (hwloc_obj_t net : nets) {
                 Nic n;
                 n.pci = loc;
+                n.vendor = vendor;
+                n.device = device;
                 n.name = net->name;
                 n.netdev = net->name;
                 n.rdma = false;
