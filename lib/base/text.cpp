@@ -29,6 +29,14 @@ std::string origin_value(std::string_view origin, std::string_view value) {
     return std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(value);
 }
 
+std::string excerpt(std::string_view s, std::size_t max) {
+    std::string out(s.substr(0, max));
+    for (char& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    if (s.size() > max) out += "... (" + std::to_string(s.size()) + " characters)";
+    return out;
+}
+
 std::string_view trim_right(std::string_view s, std::string_view chars) {
     const auto last = s.find_last_not_of(chars);
     return s.substr(0, last == std::string_view::npos ? 0 : last + 1);

@@ -42,6 +42,12 @@ std::string join(const Range& items, std::string_view sep, ToText&& to_text) {
 // "GANGWAY_PIN", "plugstack.conf: pin="): an origin already ending in '=' gets none added.
 std::string origin_value(std::string_view origin, std::string_view value);
 
+// Outside input as a message may quote it: at most `max` characters of it
+// (then "..." and its whole length), control characters as '?', so that a
+// refusal stays one short line however long or odd the input was (a node
+// list of 64 KB, with newlines between its hosts).
+std::string excerpt(std::string_view s, std::size_t max = 64);
+
 // `s` without the characters of `chars` at its end.
 std::string_view trim_right(std::string_view s, std::string_view chars = " \t\r\n");
 

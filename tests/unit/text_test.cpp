@@ -52,6 +52,14 @@ TEST_CASE("trim_right") {
     CHECK(trim_right("0-3\t\n ", "\n ") == "0-3\t");
 }
 
+TEST_CASE("excerpt: outside input quoted on one short line") {
+    using gangway::excerpt;
+    CHECK(excerpt("node[1-3") == "node[1-3");
+    CHECK(excerpt("a\nb\tc\x7f") == "a?b?c?");
+    CHECK(excerpt(std::string(100, 'x'), 10) == "xxxxxxxxxx... (100 characters)");
+    CHECK(excerpt("") == "");
+}
+
 TEST_CASE("parse_uint: the whole string, in range, no exceptions") {
     CHECK(parse_uint("0") == 0u);
     CHECK(parse_uint("4096") == 4096u);
