@@ -1,5 +1,7 @@
 #include "hostlist.hpp"
 
+#include <charconv>
+
 #include "../base/error.hpp"
 #include "../base/text.hpp"
 
@@ -8,95 +10,170 @@ namespace {
 
 bool is_separator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n'; }
 
-// Splits on separators that are not inside brackets: "a[1,2],b" -> "a[1,2]", "b".
-std::vector<std::string_view> tokens(std::string_view expr) {
-    std::vector<std::string_view> out;
+Error bad(std::string_view whole, const std::string& why) {
+    return Error("hostlist \"" + excerpt(whole) + "\": " + why);
+}
+
+Error too_many(std::string_view whole) {
+    return bad(whole, "more than " + std::to_string(kMaxHostlistHosts) + " hosts");
+}
+
+// Brackets must balance before anything is expanded (so a list that is
+// malformed at its end is refused as such, whatever comes before): one pass.
+void check_brackets(std::string_view expr) {
+    int depth = 0;
+    for (char c : expr) {
+        if (c == '[') ++depth;
+        if (c == ']' && --depth < 0) throw bad(expr, "']' without '['");
+    }
+    if (depth != 0) throw bad(expr, "'[' is never closed");
+}
+
+std::size_t digits(unsigned long v) {
+    std::size_t n = 1;
+    while (v >= 10) v /= 10, ++n;
+    return n;
+}
+
+unsigned long parse_number(std::string_view s, std::string_view whole) {
+    const auto v = parse_uint<unsigned long>(s);
+    if (!v) throw bad(whole, "\"" + excerpt(s) + "\" is not a number in a range");
+    return *v;
+}
+
+// One item of a bracket group: lo-hi, each name's number padded to `width`
+// (the low bound's digits, as in SLURM: [08-11] -> 08 09 10 11).
+struct Range {
+    unsigned long lo = 0, hi = 0;
+    std::size_t width = 0;
+};
+
+// A token as SLURM reads it: text, a bracket group, text, ..., text. Every
+// group multiplies the names: SLURM expands the last group as the range and
+// the earlier ones inside the prefix, which gives the product of the groups
+// in order, the last varying fastest. Parsed once, left to right, with each
+// name's count and greatest length known before any name is made.
+struct Token {
+    std::vector<std::string_view> text;  // groups + 1 pieces, maybe empty
+    std::vector<Range> ranges;           // every group's items, group after group
+    std::vector<std::size_t> group_end;  // one past each group's last item in `ranges`
+};
+
+Token parse_token(std::string_view token, std::string_view whole, std::size_t room) {
+    Token t;
+    std::size_t longest = 0, names = 1, start = 0;
+    auto add_text = [&](std::string_view s) {
+        longest += s.size();
+        if (longest > kMaxHostNameLength)
+            throw bad(whole, "a host name would be longer than " + std::to_string(kMaxHostNameLength) + " characters");
+        t.text.push_back(s);
+    };
+    for (std::size_t open = token.find('['); open != std::string_view::npos; open = token.find('[', start)) {
+        add_text(token.substr(start, open - start));
+        const auto close = token.find(']', open);  // balanced: check_brackets
+        const std::string_view body = token.substr(open + 1, close - open - 1);
+        if (body.find('[') != std::string_view::npos) throw bad(whole, "nested or misplaced brackets");
+        if (body.empty()) throw bad(whole, "empty brackets");
+        std::size_t count = 0, widest = 0;
+        for (std::size_t pos = 0;;) {
+            const auto comma = body.find(',', pos);
+            const std::string_view item = body.substr(pos, comma == std::string_view::npos ? comma : comma - pos);
+            if (item.empty()) throw bad(whole, "empty item in brackets");
+            const auto dash = item.find('-');
+            const std::string_view lo_s = item.substr(0, dash);
+            const std::string_view hi_s = dash == std::string_view::npos ? lo_s : item.substr(dash + 1);
+            // The width first: a zero-padded bound longer than a name is
+            // refused before its digits are read as a number.
+            const std::size_t width = lo_s.size();
+            if (longest + width > kMaxHostNameLength)
+                throw bad(whole, "a host name would be longer than " + std::to_string(kMaxHostNameLength) + " characters");
+            const unsigned long lo = parse_number(lo_s, whole), hi = parse_number(hi_s, whole);
+            if (lo > hi) throw bad(whole, "range " + excerpt(item) + " runs backwards");
+            // Counted, not summed first: hi - lo + 1 wraps for the whole range of unsigned long.
+            if (hi - lo >= kMaxHostlistHosts - count) throw too_many(whole);
+            count += hi - lo + 1;
+            widest = std::max(widest, std::max(width, digits(hi)));
+            t.ranges.push_back({lo, hi, width});
+            if (comma == std::string_view::npos) break;
+            pos = comma + 1;
+        }
+        longest += widest;
+        if (longest > kMaxHostNameLength)
+            throw bad(whole, "a host name would be longer than " + std::to_string(kMaxHostNameLength) + " characters");
+        if (count > room / names) throw too_many(whole);
+        names *= count;
+        t.group_end.push_back(t.ranges.size());
+        start = close + 1;
+    }
+    add_text(token.substr(start));
+    if (names > room) throw too_many(whole);
+    return t;
+}
+
+void append_number(std::string& out, unsigned long v, std::size_t width) {
+    char buf[24];
+    const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+    const std::size_t n = static_cast<std::size_t>(end - buf);
+    if (n < width) out.append(width - n, '0');
+    out.append(buf, n);
+}
+
+// Every name of a parsed token, in SLURM's order: an odometer over the
+// groups (the last turning fastest), each name written once.
+void expand_token(const Token& t, std::vector<std::string>& out) {
+    const std::size_t groups = t.group_end.size();
+    std::vector<std::size_t> item(groups), first(groups);  // per group: current item (index into ranges)
+    std::vector<unsigned long> value(groups);
+    for (std::size_t g = 0; g < groups; ++g) {
+        first[g] = item[g] = g == 0 ? 0 : t.group_end[g - 1];
+        value[g] = t.ranges[item[g]].lo;
+    }
+    std::string name;
+    for (;;) {
+        name.clear();
+        for (std::size_t g = 0; g < groups; ++g) {
+            name += t.text[g];
+            append_number(name, value[g], t.ranges[item[g]].width);
+        }
+        name += t.text.back();
+        out.push_back(name);  // a copy: exactly the name's size, where `name` keeps its capacity
+        std::size_t g = groups;
+        for (; g > 0; --g) {
+            const std::size_t k = g - 1;
+            if (value[k] < t.ranges[item[k]].hi) {
+                ++value[k];
+                break;
+            }
+            if (++item[k] < t.group_end[k]) {
+                value[k] = t.ranges[item[k]].lo;
+                break;
+            }
+            item[k] = first[k];
+            value[k] = t.ranges[item[k]].lo;
+        }
+        if (g == 0) return;
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> expand_hostlist(std::string_view expr) {
+    check_brackets(expr);
+    std::vector<std::string> out;
+    // Tokens are separated by separators outside brackets: "a[1,2],b" -> "a[1,2]", "b".
     std::size_t start = 0;
     int depth = 0;
     for (std::size_t i = 0; i <= expr.size(); ++i) {
         const bool end = i == expr.size();
         if (!end && expr[i] == '[') ++depth;
         if (!end && expr[i] == ']') --depth;
-        if (depth < 0) throw Error("hostlist \"" + std::string(expr) + "\": ']' without '['");
-        if (end || (depth == 0 && is_separator(expr[i]))) {
-            if (i > start) out.push_back(expr.substr(start, i - start));
-            start = i + 1;
+        if (!end && (depth != 0 || !is_separator(expr[i]))) continue;
+        if (i > start) {
+            if (out.size() == kMaxHostlistHosts) throw too_many(expr);
+            expand_token(parse_token(expr.substr(start, i - start), expr, kMaxHostlistHosts - out.size()), out);
         }
+        start = i + 1;
     }
-    if (depth != 0) throw Error("hostlist \"" + std::string(expr) + "\": '[' is never closed");
-    return out;
-}
-
-unsigned long parse_number(std::string_view s, std::string_view token) {
-    const auto v = parse_uint<unsigned long>(s);
-    if (!v)
-        throw Error("hostlist \"" + std::string(token) + "\": \"" + std::string(s) +
-                    "\" is not a number in a range");
-    return *v;
-}
-
-std::string padded(unsigned long v, std::size_t width) {
-    std::string s = std::to_string(v);
-    if (s.size() < width) s.insert(0, width - s.size(), '0');
-    return s;
-}
-
-// Expands one token. SLURM takes the LAST bracket group as the range and
-// expands earlier groups recursively inside the prefix; text after the
-// bracket is a suffix shared by every host (23.11+ syntax).
-void expand_token(std::string_view token, std::string_view whole, std::vector<std::string>& out) {
-    const auto open = token.rfind('[');
-    if (open == std::string_view::npos) {
-        if (token.find(']') != std::string_view::npos)
-            throw Error("hostlist \"" + std::string(whole) + "\": ']' without '['");
-        out.emplace_back(token);
-        return;
-    }
-    const auto close = token.find(']', open);
-    if (close == std::string_view::npos)
-        throw Error("hostlist \"" + std::string(whole) + "\": '[' is never closed");
-    const std::string_view prefix = token.substr(0, open);
-    const std::string_view body = token.substr(open + 1, close - open - 1);
-    const std::string_view suffix = token.substr(close + 1);
-    if (suffix.find_first_of("[]") != std::string_view::npos)
-        throw Error("hostlist \"" + std::string(whole) + "\": nested or misplaced brackets");
-    if (body.empty()) throw Error("hostlist \"" + std::string(whole) + "\": empty brackets");
-
-    std::vector<std::string> prefixes;
-    expand_token(prefix, whole, prefixes);
-
-    std::vector<std::string> numbers;
-    for (const std::string& field : split_keep_empty(body, ',')) {
-        const std::string_view item = field;
-        if (item.empty()) throw Error("hostlist \"" + std::string(whole) + "\": empty item in brackets");
-        const auto dash = item.find('-');
-        const std::string_view lo_s = item.substr(0, dash);
-        const std::string_view hi_s = dash == std::string_view::npos ? lo_s : item.substr(dash + 1);
-        const unsigned long lo = parse_number(lo_s, whole), hi = parse_number(hi_s, whole);
-        if (lo > hi)
-            throw Error("hostlist \"" + std::string(whole) + "\": range " + std::string(item) +
-                        " runs backwards");
-        if (hi - lo >= kMaxHostlistHosts || numbers.size() + (hi - lo) >= kMaxHostlistHosts)
-            throw Error("hostlist \"" + std::string(whole) + "\": more than " +
-                        std::to_string(kMaxHostlistHosts) + " hosts");
-        // Width comes from the low bound only, as in SLURM: [08-11] -> 08 09 10 11.
-        // Counted, not `v <= hi`: that never ends when hi is the largest unsigned long.
-        for (unsigned long k = 0; k <= hi - lo; ++k) numbers.push_back(padded(lo + k, lo_s.size()));
-    }
-    for (const auto& p : prefixes)
-        for (const auto& n : numbers) {
-            if (out.size() >= kMaxHostlistHosts)
-                throw Error("hostlist \"" + std::string(whole) + "\": more than " +
-                            std::to_string(kMaxHostlistHosts) + " hosts");
-            out.push_back(p + n + std::string(suffix));
-        }
-}
-
-}  // namespace
-
-std::vector<std::string> expand_hostlist(std::string_view expr) {
-    std::vector<std::string> out;
-    for (auto token : tokens(expr)) expand_token(token, expr, out);
     return out;
 }
 
