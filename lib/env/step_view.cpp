@@ -1,5 +1,6 @@
 #include "step_view.hpp"
 
+#include <cstdint>
 #include <numeric>
 
 #include "../base/error.hpp"
@@ -20,7 +21,7 @@ std::optional<std::uint32_t> number(const EnvMap& env, const std::string& name) 
     const std::string* v = get(env, name);
     if (!v) return std::nullopt;
     const auto n = parse_uint<std::uint32_t>(*v);
-    if (!n) throw Error(name + "=\"" + *v + "\" is not a number; was it overwritten by the job script?");
+    if (!n) throw Error(name + "=\"" + excerpt(*v) + "\" is not a number; was it overwritten by the job script?");
     return n;
 }
 
@@ -114,9 +115,14 @@ StepView make_step_view(const SlurmFacts& f) {
     if (v.node_index >= v.nodes.size())
         throw Error("SLURM_NODEID=" + std::to_string(v.node_index) + " is outside the step's " +
                     std::to_string(v.nodes.size()) + " nodes");
-    const unsigned sum = std::accumulate(v.tasks_per_node.begin(), v.tasks_per_node.end(), 0u);
-    if (v.kind == StepKind::Batch) v.total_tasks = number(f.env, "SLURM_NTASKS").value_or(sum);
-    else v.total_tasks = src.total_tasks.value_or(sum);
+    // In 64 bits: counts that wrapped 32 bits to the step's total passed this
+    // check once (issue 23, item 2). Each count is at most kMaxTasksPerNode
+    // (expand_counts) and there are at most kMaxHostlistHosts, so the sum,
+    // at most 4,294,770,688, fits the 32 bits SLURM counts a step's tasks in.
+    const std::uint64_t sum = std::accumulate(v.tasks_per_node.begin(), v.tasks_per_node.end(), std::uint64_t{0});
+    static_assert(std::uint64_t{kMaxHostlistHosts} * kMaxTasksPerNode <= UINT32_MAX);
+    if (v.kind == StepKind::Batch) v.total_tasks = number(f.env, "SLURM_NTASKS").value_or(static_cast<unsigned>(sum));
+    else v.total_tasks = src.total_tasks.value_or(static_cast<unsigned>(sum));
     if (v.kind == StepKind::Normal && v.total_tasks != sum)
         throw Error("the step has " + std::to_string(v.total_tasks) + " tasks but SLURM_STEP_TASKS_PER_NODE adds up to " +
                     std::to_string(sum));

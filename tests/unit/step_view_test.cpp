@@ -141,3 +141,49 @@ TEST_CASE("facts from a task's environment") {
     env["SLURM_TASKS_PER_NODE"] = "2(x3),1";
     CHECK(make_step_view(facts_from_env(env)).kind == StepKind::Batch);
 }
+
+// Issue 23, item 2: in a heterogeneous step the node's task count comes from
+// SLURM_STEP_TASKS_PER_NODE, and the counts were summed in 32 bits: counts
+// that wrapped to SLURM_STEP_NUM_TASKS passed, and the node planned 2^32-1
+// tasks (std::bad_alloc in user_init); four million took 846 MB.
+namespace {
+
+SlurmFacts het_step(const std::string& tasks_per_node, const std::string& num_tasks) {
+    SlurmFacts f;
+    f.job_id = 31;
+    f.step_id = 0;
+    f.nnodes = 1;
+    f.node_id = 0;
+    f.total_tasks = 1;
+    f.env = {{"SLURM_HET_SIZE", "2"},         {"SLURM_STEP_NODELIST", "node[08-09]"},
+             {"SLURM_STEP_TASKS_PER_NODE", tasks_per_node}, {"SLURM_STEP_NUM_NODES", "2"},
+             {"SLURM_STEP_NUM_TASKS", num_tasks}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_ID", "0"},
+             {"SLURM_JOB_ID", "31"}};
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("a heterogeneous step's counts that wrap around 32 bits are refused, not planned") {
+    // 4294967295 + 3 = 2 in 32 bits.
+    CHECK_THROWS_WITH(make_step_view(het_step("4294967295,3", "2")),
+                      Catch::Matchers::ContainsSubstring("MaxTasksPerNode"));
+    CHECK_THROWS_WITH(make_step_view(het_step("4000000,1", "4000001")),
+                      Catch::Matchers::ContainsSubstring("MaxTasksPerNode"));
+    // The most SLURM allows is kept.
+    const StepView v = make_step_view(het_step("65533(x2)", "131066"));
+    CHECK(v.total_tasks == 131066);
+    CHECK(*v.local_tasks == 65533);
+    CHECK_THROWS_WITH(make_step_view(het_step("65533(x2)", "130")), Catch::Matchers::ContainsSubstring("adds up to 131066"));
+}
+
+TEST_CASE("the per-node counts are summed in 64 bits: 65,536 nodes of 65,533 tasks") {
+    SlurmFacts f = het_step("65533(x65536)", "4294770688");
+    f.env["SLURM_STEP_NODELIST"] = "n[0-65535]";
+    f.env["SLURM_STEP_NUM_NODES"] = "65536";
+    const StepView v = make_step_view(f);
+    CHECK(v.total_tasks == 4294770688u);
+    // One task less in the total than the counts add up to: caught, whatever the width.
+    f.env["SLURM_STEP_NUM_TASKS"] = "4294770687";
+    CHECK_THROWS_WITH(make_step_view(f), Catch::Matchers::ContainsSubstring("adds up to 4294770688"));
+}
