@@ -92,16 +92,14 @@ int cmd_topo(int argc, char** argv) {
         if (gpus.empty()) {
             for (unsigned i = 0; i < topo.gpus.size(); ++i) req.gpus.push_back(i);
         } else if (gpus != "none") {
-            // Each element on its own: parse_cpu_list merges repeats, and a GPU
-            // listed twice must reach the planner's "listed twice" refusal.
-            for (const std::string& part : split_keep_empty(gpus, ',')) {
-                CpuList ids;
-                try {
-                    ids = parse_cpu_list(part);
-                } catch (const Error&) {
-                    throw Error("bad GPU list \"" + gpus + "\"; write SLURM GPU indexes like 0-3,6 (or none)");
-                }
-                req.gpus.insert(req.gpus.end(), ids.begin(), ids.end());
+            // In the user's order with repeats kept (parse_cpu_list merges them):
+            // a GPU listed twice must reach the planner's "listed twice" refusal.
+            try {
+                req.gpus = parse_index_list(gpus);
+            } catch (const Error&) {
+                throw Error("bad GPU list \"" + excerpt(gpus) +
+                            "\"; write SLURM GPU indexes like 0-3,6 (or none), at most " +
+                            std::to_string(kMaxCpuListEntries) + " in all");
             }
         }
         req.cpus = cpus.empty() ? all_cpus(topo) : parse_cpu_list(cpus);

@@ -116,8 +116,22 @@ PciDistance pci_distance(const PciLocation& a, const PciLocation& b);
 PciDistance numa_distance(const Topology& topo, const PciLocation& dev, unsigned numa_os);
 
 // Cpu list syntax of the kernel and SLURM: "0-13,112-125". Throws gangway::Error.
+//
+// Cost (SECURITY.md, "What a parser may spend"): at most kMaxCpuListEntries
+// entries over all its ranges, repeats included, else refused before any is
+// written out. Work O(n log n + entries) (the ranges are sorted, then merged);
+// memory 8 bytes per range (a range takes at least 2 bytes of input: 4 n)
+// and the CPUs out, 4 bytes each, at most 4 MiB.
 inline constexpr std::size_t kMaxCpuListEntries = std::size_t(1) << 20;  // over all its ranges, repeats included
 CpuList parse_cpu_list(std::string_view text);
+
+// The same syntax for a list of GPU indexes as a user writes it (gangway
+// topo --gpus): in its order, repeats kept, so that the planner can refuse a
+// GPU listed twice. Bounded as a whole like a cpu list (twenty full-range
+// parts, each bounded alone, took seconds: issue 23, item 3); checked whole
+// before any entry is written. Work O(n + entries), memory the entries,
+// 4 bytes each, at most 4 MiB.
+std::vector<unsigned> parse_index_list(std::string_view text);
 std::string format_cpu_list(const CpuList& cpus);
 
 // PUs of the cores with these logical ids (SLURM's S_STEP_ALLOC_CORES counts

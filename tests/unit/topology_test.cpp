@@ -1,5 +1,6 @@
 #include "catch_compat.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "../../lib/pin/placement_format.hpp"
 #include "../../lib/sys/node/hwloc_topology.hpp"
 #include "../../lib/pin/topology.hpp"
+#include "cost_meter.hpp"
 
 using namespace gangway;
 
@@ -366,6 +368,51 @@ TEST_CASE("a cpu list is bounded as a whole, repeated ranges included") {
     CHECK_THROWS_WITH(parse_cpu_list(many), Catch::Matchers::ContainsSubstring("more than 1048576 entries"));
     CHECK_THROWS_WITH(parse_cpu_list("0-0,1-1048576"), Catch::Matchers::ContainsSubstring("more than 1048576 entries"));
     CHECK(parse_cpu_list("0-1048574,7").size() == kMaxCpuListEntries - 1);
+}
+
+// Issue 23, item 3 and the parsers' budget: a cpu list of 2^20 entries went
+// through a std::set of them (40 MB and a fifth of a second); GPU lists, as
+// `gangway topo --gpus` takes them, were bounded part by part, so twenty
+// full-range parts took seconds.
+TEST_CASE("a cpu list costs its length and its CPUs, not a tree of them") {
+    using gangway::test::cost_of;
+    // The bound (topology.hpp): the CPUs out (4 bytes each, at most 2^20) twice, its
+    // ranges (8 bytes per 2 bytes of input) and a copy of the input.
+    const auto bound = [](std::size_t input) { return 2 * 4 * kMaxCpuListEntries + 4 * input + 4096; };
+    CpuList got;
+    auto c = cost_of([&] { got = parse_cpu_list("0-1048575"); });
+    CHECK(got.size() == kMaxCpuListEntries);
+    CHECK(c.peak_bytes <= bound(9));
+    CHECK(c.cpu_seconds < 1.0 * gangway::test::kSlowdown);
+    // 64 KB of single CPUs, in reverse order, and of overlapping ranges.
+    std::string singles, ranges;
+    for (unsigned k = 13000; singles.size() < 65000; --k) singles += std::to_string(k) + ",";
+    singles += "0";
+    for (unsigned k = 0; ranges.size() < 65000; ++k) ranges += std::to_string(k) + "-" + std::to_string(k + 80) + ",";
+    ranges += "0";
+    for (const std::string* in : {&singles, &ranges}) {
+        c = cost_of([&] { got = parse_cpu_list(*in); });
+        CHECK_FALSE(c.refused);
+        CHECK(std::is_sorted(got.begin(), got.end()));
+        CHECK(std::adjacent_find(got.begin(), got.end()) == got.end());
+        CHECK(c.peak_bytes <= bound(in->size()));
+        CHECK(c.cpu_seconds < 1.0 * gangway::test::kSlowdown);
+    }
+    CHECK(parse_cpu_list("9,3-5,4,0-1,2") == CpuList{0, 1, 2, 3, 4, 5, 9});
+}
+
+TEST_CASE("a GPU index list keeps order and repeats, and is bounded as a whole") {
+    using gangway::test::cost_of;
+    CHECK(parse_index_list("3,0-1,1") == std::vector<unsigned>{3, 0, 1, 1});
+    CHECK(parse_index_list("7\n") == std::vector<unsigned>{7});
+    CHECK_THROWS_WITH(parse_index_list("1,,2"), Catch::Matchers::ContainsSubstring("empty element"));
+    std::string twenty = "0-1048575";
+    for (int i = 0; i < 19; ++i) twenty += ",0-1048575";
+    const auto c = cost_of([&] { (void)parse_index_list(twenty); });
+    CHECK(c.refused);
+    CHECK_THAT(c.error, Catch::Matchers::ContainsSubstring("more than 1048576 entries"));
+    CHECK(c.peak_bytes <= 4 * kMaxCpuListEntries + 4 * twenty.size() + 4096);
+    CHECK(c.cpu_seconds < 1.0 * gangway::test::kSlowdown);
 }
 
 // Found by tests/fuzz/topology_cache: each line's list was bounded, the file's
