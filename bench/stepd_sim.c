@@ -7,10 +7,15 @@
  * before it execs a task. The step is described by the SLURM_* variables of
  * this program's environment (the job environment SPANK reads).
  *
- *   stepd_sim [--rounds N] [--tasks N] PLUGIN [PLUGSTACK ARGS...]
- *   stepd_sim [--rounds N] [--tasks N] none        (the same protocol, no plugin)
+ *   stepd_sim [--rounds N] [--tasks N] [--usage] PLUGIN [PLUGSTACK ARGS...]
+ *   stepd_sim [--rounds N] [--tasks N] [--usage] none   (the same protocol, no plugin)
  *
  * Prints the median wall and CPU microseconds of each phase over the rounds.
+ * With --usage, a last line on stderr, whether the rounds passed or failed:
+ * "stepd_sim: usage: maxrss_kb=K cpu_us=C", the largest resident set of any
+ * step process or its tasks (Linux folds a waited-for child's peak into its
+ * parent's, so a step's covers its tasks) and the CPU time of all of them
+ * (tests/plugin_budget.sh holds the plugin to a budget with it).
  * Under `valgrind --tool=callgrind` (one round) it gives instruction counts,
  * which do not depend on the machine's load. bench/plugin_path.sh runs it. */
 #define _GNU_SOURCE
@@ -276,16 +281,30 @@ static int cmp(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
+static int g_usage = 0;
+
+/* The --usage line: every step process is waited for by now. */
+static int report_usage(int rc) {
+    if (!g_usage) return rc;
+    struct rusage u;
+    getrusage(RUSAGE_CHILDREN, &u);
+    const double cpu = u.ru_utime.tv_sec * 1e6 + u.ru_utime.tv_usec + u.ru_stime.tv_sec * 1e6 + u.ru_stime.tv_usec;
+    fprintf(stderr, "stepd_sim: usage: maxrss_kb=%ld cpu_us=%.0f\n", u.ru_maxrss, cpu);
+    return rc;
+}
+
 int main(int argc, char** argv) {
     unsigned rounds = 20;
     int i = 1;
-    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
-        if (strcmp(argv[i], "--rounds") == 0) rounds = (unsigned)atoi(argv[i + 1]);
+    for (; i < argc && argv[i][0] == '-'; i += 2) {
+        if (strcmp(argv[i], "--usage") == 0) g_usage = 1, --i;
+        else if (i + 1 >= argc) break;
+        else if (strcmp(argv[i], "--rounds") == 0) rounds = (unsigned)atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--tasks") == 0) g_tasks = (unsigned)atoi(argv[i + 1]);
         else break;
     }
     if (i >= argc || rounds == 0 || g_tasks == 0) {
-        fprintf(stderr, "usage: stepd_sim [--rounds N] [--tasks N] PLUGIN|none [PLUGSTACK ARGS...]\n");
+        fprintf(stderr, "usage: stepd_sim [--rounds N] [--tasks N] [--usage] PLUGIN|none [PLUGSTACK ARGS...]\n");
         return 2;
     }
     const char* plugin = argv[i];
@@ -313,7 +332,7 @@ int main(int argc, char** argv) {
         waitpid(pid, &st, 0);
         if (got != (ssize_t)sizeof rec || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             fprintf(stderr, "stepd_sim: round %u failed (exit %d)\n", r, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-            return 1;
+            return report_usage(1);
         }
         rec[P_STEP] = now_us(CLOCK_MONOTONIC) - w0;
         for (int p = 0; p < NPHASES; ++p)
@@ -327,5 +346,5 @@ int main(int argc, char** argv) {
         printf("  %-32s %10.1f %10.1f %8.1f\n", phase_name[p], wall[p * rounds + rounds / 2],
                p == P_STEP ? 0.0 : cpu[p * rounds + rounds / 2], p == P_STEP ? 0.0 : flt[p * rounds + rounds / 2]);
     }
-    return 0;
+    return report_usage(0);
 }
