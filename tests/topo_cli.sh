@@ -66,6 +66,13 @@ printf 'hello\n' >"$tmp/text.xml"
 check "not XML at all" 1 '^gangway topo: topology XML .* is not XML' -- "$bin" topo --topology "$tmp/text.xml"
 check "a GPU listed twice is refused" 1 '^gangway topo: GPU index 0 is listed twice' -- "$bin" topo --topology "$h100" --gpus 0,0
 check "a GPU listed twice in ranges too" 1 'GPU index 2 is listed twice' -- "$bin" topo --topology "$h100" --gpus 0-2,2
+# Issue 23, item 3: each part of --gpus was bounded alone (2^20 entries), so twenty full-range
+# parts took 5.7 s of CPU and 224 MB; now the list is bounded whole and refused at once. Two
+# seconds of CPU (ulimit -t: the machine's load does not count) and 256 MiB of address space
+# are far above what the refusal takes and below what the old parse did.
+twenty=$(awk 'BEGIN { for (i = 0; i < 20; i++) printf "%s0-1048575", i ? "," : "" }')
+check "twenty full-range GPU parts are refused at once" 1 '^gangway topo: bad GPU list .*at most 1048576 in all' -- \
+  sh -c 'ulimit -t 2 && ulimit -v 262144 && exec "$@"' _ "$bin" topo --topology "$h100" --gpus "$twenty"
 check "table says why each unused NIC is not used" 0 '^NIC mlx5_1 \(ibp41s0f0\) not used: on no GPU.s PCIe switch' -- "$bin" topo --topology "$h100"
 check "table says SLURM's GPU order" 0 '^GPU indexes: PCI bus id order' -- "$bin" topo --topology "$h100"
 check "unknown option" 2 'unknown option "--bogus"' -- "$bin" topo --bogus
