@@ -26,7 +26,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 }
 
 std::string origin_value(std::string_view origin, std::string_view value) {
-    return std::string(origin) + (origin.ends_with('=') ? "" : "=") + std::string(value);
+    return std::string(origin) + (origin.ends_with('=') ? "" : "=") + excerpt(value);
 }
 
 std::string excerpt(std::string_view s, std::size_t max) {

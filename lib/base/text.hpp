@@ -40,6 +40,7 @@ std::string join(const Range& items, std::string_view sep, ToText&& to_text) {
 
 // "ORIGIN=VALUE" for a message about a value and where it came from ("--gangway",
 // "GANGWAY_PIN", "plugstack.conf: pin="): an origin already ending in '=' gets none added.
+// The value as excerpt() quotes it: a message stays one short line.
 std::string origin_value(std::string_view origin, std::string_view value);
 
 // Outside input as a message may quote it: at most `max` characters of it

@@ -4,6 +4,7 @@
 
 #include "../base/error.hpp"
 #include "../base/text.hpp"
+#include "hostlist.hpp"
 
 namespace gangway {
 namespace {
@@ -13,13 +14,13 @@ constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range,
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
     if (v == "0" || v == "no" || v == "false" || v == "off") return false;
-    throw Error("plugstack.conf: " + std::string(key) + "=" + std::string(v) +
+    throw Error("plugstack.conf: " + std::string(key) + "=" + excerpt(v) +
                 " is not a yes/no value; use yes or no");
 }
 
 PortRange parse_range(std::string_view v) {
     const auto bad = [&] {
-        return Error("plugstack.conf: port_range=" + std::string(v) +
+        return Error("plugstack.conf: port_range=" + excerpt(v) +
                      " is not LO-HI with 1024 <= LO and LO+3 <= HI <= 65535; for example port_range=61000-65535");
     };
     const auto dash = v.find('-');
@@ -36,7 +37,7 @@ std::vector<std::string> split_names(std::string_view v, const std::string& key)
         bool ok = !name.empty();
         for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
         if (!ok)
-            throw Error("plugstack.conf: " + key + "=" + std::string(v) +
+            throw Error("plugstack.conf: " + key + "=" + excerpt(v) +
                         " is not a comma-separated list of device names such as mlx5_0,mlx5_3");
     }
     return out;
@@ -45,11 +46,11 @@ std::vector<std::string> split_names(std::string_view v, const std::string& key)
 unsigned parse_node_addrs_max(std::string_view v) {
     const auto n = parse_uint<std::uint32_t>(v);
     if (!n)
-        throw Error("plugstack.conf: node_addrs_max=" + std::string(v) +
+        throw Error("plugstack.conf: node_addrs_max=" + excerpt(v) +
                     " is not a node count from 0 to " + std::to_string(kNodeAddrsMaxLimit) +
                     "; for example node_addrs_max=64 (0: never set NODE_ADDRS)");
     if (*n > kNodeAddrsMaxLimit)
-        throw Error("plugstack.conf: node_addrs_max=" + std::string(v) + " lets NODE_ADDRS reach " +
+        throw Error("plugstack.conf: node_addrs_max=" + excerpt(v) + " lets NODE_ADDRS reach " +
                     std::to_string(static_cast<unsigned long long>(*n) * kAddrTextMax) + " bytes (" +
                     std::to_string(kAddrTextMax) + " a node with IPv6 addresses), past the " +
                     std::to_string(kNodeAddrsBytesMax / 1024) +
@@ -111,7 +112,7 @@ Config parse_site_args(const std::vector<std::string>& args) {
     for (const auto& word : args) {
         const auto eq = word.find('=');
         if (eq == std::string::npos || eq == 0)
-            throw Error("plugstack.conf: \"" + word + "\" is not key=value; known keys: " + std::string(kKnownKeys));
+            throw Error("plugstack.conf: \"" + excerpt(word) + "\" is not key=value; known keys: " + std::string(kKnownKeys));
         const std::string key = word.substr(0, eq);
         const std::string_view val = std::string_view(word).substr(eq + 1);
         if (key == "mode") {
@@ -121,7 +122,7 @@ Config parse_site_args(const std::vector<std::string>& args) {
             c.iface = val;
         } else if (key == "addr_template") {
             if (val.find("%h") == std::string_view::npos)
-                throw Error("plugstack.conf: addr_template=" + std::string(val) +
+                throw Error("plugstack.conf: addr_template=" + excerpt(val) +
                             " has no %h (the SLURM node name); for example addr_template=%h-ib");
             expand_addr_template(val, "x");  // rejects a stray %
             c.addr_template = val;
@@ -133,12 +134,12 @@ Config parse_site_args(const std::vector<std::string>& args) {
             c.pin = parse_pin(val, "plugstack.conf: pin=");
         } else if (key == "topology") {
             if (val.empty() || val.front() != '/')
-                throw Error("plugstack.conf: topology=" + std::string(val) +
+                throw Error("plugstack.conf: topology=" + excerpt(val) +
                             " is not an absolute path; write the cache with `gangway topo --write-cache PATH`");
             c.topology = val;
         } else if (key == "torch_hook") {
             if (val.empty() || val.front() != '/' || val.find(':') != std::string_view::npos)
-                throw Error("plugstack.conf: torch_hook=" + std::string(val) +
+                throw Error("plugstack.conf: torch_hook=" + excerpt(val) +
                             " is not an absolute directory without ':'; give the directory gangway installed it in, "
                             "for example torch_hook=/usr/lib/x86_64-linux-gnu/gangway/torch-hook");
             c.torch_hook = val;
@@ -149,7 +150,7 @@ Config parse_site_args(const std::vector<std::string>& args) {
         } else if (key == "check_min_nodes") {
             const auto n = parse_uint<std::uint32_t>(val);
             if (!n || *n < 2 || *n > 100000)
-                throw Error("plugstack.conf: check_min_nodes=" + std::string(val) +
+                throw Error("plugstack.conf: check_min_nodes=" + excerpt(val) +
                             " is not a node count from 2 to 100000; for example check_min_nodes=2 checks every "
                             "multi-node job");
             c.check.min_nodes = *n;
@@ -163,7 +164,7 @@ Config parse_site_args(const std::vector<std::string>& args) {
             c.check_key = val;
         } else if (key == "launcher") {
             if (val.empty() || val.front() != '/')
-                throw Error("plugstack.conf: launcher=" + std::string(val) +
+                throw Error("plugstack.conf: launcher=" + excerpt(val) +
                             " is not an absolute path; give the gangway command's path, for example "
                             "launcher=/usr/bin/gangway");
             c.launcher = val;
@@ -173,7 +174,7 @@ Config parse_site_args(const std::vector<std::string>& args) {
             auto& list = key == "nic_include" ? c.nic_include : c.nic_exclude;
             list = split_names(val, key);
         } else {
-            throw Error("plugstack.conf: unknown key \"" + key + "\"; known keys: " + std::string(kKnownKeys) +
+            throw Error("plugstack.conf: unknown key \"" + excerpt(key) + "\"; known keys: " + std::string(kKnownKeys) +
                         " (see gangway.so(8))");
         }
     }
@@ -192,14 +193,22 @@ std::string expand_addr_template(std::string_view t, std::string_view node) {
     for (std::size_t i = 0; i < t.size(); ++i) {
         if (t[i] != '%') {
             out += t[i];
-            continue;
+        } else if (i + 1 < t.size() && t[i + 1] == 'h') {
+            out += node;
+            ++i;
+        } else if (i + 1 < t.size() && t[i + 1] == '%') {
+            out += '%';
+            ++i;
+        } else {
+            throw Error("plugstack.conf: addr_template=" + excerpt(t) + " has a '%' that is neither %h nor %%");
         }
-        if (i + 1 < t.size() && t[i + 1] == 'h') out += node;
-        else if (i + 1 < t.size() && t[i + 1] == '%') out += '%';
-        else
-            throw Error("plugstack.conf: addr_template=" + std::string(t) +
-                        " has a '%' that is neither %h nor %%");
-        ++i;
+        // A host name: checked as it grows, so that many %h cost no more
+        // than the name's bound (without it, %h n times over a node name of
+        // n characters made n^2).
+        if (out.size() > kMaxHostNameLength)
+            throw Error("plugstack.conf: addr_template=" + excerpt(t) + " makes \"" + excerpt(out) +
+                        "\", longer than a host name can be (" + std::to_string(kMaxHostNameLength) +
+                        " characters); for example addr_template=%h-ib");
     }
     return out;
 }

@@ -4,13 +4,14 @@
 #include <cmath>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway::preflight {
 
 BootstrapMode parse_bootstrap_mode(std::string_view s) {
     for (auto m : {BootstrapMode::automatic, BootstrapMode::pmix, BootstrapMode::tcp})
         if (s == to_string(m)) return m;
-    throw Error("--bootstrap must be auto, pmix or tcp, not \"" + std::string(s) + "\"");
+    throw Error("--bootstrap must be auto, pmix or tcp, not \"" + excerpt(s) + "\"");
 }
 
 std::string_view to_string(BootstrapMode m) {

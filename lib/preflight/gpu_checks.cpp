@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "../base/error.hpp"
+#include "../base/text.hpp"
 
 namespace gangway::gpu {
 namespace {
@@ -38,7 +39,7 @@ std::optional<double> env_num(const EnvMap& env, const char* name, double lo, do
     } catch (...) {
         char range[64];
         std::snprintf(range, sizeof range, "%g..%g", lo, hi);
-        throw Error(std::string(name) + "=\"" + it->second + "\" is not a number in " + range +
+        throw Error(std::string(name) + "=\"" + excerpt(it->second) + "\" is not a number in " + range +
                     ": fix or unset it (see gangway(1), GPU AND RDMA STAGES)");
     }
 }
@@ -142,7 +143,7 @@ Thresholds thresholds_from_env(const EnvMap& env) {
             else if (s == "verbs") t.require_verbs = true;
             else if (s == "all") t.require_cuda = t.require_nccl = t.require_verbs = true;
             else
-                throw Error("GANGWAY_REQUIRE names \"" + s + "\": the GPU and RDMA stages are cuda, nccl and verbs (or all)");
+                throw Error("GANGWAY_REQUIRE names \"" + excerpt(s) + "\": the GPU and RDMA stages are cuda, nccl and verbs (or all)");
         }
     t.copy_gbps = env_num(env, "GANGWAY_H2D_GBPS", 0.001, 1e4);
     if (auto v = env_num(env, "GANGWAY_COPY_BYTES", 1 << 20, 16.0 * (1ull << 30))) t.copy_bytes = std::floor(*v);
