@@ -1,6 +1,7 @@
 #include "requeue.hpp"
 
-#include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include "../base/error.hpp"
 #include "../env/hostlist.hpp"
@@ -21,8 +22,12 @@ std::vector<std::string> requeue_exclusions(std::string_view show_job, const std
     } catch (const Error&) {
         names.clear();
     }
+    // A set of what is listed, not a search of the list for each bad node:
+    // both may hold 65,536 names, and that search was their product.
+    names.reserve(names.size() + bad.size());  // first: no reallocation moves what `listed` views
+    std::unordered_set<std::string_view> listed(names.begin(), names.end());
     for (const auto& b : bad)
-        if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+        if (listed.insert(b).second) names.push_back(b);
     return names;
 }
 
