@@ -23,25 +23,39 @@ std::size_t skip_space(std::string_view s, std::size_t at) {
     return at;
 }
 
-std::vector<unsigned long> parts(std::string_view v) {
-    std::vector<unsigned long> out;
-    unsigned long n = 0;
-    bool any = false;
-    for (char c : v) {
-        if (digit(c)) {
-            n = n * 10 + static_cast<unsigned long>(c - '0');
-            any = true;
-        } else if (c == '.') {
-            out.push_back(n);
-            n = 0;
-            any = false;
-        } else {
-            break;
+// The numbers of a dotted version ("12.4.1"), one at a time, up to its first
+// character that is neither a digit nor a dot: a dot ends a number (an empty
+// one is 0), and a version with a dot has a number after its last one.
+class Parts {
+public:
+    explicit Parts(std::string_view v) : v_(v) {}
+    std::optional<unsigned long> next() {
+        if (ended_) return std::nullopt;
+        unsigned long n = 0;
+        bool any = false;
+        for (; at_ < v_.size(); ++at_) {
+            const char c = v_[at_];
+            if (digit(c)) {
+                n = n * 10 + static_cast<unsigned long>(c - '0');
+                any = true;
+            } else if (c == '.') {
+                ++at_;
+                dotted_ = true;
+                return n;
+            } else {
+                break;
+            }
         }
+        ended_ = true;
+        if (any || dotted_) return n;
+        return std::nullopt;
     }
-    if (any || !out.empty()) out.push_back(n);
-    return out;
-}
+
+private:
+    std::string_view v_;
+    std::size_t at_ = 0;
+    bool ended_ = false, dotted_ = false;
+};
 
 }  // namespace
 
@@ -106,10 +120,14 @@ std::string nccl_version_from_soname(std::string_view name) {
 }
 
 bool version_less(std::string_view a, std::string_view b) {
-    auto pa = parts(a), pb = parts(b);
-    pa.resize(std::max(pa.size(), pb.size()));
-    pb.resize(pa.size());
-    return pa < pb;
+    // Number by number, the shorter version's missing numbers 0: one pass,
+    // nothing kept (a vector of each side's numbers was 8 bytes a byte).
+    Parts pa(a), pb(b);
+    for (;;) {
+        const auto x = pa.next(), y = pb.next();
+        if (!x && !y) return false;
+        if (x.value_or(0) != y.value_or(0)) return x.value_or(0) < y.value_or(0);
+    }
 }
 
 namespace {
