@@ -252,6 +252,26 @@ std::string serialize_topology(const Topology& topo) {
     return out.str();
 }
 
+namespace {
+
+constexpr unsigned kMaxCachePu = 65535;
+constexpr std::ptrdiff_t kMaxCacheBridges = 256;
+
+// The blank-separated fields of a cache line, at most `max`: the last one
+// holds the rest of the line, unsplit.
+std::vector<std::string> cache_fields(std::string_view line, std::size_t max) {
+    std::vector<std::string> out;
+    for (std::size_t at = line.find_first_not_of(' '); at != std::string_view::npos && out.size() < max;
+         at = line.find_first_not_of(' ', at)) {
+        const auto end = out.size() + 1 == max ? line.size() : std::min(line.find(' ', at), line.size());
+        out.emplace_back(line.substr(at, end - at));
+        at = end;
+    }
+    return out;
+}
+
+}  // namespace
+
 Topology parse_topology(std::string_view text, const std::string& origin) {
     Topology topo;
     unsigned lineno = 0;
@@ -289,8 +309,13 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
         return *v;
     };
     auto str_field = [](std::string_view f) { return f == "-" ? std::string() : std::string(f); };
-    auto list_field = [](std::string_view f) {
-        return f == "-" ? std::vector<std::string>() : split_keep_empty(f, ',');
+    // A device's bridges up to its host bridge: PCI has 256 buses, so no
+    // path is longer, and a line of 1 MiB of "a," was half a million strings.
+    auto list_field = [&](std::string_view f) {
+        if (f == "-") return std::vector<std::string>();
+        if (std::count(f.begin(), f.end(), ',') >= kMaxCacheBridges)
+            throw fail("more than " + std::to_string(kMaxCacheBridges) + " bridges above a device");
+        return split_keep_empty(f, ',');
     };
     while (!rest.empty()) {
         size_t nl = rest.find('\n');
@@ -306,7 +331,8 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
             continue;
         }
         if (saw_end) throw fail("text after \"end\"");
-        const std::vector<std::string> f = split_nonempty(line, ' ');
+        // No line has more than 10 fields: an 11th is not split off the rest.
+        const std::vector<std::string> f = cache_fields(line, 11);
         if (f.empty()) continue;
         const auto& kind = f[0];
         if (kind == "end" && f.size() == 1) {
@@ -318,6 +344,11 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
         } else if (kind == "core" && f.size() == 2) {
             Core c{cpus_field(f[1])};
             if (c.pus.empty()) throw fail("a core without PUs");
+            // Each core's PU is a node of the table rebuilt below (some 64
+            // bytes each): "core 0-1048575", 15 bytes, made 80 MB of it.
+            // Linux numbers at most 8,192 CPUs (NR_CPUS); a cache past
+            // 65,535 is not of a machine.
+            if (c.pus.back() > kMaxCachePu) throw fail("PU " + std::to_string(c.pus.back()) + " is past " + std::to_string(kMaxCachePu));
             topo.cores.push_back(std::move(c));
         } else if (kind == "gpu" && f.size() == 9) {
             Gpu g;

@@ -419,7 +419,7 @@ TEST_CASE("a GPU index list keeps order and repeats, and is bounded as a whole")
 // were not, and a handful of "core 8-777777" lines took over 10 s.
 TEST_CASE("a topology cache's CPU lists are bounded in all") {
     std::string cache = "gangway-topology 1\n";
-    for (int i = 0; i < 3; ++i) cache += "core 0-524287\n";
+    for (int i = 0; i < 3; ++i) cache += "numa 0 0 0-524287\n";  // not cores: a PU past 65535 is refused first
     CHECK_THROWS_WITH(parse_topology(cache, "t.cache"),
                       Catch::Matchers::ContainsSubstring("at line 4 (more than 1048576 CPUs listed in all)"));
 }
