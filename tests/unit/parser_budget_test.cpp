@@ -1,0 +1,220 @@
+// Every parser of outside input within its budget (SECURITY.md, "What a
+// parser may spend"): the worst inputs we could construct, of 64 KiB (a
+// variable or option; 1 MiB for a wire frame and a topology cache), hold the
+// heap bound exactly (tests/unit/cost_meter counts every byte asked of
+// operator new) and take under a second of CPU, which is hundreds of times
+// what they take. The node lists, counts, ports and cpu lists have their
+// own cases beside their other tests (hostlist_test.cpp and so on).
+#include "catch_compat.hpp"
+
+#include <string>
+#include <vector>
+
+#include "../../lib/base/error.hpp"
+#include "../../lib/env/check_policy.hpp"
+#include "../../lib/env/config.hpp"
+#include "../../lib/env/netaddr.hpp"
+#include "../../lib/env/plugstack_text.hpp"
+#include "../../lib/env/port.hpp"
+#include "../../lib/pin/topology.hpp"
+#include "../../lib/preflight/bootstrap.hpp"
+#include "../../lib/preflight/card.hpp"
+#include "../../lib/preflight/gpu_checks.hpp"
+#include "../../lib/preflight/rdma_checks.hpp"
+#include "../../lib/preflight/report.hpp"
+#include "../../lib/preflight/requeue.hpp"
+#include "../../lib/preflight/stage_status.hpp"
+#include "../../lib/preflight/version_text.hpp"
+#include "../../lib/preflight/wire.hpp"
+#include "cost_meter.hpp"
+
+using namespace gangway;
+using gangway::test::Cost;
+using gangway::test::cost_of;
+
+namespace {
+
+constexpr std::size_t k64K = 64 * 1024;
+
+std::string repeat(std::string_view s, std::size_t n) {
+    std::string out;
+    out.reserve(s.size() * n);
+    for (std::size_t i = 0; i < n; ++i) out += s;
+    return out;
+}
+
+// `s` repeated to `size` bytes (the last copy cut).
+std::string fill(std::string_view s, std::size_t size = k64K) {
+    std::string out = repeat(s, size / s.size() + 1);
+    out.resize(size);
+    return out;
+}
+
+// The bound: `per_byte` bytes of heap for each byte of input, plus `fixed`.
+void within(const Cost& c, std::size_t input, std::size_t per_byte, std::size_t fixed, const std::string& what) {
+    INFO(what << ": " << c.peak_bytes << " bytes of heap for " << input << " of input, " << c.cpu_seconds
+              << " s of CPU" << (c.refused ? ", refused: " + c.error.substr(0, 120) : std::string()));
+    CHECK(c.peak_bytes <= per_byte * input + fixed);
+    CHECK(c.cpu_seconds < 1.0 * gangway::test::kSlowdown);
+    // A refusal is one line, and short whatever the input.
+    CHECK(c.error.find('\n') == std::string::npos);
+    CHECK(c.error.size() < 1024);
+}
+
+}  // namespace
+
+TEST_CASE("option and variable values: linear, a refusal quotes at most an excerpt", "[budget]") {
+    const std::vector<std::string> inputs = {fill("a"), fill("%h"), fill("1."), fill(":"), fill("\x01"),
+                                             fill("auto"), fill("0123456789abcdef")};
+    for (const auto& in : inputs) {
+        const std::string_view v = in;
+        // Two copies of the input at most (a value copied once, as inet_pton needs a C string), and a message.
+        within(cost_of([&] { (void)parse_mode(v, "--gangway-mode"); }), v.size(), 2, 4096, "parse_mode");
+        within(cost_of([&] { (void)parse_pin(v, "--gangway-pin"); }), v.size(), 2, 4096, "parse_pin");
+        within(cost_of([&] { (void)parse_check_level(v, "--gangway-check"); }), v.size(), 2, 4096, "parse_check_level");
+        within(cost_of([&] { (void)parse_on_fail(v, "--gangway-on-fail"); }), v.size(), 2, 4096, "parse_on_fail");
+        within(cost_of([&] { check_iface_name(v, "--gangway-iface"); }), v.size(), 2, 4096, "check_iface_name");
+        within(cost_of([&] { (void)parse_ip(v); }), v.size(), 2, 4096, "parse_ip");
+        within(cost_of([&] { (void)preflight::parse_bootstrap_mode(v); }), v.size(), 2, 4096, "parse_bootstrap_mode");
+        within(cost_of([&] { (void)preflight::parse_stage_status(v); }), v.size(), 2, 4096, "parse_stage_status");
+        within(cost_of([&] { (void)preflight::parse_verdict(v); }), v.size(), 2, 4096, "parse_verdict");
+        within(cost_of([&] { (void)preflight::key_from_secret(v); }), v.size(), 2, 4096, "key_from_secret");
+        within(cost_of([&] { (void)first_reserved_port(v); }), v.size(), 2, 4096, "first_reserved_port");
+        within(cost_of([&] { (void)is_reserved_port(v, 12001); }), v.size(), 2, 4096, "is_reserved_port");
+        // A node name of 64 KB under a template of 64 KB of %h was 2^31 bytes: now a host name's bound.
+        within(cost_of([&] { (void)expand_addr_template(v, v); }), v.size(), 2, 4096, "expand_addr_template");
+    }
+    const auto c = cost_of([&] { (void)expand_addr_template(fill("%h"), fill("n")); });
+    CHECK(c.refused);
+    CHECK_THAT(c.error, Catch::Matchers::ContainsSubstring("longer than a host name can be (255 characters)"));
+    CHECK(expand_addr_template("%h-ib", "gpu01") == "gpu01-ib");
+}
+
+TEST_CASE("GPU thresholds and counts from the environment: linear", "[budget]") {
+    for (const std::string& in : {fill("cuda,"), fill(","), fill("1e9"), fill("0,")}) {
+        const EnvMap env{{"GANGWAY_REQUIRE", in},       {"GANGWAY_H2D_GBPS", in}, {"GANGWAY_NCCL_BYTES", in},
+                         {"CUDA_VISIBLE_DEVICES", in}, {"SLURM_STEP_GPUS", in},  {"SLURM_GPUS_ON_NODE", in}};
+        // The environment itself (6 copies) is not counted: it is made before.
+        // GANGWAY_REQUIRE and CUDA_VISIBLE_DEVICES are split into their items, a std::string
+        // each (32 bytes for 2 bytes of "0,"): 16 bytes a byte, twice while the vector grows.
+        within(cost_of([&] { (void)gpu::thresholds_from_env(env); }), in.size(), 32, 4096, "thresholds_from_env");
+        within(cost_of([&] { (void)gpu::allocated_gpus(env); }), in.size(), 32, 4096, "allocated_gpus");
+    }
+}
+
+TEST_CASE("requeue exclusions: the node list's bound, and no product of the two lists", "[budget]") {
+    // 65,536 excluded nodes and 65,536 bad ones, none in common: 2^32 comparisons before.
+    const std::string show = "JobId=7 ExcNodeList=x[00000-65535] Requeue=1";
+    std::vector<std::string> bad;
+    for (unsigned i = 0; i < 65536; ++i) bad.push_back("y" + std::to_string(i));
+    std::vector<std::string> got;
+    const auto c = cost_of([&] { got = preflight::requeue_exclusions(show, bad); });
+    CHECK(got.size() == 131072);
+    // The names (65,536 of the list's, 65,536 copies of the bad) and a hash set of views.
+    within(c, show.size(), 0, 131072 * (32 + 16) + 65536 * 64 + 4 * 65536 * 8, "requeue_exclusions");
+    CHECK(preflight::requeue_exclusions("ExcNodeList=n[1-2]", {"n2", "n3", "n3"}) ==
+          std::vector<std::string>{"n1", "n2", "n3"});
+}
+
+TEST_CASE("plugstack.conf and slurm.conf: linear, no copy per line", "[budget]") {
+    const std::vector<std::string> inputs = {
+        fill("\n"), fill("include a\n"), fill("required gangway.so mode=auto pin=on "), fill("# comment\n"),
+        fill("required /x/gangway.so a=" + std::string(200, 'v') + "\n"), fill(" "), fill("PlugStackConfig=")};
+    for (const auto& in : inputs) {
+        // Lines that matter are kept (with their words, a std::string each: 32 bytes for 2 bytes
+        // of "a "), others cost nothing: "include a\n" is the worst, some 165 bytes for 10 (the
+        // line, its file's name and its path), half again while the vector grows.
+        within(cost_of([&] { (void)plugstack_lines(in, "/etc/slurm/plugstack.conf"); }), in.size(), 32, 4096,
+               "plugstack_lines");
+        // One line at a time: its words, joined, and the key (a few copies of the longest line).
+        within(cost_of([&] { (void)plugstack_config(in); }), in.size(), 8, 4096, "plugstack_config");
+        // The plugin's arguments, each judged: one word of 64 KB, and 64 KB of short ones.
+        const std::vector<std::string> one{in};
+        within(cost_of([&] { (void)parse_site_args(one); }), in.size(), 2, 4096, "parse_site_args (one word)");
+    }
+    std::vector<std::string> words(k64K / 8, "pin=on");
+    within(cost_of([&] { (void)parse_site_args(words); }), k64K, 1, 4096, "parse_site_args (8,192 words)");
+    words.assign(k64K / 32, "nic_include=" + repeat("a,", 10) + "a");
+    // nic_include's names are kept: the last one given, 11 strings.
+    within(cost_of([&] { (void)parse_site_args(words); }), k64K, 1, 4096, "parse_site_args (nic lists)");
+    const std::vector<std::string> names{"nic_include=" + fill("a,")};
+    within(cost_of([&] { (void)parse_site_args(names); }), k64K, 48, 4096, "parse_site_args (32,768 names)");
+}
+
+TEST_CASE("version texts: linear", "[budget]") {
+    namespace p = gangway::preflight;
+    for (const std::string& in : {fill("1."), fill("9"), fill("Kernel Module "), fill("\"cuda\" : {\"version\" : \""),
+                                  fill("libnccl.so.1"), fill("CUDA Version 1"), fill("1.2.")}) {
+        within(cost_of([&] { (void)p::driver_version_from_proc(in); }), in.size(), 2, 4096, "driver_version_from_proc");
+        within(cost_of([&] { (void)p::cuda_version_from_json(in); }), in.size(), 2, 4096, "cuda_version_from_json");
+        within(cost_of([&] { (void)p::cuda_version_from_txt(in); }), in.size(), 2, 4096, "cuda_version_from_txt");
+        within(cost_of([&] { (void)p::nccl_version_from_soname(in); }), in.size(), 2, 4096, "nccl_version_from_soname");
+        // Each side's numbers, 8 bytes for every 2 bytes of "1.", twice while the vector grows.
+        within(cost_of([&] { (void)p::version_less(in, in); }), 2 * in.size(), 8, 4096, "version_less");
+        within(cost_of([&] { (void)p::slurm_version_in(in); }), in.size(), 0, 4096, "slurm_version_in");
+    }
+}
+
+TEST_CASE("sysfs attributes: linear", "[budget]") {
+    // An attribute is read up to kMaxAttr (1 MiB, lib/sys/node/sysfs.hpp); strtod's worst, digits.
+    for (const std::string& in : {fill("4: ACTIVE", 1 << 20), fill("9", 1 << 20), fill("1e", 1 << 20),
+                                  fill("400 Gb/sec (4X NDR ", 1 << 20), fill("NVIDIA H100 ", 1 << 20)}) {
+        within(cost_of([&] { (void)verbs::parse_state(in); }), in.size(), 3, 4096, "parse_state");
+        within(cost_of([&] { (void)verbs::parse_rate(in); }), in.size(), 3, 4096, "parse_rate");
+        within(cost_of([&] { (void)gpu::pcie_gen_from_speed(in); }), in.size(), 2, 4096, "pcie_gen_from_speed");
+        within(cost_of([&] { (void)gpu::gpu_model(in); }), in.size(), 2, 4096, "gpu_model");
+    }
+}
+
+TEST_CASE("the topology cache: the entries' bound, and the PUs a machine can have", "[budget]") {
+    const std::string head = "gangway-topology 1\n";
+    // 15 bytes that named a core of 2^20 PUs, rebuilt into a table of 80 MB.
+    auto c = cost_of([&] { (void)parse_topology(head + "core 0-1048575\nend\n", "t.cache"); });
+    CHECK(c.refused);
+    CHECK_THAT(c.error, Catch::Matchers::ContainsSubstring("PU 1048575 is past 65535"));
+    within(c, 40, 0, 4 * kMaxCpuListEntries + 65536, "parse_topology (a core of 2^20 PUs)");
+    // The most PUs a cache may have, a core each, and 2^20 entries over NUMA nodes and GPUs;
+    // long ancestry lists; many short lines. Up to 1 MiB of file.
+    std::string most = head;
+    for (unsigned pu = 0; pu < 65536; ++pu) most += "core " + std::to_string(pu) + "\n";
+    for (unsigned n = 0; n < 14; ++n) most += "numa " + std::to_string(n) + " 0 0-65535\n";
+    most += "end\n";
+    Topology t;
+    c = cost_of([&] { t = parse_topology(most, "t.cache"); });
+    CHECK_FALSE(c.refused);
+    CHECK(t.pus.size() == 65536);
+    // The entries (4 bytes each, 2^20 at most), a Core (24 bytes and its PUs) per core line,
+    // a table node (64 bytes) and a Pu (16) per PU, and the lines' fields.
+    within(c, most.size(), 48, 4 * kMaxCpuListEntries + 65536 * (64 + 16 + 28) + 4096, "parse_topology (65,536 PUs)");
+    const std::string ancestry = head + "core 0\ngpu 0000:01:00.0 10de 2330 0 0 - 0 " + fill("a,", 1 << 20) + "\nend\n";
+    within(cost_of([&] { (void)parse_topology(ancestry, "t.cache"); }), ancestry.size(), 48, 4096,
+           "parse_topology (a long ancestry)");
+    const std::string lines = head + fill("core 0\n", 1 << 20) + "end\n";
+    within(cost_of([&] { (void)parse_topology(lines, "t.cache"); }), lines.size(), 48, 4096,
+           "parse_topology (short lines)");
+}
+
+TEST_CASE("wire messages: a frame's key=value lines, and a node card", "[budget]") {
+    namespace p = gangway::preflight;
+    // A frame's payload is at most kMaxFrame (1 MiB). Shortest distinct lines, escapes, one long line.
+    std::string distinct;
+    for (unsigned k = 0; distinct.size() < p::kMaxFrame - 16; ++k) distinct += std::to_string(k) + "=\n";
+    for (const std::string& in : {distinct, fill("%25", p::kMaxFrame - 1) + "=\n", "k=" + fill("v", p::kMaxFrame - 3) + "\n"}) {
+        // A map node per line (about 100 bytes for 4 bytes of "123=\n"): 32 bytes a byte.
+        within(cost_of([&] { (void)p::decode_kv(in); }), in.size(), 32, 4096, "decode_kv");
+    }
+    // A card of 4,096 NICs, the most it may list, each with a long address list.
+    p::Kv kv{{"card.node_rank", "0"}, {"card.node", "n0"}, {"card.hostname", "n0"}, {"card.data_iface", "ib0"},
+             {"card.data_addr", "198.18.0.1"}, {"card.data_port", "1"}, {"card.gpus", "99999999"}, {"card.nics", "4096"}};
+    std::size_t size = 0;
+    for (unsigned i = 0; i < 4096; ++i) {
+        const std::string q = "card.nic." + std::to_string(i) + ".";
+        kv[q + "name"] = "mlx5_" + std::to_string(i);
+        kv[q + "kind"] = "ib";
+        kv[q + "state"] = "up";
+        kv[q + "rate_mbps"] = "400000";
+        kv[q + "addrs"] = repeat("a,", 64);
+    }
+    for (const auto& [k, v] : kv) size += k.size() + v.size() + 2;
+    within(cost_of([&] { (void)p::card_from_kv(kv); }), size, 48, 4096, "card_from_kv");
+}
