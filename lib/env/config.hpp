@@ -50,6 +50,11 @@ struct Config {
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad
 // word and the known keys.
+//
+// Cost of this and of every value parser below (SECURITY.md, "What a parser may spend"):
+// O(n) work; memory at most two copies of a value, or the names of
+// nic_include=/nic_exclude= (a std::string each: 48 bytes a byte at most),
+// and a refusal's message, which quotes a value's first 64 characters only.
 Config parse_site_args(const std::vector<std::string>& args);
 
 // "auto", "node", "task", "off" (and on = auto). `origin` names where the
@@ -73,6 +78,9 @@ struct UserChoice {
 Config apply_user(Config site, const UserChoice& user);
 
 // "%h-ib" with node "gpu01" -> "gpu01-ib"; %% is a literal percent sign.
+// The name made is a host name: longer than kMaxHostNameLength (255) is
+// refused as soon as it is, so the work is O(template + 255) however many %h
+// it has and however long the node's name.
 std::string expand_addr_template(std::string_view tmpl, std::string_view node);
 
 }  // namespace gangway

@@ -20,6 +20,7 @@ struct IfaceAddr {
     unsigned prefix_len = 0;
 };
 
+// O(n): one copy of the text (inet_pton wants a C string).
 std::optional<IpAddr> parse_ip(std::string_view text);
 std::string to_string(const IpAddr& a);
 // "host:port", with IPv6 in brackets as URLs and torchrun endpoints need.

@@ -24,11 +24,15 @@ struct PlugstackLine {
 // include other files, in order: the includes' lines belong where the include
 // stands. '#' starts a comment; words are separated by blanks; an include
 // without a pattern and a line with a single word load nothing.
+//
+// Cost (SECURITY.md, "What a parser may spend"): one pass, line by line in place, O(n);
+// memory the lines kept, at most 32 bytes a byte of text ("include a\n").
 std::vector<PlugstackLine> plugstack_lines(std::string_view text, const std::string& file);
 
 // Where slurm.conf (its text) puts plugstack.conf: its PlugStackConfig= value
 // (the key in any case, blanks around '=' allowed, '#' a comment); "" when
 // it does not say, and plugstack.conf then lies next to slurm.conf.
+// Cost: O(n); memory a few copies of the longest line (8 bytes a byte at most).
 std::string plugstack_config(std::string_view slurm_conf);
 
 // The directory part of a path as dirname(1) has it for these: "a/b" gives

@@ -36,7 +36,9 @@ inline constexpr std::size_t kMaxCardBytes = 48u << 10;
 
 // Prefixed keys ("card.*") so a card travels inside a larger message.
 void card_to_kv(const Card& c, Kv& out);
-Card card_from_kv(const Kv& kv);  // throws gangway::Error when malformed
+// Throws gangway::Error when malformed. At most 4,096 NICs; O(n log n) in the
+// message's size, memory at most 48 bytes a byte of it (SECURITY.md).
+Card card_from_kv(const Kv& kv);
 
 const Nic* find_nic(const Card& c, const std::string& name);
 

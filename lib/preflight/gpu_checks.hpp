@@ -25,6 +25,8 @@ struct GpuModel {
 };
 
 // The model from the CUDA device name ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB").
+// This and pcie_gen_from_speed: O(n), a copy of the text at most (SECURITY.md,
+// "What a parser may spend").
 GpuModel gpu_model(const std::string& device_name);
 
 // "32.0 GT/s PCIe" (sysfs current_link_speed / max_link_speed) -> 5; 0 when unknown.
@@ -55,6 +57,8 @@ struct Thresholds {
     double outlier_z = 3.5;               // GANGWAY_OUTLIER_Z: modified z-score below -z is an outlier
 };
 // Throws gangway::Error naming the variable when a value is malformed.
+// This and allocated_gpus: O(n) in the variables' length; memory their lists
+// split into items, at most 32 bytes a byte (SECURITY.md).
 Thresholds thresholds_from_env(const EnvMap& env);
 
 // ------------------------------------------------------------ arithmetic

@@ -37,6 +37,8 @@ struct Port {
 };
 
 // "4: ACTIVE" -> {4, "ACTIVE"}; {-1, text} when there is no number.
+// This and parse_rate read a sysfs attribute (at most kMaxAttr, 1 MiB): O(n),
+// a few copies of it at most (SECURITY.md, "What a parser may spend").
 std::pair<int, std::string> parse_state(const std::string& sysfs);
 struct Rate {
     double gbps = 0;

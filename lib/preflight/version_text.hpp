@@ -4,6 +4,9 @@
 // Pure parsing, so the node card (lib/sys/node/node_card) and `gangway
 // doctor` read files and run commands and these say what is in them; the
 // string ones return "" when the text holds no version.
+//
+// Cost (SECURITY.md, "What a parser may spend"): each reads its text once or a bounded
+// number of times, O(n), and keeps no more than the version it returns.
 #pragma once
 #include <cstdint>
 #include <optional>

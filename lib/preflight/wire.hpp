@@ -16,6 +16,10 @@ using Kv = std::map<std::string, std::string>;
 
 // "k=v\n" lines; '%', '=', '\n' and control bytes in keys and values are
 // %XX-escaped. decode_kv throws gangway::Error on a malformed payload.
+//
+// decode_kv's cost (SECURITY.md, "What a parser may spend"): O(n log n) (a map insert a
+// line); memory a map node a line, at most 32 bytes a byte of text. A frame
+// is at most kMaxFrame (1 MiB), kMaxFirstFrame (64 KiB) before authentication.
 std::string encode_kv(const Kv& kv);
 Kv decode_kv(std::string_view text);
 
