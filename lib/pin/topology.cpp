@@ -339,8 +339,8 @@ Topology parse_topology(std::string_view text, const std::string& origin) {
             continue;
         }
         if (saw_end) throw fail("text after \"end\"");
-        // No line has more than 10 fields: an 11th is not split off the rest.
-        const std::vector<std::string> f = cache_fields(line, 11);
+        // No line has more than 12 fields (a nic line): a 13th is not split off the rest.
+        const std::vector<std::string> f = cache_fields(line, 13);
         if (f.empty()) continue;
         const auto& kind = f[0];
         if (kind == "end" && f.size() == 1) {
