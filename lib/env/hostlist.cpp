@@ -48,25 +48,37 @@ struct Range {
     std::size_t width = 0;
 };
 
+void append_number(std::string& out, unsigned long v, std::size_t width) {
+    char buf[24];
+    const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+    const std::size_t n = static_cast<std::size_t>(end - buf);
+    if (n < width) out.append(width - n, '0');
+    out.append(buf, n);
+}
+
 // A token as SLURM reads it: text, a bracket group, text, ..., text. Every
 // group multiplies the names: SLURM expands the last group as the range and
 // the earlier ones inside the prefix, which gives the product of the groups
 // in order, the last varying fastest. Parsed once, left to right, with each
-// name's count and greatest length known before any name is made.
+// name's count and greatest length known before any name is made. A group of
+// one value ("[0]", "[7-7]") turns nothing: it is written into the text
+// around it, so that only groups that turn are left, at most 16 (each at
+// least doubles the names, at most 65,536).
 struct Token {
-    std::vector<std::string_view> text;  // groups + 1 pieces, maybe empty
+    std::vector<std::string> text;       // groups + 1 pieces, maybe empty; together at most 255 characters
     std::vector<Range> ranges;           // every group's items, group after group
     std::vector<std::size_t> group_end;  // one past each group's last item in `ranges`
 };
 
 Token parse_token(std::string_view token, std::string_view whole, std::size_t room) {
     Token t;
+    std::string text;  // the text before the next group that turns
     std::size_t longest = 0, names = 1, start = 0;
     auto add_text = [&](std::string_view s) {
         longest += s.size();
         if (longest > kMaxHostNameLength)
             throw bad(whole, "a host name would be longer than " + std::to_string(kMaxHostNameLength) + " characters");
-        t.text.push_back(s);
+        text += s;
     };
     for (std::size_t open = token.find('['); open != std::string_view::npos; open = token.find('[', start)) {
         add_text(token.substr(start, open - start));
@@ -100,41 +112,45 @@ Token parse_token(std::string_view token, std::string_view whole, std::size_t ro
         longest += widest;
         if (longest > kMaxHostNameLength)
             throw bad(whole, "a host name would be longer than " + std::to_string(kMaxHostNameLength) + " characters");
-        if (count > room / names) throw too_many(whole);
-        names *= count;
-        t.group_end.push_back(t.ranges.size());
+        if (count == 1) {
+            append_number(text, t.ranges.back().lo, t.ranges.back().width);
+            t.ranges.pop_back();
+        } else {
+            if (count > room / names) throw too_many(whole);
+            names *= count;
+            t.text.push_back(std::move(text));
+            text.clear();
+            t.group_end.push_back(t.ranges.size());
+        }
         start = close + 1;
     }
     add_text(token.substr(start));
+    t.text.push_back(std::move(text));
     if (names > room) throw too_many(whole);
     return t;
 }
 
-void append_number(std::string& out, unsigned long v, std::size_t width) {
-    char buf[24];
-    const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-    const std::size_t n = static_cast<std::size_t>(end - buf);
-    if (n < width) out.append(width - n, '0');
-    out.append(buf, n);
-}
-
 // Every name of a parsed token, in SLURM's order: an odometer over the
-// groups (the last turning fastest), each name written once.
+// groups (the last turning fastest). The name is kept between names and
+// rewritten only from the group that turned.
 void expand_token(const Token& t, std::vector<std::string>& out) {
     const std::size_t groups = t.group_end.size();
-    std::vector<std::size_t> item(groups), first(groups);  // per group: current item (index into ranges)
+    std::vector<std::size_t> item(groups), first(groups), mark(groups + 1);  // mark: where text[g] starts in `name`
     std::vector<unsigned long> value(groups);
     for (std::size_t g = 0; g < groups; ++g) {
         first[g] = item[g] = g == 0 ? 0 : t.group_end[g - 1];
         value[g] = t.ranges[item[g]].lo;
     }
     std::string name;
+    std::size_t from = 0;  // the first group whose number changed: the name is rewritten from there
     for (;;) {
-        name.clear();
-        for (std::size_t g = 0; g < groups; ++g) {
+        name.resize(mark[from]);
+        for (std::size_t g = from; g < groups; ++g) {
+            mark[g] = name.size();
             name += t.text[g];
             append_number(name, value[g], t.ranges[item[g]].width);
         }
+        mark[groups] = name.size();
         name += t.text.back();
         out.push_back(name);  // a copy: exactly the name's size, where `name` keeps its capacity
         std::size_t g = groups;
@@ -152,6 +168,7 @@ void expand_token(const Token& t, std::vector<std::string>& out) {
             value[k] = t.ranges[item[k]].lo;
         }
         if (g == 0) return;
+        from = g - 1;
     }
 }
 

@@ -128,6 +128,14 @@ TEST_CASE("the worst node lists of 64 KB stay within the documented bound") {
     CHECK_FALSE(c.refused);
     CHECK(names.size() == 65536);
     CHECK(c.peak_bytes <= hostlist_memory_bound(groups.size()));
+    // 16 groups that turn, then 238 of one value each: 65,536 names of 255 characters
+    // whose every group would be rewritten for each name, were they kept as groups.
+    const std::string turning = "n" + repeat("[0-1]", 16) + repeat("[0]", 238);
+    c = cost_of([&] { names = expand_hostlist(turning); });
+    CHECK(names.size() == 65536);
+    CHECK(names.back() == "n" + std::string(16, '1') + std::string(238, '0'));
+    CHECK(c.peak_bytes <= hostlist_memory_bound(turning.size()));
+    CHECK(c.cpu_seconds < 1.0 * gangway::test::kSlowdown);
     // One group of 32,768 items (64 KB): each item is kept parsed while its token expands.
     const std::string items = "n[" + repeat("0,", 32767) + "0]";
     c = cost_of([&] { names = expand_hostlist(items); });
