@@ -19,12 +19,13 @@
 # took gigabytes and hours on some of these inputs, and ends in them instead
 # (std::bad_alloc, SIGXCPU), which the checks count as failures.
 #
-# Before the fix (main at 9a0cf29) 13 of the 23 cases failed: the issue's
-# 8 KB list took 761 MiB; 64 KB with a long prefix, suffix or zero-padded
-# bound ended in std::bad_alloc at the guard's 1 GiB; 64 KB of "[0]" crashed
-# the step (SIGSEGV: the recursion ran out of stack); counts that wrapped 32
-# bits started the tasks or ended in std::bad_alloc; four million tasks on a
-# node took 824 MiB; and refusals quoted 64 KB of input.
+# Before the fix (main at 9a0cf29) 14 of the 24 cases failed: the issue's
+# 8 KB list took 761 MiB; 815 bytes of 16 groups that turn and 238 of "[0]"
+# took 5.0 s of CPU and 70 MiB; 64 KB with a long prefix, suffix or
+# zero-padded bound ended in std::bad_alloc at the guard's 1 GiB; 64 KB of
+# "[0]" crashed the step (SIGSEGV: the recursion ran out of stack); counts
+# that wrapped 32 bits started the tasks or ended in std::bad_alloc; four
+# million tasks on a node took 824 MiB; and refusals quoted 64 KB of input.
 set -u
 so=${GANGWAY_PLUGIN:?}
 . "${top_srcdir:?}/tests/verdicts.sh"
@@ -50,6 +51,7 @@ L250=$(rep x 250) G200=$(rep g 200)
   printf '198.18.1.0 %s00000\n198.18.1.1 %s00001\n' "$L250" "$L250"
   printf '198.18.2.0 %s%s\n198.18.2.1 %s%s1\n' "$G200" "$(rep 0 16)" "$G200" "$(rep 0 15)"
   printf '198.18.3.0 h%s\n198.18.4.0 a\n198.18.4.1 n0\n198.18.5.0 node0\n198.18.5.1 node1\n' "$(rep 0 250)"
+  printf '198.18.6.0 n%s\n198.18.6.1 n%s1%s\n' "$(rep 0 254)" "$(rep 0 15)" "$(rep 0 238)"
 } >"$W/hosts"
 
 # sim NAME VAR=VALUE...: one step with the normal 4-node step's variables, these over them.
@@ -102,6 +104,8 @@ case_() {
 case_ hosts_longest start "SLURM_STEP_NODELIST=${L250}[00000-65535]" 'SLURM_STEP_TASKS_PER_NODE=1(x65536)' \
   SLURM_STEP_NUM_NODES=65536 SLURM_STEP_NUM_TASKS=65536
 case_ hosts_groups start "SLURM_STEP_NODELIST=${G200}$(rep '[0-1]' 16)" 'SLURM_STEP_TASKS_PER_NODE=1(x65536)' \
+  SLURM_STEP_NUM_NODES=65536 SLURM_STEP_NUM_TASKS=65536
+case_ groups_after_range start "SLURM_STEP_NODELIST=n$(rep '[0-1]' 16)$(rep '[0]' 238)" 'SLURM_STEP_TASKS_PER_NODE=1(x65536)' \
   SLURM_STEP_NUM_NODES=65536 SLURM_STEP_NUM_TASKS=65536
 case_ hosts_tokens start "SLURM_STEP_NODELIST=$(rep a, 32767)a" 'SLURM_STEP_TASKS_PER_NODE=1(x32768)' \
   SLURM_STEP_NUM_NODES=32768 SLURM_STEP_NUM_TASKS=32768
