@@ -6,6 +6,8 @@
 #include "tests/fuzz/fuzz.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    // The heap budget (SECURITY.md): expand_hostlist: 20 MiB + 12 n; then expand_counts: 512 KiB.
+    const gangway::fuzz::HeapBudget budget(size, 12, (20u << 20) + (64u << 10));
     const auto in = gangway::fuzz::text(data, size);
     gangway::fuzz::refusable([&] { (void)gangway::expand_hostlist(in); });
     gangway::fuzz::refusable([&] { (void)gangway::expand_counts(in); });

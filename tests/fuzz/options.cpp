@@ -19,6 +19,8 @@
 using gangway::fuzz::refusable;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    // The heap budget (SECURITY.md): the values: 2 n each; the environment made here: 3 n; thresholds: 32 n; requeue_exclusions: a node list (20 MiB + 12 n) and its set (4 MiB).
+    const gangway::fuzz::HeapBudget budget(size, 48, 25u << 20);
     const auto in = gangway::fuzz::text(data, size);
     const auto fields = gangway::fuzz::two_fields(in);
     const auto value = fields.first, other = fields.second;

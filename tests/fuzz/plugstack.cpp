@@ -50,6 +50,8 @@ private:
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    // The heap budget (SECURITY.md): plugstack_lines: 32 n, each line's site keys: 48 n, plugstack_config: 8 n; the walk: the files made here (n) and read (4 MiB at most).
+    const gangway::fuzz::HeapBudget budget(size, 128, 5u << 20);
     const auto in = gangway::fuzz::text(data, size);
     gangway::fuzz::refusable([&] {
         for (const auto& line : gangway::plugstack_lines(in, "plugstack.conf"))

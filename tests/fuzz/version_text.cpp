@@ -7,6 +7,8 @@
 namespace p = gangway::preflight;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    // The heap budget (SECURITY.md): each reader: 2 n at most.
+    const gangway::fuzz::HeapBudget budget(size, 8, 64u << 10);
     const auto in = gangway::fuzz::text(data, size);
     const auto fields = gangway::fuzz::two_fields(in);
     const auto a = fields.first, b = fields.second;
