@@ -6,12 +6,14 @@
 # kept. The budget (SECURITY.md, "What a parser may spend"): every parser
 # spends at most 1 s of CPU and tens of MiB on the worst input of 64 KiB in a
 # release build; here, at -O1 under the sanitizers, the worst seeds take
-# 0.2 s and 60 MiB of resident memory. So one input over 2 s (-timeout: wall
-# time, on a shared machine) or the process over 256 MiB (-rss_limit_mb, and
-# -malloc_limit_mb with it: one allocation that large) is a finding. ASan's
-# quarantine of freed memory (256 MiB by default) would fill that limit on
-# its own: it is kept to 16 MiB, which still catches a use after free of
-# anything freed in the last few inputs.
+# 0.1 s and 60 MiB of resident memory. So one input over 2 s (-timeout: wall
+# time, on a shared machine) is a finding, and so is one that holds more heap
+# than its target's bound (tests/fuzz/fuzz.hpp, HeapBudget: counted exactly,
+# by the sanitizer's hooks) or a process over 256 MiB (-rss_limit_mb, and
+# -malloc_limit_mb with it: one allocation that large), a backstop, as ASan
+# keeps freed memory: its quarantine (256 MiB by default) would fill that
+# limit on its own, so it is kept to 16 MiB, which still catches a use after
+# free of anything freed in the last few inputs.
 #
 #   tests/fuzz/run.sh [--seconds=N | --runs=N] [--jobs=N] [TARGET...]
 #
