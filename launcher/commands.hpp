@@ -11,7 +11,8 @@ int cmd_doctor(int argc, char** argv);
 int cmd_run(int argc, char** argv);    // cmd_run.cpp: the preflight, then exec
 int cmd_check(int argc, char** argv);  // cmd_run.cpp: the preflight alone
 int cmd_gpu_check(int argc, char** argv);  // cmd_gpu_check.cpp: GPU/RDMA stages on this node
-int cmd_drain_request(int argc, char** argv);  // cmd_drain_request.cpp: a drain request, for the Epilog
+int cmd_drain_request(int argc, char** argv);
+int cmd_node_check(int argc, char** argv);  // cmd_node_check.cpp: this node's health, SLURM's HealthCheckProgram  // cmd_drain_request.cpp: a drain request, for the Epilog
 
 // A drain request is three short lines; the Epilog reads no more than this.
 inline constexpr std::size_t kDrainRequestMaxBytes = 4096;
