@@ -100,7 +100,7 @@ GresGpus gres_from_slurm_conf(std::string_view text, const std::string& node) {
                 gres = v;
                 has_gres = true;
             }
-        if (w[0].second == "DEFAULT") {
+        if (lower(w[0].second) == "default") {
             if (has_gres) default_gres = gres;
             continue;
         }
