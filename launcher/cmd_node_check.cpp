@@ -45,7 +45,8 @@ const char* kUsage =
     "  --timeout=SEC    the run's deadline (default 10 quick, 40 full; at most 40 with --slurm)\n"
     "  --nccl-lib=PATH  the libnccl.so.2 of the full level's all-reduce             [GANGWAY_NCCL_LIB]\n"
     "  --node=NAME      this node's SLURM name (default SLURMD_NODENAME, else the short hostname)\n"
-    "exit codes: 0 healthy (always with --slurm), 3 a check failed, 5 a part could not finish, 2 usage";
+    "exit codes: 0 healthy, 3 a check failed (--slurm, --nhc: a confirmed failure), 5 a part could not finish\n"
+    "(--slurm, --nhc: 0), 2 usage";
 
 constexpr const char* kDefaultConfig = "/etc/gangway/node-check.conf";
 // SLURM kills a health check after 60 s: the checks and both scontrol calls fit well inside.
@@ -156,6 +157,16 @@ int cmd_node_check(int argc, char** argv) {
     o.conf = conf;
     o.nccl_lib = a.nccl_lib;
     o.now = static_cast<std::int64_t>(std::time(nullptr));
+    // One run at a time (HealthCheckProgram, a Prolog, an Epilog): a second one waits, then gives up.
+    std::optional<sys::StateLock> lock;
+    if (writes_state) {
+        auto l = sys::lock_state(state_path, a.full ? 30 : 5);
+        if (!l) {
+            complain(a.mode, l.error() + "; not checking this time");
+            return a.mode == Mode::slurm ? 0 : preflight::kExitCannotCheck;
+        }
+        lock.emplace(std::move(*l));
+    }
     if (auto st = sys::load_state(state_path)) o.previous = *st;
     else if (writes_state) complain(a.mode, "the state file is unusable (" + st.error() + "); starting afresh");
 
@@ -188,6 +199,8 @@ int cmd_node_check(int argc, char** argv) {
             if (!unfinished.empty())
                 sys::tell(sys::LogLevel::warning, o.node + ": no verdict on what did not finish (not a reason to drain): " + unfinished);
             sys::act_on_slurm(run, next, so);
+            // SLURM ignores a health check's status; a Prolog or Epilog around it may not.
+            if (run.verdict == health::Verdict::failed) code = preflight::kExitDegraded;
             break;
         }
         case Mode::nhc:

@@ -19,4 +19,23 @@ Result<health::State> load_state(const std::string& path);
 // write or that is not this user's.
 Result<void> save_state(const std::string& path, const health::State& s);
 
+// One run at a time per state file: HealthCheckProgram, a Prolog and an
+// Epilog may start the check together, and each would write over the other's
+// counters and failures. An flock on PATH.lock (created 0600, never through a
+// link), held until destroyed.
+class StateLock {
+public:
+    StateLock() = default;
+    StateLock(StateLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    StateLock& operator=(StateLock&&) = delete;
+    StateLock(const StateLock&) = delete;
+    ~StateLock();
+
+private:
+    friend Result<StateLock> lock_state(const std::string& path, double wait_s);
+    int fd_ = -1;
+};
+// Waits up to `wait_s` for another run to end; Failure says who holds it or why not.
+Result<StateLock> lock_state(const std::string& path, double wait_s);
+
 }  // namespace gangway::sys
