@@ -138,6 +138,28 @@ else fail "counters: $r1 $r2 $r3 out=$out e2=$e2"; fi
 nc cnt -- --nhc --state="$W/st-cnt/state"
 [ $rc = 0 ] && pass "counters flat again: healthy" || fail "counters flat: rc=$rc $out"
 
+# 4b. The full level on RoCE ports (the libibverbs double: writes over TCP,
+#     paced): CUDA copies, the local NCCL all-reduce, an RDMA loopback write
+#     per port. A port that writes too slowly fails once, then is confirmed.
+"$MAKE" "$W/roce" roce
+printf 'h2d_gbps=0.01\nrdma_ratio=0.04\nnccl_busbw_gbps=0.001\n' >"$W/full.conf"  # 4 Gb/s of the ports' 100
+full() { nc roce GANGWAY_NCCL_LIB="$W/fakes/libnccl.so.2" GANGWAY_NCCL_BYTES=4194304 GANGWAY_COPY_BYTES=4194304 \
+  GANGWAY_FAKE_IB_DEVICES=mlx5_0,mlx5_1 "$@" -- --level=full --config="$W/full.conf" --state="$W/st-full/state" --json; }
+full GANGWAY_FAKE_IB_GBPS=8
+stages=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['verdict'], ' '.join(s['name'] + '=' + s['status'] for s in r['stages']))" "$W/out" 2>&1)
+if [ $rc = 0 ] && [ "$stages" = "healthy sysfs=ok nvml=ok kmsg=ok cuda=ok nccl=ok rdma=ok" ] \
+   && grep -q '"check": "rdma", "device": "node", .*"status": "ok"' "$W/out"; then
+  pass "--level=full: cuda (copies), nccl and rdma (a loopback write per RoCE port) ok"
+else fail "full: rc=$rc $stages $err"; fi
+rdma_failures() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print([(x['device'], x['confirmed']) for x in r['records'] if x['check']=='rdma' and x['status']=='failed'])" "$W/out" 2>&1; }
+full GANGWAY_FAKE_IB_GBPS=1; r1=$rc f1=$(rdma_failures)
+full GANGWAY_FAKE_IB_GBPS=1; f2=$(rdma_failures)
+line=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print([x['reason'] for x in r['records'] if x['check']=='rdma' and x['confirmed']][0])" "$W/out" 2>&1)
+if [ $r1 = 3 ] && [ "$f1" = "[('mlx5_0/1', False), ('mlx5_1/1', False)]" ] && [ "$f2" = "[('mlx5_0/1', True), ('mlx5_1/1', True)]" ] && [ $rc = 3 ] \
+   && [[ $line == "mlx5_0/1: RDMA loopback write 1.0 Gb/s, expected >= 4.0 Gb/s (0.04 x 100 Gb/s)" ]]; then
+  pass "a port writing at 1 Gb/s: once, then confirmed: \"$line\""
+else fail "slow rdma: r1=$r1 f1=$f1 f2=$f2 rc=$rc line=$line"; fi
+
 # 5. SLURM: a confirmed failure drains with gangway's reason; the node stays
 #    drained while it fails, is resumed after 2 healthy runs, and only then.
 slurm_is IDLE

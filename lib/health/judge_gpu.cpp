@@ -51,7 +51,7 @@ std::vector<Record> judge_nvml(const NvmlFacts& n, const std::vector<std::string
         if (gpu.pages_pending || gpu.pages_retired) {
             Record r = rec(Check::gpu_pages, dev, gpu.pages_retired ? std::to_string(*gpu.pages_retired) : "",
                            "<= " + std::to_string(c.retired_pages_max));
-            r.unit = "retired pages";
+            r.unit = "pages";
             if (gpu.pages_pending.value_or(false)) {
                 r.status = Status::failed;
                 r.reason = dev + " page retirement pending (reset the GPU)";
@@ -74,7 +74,7 @@ std::vector<Record> judge_nvml(const NvmlFacts& n, const std::vector<std::string
         }
         if (gpu.ecc_uncorrected) {
             Record r = rec(Check::gpu_ecc, dev, std::to_string(*gpu.ecc_uncorrected), "0");
-            r.unit = "uncorrectable errors";
+            r.unit = "errors";
             if (*gpu.ecc_uncorrected > 0) {
                 r.status = Status::failed;
                 r.reason = dev + " " + r.figure + " uncorrectable ECC errors since the driver loaded";
@@ -115,7 +115,7 @@ std::vector<Record> stage_records(Check c, const preflight::StageResult& s, cons
             char b[32];
             std::snprintf(b, sizeof b, "%.1f", std::min(*gr.h2d_gbps, *gr.d2h_gbps));
             r.figure = b;
-            r.unit = "GB/s (slower copy direction)";
+            r.unit = "GB/s";  // the slower copy direction
         }
         for (std::size_t i = 0; i < findings.size(); ++i)
             if (findings[i].what.find(gr.bus_id) != std::string::npos) {

@@ -34,7 +34,7 @@ std::vector<Record> judge_link(const std::string& label, const PciDevice& d, con
     }
     out.push_back(std::move(w));
     const int max_gen = lower_known(l.max_gen, d.upstream ? d.upstream->max_gen : 0, 0);
-    Record s{Check::pcie_speed, label, l.cur_gen ? std::to_string(l.cur_gen) : "", "PCIe gen",
+    Record s{Check::pcie_speed, label, l.cur_gen ? std::to_string(l.cur_gen) : "", "gen",
              max_gen ? std::to_string(max_gen) : "", Status::ok, "", false};
     if (!speed_skip.empty()) {
         s.status = Status::skipped;

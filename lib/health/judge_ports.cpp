@@ -73,7 +73,7 @@ std::vector<Record> judge_counters(const std::vector<PortFacts>& ports, const st
             const std::uint64_t max = std::string(k) == "symbol_error" ? c.symbol_error_max
                                       : std::string(k) == "link_downed" ? c.link_downed_max
                                                                         : c.link_error_recovery_max;
-            Record r{Check::port_errors, dev, "", "since the last run", "<= " + std::to_string(max), Status::ok, "", false};
+            Record r{Check::port_errors, dev, "", "counts", "<= " + std::to_string(max), Status::ok, "", false};  // since the last run
             const auto before = previous ? previous->find(dev) : std::map<std::string, std::uint64_t>::const_iterator{};
             if (!previous || before == previous->end()) {
                 r.status = Status::skipped;

@@ -32,11 +32,11 @@ std::string render_table(const Run& r) {
         std::snprintf(b, sizeof b, "  stage %-8s %-8s %6.2f s  %s\n", s.name.c_str(), to_string(s.status), s.seconds, s.detail.c_str());
         out += b;
     }
-    std::snprintf(b, sizeof b, "  %-12s %-34s %-12s %-14s %s\n", "check", "device", "figure", "expected", "status");
+    std::snprintf(b, sizeof b, "  %-12s %-34s %-14s %-10s %s\n", "check", "device", "figure", "expected", "status");
     out += b;
     for (const auto& rec : r.records) {
         const std::string fig = rec.figure + (rec.unit.empty() || rec.figure.empty() ? "" : " " + rec.unit);
-        std::snprintf(b, sizeof b, "  %-12s %-34s %-12s %-14s %s%s%s\n", to_string(rec.check), rec.device.c_str(), fig.c_str(),
+        std::snprintf(b, sizeof b, "  %-12s %-34s %-14s %-10s %s%s%s\n", to_string(rec.check), rec.device.c_str(), fig.c_str(),
                       rec.expected.c_str(), mark(rec), rec.reason.empty() ? "" : ": ", rec.reason.c_str());
         out += b;
     }
