@@ -12,6 +12,7 @@
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
 #include "../lib/health/site_conf.hpp"
+#include "../lib/preflight/drain.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/sys/health/log.hpp"
 #include "../lib/sys/health/node_check.hpp"
@@ -150,6 +151,10 @@ int cmd_node_check(int argc, char** argv) {
     ::unsetenv("CUDA_VISIBLE_DEVICES");
     sys::NodeCheckOptions o;
     o.env = sys::process_env();
+    // A drain follows from the site's thresholds alone (node-check.conf), never from a variable
+    // that happens to be in the environment: by hand, GANGWAY_* thresholds apply as to gpu-check.
+    if (a.mode != Mode::plain)
+        for (const auto& v : preflight::threshold_vars_set(o.env)) o.env.erase(v);
     o.node = !a.node.empty() ? a.node : sys::env_or("SLURMD_NODENAME", short_hostname());
     o.root = a.root;
     o.full = a.full;
