@@ -86,12 +86,7 @@ int cmd_node_check(int argc, char** argv) {
     a.root = sys::sysfs_root();
     for (int i = 1; i < argc; ++i) {
         const std::string s = argv[i];
-        auto val = [&](const char* name) -> std::optional<std::string> {
-            const std::string p = std::string(name) + "=";
-            if (s.rfind(p, 0) == 0) return s.substr(p.size());
-            if (s == name && i + 1 < argc) return std::string(argv[++i]);
-            return std::nullopt;
-        };
+        auto val = [&](const char* name) { return option_value(argc, argv, i, name); };
         if (s == "--help" || s == "-h") {
             std::puts(kUsage);
             return 0;

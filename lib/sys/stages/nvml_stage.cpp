@@ -54,10 +54,7 @@ const Nvml* nvml(std::string& why) {
             failure = "NVML not found (" + path + "): " + (e ? e : "no such library");
             return;
         }
-        auto get = [&](auto& f, const char* name) {
-            f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(::dlsym(h, name));
-            return f != nullptr;
-        };
+        auto get = [&](auto& f, const char* name) { return dl_sym(h, f, name); };
         ok = get(v.init, "nvmlInit_v2") && get(v.shutdown, "nvmlShutdown") && get(v.error_string, "nvmlErrorString") &&
              get(v.count, "nvmlDeviceGetCount_v2") && get(v.handle, "nvmlDeviceGetHandleByIndex_v2") &&
              get(v.name, "nvmlDeviceGetName") && get(v.pci, "nvmlDeviceGetPciInfo_v3");
