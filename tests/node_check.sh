@@ -107,6 +107,12 @@ nc ok GANGWAY_FAKE_NVML_PAGES_PENDING=1 -- --nhc --state="$W/st-pages/state"
 nc ok GANGWAY_FAKE_NVML_HIDE=0 -- --nhc --state="$W/st-hide/state"
 [ $rc = 3 ] && [ "$out" = "gpu 0000:10:00.0 on the PCI bus, not seen by the driver" ] \
   && pass "NVML: \"$out\"" || fail "hidden GPU: rc=$rc $out $err"
+# A job computes on a GPU (NVML lists a process): the cuda stage leaves the GPUs alone, no failure.
+"$MAKE" "$W/busy" gpu-gen3
+nc busy GANGWAY_FAKE_NVML_BUSY=1 -- --json --state="$W/st-busy/state"
+busy=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['verdict'], [s['detail'] for s in r['stages'] if s['name']=='cuda'][0])" "$W/out" 2>&1)
+[ $rc = 0 ] && [ "$busy" = "healthy GPU(s) in use by a job (0000:11:00.0): tested when they are free" ] \
+  && pass "a GPU in use by a job: the cuda stage skipped (\"${busy#healthy }\"), its link speed not judged" || fail "busy: rc=$rc $busy"
 # Without NVML or CUDA (no doubles): the same sysfs faults, the GPU checks skipped with the reason.
 "$MAKE" "$W/bare" gpu-x8
 env GANGWAY_SYSFS_ROOT="$W/bare" "$GW" node-check --config="$W/node-check.conf" --node=node08 >"$W/out" 2>&1; rc=$?

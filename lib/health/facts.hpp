@@ -56,6 +56,7 @@ struct NvmlGpu {
     std::optional<unsigned> pages_retired;  // single- and double-bit causes together
     std::optional<bool> rows_pending, rows_failed;  // row remapping (A100 and later)
     std::optional<std::uint64_t> ecc_uncorrected;   // volatile: since the driver loaded
+    bool busy = false;                   // a process computes on it (a job): not to be disturbed
 };
 struct NvmlFacts {
     bool loaded = false;                 // libnvidia-ml.so.1 opened

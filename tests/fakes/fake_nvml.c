@@ -16,6 +16,7 @@
  *   GANGWAY_FAKE_NVML_PAGES=K:N       GPU K has N retired pages (double-bit cause)
  *   GANGWAY_FAKE_NVML_ROWS_FAILED=K   GPU K's row remapping failed
  *   GANGWAY_FAKE_NVML_ECC=K:N         GPU K has N volatile uncorrectable ECC errors
+ *   GANGWAY_FAKE_NVML_BUSY=K          a process computes on GPU K (a job)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -132,5 +133,16 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *corr, unsigned 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long *n) {
     if (!d || !n) return ERR_INVALID_ARGUMENT;
     *n = type == 1 && counter == 0 ? env_pair("GANGWAY_FAKE_NVML_ECC", d->index) : 0;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *count, void *infos) {
+    if (!d || !count) return ERR_INVALID_ARGUMENT;
+    unsigned n = env_int("GANGWAY_FAKE_NVML_BUSY", -1) == d->index;
+    if (*count < n) {
+        *count = n;
+        return ERR_INSUFFICIENT_SIZE;  /* as NVML: the caller's buffer has no room */
+    }
+    (void)infos;  /* the fake lists no process details */
+    *count = n;
     return OK;
 }

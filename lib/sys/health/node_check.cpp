@@ -229,9 +229,21 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
     c.env = env;
     c.root = o.root;
     c.t = t;
-    if (parts.left() > 0.5) g.cuda = with_deadline("cuda", parts.left() - 0.2, [c] { return run_cuda_stage(c); });
+    // A job computing on the GPUs (HealthCheckNodeState=ANY runs this on busy nodes too): a
+    // context of ours would take its memory, and an exclusive-process GPU would refuse us,
+    // which is no fault of the node. The GPUs are tested when they are free.
+    std::vector<std::string> busy;
+    if (g.nvml)
+        for (const auto& n : g.nvml->gpus)
+            if (n.busy) busy.push_back(n.bus_id);
+    if (!busy.empty()) {
+        g.cuda = to_outcome("cuda", {StageStatus::skipped, "GPU(s) in use by a job (" + join(busy, ", ") +
+                                                               "): tested when they are free", {}}, 0);
+    } else if (parts.left() > 0.5) {
+        g.cuda = with_deadline("cuda", parts.left() - 0.2, [c] { return run_cuda_stage(c); });
+    }
     note_stage(parts, g.cuda);
-    if (o.full) {
+    if (o.full && busy.empty()) {
         NcclStageOptions n;
         n.nccl_lib = o.nccl_lib;
         n.env = env;

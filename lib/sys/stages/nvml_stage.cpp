@@ -38,6 +38,7 @@ struct Nvml {
     Ret (*pages)(Device, int, unsigned*, unsigned long long*) = nullptr;
     Ret (*rows)(Device, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
     Ret (*ecc)(Device, int, int, unsigned long long*) = nullptr;
+    Ret (*processes)(Device, unsigned*, void*) = nullptr;  // asked with a count of 0: no buffer is written
 };
 
 const Nvml* nvml(std::string& why) {
@@ -62,6 +63,7 @@ const Nvml* nvml(std::string& why) {
         get(v.pages, "nvmlDeviceGetRetiredPages");
         get(v.rows, "nvmlDeviceGetRemappedRows");
         get(v.ecc, "nvmlDeviceGetTotalEccErrors");
+        get(v.processes, "nvmlDeviceGetComputeRunningProcesses");
         if (ok) lib.release();  // for the life of the process: a call left behind by a deadline may still use it
         else failure = path + " lacks nvmlInit_v2 or another call gangway needs (a driver older than NVML 11)";
     });
@@ -112,6 +114,12 @@ void read_gpu(const Nvml& n, unsigned i, health::NvmlGpu& g) {
             g.rows_pending = pending != 0;
             g.rows_failed = failed != 0;
         }
+    }
+    if (n.processes) {
+        // With room for none, NVML says "insufficient size" when there is at least one.
+        unsigned count = 0;
+        const Ret r = n.processes(d, &count, nullptr);
+        g.busy = r == kInsufficientSize || (r == kSuccess && count > 0);
     }
     if (n.ecc) {
         unsigned long long count = 0;
