@@ -30,12 +30,31 @@ std::vector<std::pair<std::string, std::string>> words(std::string_view line) {
     return out;
 }
 
-bool names_node(const std::string& list, const std::string& node) {
+// Names a file may make us expand, in all: a slurm.conf of a 10,000-node
+// cluster names each node once; a file of 1 MiB of "n[1-65536]" would
+// otherwise cost minutes. Past it, nothing more matches.
+constexpr std::size_t kExpandBudget = std::size_t(1) << 20;
+
+// The names of a hostlist, within what is left of the budget; none when it is
+// malformed (slurmctld would have refused it) or the budget is spent.
+std::vector<std::string> expand(const std::string& list, std::size_t& budget) {
+    if (budget == 0) return {};
     try {
-        for (const auto& n : expand_hostlist(list))
-            if (n == node) return true;
+        auto names = expand_hostlist(list);
+        if (names.size() > budget) {
+            budget = 0;
+            return {};
+        }
+        budget -= names.size();
+        return names;
     } catch (const Error&) {
+        return {};
     }
+}
+
+bool names_node(const std::string& list, const std::string& node, std::size_t& budget) {
+    for (const auto& n : expand(list, budget))
+        if (n == node) return true;
     return false;
 }
 
@@ -88,6 +107,7 @@ void add(GresGpus& g, const Item& it, bool& mixed) {
 }  // namespace
 
 GresGpus gres_from_slurm_conf(std::string_view text, const std::string& node) {
+    std::size_t budget = kExpandBudget;
     std::string default_gres;
     GresGpus out;
     for (const auto& line : split_keep_empty(text, '\n')) {
@@ -104,7 +124,7 @@ GresGpus gres_from_slurm_conf(std::string_view text, const std::string& node) {
             if (has_gres) default_gres = gres;
             continue;
         }
-        if (!names_node(w[0].second, node)) continue;
+        if (!names_node(w[0].second, node, budget)) continue;
         if (!has_gres) gres = default_gres;
         GresGpus g;
         g.source = "slurm.conf Gres=";
@@ -124,6 +144,7 @@ GresGpus gres_from_slurm_conf(std::string_view text, const std::string& node) {
 }
 
 GresGpus gres_from_gres_conf(std::string_view text, const std::string& node) {
+    std::size_t budget = kExpandBudget;
     GresGpus out;
     out.source = "gres.conf";
     bool mixed = false;
@@ -142,15 +163,13 @@ GresGpus gres_from_gres_conf(std::string_view text, const std::string& node) {
             }
         }
         if (lower(name) != "gpu") continue;
-        if (has_nodes && !names_node(nodes, node)) continue;
+        if (has_nodes && !names_node(nodes, node, budget)) continue;
         Item it{1, type};
         if (const auto n = parse_uint<unsigned>(count)) it.count = *n;
         else if (!file.empty()) {
-            try {
-                it.count = static_cast<unsigned>(expand_hostlist(file).size());
-            } catch (const Error&) {
-                continue;
-            }
+            const auto files = expand(file, budget);
+            if (files.empty()) continue;
+            it.count = static_cast<unsigned>(files.size());
         }
         add(out, it, mixed);
     }

@@ -18,7 +18,8 @@ struct GresGpus {
 // slurm.conf's NodeName lines (NodeName=DEFAULT too) naming `node`:
 // Gres=gpu:8, gpu:h100:8(S:0-1), gpu:a100:4,gpu:h100:4, gpu (one).
 // Malformed lines, or a hostlist that does not expand, are passed over:
-// slurmctld would have refused them.
+// slurmctld would have refused them. Bounded: at most 2^20 names are expanded
+// from one file (a large cluster's has one per node); past that nothing matches.
 GresGpus gres_from_slurm_conf(std::string_view text, const std::string& node);
 
 // gres.conf's Name=gpu lines for `node` (no NodeName=: every node): Count=N,

@@ -99,6 +99,17 @@ TEST_CASE("slurm.conf: the node's Gres= gpus") {
     CHECK_FALSE(gres_from_slurm_conf("NodeName=n[1-2 Gres=gpu:1\n", "n1").count);
 }
 
+TEST_CASE("slurm.conf and gres.conf: bounded work, whatever the file") {
+    // 200 lines of 65,536 names each: past 2^20 names nothing more is expanded.
+    std::string huge;
+    for (int i = 0; i < 200; ++i) huge += "NodeName=x" + std::to_string(i) + "-[1-65536] Gres=gpu:1\n";
+    CHECK_FALSE(gres_from_slurm_conf(huge + "NodeName=node08 Gres=gpu:2\n", "node08").count);
+    CHECK(gres_from_slurm_conf("NodeName=node08 Gres=gpu:2\n" + huge, "node08").count == 2u);
+    std::string files;
+    for (int i = 0; i < 200; ++i) files += "Name=gpu File=/dev/x" + std::to_string(i) + "-[1-65536]\n";
+    CHECK(gres_from_gres_conf(files, "n").count.value_or(0) <= (1u << 20));
+}
+
 TEST_CASE("gres.conf: the node's Name=gpu lines") {
     const std::string conf =
         "AutoDetect=nvml\n"
