@@ -160,12 +160,17 @@ int cmd_node_check(int argc, char** argv) {
     // One run at a time (HealthCheckProgram, a Prolog, an Epilog): a second one waits, then gives up.
     std::optional<sys::StateLock> lock;
     if (writes_state) {
-        auto l = sys::lock_state(state_path, a.full ? 30 : 5);
+        auto l = sys::lock_state(state_path, a.mode == Mode::slurm ? 5 : a.full ? 30 : 5);
         if (!l) {
             complain(a.mode, l.error() + "; not checking this time");
             return a.mode == Mode::slurm ? 0 : preflight::kExitCannotCheck;
         }
         lock.emplace(std::move(*l));
+    }
+    if (a.mode == Mode::slurm) {
+        // The wait for another run came out of SLURM's 60 s: the checks get what is left.
+        const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        o.timeout_s = std::min(o.timeout_s, kSlurmCheckMax - waited);
     }
     if (auto st = sys::load_state(state_path)) o.previous = *st;
     else if (writes_state) complain(a.mode, "the state file is unusable (" + st.error() + "); starting afresh");
