@@ -25,6 +25,8 @@ loads=()
 undo() {
   for p in "${loads[@]}"; do kill "$p" 2>/dev/null; done
   for n in $NODES; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
+  # The daemons' logs, kept: the restart below starts them afresh.
+  cp "$GANGWAY_CLUSTER_DIR"/log/slurmctld.log "$GANGWAY_CLUSTER_DIR"/log/slurmd-node*.log "$WORK/" 2>/dev/null
   # Back to the cluster every other test expects: no HealthCheck lines.
   "$top_srcdir/tests/cluster/cluster.sh" up >/dev/null 2>&1
   return 0
