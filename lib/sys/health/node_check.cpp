@@ -176,6 +176,21 @@ void note_stage(Parts& p, const std::optional<StageOutcome>& o) {
     if (o->result.status == StageStatus::aborted) p.inconclusive = true;
 }
 
+// A stage of the preflight under what is left of the run's deadline (less `keep` for what
+// follows), or, with too little left, not started: inconclusive too.
+std::optional<StageOutcome> stage_within(Parts& p, const std::string& name, double share, double keep,
+                                         std::function<StageOutcome()> fn) {
+    const double budget = p.left() * share - keep;
+    std::optional<StageOutcome> o;
+    if (budget >= 0.3) o = with_deadline(name, budget, std::move(fn));
+    else {
+        o.emplace();
+        o->result = {name, StageStatus::aborted, "not started: the run's deadline had passed", 0};
+    }
+    note_stage(p, o);
+    return o;
+}
+
 }  // namespace
 
 NodeCheckResult run_node_check(const NodeCheckOptions& o) {
@@ -239,25 +254,23 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
     if (!busy.empty()) {
         g.cuda = to_outcome("cuda", {StageStatus::skipped, "GPU(s) in use by a job (" + join(busy, ", ") +
                                                                "): tested when they are free", {}}, 0);
-    } else if (parts.left() > 0.5) {
-        g.cuda = with_deadline("cuda", parts.left() - 0.2, [c] { return run_cuda_stage(c); });
+        note_stage(parts, g.cuda);
+    } else {
+        g.cuda = stage_within(parts, "cuda", 1, 0.2, [c] { return run_cuda_stage(c); });
     }
-    note_stage(parts, g.cuda);
     if (o.full && busy.empty()) {
         NcclStageOptions n;
         n.nccl_lib = o.nccl_lib;
         n.env = env;
         n.t = t;
-        n.deadline_s = std::max(1.0, parts.left() * 0.5);
-        if (parts.left() > 1) g.nccl = with_deadline("nccl", parts.left() * 0.6, [n] { return run_nccl_stage_local(n); });
-        note_stage(parts, g.nccl);
-        if (g.sysfs && parts.left() > 1) {
+        n.deadline_s = std::max(1.0, parts.left() * 0.5);  // its own abort first; the stage's deadline is the backstop
+        g.nccl = stage_within(parts, "nccl", 0.6, 0, [n] { return run_nccl_stage_local(n); });
+        if (g.sysfs) {
             std::vector<verbs::Port> ports;
             for (const auto& p : g.sysfs->ports) ports.push_back(p.port);
             LoopbackOptions lo;
             lo.t = t;
-            g.rdma = with_deadline("rdma", parts.left() - 0.2, [ports, lo] { return run_rdma_loopback(ports, lo); });
-            note_stage(parts, g.rdma);
+            g.rdma = stage_within(parts, "rdma", 1, 0.2, [ports, lo] { return run_rdma_loopback(ports, lo); });
         }
     }
 
