@@ -62,12 +62,7 @@ int cmd_gpu_check(int argc, char** argv) {
     double timeout = 60;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        auto val = [&](const char* name) -> std::optional<std::string> {
-            const std::string p = std::string(name) + "=";
-            if (a.rfind(p, 0) == 0) return a.substr(p.size());
-            if (a == name && i + 1 < argc) return std::string(argv[++i]);
-            return std::nullopt;
-        };
+        auto val = [&](const char* name) { return option_value(argc, argv, i, name); };
         if (a == "--help" || a == "-h") {
             std::puts(kUsage);
             return 0;

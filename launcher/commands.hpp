@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace gangway::cli {
@@ -11,7 +12,17 @@ int cmd_doctor(int argc, char** argv);
 int cmd_run(int argc, char** argv);    // cmd_run.cpp: the preflight, then exec
 int cmd_check(int argc, char** argv);  // cmd_run.cpp: the preflight alone
 int cmd_gpu_check(int argc, char** argv);  // cmd_gpu_check.cpp: GPU/RDMA stages on this node
-int cmd_drain_request(int argc, char** argv);  // cmd_drain_request.cpp: a drain request, for the Epilog
+int cmd_drain_request(int argc, char** argv);
+int cmd_node_check(int argc, char** argv);  // cmd_node_check.cpp: this node's health, SLURM's HealthCheckProgram  // cmd_drain_request.cpp: a drain request, for the Epilog
+
+// The value of option `name` at argv[i]: "--name=VALUE", or "--name VALUE" (i then moves past
+// VALUE); nullopt when argv[i] is another word.
+inline std::optional<std::string> option_value(int argc, char** argv, int& i, const char* name) {
+    const std::string a = argv[i], p = std::string(name) + "=";
+    if (a.rfind(p, 0) == 0) return a.substr(p.size());
+    if (a == name && i + 1 < argc) return std::string(argv[++i]);
+    return std::nullopt;
+}
 
 // A drain request is three short lines; the Epilog reads no more than this.
 inline constexpr std::size_t kDrainRequestMaxBytes = 4096;

@@ -34,5 +34,12 @@ if [ -n "${GANGWAY_BIN:-}" ] && [ -x "$GANGWAY_BIN" ]; then
     done
   done
   [ $fail = 0 ] && echo "ok: gangway(1) covers the commands" $cmds "and their $nopts options"
+  # Every key of the node check's site file, as the command itself lists them for an unknown key.
+  t=$(mktemp) && echo "no_such_key=1" >"$t"
+  nkeys=$("$GANGWAY_BIN" node-check --config="$t" 2>&1 | sed -n 's/.*; the keys are //p' | tr -d ',')
+  rm -f "$t"
+  [ -n "$nkeys" ] || { echo "FAIL: gangway node-check did not list its site keys"; fail=1; }
+  for k in $nkeys; do grep -q -- "$k=" <<<"$cmd_text" || { echo "FAIL: gangway(1) does not document node-check.conf's $k="; fail=1; }; done
+  [ $fail = 0 ] && echo "ok: gangway(1) documents the node check's $(wc -w <<<"$nkeys") site keys"
 fi
 exit $fail

@@ -13,8 +13,9 @@ syms=$(nm -C --defined-only "$so" 2>/dev/null)
 [ -n "$syms" ] || { fail "nm lists no symbols in $so (stripped?): run this on the build tree's plugin"; finish; }
 # Namespaces and names of the launcher's side: the preflight's judgement
 # (gangway::preflight, gpu, verbs), its commands (gangway::cli), the network
-# and device stages (sys::...), the report, and HMAC (libcrypto's wrapper).
-forbidden='gangway::(preflight|gpu|verbs|cli)::|sys::(run_[a-z_]*stage|nccl_|find_nccl|RdmaEndpoint|read_ib_ports|with_deadline|tcp_|Rendezvous|Coordinator|pmix|node_card|make_node_card)|[Ss]ha256|[Hh]mac|Report\b|report_json'
+# and device stages (sys::...), the node check (gangway::health, and its I/O
+# in sys::), the report, and HMAC (libcrypto's wrapper).
+forbidden='gangway::(preflight|gpu|verbs|cli|health)::|sys::(run_[a-z_]*stage|nccl_|find_nccl|RdmaEndpoint|read_ib_ports|with_deadline|tcp_|Rendezvous|Coordinator|pmix|node_card|make_node_card|run_node_check|read_nvml|read_kmsg|act_on_slurm|run_command|load_state|save_state)|[Ss]ha256|[Hh]mac|Report\b|report_json'
 found=$(grep -E "$forbidden" <<<"$syms" | head -5)
 if [ -z "$found" ]; then pass "no preflight, GPU, RDMA, report or crypto symbol in gangway.so"
 else fail "gangway.so holds launcher code, e.g.:"; echo "$found"; fi

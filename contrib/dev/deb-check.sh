@@ -15,7 +15,8 @@
 #               another release's package (when an earlier run left one in
 #               _deb-OTHER/) is refused by dpkg there, for SLURM's release
 #   install     dpkg -i, in the root (its dependencies are already there)
-#   contents    /usr/bin/gangway, the plugin, plugstack.conf.d/gangway.conf
+#   contents    /usr/bin/gangway, the plugin, plugstack.conf.d/gangway.conf, the node
+#               check's HealthCheckProgram wrapper, NHC check and examples
 #   doctor      `gangway doctor` in the root: the release that runs there, the
 #               plugstack.conf line the package installed, the plugin it loads
 #   installed-env_contract, installed-bad_input
@@ -88,7 +89,9 @@ for other in "$top"/_deb-*/gangway_*.deb; do
   step "refuses-${ob#_deb-}-package" refused_here "$other" || true
 done
 if step install in_root dpkg -i "$deb"; then
-  step contents in_root test -x /usr/bin/gangway -a -f "$plugin" -a -f /etc/slurm/plugstack.conf.d/gangway.conf || true
+  step contents in_root test -x /usr/bin/gangway -a -f "$plugin" -a -f /etc/slurm/plugstack.conf.d/gangway.conf \
+    -a -x /usr/libexec/gangway/health-check -a -f /usr/share/gangway/nhc/gangway.nhc \
+    -a -f /usr/share/doc/gangway/examples/node-check.slurm.conf || true
   step doctor in_root /usr/bin/gangway doctor || true
   # The cluster tests, as make check runs them, with the installed files (seen
   # from the host through the root's path) in place of the build's.

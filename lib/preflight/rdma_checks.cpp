@@ -174,14 +174,18 @@ QpInfo qp_info_from_kv(const preflight::Kv& kv, const std::string& p) {
 
 bool port_up(const Port& p) { return p.state == 4 && p.phys_state == 5; }
 
-std::vector<PortVerdict> judge_ports(const std::vector<Port>& ports, std::optional<double> expected, std::optional<int> wanted_gid) {
-    double best = 0;
-    unsigned best_width = 0;
+BestRate best_active_rate(const std::vector<Port>& ports) {
+    BestRate b;
     for (const auto& p : ports)
         if (p.state == 4) {
-            best = std::max(best, p.rate_gbps);
-            best_width = std::max(best_width, p.width);
+            b.gbps = std::max(b.gbps, p.rate_gbps);
+            b.width = std::max(b.width, p.width);
         }
+    return b;
+}
+
+std::vector<PortVerdict> judge_ports(const std::vector<Port>& ports, std::optional<double> expected, std::optional<int> wanted_gid) {
+    const auto [best, best_width] = best_active_rate(ports);
     const double want = expected ? *expected : best;
     std::vector<PortVerdict> out;
     for (const auto& p : ports) {

@@ -98,6 +98,14 @@ QpInfo qp_info_from_kv(const preflight::Kv& kv, const std::string& prefix);  // 
 // "fe80:0000:...:0001" -> 32 hex digits; throws gangway::Error when malformed.
 std::string gid_hex(const std::string& sysfs_gid);
 
+// The best rate and width among the ports that are ACTIVE: what a node's
+// rails run at, so a port below it trained down. {0, 0} when none is.
+struct BestRate {
+    double gbps = 0;
+    unsigned width = 0;
+};
+BestRate best_active_rate(const std::vector<Port>& ports);
+
 struct PortVerdict {
     std::string name;                 // mlx5_0/1
     bool usable = true;               // may carry RDMA traffic (active and linked up)

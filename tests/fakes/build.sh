@@ -1,7 +1,8 @@
 #!/bin/sh
-# Builds the GPU test doubles: OUTDIR/libcuda.so.1 (fake_cuda.c) and
-# OUTDIR/libnccl.so.2 (fake_nccl.c), so the real gangway binary runs its cuda
-# and nccl stages on machines without GPUs:
+# Builds the GPU test doubles: OUTDIR/libcuda.so.1 (fake_cuda.c),
+# OUTDIR/libnccl.so.2 (fake_nccl.c) and OUTDIR/libnvidia-ml.so.1 (fake_nvml.c,
+# for gangway node-check), so the real gangway binary runs its cuda and nccl
+# stages on machines without GPUs:
 #   LD_LIBRARY_PATH=OUTDIR GANGWAY_FAKE_GPUS=2 GANGWAY_NCCL_LIB=OUTDIR/libnccl.so.2 gangway gpu-check --local
 # and the RDMA test double OUTDIR/libibverbs.so.1 (fake_verbs.c: RC queue pairs
 # doing RDMA WRITE over TCP), for gangway's RDMA write test:
@@ -46,6 +47,7 @@ lib() {
 }
 lib fake_cuda.c libcuda.so.1
 lib fake_nccl.c libnccl.so.2
+lib fake_nvml.c libnvidia-ml.so.1
 verbs=
 if printf '#include <infiniband/verbs.h>\n' | $cc -E -x c - >/dev/null 2>&1; then
     lib fake_verbs.c libibverbs.so.1

@@ -139,6 +139,18 @@ bool round_trip(const cu::Api& a, const GpuMemory& m, std::size_t bytes, gpu::Gp
     return true;
 }
 
+// The GPU's PCIe link as sysfs reads it. Right after traffic: an idle GPU
+// drops its link to a low speed.
+void read_link(const CudaStageOptions& o, gpu::GpuResult& g) {
+    const std::string dev_dir = sysfs_base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
+    g.pcie_gen = gpu::pcie_gen_from_speed(first_line(dev_dir + "current_link_speed"));
+    try {
+        g.pcie_width = std::stoi(first_line(dev_dir + "current_link_width"));
+    } catch (...) {
+        g.pcie_width = 0;
+    }
+}
+
 // H2D then D2H: one untimed copy, then `iterations` back to back between two
 // events; after H2D, the PCIe link as sysfs reads it.
 bool measure_bandwidth(const cu::Api& a, const GpuMemory& m, const CudaStageOptions& o, gpu::GpuResult& g) {
@@ -159,16 +171,7 @@ bool measure_bandwidth(const cu::Api& a, const GpuMemory& m, const CudaStageOpti
         if ((r = a.event_elapsed(&ms, m.e0.get(), m.e1.get())) != cu::kSuccess) return fail(a, g, "event timing failed", r);
         const double gbps = ms > 0 ? double(bytes) * o.iterations / 1e9 / (ms / 1e3) : 0;
         (dir ? g.d2h_gbps : g.h2d_gbps) = gbps;
-        if (dir == 0) {
-            // Read the link right after traffic: idle GPUs drop to a low PCIe speed.
-            const std::string dev_dir = sysfs_base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
-            g.pcie_gen = gpu::pcie_gen_from_speed(first_line(dev_dir + "current_link_speed"));
-            try {
-                g.pcie_width = std::stoi(first_line(dev_dir + "current_link_width"));
-            } catch (...) {
-                g.pcie_width = 0;
-            }
-        }
+        if (dir == 0) read_link(o, g);
     }
     return true;
 }
@@ -193,8 +196,10 @@ void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuR
     }
     GpuMemory m(a);
     if (allocate(a, o.copy_bytes, m, g) && memory_check(a, m, o.copy_bytes, index, g) &&
-        compute_check(a, m.d.get(), o.copy_bytes, m.s.get(), g) && round_trip(a, m, o.copy_bytes, g))
-        measure_bandwidth(a, m, o, g);
+        compute_check(a, m.d.get(), o.copy_bytes, m.s.get(), g) && round_trip(a, m, o.copy_bytes, g)) {
+        if (o.measure_copy) measure_bandwidth(a, m, o, g);
+        else read_link(o, g);  // after the round trip's traffic
+    }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ struct CudaStageOptions {
     bool full = false;
     std::size_t copy_bytes = std::size_t(256) << 20;  // reaches the copy plateau
     int iterations = 5;                               // timed copies per direction (full: 20)
+    bool measure_copy = true;                         // false: no timed copies (the node check's quick level)
     std::string root = "/";                           // sysfs root for the PCIe links
     EnvMap env;                                       // CUDA_VISIBLE_DEVICES, SLURM_*: the allocation
     gpu::Thresholds t;

@@ -16,4 +16,11 @@ using DlHandle = std::unique_ptr<void, DlClose>;
 
 inline DlHandle dl_open(const char* path) { return DlHandle(::dlopen(path, RTLD_NOW | RTLD_LOCAL)); }
 
+// Sets the function pointer `f` to the library's symbol `name`; false when it lacks it.
+template <class F>
+bool dl_sym(void* lib, F& f, const char* name) {
+    f = reinterpret_cast<F>(::dlsym(lib, name));
+    return f != nullptr;
+}
+
 }  // namespace gangway::sys

@@ -29,10 +29,7 @@ const Api* load(const std::string& path, std::string& err) {
         return nullptr;
     }
     auto n = std::make_unique<Api>();
-    auto get = [&](auto& f, const char* name) {
-        f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(::dlsym(h.get(), name));
-        return f != nullptr;
-    };
+    auto get = [&](auto& f, const char* name) { return dl_sym(h.get(), f, name); };
     if (!get(n->get_version, "ncclGetVersion") || !get(n->get_unique_id, "ncclGetUniqueId") ||
         !get(n->init_rank, "ncclCommInitRank") || !get(n->group_start, "ncclGroupStart") || !get(n->group_end, "ncclGroupEnd") ||
         !get(n->all_reduce, "ncclAllReduce") || !get(n->async_error, "ncclCommGetAsyncError") ||

@@ -132,10 +132,7 @@ const Ibv* ibv(std::string& why) {
         DlHandle lib = dl_open("libibverbs.so.1");  // closed again unless usable
         void* h = lib.get();
         if (!h) return;
-        auto get = [&](auto& f, const char* name) {
-            f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(::dlsym(h, name));
-            return f != nullptr;
-        };
+        auto get = [&](auto& f, const char* name) { return dl_sym(h, f, name); };
         ok = get(v.get_device_list, "ibv_get_device_list") && get(v.free_device_list, "ibv_free_device_list") &&
              get(v.get_device_name, "ibv_get_device_name") && get(v.open_device, "ibv_open_device") &&
              get(v.close_device, "ibv_close_device") && get(v.query_port, "ibv_query_port") &&

@@ -1,0 +1,241 @@
+// `gangway node-check`: this node's health between jobs (lib/sys/health).
+// By hand it prints a table (or JSON); as SLURM's HealthCheckProgram
+// (--slurm) it is silent when healthy and drains or resumes the node itself;
+// for NHC (--nhc, contrib/nhc/gangway.nhc) it prints the one line NHC drains with.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+
+#include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
+#include "../lib/health/site_conf.hpp"
+#include "../lib/preflight/drain.hpp"
+#include "../lib/preflight/report.hpp"
+#include "../lib/sys/health/log.hpp"
+#include "../lib/sys/health/node_check.hpp"
+#include "../lib/sys/health/slurm_mode.hpp"
+#include "../lib/sys/health/state_file.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/node/shared_dir_file.hpp"
+#include "../lib/sys/node/sysfs.hpp"
+#include "commands.hpp"
+
+namespace gangway::cli {
+namespace {
+
+const char* kUsage =
+    "usage: gangway node-check [--level=quick|full] [--slurm | --nhc] [--json[=FILE]] [--config=FILE]\n"
+    "                          [--state=FILE] [--sysfs-root=DIR] [--timeout=SEC] [--nccl-lib=PATH] [--node=NAME]\n"
+    "This node's health between jobs: GPUs and NICs against what SLURM and the site expect, each PCIe\n"
+    "link against its maximum, each RDMA port's state, rate and error counters, NVML's memory health\n"
+    "and the kernel log's Xids, and the CUDA stage; at --level=full also copy bandwidth, the local NCCL\n"
+    "all-reduce and an RDMA loopback write per port. A failure counts once it repeats (measured again\n"
+    "at once, or on the next run).\n"
+    "  --level=LEVEL    quick (default, a few seconds) or full (copies, NCCL, RDMA: up to a minute)\n"
+    "  --slurm          as SLURM's HealthCheckProgram: silent when healthy; drains this node on a\n"
+    "                   confirmed failure (reason \"gangway: ...\"), resumes only its own drains\n"
+    "  --nhc            for NHC's check_gangway: one line on stdout and exit 3 on a confirmed failure\n"
+    "  --json[=FILE]    the records as JSON, on stdout or into FILE\n"
+    "  --config=FILE    the site's expectations (default /etc/gangway/node-check.conf, if present)\n"
+    "  --state=FILE     what runs leave for the next (default: the config's state_file,\n"
+    "                   /var/lib/gangway/node-check.state; written by --slurm, --nhc or when named)\n"
+    "  --sysfs-root=DIR read /sys under DIR (a copy from a node, tests)              [GANGWAY_SYSFS_ROOT]\n"
+    "  --timeout=SEC    the run's deadline (default 10 quick, 40 full; at most 40 with --slurm)\n"
+    "  --nccl-lib=PATH  the libnccl.so.2 of the full level's all-reduce             [GANGWAY_NCCL_LIB]\n"
+    "  --node=NAME      this node's SLURM name (default SLURMD_NODENAME, else the short hostname)\n"
+    "exit codes: 0 healthy, 3 a check failed (--slurm, --nhc: a confirmed failure), 5 a part could not finish\n"
+    "(--slurm, --nhc: 0), 2 usage";
+
+constexpr const char* kDefaultConfig = "/etc/gangway/node-check.conf";
+// SLURM kills a health check after 60 s: the checks and both scontrol calls fit well inside.
+constexpr double kSlurmCheckMax = 40, kSlurmTotal = 55;
+
+enum class Mode { plain, slurm, nhc };
+
+struct Args {
+    bool full = false, json = false;
+    std::string json_file, config, state, root, nccl_lib, node;
+    bool config_named = false;
+    Mode mode = Mode::plain;
+    double timeout = -1;
+};
+
+std::string short_hostname() {
+    char h[256] = {};
+    ::gethostname(h, sizeof h - 1);
+    std::string s = h;
+    return s.substr(0, s.find('.'));
+}
+
+// One line per problem, on stderr and, as SLURM's or NHC's, in syslog too.
+void complain(Mode m, const std::string& text) {
+    for (const auto& line : split_nonempty(text, '\n')) {
+        if (m == Mode::plain) std::fprintf(stderr, "gangway node-check: %s\n", line.c_str());
+        else sys::tell(sys::LogLevel::error, line);
+    }
+}
+
+}  // namespace
+
+int cmd_node_check(int argc, char** argv) {
+    Args a;
+    a.config = kDefaultConfig;
+    a.root = sys::sysfs_root();
+    for (int i = 1; i < argc; ++i) {
+        const std::string s = argv[i];
+        auto val = [&](const char* name) { return option_value(argc, argv, i, name); };
+        if (s == "--help" || s == "-h") {
+            std::puts(kUsage);
+            return 0;
+        } else if (s == "--slurm") a.mode = Mode::slurm;
+        else if (s == "--nhc") a.mode = Mode::nhc;
+        else if (s == "--json") a.json = true;
+        else if (s.rfind("--json=", 0) == 0) {
+            a.json = true;
+            a.json_file = s.substr(7);
+        } else if (auto v = val("--level")) {
+            if (*v != "quick" && *v != "full") {
+                std::fprintf(stderr, "gangway node-check: --level is quick or full, not \"%s\"\n", v->c_str());
+                return 2;
+            }
+            a.full = *v == "full";
+        } else if (auto v = val("--config")) {
+            a.config = *v;
+            a.config_named = true;
+        } else if (auto v = val("--state")) a.state = *v;
+        else if (auto v = val("--sysfs-root")) a.root = *v;
+        else if (auto v = val("--nccl-lib")) a.nccl_lib = *v;
+        else if (auto v = val("--node")) a.node = *v;
+        else if (auto v = val("--timeout")) {
+            const auto t = parse_double(*v);
+            if (!t || !(*t > 0 && *t <= 3600)) {
+                std::fprintf(stderr, "gangway node-check: --timeout wants seconds from 0 to 3600, not \"%s\"\n", v->c_str());
+                return 2;
+            }
+            a.timeout = *t;
+        } else {
+            std::fprintf(stderr, "gangway node-check: unknown option \"%s\"; see gangway node-check --help\n", s.c_str());
+            return 2;
+        }
+    }
+    const auto started = std::chrono::steady_clock::now();
+    // The site file: a missing default is no site file; a named one must be there.
+    health::SiteConf conf;
+    conf.xids = health::kDefaultXids;
+    if (const auto text = sys::read_attr(a.config)) {
+        try {
+            conf = health::parse_site_conf(*text, a.config);
+        } catch (const Error& e) {
+            complain(a.mode, e.what());
+            complain(a.mode, "not checking: fix " + a.config + " (gangway(1), NODE CHECK, lists its keys)");
+            return a.mode == Mode::slurm ? 0 : 2;
+        }
+    } else if (a.config_named || ::access(a.config.c_str(), F_OK) == 0) {
+        complain(a.mode, "cannot read " + a.config + "; not checking");
+        return a.mode == Mode::slurm ? 0 : 2;
+    }
+    if (a.timeout < 0) a.timeout = a.full ? 40 : 10;
+    if (a.mode == Mode::slurm && a.timeout > kSlurmCheckMax) a.timeout = kSlurmCheckMax;
+    const std::string state_path = a.state.empty() ? conf.state_file : a.state;
+    const bool writes_state = a.mode != Mode::plain || !a.state.empty();
+
+    // The whole node: CUDA must see every GPU, whatever job's environment this runs in (a Prolog's).
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
+    sys::NodeCheckOptions o;
+    o.env = sys::process_env();
+    // A drain follows from the site's thresholds alone (node-check.conf), never from a variable
+    // that happens to be in the environment: by hand, GANGWAY_* thresholds apply as to gpu-check.
+    if (a.mode != Mode::plain)
+        for (const auto& v : preflight::threshold_vars_set(o.env)) o.env.erase(v);
+    o.node = !a.node.empty() ? a.node : sys::env_or("SLURMD_NODENAME", short_hostname());
+    o.root = a.root;
+    o.full = a.full;
+    o.timeout_s = a.timeout;
+    o.conf = conf;
+    o.nccl_lib = a.nccl_lib;
+    o.now = static_cast<std::int64_t>(std::time(nullptr));
+    // One run at a time (HealthCheckProgram, a Prolog, an Epilog): a second one waits, then gives up.
+    std::optional<sys::StateLock> lock;
+    if (writes_state) {
+        auto l = sys::lock_state(state_path, a.mode == Mode::slurm ? 5 : a.full ? 30 : 5);
+        if (!l) {
+            complain(a.mode, l.error() + "; not checking this time");
+            return a.mode == Mode::slurm ? 0 : preflight::kExitCannotCheck;
+        }
+        lock.emplace(std::move(*l));
+    }
+    if (a.mode == Mode::slurm) {
+        // The wait for another run came out of SLURM's 60 s: the checks get what is left.
+        const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        o.timeout_s = std::min(o.timeout_s, kSlurmCheckMax - waited);
+    }
+    if (auto st = sys::load_state(state_path)) o.previous = *st;
+    else if (writes_state) complain(a.mode, "the state file is unusable (" + st.error() + "); starting afresh");
+
+    sys::NodeCheckResult res;
+    try {
+        res = sys::run_node_check(o);
+    } catch (const std::exception& e) {
+        // Never a drain for a fault of the check itself.
+        complain(a.mode, std::string("could not check: ") + e.what());
+        std::fflush(stderr);
+        std::_Exit(a.mode == Mode::slurm ? 0 : preflight::kExitCannotCheck);
+    }
+    health::State next = health::next_state(o.previous, res.run.records, res.run.verdict, o.now, res.counters);
+    if (res.kmsg_seq) next.kmsg_seq = res.kmsg_seq;
+
+    const auto& run = res.run;
+    const std::string unfinished = health::unfinished_line(run.stages);
+    int code = 0;
+    switch (a.mode) {
+        case Mode::slurm: {
+            sys::SlurmActOptions so;
+            so.node = o.node;
+            so.scontrol.path = sys::env_or("GANGWAY_SCONTROL", "scontrol");
+            const double left = kSlurmTotal - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            so.scontrol.timeout_s = std::max(1.0, std::min(conf.scontrol_timeout_s, (left - 1) / 2));
+            so.resume_after = conf.resume_after;
+            so.jitter_s = std::min(1.0, std::max(0.0, left - 2 * so.scontrol.timeout_s - 1));
+            if (run.verdict == health::Verdict::pending)
+                sys::tell(sys::LogLevel::warning, o.node + ": failed once, drains if it repeats: " + health::failure_line(run.records, false));
+            if (!unfinished.empty())
+                sys::tell(sys::LogLevel::warning, o.node + ": no verdict on what did not finish (not a reason to drain): " + unfinished);
+            sys::act_on_slurm(run, next, so);
+            // SLURM ignores a health check's status; a Prolog or Epilog around it may not.
+            if (run.verdict == health::Verdict::failed) code = preflight::kExitDegraded;
+            break;
+        }
+        case Mode::nhc:
+            if (run.verdict == health::Verdict::failed) {
+                std::printf("%s\n", health::failure_line(run.records, true).c_str());
+                code = preflight::kExitDegraded;
+            } else if (run.verdict == health::Verdict::pending) {
+                std::fprintf(stderr, "gangway node-check: failed once, fails if it repeats: %s\n", health::failure_line(run.records, false).c_str());
+            } else if (!unfinished.empty()) {
+                std::fprintf(stderr, "gangway node-check: did not finish (not a failure): %s\n", unfinished.c_str());
+            }
+            break;
+        case Mode::plain:
+            if (!a.json || !a.json_file.empty()) std::fputs(health::render_table(run).c_str(), stdout);
+            code = run.verdict == health::Verdict::healthy ? 0
+                   : run.verdict == health::Verdict::inconclusive ? preflight::kExitCannotCheck
+                                                                  : preflight::kExitDegraded;
+            break;
+    }
+    if (a.json) {
+        const std::string js = health::render_json(run);
+        if (a.json_file.empty()) std::fputs(js.c_str(), stdout);
+        else if (auto w = sys::write_file_atomic(a.json_file, js, 0644); !w) complain(a.mode, w.error());
+    }
+    if (writes_state)
+        if (auto w = sys::save_state(state_path, next); !w) complain(a.mode, w.error());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    // A part left behind by its deadline may still hold a CUDA, NVML or verbs call: do not wait for it.
+    std::_Exit(code);
+}
+
+}  // namespace gangway::cli

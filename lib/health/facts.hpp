@@ -1,0 +1,76 @@
+// What the node check reads from the node, as plain data: its GPUs and
+// compute NICs with their PCIe links, its RDMA ports with their error
+// counters, what NVML says of each GPU. lib/sys/health/node_facts fills it
+// from sysfs (a fixture tree in tests) and NVML; the judges take it.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../preflight/rdma_checks.hpp"  // verbs::Port
+
+namespace gangway::health {
+
+// One end of a PCIe link as sysfs gives it: current_link_speed/_width and
+// max_link_speed/_width. Generations from the speed (gpu::pcie_gen_from_speed).
+struct LinkEnd {
+    int cur_gen = 0, max_gen = 0;        // 0: unknown
+    int cur_width = -1, max_width = -1;  // -1: unknown; 0: the link is down
+};
+
+struct PciDevice {
+    std::string bus_id;                  // "0000:17:00.0"; "" when sysfs does not say
+    LinkEnd link;                        // the device's own attributes
+    std::optional<LinkEnd> upstream;     // the bridge port above it: the link's other end
+};
+
+struct GpuFacts {
+    PciDevice pci;
+    std::uint16_t vendor = 0;
+    std::string model;                   // the driver's name ("NVIDIA H100 80GB HBM3"), "" unknown
+};
+
+struct NicFacts {
+    std::string name;                    // mlx5_0
+    PciDevice pci;
+};
+
+// The link error counters of an RDMA port (sysfs ports/N/counters/) that the check follows.
+inline const char* const kErrorCounters[] = {"symbol_error", "link_downed", "link_error_recovery"};
+
+struct PortFacts {
+    verbs::Port port;
+    std::map<std::string, std::uint64_t> counters;  // counters/symbol_error, link_downed, link_error_recovery
+};
+
+// NVML's view (lib/sys/stages/nvml_stage). Codes are NVML's nvmlReturn_t.
+inline constexpr int kNvmlNoPermission = 4, kNvmlDriverNotLoaded = 9, kNvmlGpuIsLost = 15, kNvmlLibRmVersionMismatch = 18,
+                     kNvmlUnknown = 999;
+struct NvmlGpu {
+    std::string bus_id, name;
+    int error = 0;                       // the first call that failed on this GPU, 0 none
+    std::string error_text;
+    std::optional<bool> pages_pending;   // a page retirement waits for a reset
+    std::optional<unsigned> pages_retired;  // single- and double-bit causes together
+    std::optional<bool> rows_pending, rows_failed;  // row remapping (A100 and later)
+    std::optional<std::uint64_t> ecc_uncorrected;   // volatile: since the driver loaded
+    bool busy = false;                   // a process computes on it (a job): not to be disturbed
+};
+struct NvmlFacts {
+    bool loaded = false;                 // libnvidia-ml.so.1 opened
+    int init_error = 0;                  // nvmlInit_v2's result when it failed
+    std::string why;                     // not loaded / init failed: what
+    std::vector<NvmlGpu> gpus;
+};
+
+// A GPU fault the driver logged in the kernel log: "NVRM: Xid (PCI:0000:17:00): 79, ...".
+struct Xid {
+    std::uint64_t seq = 0;               // the kernel log record's sequence number
+    std::string bus_id;                  // "0000:17:00.0"
+    unsigned xid = 0;
+    std::string text;                    // the rest of the line
+};
+
+}  // namespace gangway::health

@@ -1,0 +1,36 @@
+// A run of the node check written out: a table for the admin at a terminal,
+// one line for NHC and the logs, and JSON records (node, check, device,
+// figure, unit, expected, status) in the spirit of the job check's report
+// (lib/preflight/report.hpp), so that a fleet store can keep both.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "../preflight/report.hpp"  // StageResult
+#include "confirm.hpp"
+#include "record.hpp"
+
+namespace gangway::health {
+
+struct Run {
+    std::string node;
+    std::string level;                          // "quick", "full"
+    std::int64_t time = 0;                      // its start, seconds since the epoch
+    double seconds = 0;
+    Verdict verdict = Verdict::healthy;
+    std::vector<preflight::StageResult> stages;  // each part of the check, how it ended
+    std::vector<Record> records;
+};
+
+std::string render_table(const Run& r);
+std::string render_json(const Run& r);
+
+// The failures for one line: each record's reason, "; " between them, the
+// confirmed ones only when `confirmed_only`.
+std::string failure_line(const std::vector<Record>& records, bool confirmed_only);
+
+// The stages that did not finish, for the line that says so ("nvml: did not
+// finish within 4 s"); "" when all did.
+std::string unfinished_line(const std::vector<preflight::StageResult>& stages);
+
+}  // namespace gangway::health

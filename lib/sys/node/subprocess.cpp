@@ -1,0 +1,112 @@
+#include "subprocess.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "../net/sock.hpp"  // Fd
+
+extern char** environ;
+
+namespace gangway::sys {
+namespace {
+
+// posix_spawn's attributes and file actions, destroyed however we leave.
+struct Spawn {
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    Spawn() {
+        posix_spawnattr_init(&attr);
+        posix_spawn_file_actions_init(&actions);
+    }
+    ~Spawn() {
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+    }
+    Spawn(const Spawn&) = delete;
+    Spawn& operator=(const Spawn&) = delete;
+};
+
+int reap(pid_t pid) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace
+
+Result<CommandOutput> run_command(const std::vector<std::string>& argv, double timeout_s, std::size_t max_bytes) {
+    if (argv.empty()) return Failure{"no command to run"};
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return Failure{std::string("cannot run ") + argv[0] + ": pipe: " + std::strerror(errno)};
+    Fd rd(fds[0]), wr(fds[1]);
+    // posix_spawn, not fork: this process may have threads (a stage left
+    // behind by its deadline), and spawn runs nothing of ours in the child.
+    Spawn sp;
+    posix_spawnattr_setflags(&sp.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&sp.attr, 0);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&sp.attr, &none);
+    posix_spawnattr_setsigdefault(&sp.attr, &all);
+    posix_spawn_file_actions_addopen(&sp.actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&sp.actions, wr.get(), 1);
+    posix_spawn_file_actions_adddup2(&sp.actions, wr.get(), 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = -1;
+    if (const int e = ::posix_spawnp(&pid, args[0], &sp.actions, &sp.attr, args.data(), environ); e != 0)
+        return Failure{"cannot run " + argv[0] + ": " + std::strerror(e)};
+    wr.reset();
+    CommandOutput out;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    char buf[4096];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+        if (left <= 0) {
+            ::kill(-pid, SIGKILL);
+            reap(pid);
+            char b[64];
+            std::snprintf(b, sizeof b, " did not finish within %g s", timeout_s);
+            return Failure{argv[0] + b};
+        }
+        pollfd p{rd.get(), POLLIN, 0};
+        const int n = ::poll(&p, 1, static_cast<int>(left));
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) continue;
+        const ssize_t got = ::read(rd.get(), buf, sizeof buf);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;  // the command closed its output: it has ended, or soon will
+        if (out.output.size() < max_bytes) out.output.append(buf, std::min<std::size_t>(static_cast<std::size_t>(got), max_bytes - out.output.size()));
+    }
+    // Output closed; the process itself gets what is left of the deadline.
+    for (;;) {
+        int st = 0;
+        const pid_t r = ::waitpid(pid, &st, WNOHANG);
+        if (r == pid) {
+            out.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            return out;
+        }
+        if (r < 0 && errno != EINTR) return out;
+        if (std::chrono::steady_clock::now() >= end) {
+            ::kill(-pid, SIGKILL);
+            reap(pid);
+            char b[64];
+            std::snprintf(b, sizeof b, " did not finish within %g s", timeout_s);
+            return Failure{argv[0] + b};
+        }
+        ::usleep(5000);
+    }
+}
+
+}  // namespace gangway::sys

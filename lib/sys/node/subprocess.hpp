@@ -1,0 +1,24 @@
+// Running a command with a deadline: its output (stdout and stderr together,
+// up to a limit) and exit status, or why not. The command runs in a process
+// group of its own, killed whole at the deadline, so that a client that hangs
+// (scontrol before slurmctld answers) never holds up its caller.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "../../base/result.hpp"
+
+namespace gangway::sys {
+
+struct CommandOutput {
+    int status = -1;     // the exit status; -1 when it ended by a signal
+    std::string output;  // stdout and stderr, at most max_bytes
+};
+
+// argv[0] is looked up in PATH when it has no '/'. Stdin is /dev/null.
+// Failure: it could not start (named, with errno's words), or it did not end
+// within `timeout_s` seconds (killed, with its process group).
+Result<CommandOutput> run_command(const std::vector<std::string>& argv, double timeout_s, std::size_t max_bytes = 64 * 1024);
+
+}  // namespace gangway::sys
