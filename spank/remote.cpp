@@ -198,6 +198,10 @@ void prepare_node(spank_t sp, const Config& cfg, const StepView& step) {
 }
 
 int user_init(spank_t sp) {
+    // The tasks fork after this returns: the key leaves the state here, and is
+    // wiped when this returns by whatever path (a refusal, a deferred
+    // heterogeneous step, an error), so that none of them holds it.
+    const std::unique_ptr<CheckKey> key = std::move(state().check_key);
     if (has_error()) return 0;
     try {
         const Config cfg = effective_config();
@@ -214,12 +218,11 @@ int user_init(spank_t sp) {
         const StepView step = make_step_view(facts);
         if (may_check) {
             auto& st = state();
-            if (st.check_key) {
+            if (key) {
                 std::uint32_t uid = 0;
                 spank_get_item(sp, S_JOB_UID, &uid);
-                st.check_mark = st.check_key->mark(step.job_id, uid);
+                st.check_mark = key->mark(step.job_id, uid);
             }
-            st.check_key.reset();  // the tasks fork from here: none of them holds the key
             const auto marker = env.find(kCheckedVar);
             const CheckContext ctx{
                 marker != env.end() && mark_proves_check(marker->second, step.job_id, st.check_mark, cfg.check.optout),
