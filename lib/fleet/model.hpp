@@ -1,0 +1,88 @@
+// The fleet memory's rows as plain data: what a check measured on a node or
+// a link, who measured it, and when. The ingest (lib/sys/fleet) turns each
+// spooled report into these rows; the trends (trend.hpp), the table, the
+// plots and the OpenMetrics text are pure functions of them. Nothing here
+// knows SQLite, HTTP or the spool.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gangway::fleet {
+
+// Who wrote a report. A node check runs as root on the node (SLURM's
+// HealthCheckProgram); a job check runs as the job's user, so its numbers
+// are that user's word only: a flag never rests on one user's numbers alone
+// (SECURITY.md). Known from the spooled file's owner, never from its content.
+enum class Source { node_check, job_check };
+const char* to_string(Source s);
+std::optional<Source> parse_source(std::string_view s);
+
+// Each kind of figure the fleet keeps. Every value is in base units, bytes
+// per second, as Prometheus' conventions ask. The names are stored in the
+// database and become metric names: a name never changes meaning.
+enum class Metric {
+    tcp_send,        // a node's send bandwidth in the check's ring rounds (median)
+    tcp_recv,        // its receive bandwidth
+    link_bandwidth,  // one measured pair, node -> peer (the check's bandwidth and confirm stages)
+    gpu_h2d,         // one GPU's host-to-device copy bandwidth
+    gpu_d2h,         // its device-to-host copy bandwidth
+    nccl_busbw,      // the node's own NCCL all-reduce bus bandwidth (nccl-tests' definition)
+    port_rate,       // an IB/RoCE port's rate
+};
+const char* to_string(Metric m);
+std::optional<Metric> parse_metric(std::string_view s);
+inline constexpr Metric kAllMetrics[] = {Metric::tcp_send,  Metric::tcp_recv, Metric::link_bandwidth,
+                                         Metric::gpu_h2d,   Metric::gpu_d2h,  Metric::nccl_busbw,
+                                         Metric::port_rate};
+
+// One check, as the ingest stored it.
+struct CheckRow {
+    std::string id;            // unique and stable: the same report ingested twice is one check
+    Source source = Source::node_check;
+    std::uint32_t uid = 0;     // the spooled file's owner
+    std::int64_t time = 0;     // unix seconds, when the check ran
+    std::string job_id;        // "" for a node check
+    std::string verdict;       // the report's verdict: "ok", "degraded", "unreachable"
+    std::vector<std::string> nodes;
+};
+
+// One figure of one check.
+struct Figure {
+    std::string check_id;
+    std::int64_t time = 0;     // unix seconds (the check's)
+    Source source = Source::node_check;
+    std::uint32_t uid = 0;
+    std::string node;          // SLURM node name
+    std::string device;        // "" node-wide; a GPU's PCI bus id; a port "mlx5_0/1"
+    std::string peer;          // link_bandwidth: the other node; "" otherwise
+    std::string peer_class;    // what makes two figures comparable across nodes: the GPU model, the port's
+                               // nominal rate, the NIC's rate ("" when unknown: compared with all)
+    Metric metric = Metric::tcp_send;
+    double value = 0;          // bytes per second
+};
+
+// A finding a check reported (a failed node-check record, a preflight finding).
+struct FindingRow {
+    std::string check_id;
+    std::string node;          // "" when the finding names no single node
+    std::string text;          // the one line the check printed
+};
+
+// A node (peer empty) or a link (peer set) whose recent figures lie below
+// both its own history and its peers by more than the fleet's noise.
+struct Flag {
+    std::string node, peer, device;
+    Metric metric = Metric::tcp_send;
+    double recent = 0;         // the recent figures' median, bytes per second
+    double baseline = 0;       // its own baseline
+    double peers = 0;          // its peers' median over the same window
+    std::int64_t since = 0;    // unix seconds: the first recent figure below the line
+    std::vector<std::string> checks;  // the evidence: check ids, oldest first
+    std::size_t users = 0;     // distinct users whose job checks are in the evidence
+    bool node_check = false;   // a root node check is in the evidence
+};
+
+}  // namespace gangway::fleet
