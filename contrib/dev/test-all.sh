@@ -1,7 +1,8 @@
 #!/bin/bash
 # The whole test suite, as CI runs it: build out of tree, make check (unit
 # tests, plugin ABI, CLI, and the real-cluster integration tests, which need
-# root), then the unit tests again under AddressSanitizer and UBSan, then
+# root), then the unit tests again under AddressSanitizer and UBSan (a build
+# that also compiles the GPU stages against CUDA's headers), then
 # make distcheck, then the fuzz targets (tests/fuzz/run.sh), then the Debian
 # package (contrib/dev/deb-check.sh: built, installed with dpkg -i, `gangway
 # doctor`, and the real-cluster env_contract and bad_input tests run against
@@ -20,32 +21,44 @@ fi
 jobs=$(nproc)
 
 status=0
+t_start=$SECONDS
+stage_time() {  # stage_time NAME T0: how long a stage took, for reading a slow run
+  echo "TIME: $1 $((SECONDS - $2)) s (at $((SECONDS - t_start)) s)"
+}
 mkdir -p _build _build-asan
 # The other releases' Debian roots, made (or found cached) while the host
 # builds: mostly network and unpacking. The release stage reports their failures.
 (for suite in trixie sid; do contrib/dev/root.sh make "$suite" || true; done) >"$top/_build/roots.log" 2>&1 &
 roots_pid=$!
+t0=$SECONDS
 (cd _build && { [ -f Makefile ] || ../configure -q; } && make -j"$jobs" >/dev/null) || status=1
+stage_time build $t0
 # The timing-sensitive tests (bandwidth, preflight) start only once the roots are made.
 wait "$roots_pid" || true
+t0=$SECONDS
 (cd _build && make -j1 check) || status=1
-(cd _build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers; } && make -j"$jobs" >/dev/null \
-  && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1
+stage_time "make check" $t0
 
-# The GPU stages compiled against the CUDA toolkit's headers (--with-cuda):
-# CI machines have /usr/local/cuda, so there its absence fails the run.
+# Under AddressSanitizer and UBSan: the unit tests and the command's CLI.
+# This build also compiles the GPU stages against the CUDA toolkit's headers
+# (--with-cuda), so that one build covers both: the plain build above tests
+# the code without them. CI machines have /usr/local/cuda, so there its
+# absence fails the run.
+cuda_flag=
 if [ -f /usr/local/cuda/include/cuda_runtime.h ]; then
-  mkdir -p _build-cuda
-  (cd _build-cuda && { [ -f Makefile ] || ../configure -q --with-cuda --disable-cluster-tests; } && make -j"$jobs" >/dev/null \
-    && make check TESTS='tests/unit/unit_tests') || status=1
+  cuda_flag=--with-cuda
 elif [ "${CI:-}" = true ]; then
   echo "FAIL: CI=true but /usr/local/cuda/include/cuda_runtime.h is missing: the --with-cuda build cannot run"; status=1
 else
-  echo "NOTE: no CUDA toolkit in /usr/local/cuda: the --with-cuda build (_build-cuda) is not tested"
+  echo "NOTE: no CUDA toolkit in /usr/local/cuda: the GPU stages are not compiled against its headers (--with-cuda)"
 fi
+t0=$SECONDS
+(cd _build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers $cuda_flag; } && make -j"$jobs" >/dev/null \
+  && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1
+stage_time "sanitizers${cuda_flag:+ with CUDA}" $t0
 
-# make distcheck: the tarball builds, passes make check (without the cluster
-# tests: AM_DISTCHECK_CONFIGURE_FLAGS) and installs and uninstalls cleanly.
+# make distcheck: the tarball builds, passes make check (its quick tests:
+# DISTCHECK_TESTS in Makefile.am) and installs and uninstalls cleanly.
 extra_pass=0 extra_fail=0
 step() {  # step NAME CMD...: one more PASS or FAIL for the summary, output in _build/NAME.log
   local name=$1 t0=$SECONDS; shift
@@ -56,7 +69,7 @@ step() {  # step NAME CMD...: one more PASS or FAIL for the summary, output in _
     extra_fail=$((extra_fail + 1)); status=1
   fi
 }
-step distcheck make -C _build -j"$jobs" distcheck
+step distcheck make -C _build -j"$jobs" distcheck TESTS='$(DISTCHECK_TESTS)'
 
 # The parsers of outside input under libFuzzer (clang, ASan, UBSan), each
 # for a bounded time from its seed corpus: any crash fails the run.
@@ -106,13 +119,13 @@ done
 
 # One summary line over everything, in the form CI reads.
 pass=$extra_pass failn=$extra_fail skip=0
-for log in _build/test-suite.log _build-asan/test-suite.log _build-cuda/test-suite.log; do
+for log in _build/test-suite.log _build-asan/test-suite.log; do
   [ -f "$log" ] || continue
   pass=$((pass + $(awk '/^# PASS:/ {print $3}' "$log" | head -1)))
   failn=$((failn + $(awk '/^# (FAIL|ERROR|XPASS):/ {s += $3} END {print s+0}' "$log")))
   skip=$((skip + $(awk '/^# SKIP:/ {print $3}' "$log" | head -1)))
 done
-for log in _build/test-suite.log _build-asan/test-suite.log _build-cuda/test-suite.log; do
+for log in _build/test-suite.log _build-asan/test-suite.log; do
   [ -f "$log" ] && grep -qE '^# (FAIL|ERROR):[[:space:]]+[1-9]' "$log" && cat "$log"
 done
 echo "$pass passed, $failn failed, $skip skipped${not_tested[*]:+, SLURM ${not_tested[*]} not tested (Debian archive unreachable)}"
