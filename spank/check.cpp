@@ -94,6 +94,19 @@ private:
     sigset_t chld_{}, old_mask_{};
 };
 
+// Whether this task has already left slurmstepd's mount namespace: a
+// container plugin listed before gangway in plugstack.conf (pyxis joins the
+// container's namespaces in its task_init) ran first, so the launcher's path
+// is looked up in the image. Read only when the check cannot start, so that a
+// launch pays nothing for it.
+bool in_other_mount_ns() {
+    char self[64] = {}, parent[64] = {};
+    const std::string parent_ns = "/proc/" + std::to_string(::getppid()) + "/ns/mnt";
+    const ssize_t a = ::readlink("/proc/self/ns/mnt", self, sizeof self - 1);
+    const ssize_t b = ::readlink(parent_ns.c_str(), parent, sizeof parent - 1);
+    return a > 0 && b > 0 && std::strcmp(self, parent) != 0;
+}
+
 // The check's exit status. The launcher keeps its own deadline; this one only
 // stops a check that hangs past it (a stuck srun, a stopped node) from holding
 // the task for ever: TERM, then KILL, and "could not check" (5).
@@ -114,6 +127,10 @@ int run_and_wait(const std::vector<std::string>& argv, const std::vector<std::st
     pid_t pid = -1;
     const int err = ::posix_spawn(&pid, av[0], nullptr, &attr, av.data(), ev.data());
     ::posix_spawnattr_destroy(&attr);
+    if (err != 0 && in_other_mount_ns())
+        throw Error(std::string("cannot start the preflight check ") + av[0] + ": " + std::strerror(err) +
+                    ": the task is already inside a container (a plugin listed before gangway in plugstack.conf, "
+                    "such as pyxis, entered it); ask your SLURM administrator to list gangway before it");
     if (err != 0)
         throw Error(std::string("cannot start the preflight check ") + av[0] + ": " + std::strerror(err) +
                     "; ask your SLURM administrator (plugstack.conf launcher=)");
