@@ -28,6 +28,10 @@ std::string trim(std::string_view s) {
     return std::string(trim_right(s.substr(b), " \t\r"));
 }
 
+// The bad lines a message lists, each quoting at most an excerpt of the
+// line: a file of 64 KB of bad lines is one screen, not 64 KB of messages.
+constexpr std::size_t kMaxErrorLines = 20;
+
 // Every failure of one line: thrown as the line's message, caught by the loop.
 struct Bad {
     std::string why;
@@ -35,13 +39,13 @@ struct Bad {
 
 unsigned count(const std::string& key, const std::string& v, unsigned max) {
     const auto n = parse_uint<unsigned>(v);
-    if (!n || *n > max) throw Bad{key + "=" + v + " is not a count from 0 to " + std::to_string(max)};
+    if (!n || *n > max) throw Bad{origin_value(key, v) + " is not a count from 0 to " + std::to_string(max)};
     return *n;
 }
 
 std::uint64_t growth(const std::string& key, const std::string& v) {
     const auto n = parse_uint<std::uint64_t>(v);
-    if (!n) throw Bad{key + "=" + v + " is not a whole number of counts allowed between two runs (0: none)"};
+    if (!n) throw Bad{origin_value(key, v) + " is not a whole number of counts allowed between two runs (0: none)"};
     return *n;
 }
 
@@ -53,14 +57,14 @@ std::string g(double x) {
 
 double number(const std::string& key, const std::string& v, double lo, double hi, const char* what) {
     const auto x = parse_double(v);
-    if (!x || !(*x >= lo && *x <= hi)) throw Bad{key + "=" + v + " is not " + what + " from " + g(lo) + " to " + g(hi)};
+    if (!x || !(*x >= lo && *x <= hi)) throw Bad{origin_value(key, v) + " is not " + what + " from " + g(lo) + " to " + g(hi)};
     return *x;
 }
 
 bool yes_no(const std::string& key, const std::string& v) {
     if (v == "yes" || v == "true" || v == "on" || v == "1") return true;
     if (v == "no" || v == "false" || v == "off" || v == "0") return false;
-    throw Bad{key + "=" + v + " is not yes or no"};
+    throw Bad{origin_value(key, v) + " is not yes or no"};
 }
 
 std::vector<std::string> names(const std::string& key, const std::string& v) {
@@ -68,20 +72,20 @@ std::vector<std::string> names(const std::string& key, const std::string& v) {
     for (const auto& n : out) {
         bool ok = !n.empty();
         for (char c : n) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
-        if (!ok) throw Bad{key + "=" + v + " is not a comma-separated list of device names such as mlx5_0,mlx5_3"};
+        if (!ok) throw Bad{origin_value(key, v) + " is not a comma-separated list of device names such as mlx5_0,mlx5_3"};
     }
     return out;
 }
 
 std::string path(const std::string& key, const std::string& v) {
-    if (v.empty() || v[0] != '/') throw Bad{key + "=" + v + " is not an absolute path"};
+    if (v.empty() || v[0] != '/') throw Bad{origin_value(key, v) + " is not an absolute path"};
     return v;
 }
 
 std::string model(const std::string& key, const std::string& v) {
     bool ok = !v.empty() && v.size() <= 64;
     for (char c : v) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ' || c == '.');
-    if (!ok) throw Bad{key + "=" + v + " is not a GPU model such as H100 or A100-SXM4-80GB (letters, digits, '-', '_', '.')"};
+    if (!ok) throw Bad{origin_value(key, v) + " is not a GPU model such as H100 or A100-SXM4-80GB (letters, digits, '-', '_', '.')"};
     return v;
 }
 
@@ -90,7 +94,7 @@ std::vector<unsigned> xid_list(const std::string& key, const std::string& v) {
     if (v == "none") return out;
     for (const auto& s : split_keep_empty(v, ',')) {
         const auto n = parse_uint<unsigned>(s);
-        if (!n || *n == 0 || *n > 1000) throw Bad{key + "=" + v + " is not a comma-separated list of Xid numbers (or none)"};
+        if (!n || *n == 0 || *n > 1000) throw Bad{origin_value(key, v) + " is not a comma-separated list of Xid numbers (or none)"};
         out.push_back(*n);
     }
     return out;
@@ -127,7 +131,7 @@ void apply(SiteConf& c, const std::string& key, const std::string& v) {
                 c.thresholds[t.var] = v;
                 return;
             }
-        throw Bad{"unknown key \"" + key + "\"; the keys are " + join(site_conf_keys(), ", ")};
+        throw Bad{"unknown key \"" + excerpt(key) + "\"; the keys are " + join(site_conf_keys(), ", ")};
     }
 }
 
@@ -164,12 +168,12 @@ SiteConf parse_site_conf(std::string_view text, const std::string& origin) {
         const std::string where = origin + ":" + std::to_string(i + 1) + ": ";
         const auto eq = line.find('=');
         if (eq == std::string::npos) {
-            errors.push_back(where + "\"" + line + "\" is not key=value");
+            errors.push_back(where + "\"" + excerpt(line) + "\" is not key=value");
             continue;
         }
         const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
         if (!seen.insert(key).second) {
-            errors.push_back(where + key + " is given twice: keep one");
+            errors.push_back(where + excerpt(key) + " is given twice: keep one");
             continue;
         }
         try {
@@ -177,6 +181,11 @@ SiteConf parse_site_conf(std::string_view text, const std::string& origin) {
         } catch (const Bad& b) {
             errors.push_back(where + b.why);
         }
+    }
+    if (errors.size() > kMaxErrorLines) {
+        const std::size_t more = errors.size() - kMaxErrorLines;
+        errors.resize(kMaxErrorLines);
+        errors.push_back(origin + ": " + std::to_string(more) + " more bad line(s); fix these first");
     }
     if (!errors.empty()) throw Error(join(errors, "\n"));
     return c;

@@ -10,6 +10,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace gangway;
+    // The readers' bounds (SECURITY.md): 64 n and one node list's expansion
+    // (20 MiB) at most, and this target's copy of the input.
+    const fuzz::HeapBudget budget(size, 72, (20u << 20) + (64u << 10));
     const std::string in(fuzz::text(data, size));
     fuzz::refusable([&] { (void)health::parse_site_conf(in, "node-check.conf"); });
     fuzz::refusable([&] { (void)health::gres_from_slurm_conf(in, "node08"); });

@@ -85,20 +85,32 @@ touch "$build/.stamp"
 limit=(-max_total_time="$seconds")
 export ASAN_OPTIONS="quarantine_size_mb=16${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 [ -n "$runs" ] && limit=(-runs="$runs")
-failed=0
-for t in "${targets[@]}"; do
+# The targets run $jobs at a time (each libFuzzer process uses one core);
+# their lines are printed in the targets' order once all have ended.
+run_one() {  # run_one TARGET: its PASS/FAIL lines into $build/TARGET.result
+    local t=$1 log=$build/$1.log start=$SECONDS execs
     mkdir -p "$build/corpus/$t"
-    log=$build/$t.log
-    start=$SECONDS
     if "$build/$t" "${limit[@]}" -timeout=2 -rss_limit_mb=256 -print_final_stats=1 \
         -artifact_prefix="$build/artifacts/$t-" "$build/corpus/$t" "$src/tests/fuzz/corpus/$t" >"$log" 2>&1; then
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-        echo "PASS: $t ($execs executions in $((SECONDS - start)) s, corpus $(ls "$build/corpus/$t" | wc -l) inputs)"
+        echo "PASS: $t ($execs executions in $((SECONDS - start)) s, corpus $(ls "$build/corpus/$t" | wc -l) inputs)" >"$build/$t.result"
     else
-        failed=1
-        echo "FAIL: $t: $(grep -m1 -E 'ERROR|runtime error|terminate called|==[0-9]+==' "$log" || tail -1 "$log")"
-        grep -m1 'Test unit written to' "$log" || true
-        echo "  log: $log"
+        { echo "FAIL: $t: $(grep -m1 -E 'ERROR|runtime error|terminate called|==[0-9]+==' "$log" || tail -1 "$log")"
+          grep -m1 'Test unit written to' "$log" || true
+          echo "  log: $log"; } >"$build/$t.result"
     fi
+}
+running=0
+for t in "${targets[@]}"; do
+    rm -f "$build/$t.result"
+    if ((running >= jobs)); then wait -n || true; running=$((running - 1)); fi
+    run_one "$t" &
+    running=$((running + 1))
+done
+wait
+failed=0
+for t in "${targets[@]}"; do
+    if [ -f "$build/$t.result" ]; then cat "$build/$t.result"; else echo "FAIL: $t: no result (the runner itself failed)"; fi
+    grep -q '^PASS: ' "$build/$t.result" 2>/dev/null || failed=1
 done
 exit $failed

@@ -72,6 +72,22 @@ TEST_CASE("node-check.conf: one line per bad line, naming the file, the line and
     }
 }
 
+TEST_CASE("node-check.conf: at most 20 bad lines listed, each quoting an excerpt") {
+    std::string conf = "gpu_model=" + std::string(5000, 'H') + "\n";
+    for (int i = 0; i < 30; ++i) conf += "zz" + std::to_string(i) + "=1\n";
+    try {
+        parse_site_conf(conf, "f");
+        FAIL("no error");
+    } catch (const Error& e) {
+        const std::string m = e.what();
+        CHECK_THAT(m, ContainsSubstring("f:1: gpu_model=HHHH"));
+        CHECK_THAT(m, ContainsSubstring("(5000 characters) is not a GPU model"));
+        CHECK_THAT(m, ContainsSubstring("f: 11 more bad line(s); fix these first"));
+        CHECK(std::count(m.begin(), m.end(), '\n') == 20);
+        CHECK(m.size() < 21 * 512);  // an unknown key's line lists the keys
+    }
+}
+
 TEST_CASE("slurm.conf: the node's Gres= gpus") {
     const std::string conf =
         "# cluster\n"

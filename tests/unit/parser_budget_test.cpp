@@ -7,6 +7,7 @@
 // own cases beside their other tests (hostlist_test.cpp and so on).
 #include "catch_compat.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,11 @@
 #include "../../lib/env/netaddr.hpp"
 #include "../../lib/env/plugstack_text.hpp"
 #include "../../lib/env/port.hpp"
+#include "../../lib/health/gres.hpp"
+#include "../../lib/health/site_conf.hpp"
+#include "../../lib/health/slurm_action.hpp"
+#include "../../lib/health/state.hpp"
+#include "../../lib/health/xid.hpp"
 #include "../../lib/pin/topology.hpp"
 #include "../../lib/preflight/bootstrap.hpp"
 #include "../../lib/preflight/card.hpp"
@@ -217,4 +223,68 @@ TEST_CASE("wire messages: a frame's key=value lines, and a node card", "[budget]
     }
     for (const auto& [k, v] : kv) size += k.size() + v.size() + 2;
     within(cost_of([&] { (void)p::card_from_kv(kv); }), size, 48, 4096, "card_from_kv");
+}
+
+// The node check's readers (gangway node-check, as root between jobs): the
+// site file, slurm.conf's and gres.conf's GPU lines (their node lists through
+// expand_hostlist, at most 2^20 names a file in all), its own state file, the
+// kernel log's records and scontrol's answer.
+TEST_CASE("the node check's readers: linear, node lists within the hostlist's bound", "[budget]") {
+    constexpr std::size_t kHostlist = (20u << 20) + 12 * k64K;  // one expand_hostlist at its worst
+    const std::vector<std::pair<std::string, std::string>> sites = {
+        {"one long value", "gpu_model=" + fill("H")},
+        {"many lines", fill("gpus=8\n")},
+        {"many unknown keys", fill("zz=1\n")},
+        {"comments", fill("# x\n")},
+    };
+    // The site file is the admin's own: its message lists each bad line (at
+    // most 20, then how many more), each quoting an excerpt.
+    for (const auto& [what, in] : sites) {
+        const Cost c = cost_of([&] { (void)health::parse_site_conf(in, "node-check.conf"); });
+        INFO("site file, " << what << ": " << c.peak_bytes << " bytes of heap, " << c.cpu_seconds << " s of CPU");
+        CHECK(c.peak_bytes <= 64 * in.size() + (64 << 10));
+        CHECK(c.cpu_seconds < 1.0 * gangway::test::kSlowdown);
+        CHECK(std::count(c.error.begin(), c.error.end(), '\n') <= 20);
+        CHECK(c.error.size() < 21 * 512);
+    }
+    const std::vector<std::pair<std::string, std::string>> confs = {
+        {"node lists of 65,536 names", fill("NodeName=n[1-65536] Gres=gpu:1\n")},
+        {"long Gres values", "NodeName=node08 Gres=" + fill("gpu:1,")},
+        {"many lines for the node", fill("NodeName=node08 Gres=gpu:h100:8(S:0-1)\n")},
+        {"gres.conf File lists", fill("Name=gpu File=/dev/nvidia[0-65535]\n")},
+    };
+    for (const auto& [what, in] : confs) {
+        within(cost_of([&] { (void)health::gres_from_slurm_conf(in, "node08"); }), in.size(), 64, kHostlist,
+               "slurm.conf, " + what);
+        within(cost_of([&] { (void)health::gres_from_gres_conf(in, "node08"); }), in.size(), 64, kHostlist,
+               "gres.conf, " + what);
+    }
+    const std::vector<std::pair<std::string, std::string>> states = {
+        {"counters", "gangway-node-check-state 1\n" + fill("counter mlx5_0/1 link_downed 3\n")},
+        {"distinct counters", [] {
+             std::string s = "gangway-node-check-state 1\n";
+             for (int i = 0; s.size() < k64K; ++i) s += "counter p" + std::to_string(i) + " c 1\n";
+             return s;
+         }()},
+        {"failures", "gangway-node-check-state 1\n" + fill("failed pcie-width gpu 0000:17:00.0\n")},
+        {"a long drain reason", "gangway-node-check-state 1\ndrained " + fill("x")},
+    };
+    for (const auto& [what, in] : states)
+        within(cost_of([&] { (void)health::parse_state(in); }), in.size(), 8, 64 << 10, "state file, " + what);
+    const std::vector<std::pair<std::string, std::string>> kmsgs = {
+        {"Xid records", fill("3,1004,13000000,-;NVRM: Xid (PCI:0000:1b:00): 79, pid=0, name=, GPU has fallen off the bus.\n")},
+        {"short records", fill("3,1,1,-;x\n")},
+        {"one long record", "3,1,1,-;NVRM: Xid (PCI:" + fill("0")},
+    };
+    for (const auto& [what, in] : kmsgs) {
+        within(cost_of([&] { (void)health::parse_kmsg_xids(in); }), in.size(), 16, 64 << 10, "kernel log, " + what);
+        within(cost_of([&] { (void)health::last_kmsg_seq(in); }), in.size(), 16, 64 << 10, "kernel log's last record, " + what);
+    }
+    const std::vector<std::pair<std::string, std::string>> nodes = {
+        {"a long reason", "NodeName=node11 State=IDLE+DRAIN Reason=" + fill("x")},
+        {"many fields", fill("State=IDLE ")},
+        {"many lines", fill("   Reason=a\n")},
+    };
+    for (const auto& [what, in] : nodes)
+        within(cost_of([&] { (void)health::parse_show_node(in); }), in.size(), 2, 64 << 10, "scontrol show node, " + what);
 }
