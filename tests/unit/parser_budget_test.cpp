@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "../../lib/base/error.hpp"
+#include "../../lib/base/text.hpp"
 #include "../../lib/env/check_policy.hpp"
 #include "../../lib/env/config.hpp"
 #include "../../lib/env/netaddr.hpp"
 #include "../../lib/env/plugstack_text.hpp"
 #include "../../lib/env/port.hpp"
+#include "../../lib/env/switch_topology.hpp"
 #include "../../lib/pin/topology.hpp"
 #include "../../lib/preflight/bootstrap.hpp"
 #include "../../lib/preflight/card.hpp"
@@ -217,4 +219,18 @@ TEST_CASE("wire messages: a frame's key=value lines, and a node card", "[budget]
     }
     for (const auto& [k, v] : kv) size += k.size() + v.size() + 2;
     within(cost_of([&] { (void)p::card_from_kv(kv); }), size, 48, 4096, "card_from_kv");
+}
+
+TEST_CASE("SLURM's topology files: bounded in names, no recursion, one line on refusal", "[budget]") {
+    const std::vector<std::string> inputs = {
+        fill("SwitchName=a Switches=a\n"), fill("SwitchName=s Nodes=n[0-65535]\n"),
+        fill("SwitchName=s Nodes=" + std::string(250, 'x') + "[0-65535]\n"), fill("BlockName=b Nodes=n[0-9999]\n"),
+        fill("SwitchName=[\n"), fill("#\n"), fill("\n"), fill("SwitchName=s"),
+        fill("- topology: t\n  tree:\n    switches:\n    - switch: s\n      nodes: n[0-65535]\n"),
+        fill("- topology: t\n  block:\n    blocks:\n    - block: b\n      nodes: n[0-9]\n"), fill("- "),
+        fill("'"), fill("- topology: t\n  block:\n    block_sizes:\n      - 4\n")};
+    for (const auto& in : inputs)
+        for (const auto f : {TopologyFormat::Conf, TopologyFormat::Yaml})
+            within(cost_of([&] { (void)parse_switch_topology(in, f); }), in.size(), 14, (70u << 20),
+                   "parse_switch_topology " + excerpt(in, 24));
 }
