@@ -55,7 +55,7 @@ trap 'unwire; rm -rf "$CLUSTER_LOCK"' EXIT
 
 # ring NAME ORDER: one all-reduce step; prints its seconds (empty on failure).
 ring() {
-  timeout 120 srun -N4 -n4 --gangway-rank-order="$2" $TORCH_PY "$script" "$mb" "$iters" \
+  timeout 120 srun -N4 -n4 --gangway=task --gangway-rank-order="$2" $TORCH_PY "$script" "$mb" "$iters" \
     >"$WORK/$1.out" 2>"$WORK/$1.err" || { echo "ring $1 failed:" >&2; head -20 "$WORK/$1.out" "$WORK/$1.err" >&2; }
   sed -n 's/^RING_SECONDS //p' "$WORK/$1.out" | head -1
 }
@@ -105,7 +105,7 @@ got=$(for r in 0 1 2 3; do node_of_rank inter-slurm-1 $r; done | tr '\n' ' ')
 
 # 2. Names following the leaves: the same order both ways, and no slower.
 cat >"$WORK/follow.conf" <<CONF
-SwitchName=spine Switches=leaf[A-B]
+SwitchName=spine Switches=leafA,leafB
 SwitchName=leafA Nodes=node[08-09]
 SwitchName=leafB Nodes=node[10-11]
 CONF
