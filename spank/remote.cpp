@@ -80,6 +80,7 @@ StepView ordered(const Config& cfg, StepView step) {
         auto loaded = sys::load_switch_topology(cfg.topology_file, sys::env_or("SLURM_CONF"));
         if (loaded) {
             st.order = topology_order(loaded->topo, step.nodes);
+            st.order_file = loaded->path;
         } else {
             st.order = slurm_order(step.nodes.size());
             st.order.fallback = loaded.error() + "; keeping SLURM's rank order";
@@ -291,7 +292,13 @@ int task_init(spank_t sp) {
             // of the user may read it (a ptrace attach or /proc/PID/mem) meanwhile.
             // The exec makes the user's command dumpable again.
             if (!st.check_mark.empty()) ::prctl(PR_SET_DUMPABLE, 0);
-            check::before_command(sp, cfg, step, st.check, check_only_vars(cfg, env, step));
+            VarList extra = check_only_vars(cfg, env, step);
+            // The check numbers the nodes as the tasks are numbered (launcher/preflight.cpp).
+            if (!st.order_tag.empty()) {
+                extra.emplace_back("GANGWAY_NODE_ORDER", st.order_tag);
+                extra.emplace_back("GANGWAY_TOPOLOGY_FILE", st.order_file);
+            }
+            check::before_command(sp, cfg, step, st.check, extra);
         }
     } catch (const Error& e) {
         log_error(e.what());

@@ -31,6 +31,7 @@ struct State {
     bool order_ready = false;
     NodeOrder order;
     std::string order_tag;    // GANGWAY_NODE_ORDER's value; empty: SLURM's order was asked
+    std::string order_file;   // the topology file it read, for the check
     std::string order_note;   // the fallback's one line, said by SLURM's node 0's first task
     CheckPlan check;          // user_init decided: the preflight before each task's command
     // The site's check key (check_key=), read as root in init, used once in

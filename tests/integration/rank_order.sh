@@ -70,7 +70,7 @@ SwitchName=spine Switches=leafB,leafA
 SwitchName=leafA Nodes=node[08,10]
 SwitchName=leafB Nodes=node[09,11]
 CONF
-plugstack $SITE_ARGS topology_file="$WORK/interleaved.conf"
+plugstack $SITE_ARGS topology_file="$WORK/interleaved.conf" launcher="$INSTALL/gangway"
 order=$(GANGWAY_BIN=$GANGWAY_BIN "$GANGWAY_BIN" topo --ranks --nodes 'node[08-11]' --topology-file "$WORK/interleaved.conf")
 echo "$order"
 grep -q "SLURM's order 4 of 4, rank_order=topology 2 of 4" <<<"$order" \
@@ -102,6 +102,15 @@ grep -q 'rank=1 node=node11 slurm_procid=3' "$WORK/inter-topo-1.out" \
   && pass "SLURM_PROCID stays SLURM's (rank 1 is SLURM_PROCID 3)" || fail "SLURM_PROCID: $(grep -o 'rank=1 [^m]*' "$WORK/inter-topo-1.out")"
 got=$(for r in 0 1 2 3; do node_of_rank inter-slurm-1 $r; done | tr '\n' ' ')
 [ "$got" = "node08 node09 node10 node11 " ] && pass "SLURM's order: ranks 0-3 on $got" || fail "SLURM's order: '$got'"
+
+# The check numbers the nodes as the tasks are: its coordinator is the new
+# rank 0 (node09, at PRIMARY_ADDR), and the cards agree on the order.
+unwire
+if timeout 120 srun -N4 -n4 --gangway-check --gangway-rank-order=topology true >"$WORK/check.out" 2>"$WORK/check.err"; then
+  pass "--gangway-check with rank_order=topology passes (the check follows the order)"
+else
+  fail "--gangway-check with rank_order=topology failed: $(head -5 "$WORK/check.err")"
+fi
 
 # 2. Names following the leaves: the same order both ways, and no slower.
 cat >"$WORK/follow.conf" <<CONF

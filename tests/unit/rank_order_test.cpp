@@ -9,6 +9,7 @@
 #include "../../lib/env/config.hpp"
 #include "../../lib/env/rank_order.hpp"
 #include "../../lib/env/switch_topology.hpp"
+#include "../../lib/preflight/card.hpp"
 #include "cost_meter.hpp"
 
 using namespace gangway;
@@ -242,4 +243,20 @@ TEST_CASE("topology files: 10,000 nodes parse within budget", "[budget]") {
     const SwitchTopology t = parse_topology_conf(conf);
     CHECK(t.leaves.size() == 250);
     CHECK(t.leaf_of.size() == 10000);
+}
+
+TEST_CASE("the check's cards name a node whose rank order differs from the others'") {
+    // What the check compares (launcher/preflight_speaker.cpp puts GANGWAY_NODE_ORDER in the card).
+    std::vector<preflight::Card> cards(3);
+    for (unsigned i = 0; i < 3; ++i) {
+        cards[i].node_rank = i;
+        cards[i].node = "n" + std::to_string(i);
+        cards[i].versions["rank_order"] = "topology:1111";
+    }
+    CHECK(preflight::compare_cards(cards).empty());
+    cards[2].versions["rank_order"] = "topology:2222";
+    const auto m = preflight::compare_cards(cards);
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].node_rank == 2);
+    CHECK(m[0].what == "version rank_order");
 }
