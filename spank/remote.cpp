@@ -75,6 +75,8 @@ StepView ordered(const Config& cfg, StepView step) {
     auto& st = state();
     if (cfg.rank_order != RankOrder::Topology || (step.kind != StepKind::Normal && step.kind != StepKind::Batch))
         return step;
+    // Nothing numbers the nodes in a step with neither variables nor a check.
+    if (cfg.mode == Mode::Off && cfg.check.level == CheckLevel::none && !st.cli.check.level) return step;
     if (!st.order_ready) {
         st.order_ready = true;
         auto loaded = sys::load_switch_topology(cfg.topology_file, sys::env_or("SLURM_CONF"));

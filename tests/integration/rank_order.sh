@@ -112,6 +112,10 @@ else
   fail "--gangway-check with rank_order=topology failed: $(head -5 "$WORK/check.err")"
 fi
 
+out=$(srun -N1 -w node10 --gangway-rank-order=topology gangway env --explain 2>&1)
+grep -q '^NODE_RANK follows the leaf switches' <<<"$out" && grep -qE '^GANGWAY_NODE_ORDER +gangway +topology:' <<<"$out" \
+  && pass "gangway env --explain says NODE_RANK follows the leaf switches" || fail "gangway env --explain: $out"
+
 # 2. Names following the leaves: the same order both ways, and no slower.
 cat >"$WORK/follow.conf" <<CONF
 SwitchName=spine Switches=leafA,leafB
