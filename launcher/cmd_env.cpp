@@ -45,6 +45,11 @@ int cmd_env(int argc, char** argv) {
             std::printf("%s=%s\n", name.c_str(), it->second.c_str());
         }
     }
+    if (explain)
+        if (auto it = env.find("GANGWAY_NODE_ORDER"); it != env.end())
+            std::printf("NODE_RANK follows %s (rank_order=topology): `gangway topo --ranks` shows each node's leaf "
+                        "switch and the ring hops that cross one; SLURM_PROCID and SLURM_NODEID stay SLURM's\n",
+                        it->second.starts_with("topology:") ? "the leaf switches" : "SLURM's order, fallen back to");
     return 0;
 }
 

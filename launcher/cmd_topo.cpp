@@ -8,9 +8,13 @@
 
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
+#include "../lib/env/hostlist.hpp"
+#include "../lib/env/rank_order.hpp"
 #include "../lib/pin/placement.hpp"
 #include "../lib/pin/placement_format.hpp"
 #include "../lib/sys/node/hwloc_topology.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/node/topology_file.hpp"
 #include "commands.hpp"
 
 namespace gangway::cli {
@@ -21,6 +25,7 @@ const char* kUsage =
     "usage: gangway topo [--topology FILE] [--tasks N] [--gpus LIST|none] [--cpus LIST]\n"
     "                    [--include NICS] [--exclude NICS] [--json]\n"
     "       gangway topo [--topology FILE] --write-cache FILE\n"
+    "       gangway topo --ranks [--nodes HOSTLIST] [--topology-file FILE]\n"
     "Prints which GPU(s), NIC and cores each local task gets: the NIC on its GPU's PCIe\n"
     "switch (else the nearest by host bridge, NUMA node, socket; with no NIC on any GPU's\n"
     "switch, the nearest fabric NIC) and the cores of its GPU's NUMA node inside the\n"
@@ -34,14 +39,52 @@ const char* kUsage =
     "  --include NICS   site list: only these are compute NICs (mlx5_0,mlx5_3)\n"
     "  --exclude NICS   site list: never these\n"
     "  --json           one line of JSON instead of the table\n"
-    "  --write-cache F  write the topology to the cache file F and exit";
+    "  --write-cache F  write the topology to the cache file F and exit\n"
+    "  --ranks          the rank order rank_order=topology gives the step's nodes: each node's\n"
+    "                   NODE_RANK, SLURM index and leaf switch (or block), and how many ring hops\n"
+    "                   cross a leaf with SLURM's order and with this one\n"
+    "  --nodes LIST     the nodes (default: SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST)\n"
+    "  --topology-file F  SLURM's topology.conf or topology.yaml (default: next to SLURM_CONF,\n"
+    "                   else /etc/slurm; what the plugin's topology_file= names)";
+
+// `gangway topo --ranks`: the order, and the crossings it saves.
+int show_ranks(const std::string& nodelist, const std::string& file) {
+    std::string list = nodelist;
+    if (list.empty()) list = sys::env_or("SLURM_STEP_NODELIST", sys::env_or("SLURM_JOB_NODELIST"));
+    if (list.empty()) {
+        std::fprintf(stderr, "gangway topo: --ranks needs the nodes: run it in a job (srun -N1 gangway topo --ranks) "
+                             "or give --nodes HOSTLIST\n");
+        return 2;
+    }
+    const std::vector<std::string> nodes = expand_hostlist(list);
+    auto loaded = sys::load_switch_topology(file, sys::env_or("SLURM_CONF"));
+    if (!loaded) {
+        std::fprintf(stderr, "gangway topo: %s\n", loaded.error().c_str());
+        return 1;
+    }
+    const NodeOrder o = topology_order(loaded->topo, nodes);
+    std::printf("topology: %s (%s, %zu leaves)\n", loaded->path.c_str(),
+                loaded->topo.kind == TopologyKind::Block ? "blocks" : "switch tree", loaded->topo.leaves.size());
+    std::printf("%-9s %-11s %-24s %s\n", "NODE_RANK", "SLURM index", "node", "leaf");
+    for (std::size_t k = 0; k < o.order.size(); ++k) {
+        const unsigned i = o.order[k];
+        const std::string leaf = o.leaf[i] == kNoLeaf ? "(not in the file)" : loaded->topo.leaves[o.leaf[i]];
+        std::printf("%-9zu %-11u %-24s %s\n", k, i, nodes[i].c_str(), leaf.c_str());
+    }
+    const unsigned hops = nodes.size() < 2 ? 0 : static_cast<unsigned>(nodes.size());
+    std::printf("ring hops crossing a leaf: SLURM's order %u of %u, rank_order=topology %u of %u\n",
+                ring_crossings_slurm(o), hops, ring_crossings(o), hops);
+    if (!o.fallback.empty()) std::printf("note: %s\n", o.fallback.c_str());
+    std::printf("order tag (GANGWAY_NODE_ORDER): %s\n", order_tag(nodes, o).c_str());
+    return 0;
+}
 
 }  // namespace
 
 int cmd_topo(int argc, char** argv) {
-    std::string topology, write_cache, gpus, cpus;
+    std::string topology, write_cache, gpus, cpus, rank_nodes, topology_file;
     long tasks = -1;
-    bool json = false;
+    bool json = false, ranks = false;
     NicFilter filter;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -58,6 +101,11 @@ int cmd_topo(int argc, char** argv) {
             return 0;
         } else if (a == "--json") {
             json = true;
+        } else if (a == "--ranks") {
+            ranks = true;
+        } else if (a == "--nodes" || a == "--topology-file") {
+            if (!(v = value())) return 2;
+            (a == "--nodes" ? rank_nodes : topology_file) = v;
         } else if (a == "--topology" || a == "--write-cache" || a == "--tasks" || a == "--gpus" || a == "--cpus" ||
                    a == "--include" || a == "--exclude") {
             if (!(v = value())) return 2;
@@ -81,6 +129,7 @@ int cmd_topo(int argc, char** argv) {
         }
     }
     try {
+        if (ranks) return show_ranks(rank_nodes, topology_file);
         const Topology topo = sys::load_topology(topology);
         if (!write_cache.empty()) {
             sys::write_topology_cache(topo, write_cache);

@@ -18,6 +18,8 @@
 #include "../lib/base/error.hpp"
 #include "../lib/base/result.hpp"
 #include "../lib/env/port.hpp"
+#include "../lib/env/rank_order.hpp"
+#include "../lib/sys/node/topology_file.hpp"
 #include "../lib/env/step_view.hpp"
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/crypto.hpp"
@@ -38,7 +40,25 @@ StepFacts step_facts_from_env(bool insecure) {
     EnvMap env;
     for (const auto& name : step_env_names())
         if (const char* v = std::getenv(name.c_str())) env[name] = v;
-    const StepView view = make_step_view(facts_from_env(env));
+    StepView view = make_step_view(facts_from_env(env));
+    // With rank_order=topology the check numbers the nodes as the plugin did
+    // (its coordinator is the new rank 0, at PRIMARY_ADDR; its ring follows
+    // the order): the plugin names the file it read, and the tag proves the
+    // same order came out here.
+    const std::string order = sys::env_or("GANGWAY_NODE_ORDER");
+    if (order.starts_with("topology:")) {
+        auto loaded = sys::load_switch_topology(sys::env_or("GANGWAY_TOPOLOGY_FILE"), sys::env_or("SLURM_CONF"));
+        if (!loaded) throw Error("rank_order=topology: " + loaded.error());
+        const NodeOrder o = topology_order(loaded->topo, view.nodes);
+        if (order_tag(view.nodes, o) != order)
+            throw Error("rank_order=topology: " + loaded->path + " gives another order than the plugin computed (" +
+                        order + "); was the file changed while the step started?");
+        // The nodes follow the order; a task's rank stays SLURM_PROCID (the
+        // PMIx bootstrap checks it against PMIx's rank).
+        const auto slurm_rank = view.rank;
+        apply_order(view, o);
+        view.rank = slurm_rank;
+    }
     StepFacts s;
     s.nodes = view.nodes;
     s.nnodes = static_cast<unsigned>(view.nodes.size());

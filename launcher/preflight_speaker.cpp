@@ -43,6 +43,10 @@ Card my_card(const StepFacts& s, unsigned data_port) {
     c.gpus = sys::count_gpus(root);
     c.versions = sys::read_versions("/");
     c.versions["gangway"] = PACKAGE_VERSION;
+    // The rank order this node computed (rank_order=topology): compared across
+    // the cards like a version, so that nodes whose topology files differ are
+    // named instead of starting with two ranks of one number.
+    if (const auto order = sys::env_or("GANGWAY_NODE_ORDER"); !order.empty()) c.versions["rank_order"] = order;
     return c;
 }
 

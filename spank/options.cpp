@@ -12,7 +12,7 @@
 namespace gangway::plugin {
 namespace {
 
-enum OptVal { kMode = 1, kIface = 2, kPin = 3, kCheck = 4, kOnFail = 5 };
+enum OptVal { kMode = 1, kIface = 2, kPin = 3, kCheck = 4, kOnFail = 5, kRankOrder = 6 };
 
 // The option callback runs in srun/sbatch to validate (remote == 0) and again
 // in slurmstepd (remote == 1), where a failure must not abort the daemon's
@@ -26,6 +26,7 @@ int apply_option(int val, const char* optarg, int remote) {
         if (arg == "(null)") arg.clear();
         if (val == kMode) state().cli.mode = parse_mode(arg, "--gangway");
         if (val == kPin) state().cli.pin = parse_pin(arg, "--gangway-pin");
+        if (val == kRankOrder) state().cli.rank_order = parse_rank_order(arg, "--gangway-rank-order");
         if (val == kCheck) {
             // The argument is optional: --gangway-check alone means quick (srun
             // passes no argument, slurmstepd an empty one).
@@ -80,12 +81,20 @@ char kOnFailUsage[] =
     "[gangway] when the check fails: abort (default: do not start the command), warn (start it anyway), requeue "
     "(requeue the batch job without the bad nodes). Env: GANGWAY_ON_FAIL";
 
+char kRankOrderName[] = "gangway-rank-order";
+char kRankOrderArg[] = "ORDER";
+char kRankOrderUsage[] =
+    "[gangway] NODE_RANK order: slurm (SLURM's node list order) or topology (nodes grouped by leaf switch from "
+    "SLURM's topology.conf/topology.yaml, so ring neighbours share a switch); default: site rank_order=. Env: "
+    "GANGWAY_RANK_ORDER";
+
 struct spank_option kOptions[] = {
     {kModeName, kModeArg, kModeUsage, 1, kMode, on_option},
     {kIfaceName, kIfaceArg, kIfaceUsage, 1, kIface, on_option},
     {kPinName, kPinArg, kPinUsage, 1, kPin, on_option},
     {kCheckName, kCheckArg, kCheckUsage, 2, kCheck, on_option},
     {kOnFailName, kOnFailArg, kOnFailUsage, 1, kOnFail, on_option},
+    {kRankOrderName, kRankOrderArg, kRankOrderUsage, 1, kRankOrder, on_option},
     SPANK_OPTIONS_TABLE_END,
 };
 
@@ -118,6 +127,9 @@ void apply_env_fallbacks(spank_t sp) {
     if (!cli.check.on_fail)
         if (auto v = context_getenv(sp, "GANGWAY_ON_FAIL"); !v.empty())
             cli.check.on_fail = parse_on_fail(v, "GANGWAY_ON_FAIL");
+    if (!cli.rank_order)
+        if (auto v = context_getenv(sp, "GANGWAY_RANK_ORDER"); !v.empty())
+            cli.rank_order = parse_rank_order(v, "GANGWAY_RANK_ORDER");
     check_user_allowed(state().site.check, cli.check);
     if (!cli.iface)
         if (auto v = context_getenv(sp, "GANGWAY_IFACE"); !v.empty()) {

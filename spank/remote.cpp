@@ -12,6 +12,8 @@
 #include "../lib/base/error.hpp"
 #include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/shared_dir_file.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/node/topology_file.hpp"
 #include "../lib/env/data_addr.hpp"
 #include "../lib/env/torch_hook.hpp"
 #include "check.hpp"
@@ -64,6 +66,36 @@ SlurmFacts read_facts(spank_t sp, bool per_task, const EnvMap& env) {
 
 Config effective_config() { return apply_user(state().site, state().cli); }
 
+// The step as the rank order numbers it. The first call of a step decides the
+// order (reading SLURM's topology file: once per step and node, in user_init);
+// later ones apply the same. A file that cannot be read, or a step node it
+// does not name, keeps SLURM's order with one line (from SLURM's node 0 only:
+// every node falls back alike when their files agree).
+StepView ordered(const Config& cfg, StepView step) {
+    auto& st = state();
+    if (cfg.rank_order != RankOrder::Topology || (step.kind != StepKind::Normal && step.kind != StepKind::Batch))
+        return step;
+    // Nothing numbers the nodes in a step with neither variables nor a check.
+    if (cfg.mode == Mode::Off && cfg.check.level == CheckLevel::none && !st.cli.check.level) return step;
+    if (!st.order_ready) {
+        st.order_ready = true;
+        auto loaded = sys::load_switch_topology(cfg.topology_file, sys::env_or("SLURM_CONF"));
+        if (loaded) {
+            st.order = topology_order(loaded->topo, step.nodes);
+            st.order_file = loaded->path;
+        } else {
+            st.order = slurm_order(step.nodes.size());
+            st.order.fallback = loaded.error() + "; keeping SLURM's rank order";
+        }
+        st.order_tag = order_tag(step.nodes, st.order);
+        // Said by the first task of SLURM's node 0 (task_init): a line from
+        // user_init may reach slurmd's log only.
+        if (!st.order.fallback.empty() && step.node_index == 0) st.order_note = "rank_order=topology: " + st.order.fallback;
+    }
+    apply_order(step, st.order);
+    return step;
+}
+
 using VarList = std::vector<std::pair<std::string, std::string>>;
 
 // The contract's variables the task's environment already holds.
@@ -81,7 +113,9 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
     if (auto it = env.find(kSetRecordVar); it != env.end()) current.insert(*it);
     // In narrow mode SLURM's CUDA_VISIBLE_DEVICES is the input, not a user's choice to keep.
     if (cfg.pin == PinMode::Narrow) current.erase("CUDA_VISIBLE_DEVICES");
-    const VarList pin_vars = st.pin_ready ? pinning::task_vars(env, cfg, step) : VarList{};
+    VarList pin_vars = st.pin_ready ? pinning::task_vars(env, cfg, step) : VarList{};
+    // Which order NODE_RANK follows, so that a program (and `gangway env`) can tell.
+    if (!st.order_tag.empty()) pin_vars.emplace_back("GANGWAY_NODE_ORDER", st.order_tag);
     VarList set;
     // Addresses found only for the check (--gangway=off) are not the task's.
     if (st.addrs_ready && cfg.mode != Mode::Off) {
@@ -215,7 +249,7 @@ int user_init(spank_t sp) {
             state().deferred = true;
             return 0;
         }
-        const StepView step = make_step_view(facts);
+        const StepView step = ordered(cfg, make_step_view(facts));
         if (may_check) {
             auto& st = state();
             if (key) {
@@ -248,10 +282,11 @@ int task_init(spank_t sp) {
         if (!st.deferred && !st.addrs_ready && !st.pin_ready && !st.check.checked()) return 0;
         const Config cfg = effective_config();
         const EnvMap env = read_env(sp, wanted_env());
-        if (st.deferred) prepare_node(sp, cfg, make_step_view(read_facts(sp, true, env)));
+        if (st.deferred) prepare_node(sp, cfg, ordered(cfg, make_step_view(read_facts(sp, true, env))));
         if (!st.addrs_ready && !st.pin_ready && !st.check.checked()) return 0;
-        const StepView step = make_step_view(read_facts(sp, true, env));
+        const StepView step = ordered(cfg, make_step_view(read_facts(sp, true, env)));
         set_vars(sp, plan_task(cfg, env, step));
+        if (!st.order_note.empty() && step.local_rank.value_or(0) == 0) log_error(st.order_note);
         if (st.pin_ready) pinning::bind_task(step);
         // Last: the check sees the task as its command will (variables, binding).
         if (st.check.checked()) {
@@ -259,7 +294,13 @@ int task_init(spank_t sp) {
             // of the user may read it (a ptrace attach or /proc/PID/mem) meanwhile.
             // The exec makes the user's command dumpable again.
             if (!st.check_mark.empty()) ::prctl(PR_SET_DUMPABLE, 0);
-            check::before_command(sp, cfg, step, st.check, check_only_vars(cfg, env, step));
+            VarList extra = check_only_vars(cfg, env, step);
+            // The check numbers the nodes as the tasks are numbered (launcher/preflight.cpp).
+            if (!st.order_tag.empty()) {
+                extra.emplace_back("GANGWAY_NODE_ORDER", st.order_tag);
+                extra.emplace_back("GANGWAY_TOPOLOGY_FILE", st.order_file);
+            }
+            check::before_command(sp, cfg, step, st.check, extra);
         }
     } catch (const Error& e) {
         log_error(e.what());

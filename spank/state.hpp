@@ -7,6 +7,7 @@
 
 #include "../lib/env/check_marker.hpp"
 #include "../lib/env/config.hpp"
+#include "../lib/env/rank_order.hpp"
 #include "../lib/env/cluster_env.hpp"
 #include "../lib/pin/placement.hpp"
 
@@ -25,6 +26,13 @@ struct State {
     bool pin_ready = false;   // user_init planned this node's placement
     Placement placement;
     std::vector<unsigned> step_gpus;
+    // The rank order (rank_order=topology): decided once per step and node,
+    // applied to every step view made afterwards (user_init's and each task's).
+    bool order_ready = false;
+    NodeOrder order;
+    std::string order_tag;    // GANGWAY_NODE_ORDER's value; empty: SLURM's order was asked
+    std::string order_file;   // the topology file it read, for the check
+    std::string order_note;   // the fallback's one line, said by SLURM's node 0's first task
     CheckPlan check;          // user_init decided: the preflight before each task's command
     // The site's check key (check_key=), read as root in init, used once in
     // user_init for this job's mark and dropped (wiped) before any task forks.

@@ -14,11 +14,11 @@ names=$(sed -n '/contract_names()/,/};/p' "$top_srcdir/lib/env/cluster_env.cpp" 
 keys=$(grep -o 'kKnownKeys = "[^"]*"' "$top_srcdir/lib/env/config.cpp" | sed 's/.*= "//; s/"//; s/, / /g')
 # An empty list would check nothing (a file moved): that is a failure of this test.
 [ -n "$names" ] && [ -n "$keys" ] || { echo "FAIL: no variable names or site keys found in lib/env/cluster_env.cpp, lib/env/config.cpp"; fail=1; }
-for n in $names GANGWAY_SET GANGWAY_MODE GANGWAY_IFACE GANGWAY_PIN GANGWAY_CHECK GANGWAY_ON_FAIL GANGWAY_CHECKED; do
+for n in $names GANGWAY_SET GANGWAY_MODE GANGWAY_IFACE GANGWAY_PIN GANGWAY_CHECK GANGWAY_ON_FAIL GANGWAY_RANK_ORDER GANGWAY_CHECKED; do
   grep -qw -- "$n" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) does not mention $n"; fail=1; }
 done
 for k in $keys; do grep -q -- "$k=" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) does not document site key $k"; fail=1; }; done
-for o in --gangway= --gangway-iface= --gangway-pin= --gangway-check --gangway-on-fail=; do grep -q -- "$o" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) lacks $o"; fail=1; }; done
+for o in --gangway= --gangway-iface= --gangway-pin= --gangway-check --gangway-on-fail= --gangway-rank-order=; do grep -q -- "$o" <<<"$plugin_text" || { echo "FAIL: gangway.so(8) lacks $o"; fail=1; }; done
 [ $fail = 0 ] && echo "ok: gangway.so(8) covers $(wc -w <<<"$names") variables and the keys: $keys"
 # gangway(1) names every command of `gangway help` and every option of each `gangway CMD --help`.
 if [ -n "${GANGWAY_BIN:-}" ] && [ -x "$GANGWAY_BIN" ]; then

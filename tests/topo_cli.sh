@@ -121,4 +121,17 @@ check "AMD without RSMI devices: the note" 0 '^GPU indexes: PCI bus id order; th
 check "RSMI order survives the cache" 0 '^0 +0000:63:00.0 ' -- sh -c '"$1" topo --topology "$2" --write-cache "$3" >/dev/null && "$1" topo --topology "$3"' _ "$bin" "$fx/mi50-rsmi.xml" "$tmp/mi50.cache"
 check "GPU-less KNL: two tasks, two halves" 0 '^1 +- +- +- +0 +4-7,12-15 ' -- "$bin" topo --topology "$fx/knl-flat.xml" --gpus none --tasks 2
 check "live machine plans" 0 '^NCCL_IB_HCA=' -- "$bin" topo
+
+# The rank order (issue 26): SLURM's topology files, in both formats.
+printf 'SwitchName=spine Switches=leafB,leafA\nSwitchName=leafA Nodes=n[0,2]\nSwitchName=leafB Nodes=n[1,3]\n' >"$tmp/topology.conf"
+printf -- '- topology: t\n  cluster_default: true\n  block:\n    blocks:\n    - block: b1\n      nodes: n[0,2]\n    - block: b2\n      nodes: n[1,3]\n' >"$tmp/topology.yaml"
+check "--ranks: the order by leaf" 0 '^0 +1 +n1 +leafB$' -- "$bin" topo --ranks --nodes 'n[0-3]' --topology-file "$tmp/topology.conf"
+check "--ranks: the crossings" 0 "SLURM's order 4 of 4, rank_order=topology 2 of 4" -- "$bin" topo --ranks --nodes 'n[0-3]' --topology-file "$tmp/topology.conf"
+check "--ranks: topology.yaml blocks" 0 '^1 +2 +n2 +b1$' -- "$bin" topo --ranks --nodes 'n[0-3]' --topology-file "$tmp/topology.yaml"
+check "--ranks: next to SLURM_CONF, yaml first" 0 'blocks, 2 leaves' -- env SLURM_CONF="$tmp/slurm.conf" "$bin" topo --ranks --nodes 'n[0-3]'
+check "--ranks: a node missing from the file" 0 '^note: node n9 of the step is not in' -- "$bin" topo --ranks --nodes 'n[0-3],n9' --topology-file "$tmp/topology.conf"
+printf 'SwitchName=s Nodes=n1 Colour=red\n' >"$tmp/bad.conf"
+check "--ranks: a bad file is one line" 1 'bad.conf: topology.conf line 1: unknown key "Colour"' -- "$bin" topo --ranks --nodes n1 --topology-file "$tmp/bad.conf"
+check "--ranks: no file is one line" 1 'no topology.yaml or topology.conf in' -- env SLURM_CONF="$tmp/none/slurm.conf" "$bin" topo --ranks --nodes n1
+check "--ranks: without nodes is one line" 2 'needs the nodes' -- env -u SLURM_STEP_NODELIST -u SLURM_JOB_NODELIST "$bin" topo --ranks --topology-file "$tmp/topology.conf"
 exit $fail

@@ -9,7 +9,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max, rank_order, topology_file";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -168,6 +168,14 @@ Config parse_site_args(const std::vector<std::string>& args) {
                             " is not an absolute path; give the gangway command's path, for example "
                             "launcher=/usr/bin/gangway");
             c.launcher = val;
+        } else if (key == "rank_order") {
+            c.rank_order = parse_rank_order(val, "plugstack.conf: rank_order=");
+        } else if (key == "topology_file") {
+            if (val.empty() || val.front() != '/')
+                throw Error("plugstack.conf: topology_file=" + excerpt(val) +
+                            " is not an absolute path; give SLURM's topology file, for example "
+                            "topology_file=/etc/slurm/topology.conf");
+            c.topology_file = val;
         } else if (key == "node_addrs_max") {
             c.node_addrs_max = parse_node_addrs_max(val);
         } else if (key == "nic_include" || key == "nic_exclude") {
@@ -185,6 +193,7 @@ Config apply_user(Config c, const UserChoice& u) {
     if (u.mode) c.mode = *u.mode;
     if (u.iface) c.iface = *u.iface;
     if (u.pin) c.pin = *u.pin;
+    if (u.rank_order) c.rank_order = *u.rank_order;
     return c;
 }
 

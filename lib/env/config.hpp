@@ -9,6 +9,7 @@
 
 #include "check_policy.hpp"
 #include "port.hpp"
+#include "rank_order.hpp"
 
 namespace gangway {
 
@@ -46,6 +47,8 @@ struct Config {
     std::string launcher;       // launcher=: the gangway command the check runs; empty: the installed one
     std::string check_key;      // check_key=: root-only key file for the mark of a checked job (check_marker.hpp)
     unsigned node_addrs_max = kNodeAddrsMaxDefault;  // NODE_ADDRS only for steps of at most this many nodes; 0: never
+    RankOrder rank_order = RankOrder::Slurm;  // rank_order=: NODE_RANK in SLURM's order or by leaf switch
+    std::string topology_file;  // topology_file=: SLURM's topology file; empty: next to slurm.conf
 };
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad
@@ -73,6 +76,7 @@ struct UserChoice {
     std::optional<Mode> mode;
     std::optional<std::string> iface;
     std::optional<PinMode> pin;
+    std::optional<RankOrder> rank_order;
     CheckChoice check;
 };
 Config apply_user(Config site, const UserChoice& user);

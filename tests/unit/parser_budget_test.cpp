@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "../../lib/base/error.hpp"
+#include "../../lib/base/text.hpp"
 #include "../../lib/env/check_policy.hpp"
 #include "../../lib/env/config.hpp"
 #include "../../lib/env/netaddr.hpp"
 #include "../../lib/env/plugstack_text.hpp"
 #include "../../lib/env/port.hpp"
+#include "../../lib/env/switch_topology.hpp"
 #include "../../lib/health/gres.hpp"
 #include "../../lib/health/site_conf.hpp"
 #include "../../lib/health/slurm_action.hpp"
@@ -287,4 +289,18 @@ TEST_CASE("the node check's readers: linear, node lists within the hostlist's bo
     };
     for (const auto& [what, in] : nodes)
         within(cost_of([&] { (void)health::parse_show_node(in); }), in.size(), 2, 64 << 10, "scontrol show node, " + what);
+}
+
+TEST_CASE("SLURM's topology files: bounded in names, no recursion, one line on refusal", "[budget]") {
+    const std::vector<std::string> inputs = {
+        fill("SwitchName=a Switches=a\n"), fill("SwitchName=s Nodes=n[0-65535]\n"),
+        fill("SwitchName=s Nodes=" + std::string(250, 'x') + "[0-65535]\n"), fill("BlockName=b Nodes=n[0-9999]\n"),
+        fill("SwitchName=[\n"), fill("#\n"), fill("\n"), fill("SwitchName=s"),
+        fill("- topology: t\n  tree:\n    switches:\n    - switch: s\n      nodes: n[0-65535]\n"),
+        fill("- topology: t\n  block:\n    blocks:\n    - block: b\n      nodes: n[0-9]\n"), fill("- "),
+        fill("'"), fill("- topology: t\n  block:\n    block_sizes:\n      - 4\n")};
+    for (const auto& in : inputs)
+        for (const auto f : {TopologyFormat::Conf, TopologyFormat::Yaml})
+            within(cost_of([&] { (void)parse_switch_topology(in, f); }), in.size(), 14, (70u << 20),
+                   "parse_switch_topology " + excerpt(in, 24));
 }
