@@ -17,7 +17,7 @@ prog=contrib/dev/torch-sif.sh
 die() { echo "$prog: $*" >&2; exit 1; }
 command -v apptainer >/dev/null || die "apptainer is not installed here (the sid root has it: contrib/dev/root.sh)"
 command -v mksquashfs >/dev/null || die "mksquashfs is not installed here (squashfs-tools)"
-python3 -c 'import torch' 2>/dev/null || die "python3-torch is not installed here"
+dpkg-query -W -f='${db:Status-Abbrev}' python3-torch 2>/dev/null | grep -q '^ii' || die "python3-torch is not installed here"
 cache=/var/tmp/gangway-sif
 
 # tree.py closure: the installed dependency closure of python3 and
@@ -128,8 +128,11 @@ python3 -c "$tree_py" link "$tree"
 # /bin, /lib, /lib64 are links into /usr on Debian (merged /usr).
 for l in bin sbin lib lib64; do [ -L "/$l" ] && ln -sfn "$(readlink "/$l")" "$tree/$l"; done
 mkdir -p "$tree"/{etc,tmp,var/tmp,proc,sys,dev,root,home,run}
-cp /etc/ld.so.conf "$tree/etc/" && cp -r /etc/ld.so.conf.d "$tree/etc/"
-cp /etc/passwd /etc/group "$tree/etc/"
+# The loader's configuration and the accounts, where no package's list has them.
+mkdir -p "$tree/etc/ld.so.conf.d"
+for f in /etc/ld.so.conf /etc/ld.so.conf.d/* /etc/passwd /etc/group; do
+  [ -e "$tree$f" ] || cp -a "$f" "$tree$f"
+done
 ldconfig -r "$tree"
 t1=$SECONDS
 apptainer -s build --force --mksquashfs-args '-noI -noD -noF -noX -no-xattrs' "$img.new" "$tree" >&2 ||
