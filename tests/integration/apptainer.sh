@@ -34,7 +34,7 @@ t0=$SECONDS
 IMG=$("$top_srcdir/contrib/dev/root.sh" run sid -- "$top_srcdir/contrib/dev/torch-sif.sh" 2>img.err) && [ -n "$IMG" ] ||
   { echo "FAIL: the SIF image was not made: $(tail -5 img.err)"; exit 1; }
 echo "image $IMG ready in $((SECONDS - t0)) s $(grep -o 'made .*' img.err)"
-plugstack $SITE_ARGS
+plugstack $SITE_ARGS launcher=$INSTALL/gangway
 tables() { grep -c '^gangway preflight' "$@" 2>/dev/null; }
 ok_table() { grep -q '^gangway preflight (quick, 4 nodes.*: ok' "$1"; }
 
@@ -124,7 +124,7 @@ timeout 180 srun -N4 -n8 apptainer exec "$IMG" python3 allreduce.py >c2.out 2>c2
 check_run c2 8 "(c) apptainer exec in each of 8 srun tasks, init_process_group(env://)"
 
 # (d) gangway run outside the container; gangway inside the image is refused.
-timeout 120 srun -N4 --ntasks-per-node=1 gangway run -- apptainer exec "$IMG" \
+timeout 120 srun -N4 --ntasks-per-node=1 "$INSTALL/gangway" run -- apptainer exec "$IMG" \
   sh -c 'echo "RAN $SLURMD_NODENAME master=$MASTER_ADDR container=${APPTAINER_CONTAINER:-none}"' >d.out 2>d.err; rc=$?
 if [ $rc = 0 ] && [ "$(grep -c "^RAN .* master=198.19.0.11 container=$IMG" d.out)" = 4 ] && ok_table d.err; then
   pass "(d) gangway run -- apptainer exec: checked on the host, then the command in the container on 4 nodes"
