@@ -1,5 +1,5 @@
 #!/bin/bash
-# A SIF image holding python3 and PyTorch for tests/integration/apptainer.sh,
+# A SIF image holding python3, PyTorch and a shell for tests/integration/apptainer.sh,
 # made locally (no registry) from the files of the Debian packages that
 # python3-torch needs, as installed in the root this runs in (sid's:
 # contrib/dev/root.sh run sid -- contrib/dev/torch-sif.sh). Prints the image's
@@ -20,8 +20,8 @@ command -v mksquashfs >/dev/null || die "mksquashfs is not installed here (squas
 dpkg-query -W -f='${db:Status-Abbrev}' python3-torch 2>/dev/null | grep -q '^ii' || die "python3-torch is not installed here"
 cache=/var/tmp/gangway-sif
 
-# tree.py closure: the installed dependency closure of python3 and
-# python3-torch (Depends and Pre-Depends; the first installed choice of an
+# tree.py closure: the installed dependency closure of python3,
+# python3-torch, dash and coreutils (Depends and Pre-Depends; the first installed choice of an
 # alternative; a virtual package by its installed provider), as "name version"
 # lines. tree.py link DIR: those packages' files (no documentation) as hard
 # links under DIR. Python, not a shell loop: 15,000 files.
@@ -60,7 +60,7 @@ def deps(p):
                 yield a; break
             if a in provides:
                 yield provides[a]; break
-seen, todo = set(), ["python3", "python3-torch"]
+seen, todo = set(), ["python3", "python3-torch", "dash", "coreutils"]  # sh, sleep: the test's commands
 while todo:
     n = todo.pop()
     if n in seen: continue

@@ -64,7 +64,7 @@ for r in ranks:
     host, cont = seen.get(("host", r)), seen.get(("container", r))
     if cont is None:
         errors.append("rank %s: no line from the container" % r); continue
-    set_names = [n for n in host.get("GANGWAY_SET", "").replace(",", " ").split() if n]
+    set_names = [e.split(":")[0] for e in host.get("GANGWAY_SET", "").split(",") if e]  # NAME:HASH,...
     for must in ["MASTER_ADDR", "RANK", "WORLD_SIZE", "NODE_RANK", "GANGWAY_SET", "PYTHONPATH", "APPTAINER_BINDPATH"] + set_names:
         if must not in host:
             errors.append("rank %s: %s not set on the host" % (r, must))
