@@ -47,11 +47,12 @@ cat >both.sh <<EOS
 /usr/bin/python3 -c "\$(cat $WORK/envdump.py)" host
 apptainer exec $IMG python3 -c "\$(cat $WORK/envdump.py)" container
 EOS
-timeout 120 srun -N4 -n8 sh both.sh >a.out 2>a.err; rc=$?
-if out=$($TORCH_PY - a.out <<'PY'
+# One output file per task: srun may glue two tasks' long lines into one.
+timeout 120 srun -N4 -n8 -o "$WORK/a.%t.out" sh both.sh 2>a.err; rc=$?
+if out=$($TORCH_PY - a.[0-9]*.out <<'PY'
 import json, sys
 seen = {}
-for line in open(sys.argv[1]):
+for line in (l for f in sys.argv[1:] for l in open(f)):
     if line.startswith("ENV "):
         _, where, rank, env = line.rstrip("\n").split(" ", 3)
         seen[(where, rank)] = json.loads(env)
