@@ -11,7 +11,7 @@
 #   suite     SLURM  PMIx  compiler  Catch2  PyTorch  Open MPI
 #   bookworm  22.05  4     g++ 12    v2      1.13     4.1     the host itself: no root is made
 #   trixie    24.11  5     g++ 14    v3      2.6      5.0
-#   sid       26.05  7     g++ 16    v3      2.14     6.0 rc   +accelerate; SLURM without PMIx
+#   sid       26.05  7     g++ 16    v3      2.14     6.0 rc   +accelerate, +apptainer; SLURM without PMIx
 #
 # A root is made in a temporary directory beside its final place and renamed
 # when complete, so a half-made root is never used; its stamp
