@@ -383,7 +383,7 @@ start_anchor() {  # start_anchor INDEX
             mount --bind '$nd/hosts' '$ROOT/etc/hosts'
             mount --bind '$nd/hostname' '$ROOT/etc/hostname'
             hostname '$n'
-            $([[ -n $ROOT ]] && enter_root_script "$ROOT")
+            $([[ -z $ROOT ]] || enter_root_script "$ROOT")
             echo \$\$ >'$nd/anchor.pid'
             exec sleep infinity" \
         </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
