@@ -123,10 +123,17 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
         // The site's torch hook goes with the environment contract: a step
         // with --gangway=off gets neither.
         if (!cfg.torch_hook.empty()) {
-            const auto it = env.find("PYTHONPATH");
-            if (auto path = pythonpath_with(cfg.torch_hook, it == env.end() ? std::nullopt
-                                                                             : std::optional<std::string>(it->second)))
-                set.emplace_back("PYTHONPATH", *path);
+            const auto value = [&env](const char* name) {
+                const auto it = env.find(name);
+                return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+            };
+            if (auto path = pythonpath_with(cfg.torch_hook, value("PYTHONPATH"))) set.emplace_back("PYTHONPATH", *path);
+            // Apptainer passes PYTHONPATH into the container but binds only
+            // $HOME, /tmp and the cwd: the hook's directory goes with it. Set
+            // for any command (a batch script or a shell may run apptainer
+            // later); other programs ignore the variable.
+            if (auto binds = apptainer_bindpath_with(cfg.torch_hook, value("APPTAINER_BINDPATH")))
+                set.emplace_back("APPTAINER_BINDPATH", *binds);
         }
         return set;
     }

@@ -242,6 +242,25 @@ EOF
     done
 }
 
+# The last step into a root, once its mounts are made: the root becomes the
+# mount namespace's own root (pivot_root), not a chroot inside it. Apptainer
+# (sid's root has it) refuses a chroot: its starter joins a mount namespace
+# with setns, which sets the root to the namespace's, and it aborts when that
+# differs from the one it ran in ("weak chrooted environment").
+# pivot_root wants the new root to be a mount point: the root bound onto itself
+# (recursively, keeping the mounts made into it). The old root is then
+# detached: nothing of the host stays reachable but what was bound in.
+enter_root_script() {  # enter_root_script ROOT
+    cat <<EOF
+mount --rbind '$1' '$1'
+mkdir -p '$1/.gangway-old-root'
+cd '$1'
+pivot_root . .gangway-old-root
+umount -l /.gangway-old-root
+cd /
+EOF
+}
+
 # The root of a release, made once and cached by contrib/dev/root.sh.
 ensure_root() {  # ensure_root SUITE -> prints the root's path
     local maker
@@ -250,10 +269,18 @@ ensure_root() {  # ensure_root SUITE -> prints the root's path
     "$maker" make "$1" >/dev/null || exit $?
     [[ -x $ROOTS/$1/usr/sbin/slurmd ]] || die "$ROOTS/$1 has no slurmd; remake it: $maker make $1"
     : >"$ROOTS/$1/.gangway-root"
+    # Apptainer run by root gives the container every capability by default,
+    # and aborts where this machine's bounding set lacks one (a VM: "Requesting
+    # capability set ... while permitted capability set is ..."). The test
+    # cluster's tasks run as root and need none: only the file's (none).
+    local conf=$ROOTS/$1/etc/apptainer/apptainer.conf
+    if [[ -f $conf ]] && grep -qx 'root default capabilities = full' "$conf"; then
+        sed -i 's/^root default capabilities = full$/root default capabilities = file/' "$conf"
+    fi
     echo "$ROOTS/$1"
 }
 
-# Clients run in a long-lived process chrooted into the root, with the host's
+# Clients run in a long-lived process whose root is the release's root, with the host's
 # network, /tmp, /var/tmp and hosts file: `nsenter --root` into it is cheap.
 start_ctl_anchor() {
     rm -f "$DIR/run/ctl-anchor.pid"
@@ -263,8 +290,9 @@ start_ctl_anchor() {
         mount --rbind /tmp '$ROOT/tmp'
         mount --bind /var/tmp '$ROOT/var/tmp'
         mount --bind /etc/hosts '$ROOT/etc/hosts'
+        $(enter_root_script "$ROOT")
         echo \$\$ >'$DIR/run/ctl-anchor.pid'
-        exec chroot '$ROOT' sleep infinity" </dev/null >>"$DIR/log/anchor-ctl.log" 2>&1 9>&- &
+        exec sleep infinity" </dev/null >>"$DIR/log/anchor-ctl.log" 2>&1 9>&- &
     wait_for_pid_file "$DIR/run/ctl-anchor.pid" "the clients' root anchor" "$DIR/log/anchor-ctl.log"
 }
 
@@ -341,7 +369,7 @@ start_anchor() {  # start_anchor INDEX
     n=$(node_name "$1")
     nd=$DIR/nodes/$n
     rm -f "$nd/anchor.pid"
-    # In a release's root ($ROOT) the anchor ends chrooted there, and
+    # In a release's root ($ROOT) the anchor ends with it as its root, and
     # in_node's `nsenter --root` follows it; "" is this machine's own root.
     local root_lines=""
     [[ -n $ROOT ]] && root_lines=$(root_mounts_script "$ROOT")
@@ -355,8 +383,9 @@ start_anchor() {  # start_anchor INDEX
             mount --bind '$nd/hosts' '$ROOT/etc/hosts'
             mount --bind '$nd/hostname' '$ROOT/etc/hostname'
             hostname '$n'
+            $([[ -z $ROOT ]] || enter_root_script "$ROOT")
             echo \$\$ >'$nd/anchor.pid'
-            exec ${ROOT:+chroot '$ROOT'} sleep infinity" \
+            exec sleep infinity" \
         </dev/null >>"$DIR/log/anchor-$n.log" 2>&1 9>&- &
     wait_for_pid_file "$nd/anchor.pid" "namespace anchor for $n" "$DIR/log/anchor-$n.log"
 }

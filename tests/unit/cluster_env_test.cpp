@@ -228,3 +228,13 @@ TEST_CASE("torch hook: first on PYTHONPATH, once, the task's entries kept") {
     CHECK_FALSE(pythonpath_with("/h", std::string("/a:/h")));            // placed elsewhere on purpose
     CHECK(pythonpath_with("/h", std::string("/h2")) == "/h:/h2");        // whole entries, not prefixes
 }
+
+TEST_CASE("torch hook: bound read-only into apptainer, once, the task's binds kept") {
+    CHECK(apptainer_bindpath_with("/h", std::nullopt) == "/h:/h:ro");
+    CHECK(apptainer_bindpath_with("/h", std::string()) == "/h:/h:ro");
+    CHECK(apptainer_bindpath_with("/h", std::string("/data,/scratch:/s")) == "/data,/scratch:/s,/h:/h:ro");
+    CHECK_FALSE(apptainer_bindpath_with("/h", std::string("/h:/h:ro")));       // an srun inside a step that had it
+    CHECK_FALSE(apptainer_bindpath_with("/h", std::string("/a,/h:/elsewhere")));  // the user's own bind of it
+    CHECK_FALSE(apptainer_bindpath_with("/h", std::string("/h")));
+    CHECK(apptainer_bindpath_with("/h", std::string("/h2")) == "/h2,/h:/h:ro");  // whole sources, not prefixes
+}
