@@ -56,6 +56,8 @@ std::vector<std::string> names_in(int dirfd) {
         ::close(dup);
         return out;
     }
+    // The copy shares its offset with `dirfd`: start from the top every time.
+    ::rewinddir(d);
     while (const dirent* e = ::readdir(d)) {
         const std::string n = e->d_name;
         if (n != "." && n != "..") out.push_back(n);
