@@ -18,7 +18,7 @@
 namespace gangway::cli {
 namespace {
 
-constexpr const char* kDefaultDb = "/var/lib/gangway/fleet.db";
+constexpr const char* kDefaultDb = kFleetDefaultDb;
 
 const char* kUsage =
     "usage: gangway fleet <command> [options]\n"
@@ -33,6 +33,11 @@ const char* kUsage =
     "         --keep-days 90: raw figures older than that fold into daily medians)\n"
     "  show [--db FILE] [--days N] [NODE...]\n"
     "         a table: node, kind of figure, its last value, how many checks (default: 30 days)\n"
+    "  metrics [--db FILE] [--format openmetrics|text] [--output FILE]\n"
+    "         the latest figures, the flags and the ingest's counts as OpenMetrics text, for\n"
+    "         node_exporter's textfile collector (--output: written atomically)\n"
+    "  serve --listen ADDR:PORT [--db FILE] [--cache SECONDS]\n"
+    "         serve them on /metrics for Prometheus to scrape, until SIGTERM or SIGINT\n"
     "\n"
     "See gangway(1), FLEET.\n";
 
@@ -78,6 +83,11 @@ int fleet_ingest(int argc, char** argv) {
     }
     for (const auto& line : r->lines)
         std::fprintf(stderr, "gangway fleet ingest: rejected %s (set aside in %s/rejected)\n", line.c_str(), o.spool.c_str());
+    // The counts `fleet metrics` shows (gangway_rejected_files_total, the last ingest's time).
+    if (auto c = store->record_ingest(o.now, r->rejected); !c) {
+        std::fprintf(stderr, "gangway fleet ingest: %s\n", c.error().c_str());
+        return 1;
+    }
     std::printf("gangway fleet ingest: %zu stored, %zu already there, %zu rejected; %zu old figure(s) folded into daily rows\n",
                 r->stored, r->duplicates, r->rejected, r->folded.figures);
     return 0;
@@ -120,6 +130,8 @@ int cmd_fleet(int argc, char** argv) {
     }
     if (sub == "ingest") return fleet_ingest(argc - 1, argv + 1);
     if (sub == "show") return fleet_show(argc - 1, argv + 1);
+    if (sub == "metrics") return cmd_fleet_metrics(argc - 1, argv + 1);
+    if (sub == "serve") return cmd_fleet_serve(argc - 1, argv + 1);
     if (sub.empty()) {
         std::fputs(kUsage, stderr);
         return 2;

@@ -42,7 +42,6 @@ const char* kServeHelp =
     "connections, 8 from one address, 16 KiB of request line and headers, 10 s idle. Stops\n"
     "cleanly on SIGTERM or SIGINT.\n";
 
-// The default database, as `fleet ingest` and `fleet show` have it.
 std::string default_db() { return kFleetDefaultDb; }
 
 bool parse_format(const std::string& s, Exposition& out) {

@@ -13,21 +13,6 @@ namespace gangway::fleet {
 
 namespace {
 
-// The spelling of a kind of figure in the `metric` label: the same words as
-// the database's (model.hpp: a name never changes meaning).
-const char* metric_label(Metric m) {
-    switch (m) {
-        case Metric::tcp_send: return "tcp_send";
-        case Metric::tcp_recv: return "tcp_recv";
-        case Metric::link_bandwidth: return "link_bandwidth";
-        case Metric::gpu_h2d: return "gpu_h2d";
-        case Metric::gpu_d2h: return "gpu_d2h";
-        case Metric::nccl_busbw: return "nccl_busbw";
-        case Metric::port_rate: return "port_rate";
-    }
-    return "unknown";
-}
-
 enum class Type { gauge, counter };
 
 struct Family {
@@ -216,7 +201,7 @@ std::string render_metrics(const MetricsInput& in, Exposition format) {
                            "1 when the node's recent figures of this kind lie below its own baseline and its peers "
                            "by more than the fleet's noise (gangway fleet show), else 0.");
         for (const auto& [key, on] : degrading)
-            f.series.emplace_back(labels({{"node", key.first}, {"metric", metric_label(key.second)}}), on ? "1" : "0");
+            f.series.emplace_back(labels({{"node", key.first}, {"metric", to_string(key.second)}}), on ? "1" : "0");
     }
     {
         // Flagged links, worst first (recent figure against its baseline),
@@ -257,7 +242,7 @@ std::string render_metrics(const MetricsInput& in, Exposition format) {
     }
     if (in.counts.last_ingest > 0) {
         Family& f = family("gangway_fleet_last_ingest_timestamp_seconds", Type::gauge, "seconds",
-                           "When gangway fleet ingest last stored checks, unix seconds.");
+                           "When gangway fleet ingest last ran to its end, unix seconds.");
         f.series.emplace_back("", std::to_string(in.counts.last_ingest));
     }
     {

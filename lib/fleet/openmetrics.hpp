@@ -38,7 +38,7 @@ struct IngestCounts {
     std::uint64_t node_checks = 0;     // checks ingested from root's node checks
     std::uint64_t job_checks = 0;      // checks ingested from users' job checks
     std::uint64_t files_rejected = 0;  // spooled files set aside as invalid
-    std::int64_t last_ingest = 0;      // unix seconds of the last ingest; 0: none yet (the series is left out)
+    std::int64_t last_ingest = 0;      // unix seconds when the last ingest ended; 0: none yet (no series)
 };
 
 struct MetricsInput {

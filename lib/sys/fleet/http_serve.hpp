@@ -33,7 +33,7 @@ struct ServeLimits {
     unsigned per_address = 8;          // open connections from one client address
     std::size_t request_bytes = 16384; // request line and headers of one request; more: 431 and closed
     unsigned idle_timeout_s = 10;      // a connection silent this long is closed
-    unsigned cache_s = 5;              // the text is rebuilt when older than this (0: on every scrape)
+    unsigned cache_s = 10;             // the text is rebuilt when older than this (0: on every scrape)
 };
 
 // The text of /metrics in the given format, or why there is none (then the
