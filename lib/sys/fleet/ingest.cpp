@@ -56,6 +56,8 @@ std::vector<std::string> names_in(int dirfd) {
         ::close(dup);
         return out;
     }
+    // The dup shares the directory's offset with every earlier listing: from the start.
+    ::rewinddir(d);
     while (const dirent* e = ::readdir(d)) {
         const std::string n = e->d_name;
         if (n != "." && n != "..") out.push_back(n);
