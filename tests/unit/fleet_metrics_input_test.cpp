@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "../../lib/sys/fleet/http_serve.hpp"
 #include "../../lib/sys/fleet/metrics_input.hpp"
 #include "../../lib/sys/fleet/store.hpp"
 
@@ -79,4 +80,24 @@ TEST_CASE("fleet metrics input: the ingest's counts and the latest figures from 
     auto missing = gangway::sys::fleet::read_metrics_input((d.path / "none.db").string(), now);
     REQUIRE(!missing);
     CHECK_THAT(missing.error(), Catch::Matchers::ContainsSubstring("none.db"));
+}
+
+TEST_CASE("fleet serve: --listen takes a numeric address and a port, nothing else") {
+    using gangway::sys::fleet::parse_listen_address;
+    auto a = parse_listen_address("127.0.0.1:9464");
+    REQUIRE(a);
+    CHECK(a->host == "127.0.0.1");
+    CHECK(a->port == 9464);
+    CHECK(!a->ipv6);
+    auto b = parse_listen_address("[::1]:0");
+    REQUIRE(b);
+    CHECK(b->host == "::1");
+    CHECK(b->port == 0);
+    CHECK(b->ipv6);
+    for (const char* bad : {"", "127.0.0.1", ":9464", "localhost:9464", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:94x",
+                            "[::1]9464", "[::1:9464", "::1:9464", "[127.0.0.1]:9464", "0.0.0.0:9464\n"}) {
+        auto r = parse_listen_address(bad);
+        CHECK(!r);
+        if (!r) CHECK(r.error().find('\n') == std::string::npos);
+    }
 }

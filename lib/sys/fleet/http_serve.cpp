@@ -28,14 +28,23 @@ struct MetricsServer::State {
     };
     std::map<Exposition, Cached> cache;
     std::string last_error;  // logged once until it changes, not once a scrape
+    // While the server starts, the library's messages are kept for the one
+    // line a failure gets; afterwards they go to stderr.
+    std::mutex log_mu;
+    bool starting = false;
+    std::string start_log;
 };
 
 namespace {
 
-void log_line(void*, const char* fmt, va_list ap) {
-    std::fputs("gangway fleet serve: ", stderr);
-    std::vfprintf(stderr, fmt, ap);
-    if (const std::size_t n = std::strlen(fmt); n == 0 || fmt[n - 1] != '\n') std::fputc('\n', stderr);
+void log_line(void* cls, const char* fmt, va_list ap) {
+    auto& st = *static_cast<MetricsServer::State*>(cls);
+    char buf[512];
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    const std::string line(trim_right(buf));
+    std::lock_guard lock(st.log_mu);
+    if (st.starting) st.start_log += (st.start_log.empty() ? "" : "; ") + line;
+    else std::fprintf(stderr, "gangway fleet serve: %s\n", line.c_str());
 }
 
 MHD_Result send(MHD_Connection* c, unsigned status, const std::string& body, const char* type, bool head,
@@ -158,9 +167,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     // and short, and the database is read by one request at a time.
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (where.ipv6) flags |= MHD_USE_IPv6;
+    s->state_->starting = true;
     s->daemon_ = MHD_start_daemon(
         flags, where.port, nullptr, nullptr, &answer, s->state_.get(),
-        MHD_OPTION_EXTERNAL_LOGGER, &log_line, nullptr,  // first, so that every message of the library goes there
+        MHD_OPTION_EXTERNAL_LOGGER, &log_line, s->state_.get(),  // first, so that every message of the library goes there
         MHD_OPTION_SOCK_ADDR, addr,
         MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(limits.per_address),
@@ -168,11 +178,16 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout_s),
         MHD_OPTION_LISTEN_BACKLOG_SIZE, static_cast<unsigned>(limits.max_connections),
         MHD_OPTION_END);
+    std::string why;
+    {
+        std::lock_guard lock(s->state_->log_mu);
+        s->state_->starting = false;
+        why = std::move(s->state_->start_log);
+    }
     if (!s->daemon_)
         return Failure{"cannot serve on " + std::string(where.ipv6 ? "[" : "") + where.host + (where.ipv6 ? "]" : "") + ":" +
-                       std::to_string(where.port) +
-                       " (the line above says why: the address is not this host's, the port is taken, or it is below 1024 "
-                       "and gangway is not root); choose another --listen"};
+                       std::to_string(where.port) + ": " + (why.empty() ? "libmicrohttpd would not start" : why) +
+                       "; choose another --listen (an address of this host, a free port; one below 1024 needs root)"};
     if (const MHD_DaemonInfo* info = MHD_get_daemon_info(s->daemon_, MHD_DAEMON_INFO_BIND_PORT))
         s->port_ = info->port;
     return s;
