@@ -1,0 +1,33 @@
+// The names of the fleet's enums, as the database and the metrics text spell them.
+#include "model.hpp"
+
+namespace gangway::fleet {
+
+const char* to_string(Source s) { return s == Source::node_check ? "node_check" : "job_check"; }
+
+std::optional<Source> parse_source(std::string_view s) {
+    if (s == "node_check") return Source::node_check;
+    if (s == "job_check") return Source::job_check;
+    return std::nullopt;
+}
+
+const char* to_string(Metric m) {
+    switch (m) {
+        case Metric::tcp_send: return "tcp_send";
+        case Metric::tcp_recv: return "tcp_recv";
+        case Metric::link_bandwidth: return "link_bandwidth";
+        case Metric::gpu_h2d: return "gpu_h2d";
+        case Metric::gpu_d2h: return "gpu_d2h";
+        case Metric::nccl_busbw: return "nccl_busbw";
+        case Metric::port_rate: return "port_rate";
+    }
+    return "unknown";
+}
+
+std::optional<Metric> parse_metric(std::string_view s) {
+    for (Metric m : kAllMetrics)
+        if (s == to_string(m)) return m;
+    return std::nullopt;
+}
+
+}  // namespace gangway::fleet
