@@ -38,7 +38,8 @@ mkdir -m 1733 "$S"
 
 # 1. Three weeks of checks: every node's node check twice a day (root's),
 # one job check a day from each of two users. gpu00003's NCCL bus bandwidth
-# and the link gpu00000 -> gpu00001 lose half in the last two days.
+# (in every check) and the link gpu00000 -> gpu00001 lose half in the last
+# two days.
 $PY - "$top_srcdir/bench" "$S" <<'PY' || { echo "FAIL: the synthetic reports"; exit 1; }
 import json, os, random, sys, time
 sys.path.insert(0, sys.argv[1])
@@ -68,6 +69,9 @@ for d in range(days):
             for l in r["links"]:
                 if l["from"] == "gpu00000" and l["to"] == "gpu00001":
                     l["bps"] /= 2
+            for n in r["nccl"]:
+                if n["node"] == "gpu00003":
+                    n["busbw_gbps"] = round(n["busbw_gbps"] / 2, 2)
         put(rid, r, uid)
 PY
 "$GW" fleet ingest --spool "$S" --db "$DB" >"$W/ingest" 2>&1 \

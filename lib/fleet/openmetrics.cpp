@@ -27,6 +27,13 @@ std::string number(double v) {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
     char buf[64];
+    // Whole numbers as such (bandwidths are mostly whole bytes per second:
+    // 12500000000 reads better than 1.25e+10), the rest as the shortest text
+    // that reads back as the same double.
+    if (v == std::trunc(v) && std::fabs(v) < 1e15) {
+        const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v));
+        return std::string(buf, end);
+    }
     const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
     return ec == std::errc() ? std::string(buf, end) : "NaN";
 }

@@ -94,6 +94,11 @@ TEST_CASE("fleet metrics: names, units and types as Prometheus' conventions say"
     CHECK(has_line(om, "gangway_port_rate_bytes_per_second{node=\"n1\",port=\"mlx5_0/1\"} 50000000000"));
     CHECK(has_line(om, "gangway_node_link_min_bytes_per_second{node=\"n1\"} 2000000000"));  // the slowest link, no peer label
     CHECK(has_line(om, "gangway_node_last_check_timestamp_seconds{node=\"n1\"} 1000"));
+    MetricsInput odd;
+    odd.figures = {fig("n1", Metric::tcp_send, 1.5), fig("n2", Metric::tcp_send, 1e300)};
+    const auto odd_text = render_metrics(odd, Exposition::openmetrics);
+    CHECK(has_line(odd_text, "gangway_node_tcp_send_bytes_per_second{node=\"n1\"} 1.5"));
+    CHECK(has_line(odd_text, "gangway_node_tcp_send_bytes_per_second{node=\"n2\"} 1e+300"));
     CHECK(has_line(om, "gangway_node_degrading{node=\"n1\",metric=\"tcp_send\"} 0"));
     CHECK(has_line(om, "gangway_fleet_last_ingest_timestamp_seconds 1700000000"));
     CHECK(has_line(om, "# UNIT gangway_node_tcp_send_bytes_per_second bytes_per_second"));
@@ -193,7 +198,7 @@ TEST_CASE("fleet metrics: 2,048 nodes with many pairs stay within the series bou
             in.figures.push_back(fig(name(n), Metric::link_bandwidth, 1e10 - double(k), 1000, "", name((n + k) % nodes)));
     }
     for (std::size_t i = 0; i < flagged_links; ++i)
-        in.flags.push_back(flag(name(i % nodes), Metric::link_bandwidth, 1e9 + double(i), 1e10, name((i * 7 + 1) % nodes)));
+        in.flags.push_back(flag(name(i % nodes), Metric::link_bandwidth, 1e9 + double(i), 1e10, name((i % nodes + 1 + i / nodes) % nodes)));
     for (std::size_t n = 0; n < nodes; n += 100) in.flags.push_back(flag(name(n), Metric::nccl_busbw, 1e9, 4e10));
 
     const auto om = render_metrics(in, Exposition::openmetrics);
