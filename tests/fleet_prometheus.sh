@@ -6,7 +6,8 @@
 #  - `promtool check metrics` (Debian's, 2.42) accepts `fleet metrics` in
 #    both formats, and the degrading node and link are in it;
 #  - `fleet serve` on loopback answers /metrics in the format the Accept
-#    header asks for, 404 elsewhere, 405 to a POST;
+#    header asks for, 404 elsewhere, 405 to a POST, 431 to 20 KiB of
+#    headers, and closes a 9th connection from one address;
 #  - Debian's Prometheus scrapes it every second, the target is up, and
 #    every query of contrib/grafana/gangway-fleet.json returns data through
 #    Prometheus' HTTP API;
@@ -125,10 +126,42 @@ s, t, b = get(url.replace("/metrics", "/"))
 assert s == 404, s
 s, t, b = get(url, data=b"x=1")
 assert s == 405, s
+# The limits: 16 KiB of request headers, 8 connections from one address.
+import socket
+host, port = url.split("/")[2].split(":")
+def raw(req):
+    c = socket.create_connection((host, int(port)), timeout=5)
+    c.sendall(req)
+    out = b""
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            out += d
+    except (ConnectionResetError, socket.timeout):
+        pass
+    c.close()
+    return out
+big = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: %s\r\n" % (i, b"a" * 100) for i in range(200)) + b"\r\n"
+r = raw(big)
+assert r.startswith(b"HTTP/1.1 431"), r[:80]
+idle = [socket.create_connection((host, int(port)), timeout=5) for _ in range(8)]
+r = raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+assert r == b"", r[:80]
+for c in idle:
+    c.close()
+import time
+for _ in range(50):
+    r = raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    if r:
+        break
+    time.sleep(0.1)
+assert r.startswith(b"HTTP/1.1 200"), r[:80]
 print("ok")
 PY
 )
-[ "$out" = ok ] && pass "/metrics: OpenMetrics when asked, the classic format otherwise; 404 elsewhere, 405 to a POST" \
+[ "$out" = ok ] && pass "/metrics: OpenMetrics when asked, the classic format otherwise; 404 elsewhere, 405 to a POST; 431 past 16 KiB of headers; a 9th connection from one address closed" \
   || fail "HTTP: $out"
 
 # 4. Prometheus scrapes it; every query of the dashboard returns data.
