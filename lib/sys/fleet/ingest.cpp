@@ -56,7 +56,7 @@ std::vector<std::string> names_in(int dirfd) {
         ::close(dup);
         return out;
     }
-    // The dup shares the directory's offset with every earlier listing: from the start.
+    // The copy shares its offset with `dirfd`: start from the top every time.
     ::rewinddir(d);
     while (const dirent* e = ::readdir(d)) {
         const std::string n = e->d_name;
