@@ -99,6 +99,12 @@ grep -q '^gangway_checks_total{source="node_check"} 252$' "$W/om.txt" && grep -q
   && grep -q '^gangway_rejected_files_total 0$' "$W/om.txt" && grep -q '^gangway_fleet_last_ingest_timestamp_seconds [0-9]*$' "$W/om.txt" \
   && pass "the ingest's counters: 252 node checks, 42 job checks, 0 rejected, the last ingest's time" \
   || fail "counters: $(grep -E '^gangway_(checks|rejected|fleet_last)' "$W/om.txt")"
+# A service user of the store's group reads it without root and without
+# write access to its directory (the store keeps its -wal and -shm files).
+chgrp 65534 "$DB" "$DB-wal" "$DB-shm" 2>/dev/null
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$GW" fleet metrics --db "$DB" 2>&1)
+[ "$out" = "$(cat "$W/om.txt")" ] && pass "a user of the store's group, not root, reads the same metrics" \
+  || fail "as uid 65534: $(head -c 300 <<<"$out"); $(ls -l "$W")"
 ! grep -q 'peer=' <(grep -v '^gangway_link_degrading_bytes_per_second' "$W/om.txt") \
   && pass "no per-pair series but the flagged link's" || fail "per-pair series: $(grep 'peer=' "$W/om.txt" | head -3)"
 
