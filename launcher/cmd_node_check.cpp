@@ -17,6 +17,7 @@
 #include "../lib/sys/health/log.hpp"
 #include "../lib/sys/health/node_check.hpp"
 #include "../lib/sys/health/slurm_mode.hpp"
+#include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/health/state_file.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/shared_dir_file.hpp"
@@ -29,6 +30,7 @@ namespace {
 const char* kUsage =
     "usage: gangway node-check [--level=quick|full] [--slurm | --nhc] [--json[=FILE]] [--config=FILE]\n"
     "                          [--state=FILE] [--sysfs-root=DIR] [--timeout=SEC] [--nccl-lib=PATH] [--node=NAME]\n"
+    "                          [--fleet-spool=DIR]\n"
     "This node's health between jobs: GPUs and NICs against what SLURM and the site expect, each PCIe\n"
     "link against its maximum, each RDMA port's state, rate and error counters, NVML's memory health\n"
     "and the kernel log's Xids, and the CUDA stage; at --level=full also copy bandwidth, the local NCCL\n"
@@ -46,6 +48,8 @@ const char* kUsage =
     "  --timeout=SEC    the run's deadline (default 10 quick, 40 full; at most 40 with --slurm)\n"
     "  --nccl-lib=PATH  the libnccl.so.2 of the full level's all-reduce             [GANGWAY_NCCL_LIB]\n"
     "  --node=NAME      this node's SLURM name (default SLURMD_NODENAME, else the short hostname)\n"
+    "  --fleet-spool=DIR  with --json or --slurm, drop the run's JSON there for the site's fleet memory\n"
+    "                   when DIR exists (default /var/spool/gangway/fleet; \"\" none)\n"
     "exit codes: 0 healthy, 3 a check failed (--slurm, --nhc: a confirmed failure), 5 a part could not finish\n"
     "(--slurm, --nhc: 0), 2 usage";
 
@@ -58,6 +62,7 @@ enum class Mode { plain, slurm, nhc };
 struct Args {
     bool full = false, json = false;
     std::string json_file, config, state, root, nccl_lib, node;
+    std::string fleet_spool = sys::fleet::kDefaultSpool;
     bool config_named = false;
     Mode mode = Mode::plain;
     double timeout = -1;
@@ -109,6 +114,7 @@ int cmd_node_check(int argc, char** argv) {
         else if (auto v = val("--sysfs-root")) a.root = *v;
         else if (auto v = val("--nccl-lib")) a.nccl_lib = *v;
         else if (auto v = val("--node")) a.node = *v;
+        else if (auto v = val("--fleet-spool")) a.fleet_spool = *v;
         else if (auto v = val("--timeout")) {
             const auto t = parse_double(*v);
             if (!t || !(*t > 0 && *t <= 3600)) {
@@ -187,7 +193,7 @@ int cmd_node_check(int argc, char** argv) {
     health::State next = health::next_state(o.previous, res.run.records, res.run.verdict, o.now, res.counters);
     if (res.kmsg_seq) next.kmsg_seq = res.kmsg_seq;
 
-    const auto& run = res.run;
+    auto& run = res.run;  // its id is set when it goes to the fleet spool
     const std::string unfinished = health::unfinished_line(run.stages);
     int code = 0;
     switch (a.mode) {
@@ -224,6 +230,13 @@ int cmd_node_check(int argc, char** argv) {
                    : run.verdict == health::Verdict::inconclusive ? preflight::kExitCannotCheck
                                                                   : preflight::kExitDegraded;
             break;
+    }
+    // The site's fleet memory: the run under an id of its own, in the spool when there is one.
+    if ((a.json || a.mode == Mode::slurm) && sys::fleet::spool_exists(a.fleet_spool)) {
+        auto id = sys::fleet::new_check_id("node-" + run.node, run.time);
+        if (id) run.id = *id;
+        auto w = id ? sys::fleet::spool_report(a.fleet_spool, *id, health::render_json(run)) : Result<std::string>(Failure{id.error()});
+        if (!w) complain(a.mode, "no report for the fleet memory: " + w.error());
     }
     if (a.json) {
         const std::string js = health::render_json(run);

@@ -25,6 +25,7 @@
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/shared_dir_file.hpp"
+#include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
@@ -64,6 +65,8 @@ const char* kRunHelp =
     "  --drain-dir=DIR            write a drain request per bad node there if DIR exists, for the\n"
     "                             admins' Epilog; only on the job's first node, whose Epilog decides\n"
     "                             (default /var/spool/gangway/drain)            [GANGWAY_DRAIN_DIR]\n"
+    "  --fleet-spool=DIR          node 0 drops its report there for the site's fleet memory if DIR\n"
+    "                             exists (default /var/spool/gangway/fleet; \"\" none) [GANGWAY_FLEET_SPOOL]\n"
     "  --nccl-lib=PATH            the libnccl.so.2 the job uses, for the nccl stage (default: PyTorch's\n"
     "                             bundled one, then LD_LIBRARY_PATH, then ldconfig's) [GANGWAY_NCCL_LIB]\n"
     "  --bootstrap=auto|pmix|tcp  how tasks meet: pmix (srun --mpi=pmix): a PMIx fence, then one TCP\n"
@@ -103,6 +106,7 @@ void set_opt(PreflightOptions& o, const std::string& name, const std::string& v)
     else if (name == "expect-gbps") o.expect_gbps = to_num("--expect-gbps", v, 0.001, 1e6);
     else if (name == "round-ms") o.round_ms = static_cast<int>(to_num("--round-ms", v, 50, 60000));
     else if (name == "drain-dir") o.drain_dir = v;
+    else if (name == "fleet-spool") o.fleet_spool = v;
     else if (name == "nccl-lib") o.nccl_lib = v;
     else if (name == "bootstrap") o.bootstrap = preflight::parse_bootstrap_mode(v);
     else throw Error("unknown option --" + name);
@@ -111,13 +115,14 @@ void set_opt(PreflightOptions& o, const std::string& name, const std::string& v)
 Args parse(int argc, char** argv, bool is_run) {
     Args a;
     a.opt.drain_dir = "/var/spool/gangway/drain";
+    a.opt.fleet_spool = sys::fleet::kDefaultSpool;
     a.opt.timeout_s = -1;  // not given: chosen below
     // Environment first, the command line wins.
     const std::pair<const char*, const char*> envs[] = {
         {"GANGWAY_CHECK", "check"},         {"GANGWAY_ON_FAIL", "on-fail"},       {"GANGWAY_REPORT", "report"},
         {"GANGWAY_HEATMAP", "heatmap"},     {"GANGWAY_CHECK_TIMEOUT", "timeout"}, {"GANGWAY_JOIN_TIMEOUT", "join-timeout"},
         {"GANGWAY_SLOW_RATIO", "slow-ratio"}, {"GANGWAY_EXPECT_GBPS", "expect-gbps"}, {"GANGWAY_ROUND_MS", "round-ms"},
-        {"GANGWAY_DRAIN_DIR", "drain-dir"}, {"GANGWAY_NCCL_LIB", "nccl-lib"}, {"GANGWAY_BOOTSTRAP", "bootstrap"}};
+        {"GANGWAY_DRAIN_DIR", "drain-dir"}, {"GANGWAY_FLEET_SPOOL", "fleet-spool"}, {"GANGWAY_NCCL_LIB", "nccl-lib"}, {"GANGWAY_BOOTSTRAP", "bootstrap"}};
     for (const auto& [env, name] : envs)
         if (const char* v = std::getenv(env); v && *v) {
             try {
@@ -334,6 +339,14 @@ int preflight_main(int argc, char** argv, bool is_run) {
     const Outcome out = run_preflight(a.opt, step);
     if (out.coordinator && out.report) {
         std::fputs(render_table(*out.report).c_str(), stderr);
+        // The site's fleet memory gets every check's report, under an id of its own.
+        if (sys::fleet::spool_exists(a.opt.fleet_spool)) {
+            auto id = sys::fleet::new_check_id("job-" + out.report->job_id + "." + out.report->step_id, out.report->time);
+            preflight::Report spooled = *out.report;
+            if (id) spooled.id = *id;
+            auto w = id ? sys::fleet::spool_report(a.opt.fleet_spool, *id, render_json(spooled)) : Result<std::string>(Failure{id.error()});
+            if (!w) std::fprintf(stderr, "gangway: no report for the fleet memory: %s\n", w.error().c_str());
+        }
         if (!a.opt.report.empty()) write_file(a.opt.report, render_json(*out.report), "the report (--report)");
         if (!a.opt.heatmap.empty()) write_file(a.opt.heatmap, render_svg(*out.report), "the heatmap (--heatmap)");
         if (out.exit_code != 0)

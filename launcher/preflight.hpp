@@ -47,6 +47,7 @@ struct PreflightOptions {
     int round_ms = 0;              // bandwidth round length; 0: 500 (quick) or 1000 (full)
     bool insecure = false;
     std::string drain_dir;         // where drain requests go ("" = none)
+    std::string fleet_spool;       // where node 0 drops its report for the fleet memory, if it exists ("" = none)
     std::vector<std::string> user_thresholds;  // the user's options and GANGWAY_* that judge nodes: no drain then
     std::string nccl_lib;          // --nccl-lib: the libnccl the job uses ("" = find it as the framework would)
     preflight::BootstrapMode bootstrap = preflight::BootstrapMode::automatic;

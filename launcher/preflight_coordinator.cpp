@@ -3,6 +3,7 @@
 // names the bad nodes and links, and writes the report.
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <set>
 #include <thread>
 
@@ -344,6 +345,7 @@ void Coordination::stage_bandwidth() {
 
 Report Coordination::run() {
     const auto t0 = Clock::now();
+    rep.time = std::time(nullptr);
     rep.job_id = step.job_id;
     rep.step_id = step.step_id;
     rep.mode = to_string(opt.check);

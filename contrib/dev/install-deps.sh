@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(
   # build
   g++ make autoconf automake libtool pkg-config binutils
-  libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2 libssl-dev
+  libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2 libssl-dev libsqlite3-dev nlohmann-json3-dev
   # the local test cluster and the real clients the tests run
   slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
   # a dead path between two test nodes (tests/integration/lib.sh cut_pair)

@@ -1,9 +1,14 @@
-// The names of the fleet's enums, as the database and the metrics text spell them.
 #include "model.hpp"
 
 namespace gangway::fleet {
 
-const char* to_string(Source s) { return s == Source::node_check ? "node_check" : "job_check"; }
+const char* to_string(Source s) {
+    switch (s) {
+        case Source::node_check: return "node_check";
+        case Source::job_check: return "job_check";
+    }
+    return "?";
+}
 
 std::optional<Source> parse_source(std::string_view s) {
     if (s == "node_check") return Source::node_check;
@@ -21,7 +26,7 @@ const char* to_string(Metric m) {
         case Metric::nccl_busbw: return "nccl_busbw";
         case Metric::port_rate: return "port_rate";
     }
-    return "unknown";
+    return "?";
 }
 
 std::optional<Metric> parse_metric(std::string_view s) {

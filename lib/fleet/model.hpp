@@ -62,6 +62,11 @@ struct Figure {
                                // nominal rate, the NIC's rate ("" when unknown: compared with all)
     Metric metric = Metric::tcp_send;
     double value = 0;          // bytes per second
+    // A daily aggregate (the store's rows older than its raw window): value is
+    // the median of `count` figures of one UTC day, time that day's start,
+    // check_id "". A raw figure: daily false, count 1.
+    bool daily = false;
+    std::uint32_t count = 1;
 };
 
 // A finding a check reported (a failed node-check record, a preflight finding).
@@ -69,6 +74,14 @@ struct FindingRow {
     std::string check_id;
     std::string node;          // "" when the finding names no single node
     std::string text;          // the one line the check printed
+};
+
+// One check as the ingest stores it: a spooled report, parsed
+// (report_schema.hpp), with the source and uid from the file's owner.
+struct CheckRecord {
+    CheckRow check;
+    std::vector<Figure> figures;
+    std::vector<FindingRow> findings;
 };
 
 // A node (peer empty) or a link (peer set) whose recent figures lie below

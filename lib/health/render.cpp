@@ -2,18 +2,13 @@
 
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "../base/text.hpp"
+#include "../fleet/report_schema.hpp"
 
 namespace gangway::health {
 namespace {
-
-// A figure that is a number goes into JSON as one, so a store can compare it.
-std::string json_value(const std::string& s) {
-    if (!s.empty() && parse_double(s) && s.find_first_not_of("0123456789.-") == std::string::npos) return s;
-    return "\"" + preflight::json_escape(s) + "\"";
-}
-
-std::string q(const std::string& s) { return "\"" + preflight::json_escape(s) + "\""; }
 
 const char* mark(const Record& r) {
     if (r.status != Status::failed) return to_string(r.status);
@@ -44,27 +39,8 @@ std::string render_table(const Run& r) {
 }
 
 std::string render_json(const Run& r) {
-    std::string out = "{\"node\": " + q(r.node) + ", \"level\": " + q(r.level) + ", \"time\": " + std::to_string(r.time);
-    char b[64];
-    std::snprintf(b, sizeof b, ", \"seconds\": %.3f", r.seconds);
-    out += b;
-    out += ", \"verdict\": " + q(to_string(r.verdict)) + ",\n \"stages\": [";
-    for (std::size_t i = 0; i < r.stages.size(); ++i) {
-        const auto& s = r.stages[i];
-        std::snprintf(b, sizeof b, "%.3f", s.seconds);
-        out += std::string(i ? ",\n  " : "\n  ") + "{\"name\": " + q(s.name) + ", \"status\": " + q(to_string(s.status)) +
-               ", \"seconds\": " + b + ", \"detail\": " + q(s.detail) + "}";
-    }
-    out += "],\n \"records\": [";
-    for (std::size_t i = 0; i < r.records.size(); ++i) {
-        const auto& rec = r.records[i];
-        out += std::string(i ? ",\n  " : "\n  ") + "{\"node\": " + q(r.node) + ", \"check\": " + q(to_string(rec.check)) +
-               ", \"device\": " + q(rec.device) + ", \"figure\": " + json_value(rec.figure) + ", \"unit\": " + q(rec.unit) +
-               ", \"expected\": " + json_value(rec.expected) + ", \"status\": " + q(to_string(rec.status)) +
-               ", \"confirmed\": " + (rec.confirmed ? "true" : "false") + ", \"reason\": " + q(rec.reason) + "}";
-    }
-    out += "]}\n";
-    return out;
+    // One line; one schema for the writer and the fleet's ingest (lib/fleet/report_schema.hpp).
+    return fleet::dump_line(fleet::node_check_json(r)) + "\n";
 }
 
 std::string failure_line(const std::vector<Record>& records, bool confirmed_only) {

@@ -13,6 +13,7 @@
 namespace gangway::health {
 
 struct Run {
+    std::string id;                             // unique per check when spooled for the fleet ("" otherwise)
     std::string node;
     std::string level;                          // "quick", "full"
     std::int64_t time = 0;                      // its start, seconds since the epoch
@@ -20,6 +21,10 @@ struct Run {
     Verdict verdict = Verdict::healthy;
     std::vector<preflight::StageResult> stages;  // each part of the check, how it ended
     std::vector<Record> records;
+    // The measured figures for the fleet memory, in the job check's shapes
+    // (node index 0: this node): each GPU's copy rates, the local all-reduce.
+    std::vector<preflight::GpuRecord> gpus;
+    std::vector<preflight::NcclRecord> nccl;
 };
 
 std::string render_table(const Run& r);

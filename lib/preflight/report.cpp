@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "../base/saturate.hpp"
+#include "../fleet/report_schema.hpp"
 
 namespace gangway::preflight {
 
@@ -75,11 +77,6 @@ std::string fmt(const char* f, double x) {
 
 std::string gbit(std::optional<double> bps) { return bps ? fmt("%.2f", *bps * 8 / 1e9) : "-"; }
 
-std::string num(double x) {
-    if (!std::isfinite(x)) return "null";
-    return fmt("%.6g", x);
-}
-
 }  // namespace
 
 std::string render_table(const Report& r) {
@@ -148,73 +145,8 @@ std::string json_escape(const std::string& s) {
 }
 
 std::string render_json(const Report& r) {
-    auto q = [](const std::string& s) { return "\"" + json_escape(s) + "\""; };
-    auto opt = [](std::optional<double> x) { return x ? num(*x) : std::string("null"); };
-    std::string o = "{\n";
-    o += "  \"schema\": \"gangway-preflight/1\",\n";
-    o += "  \"verdict\": " + q(to_string(verdict(r))) + ",\n";
-    o += "  \"exit_code\": " + std::to_string(exit_code(verdict(r))) + ",\n";
-    o += "  \"job_id\": " + q(r.job_id) + ",\n  \"step_id\": " + q(r.step_id) + ",\n";
-    o += "  \"mode\": " + q(r.mode) + ",\n  \"bootstrap\": " + q(r.bootstrap) + ",\n";
-    o += "  \"seconds\": " + num(r.seconds) + ",\n";
-    o += "  \"deadline_s\": " + num(r.deadline_s) + ",\n";
-    o += "  \"expected_bps\": " + num(r.expected_bps) + ",\n";
-    o += "  \"slow_ratio\": " + num(r.slow_ratio) + ",\n";
-    o += "  \"nodes\": [";
-    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
-        const auto& n = r.nodes[i];
-        o += i ? ",\n" : "\n";
-        o += "    {\"name\": " + q(n.name) + ", \"addr\": " + q(n.addr) + ", \"status\": " + q(to_string(n.status)) +
-             ", \"tx_bps\": " + opt(n.tx_bps) + ", \"rx_bps\": " + opt(n.rx_bps) +
-             ", \"nic_mbps\": " + std::to_string(n.nic_mbps) + ", \"reasons\": [";
-        for (std::size_t k = 0; k < n.reasons.size(); ++k) o += (k ? ", " : "") + q(n.reasons[k]);
-        o += "]}";
-    }
-    o += "\n  ],\n  \"links\": [";
-    for (std::size_t i = 0; i < r.links.size(); ++i) {
-        const auto& l = r.links[i];
-        o += i ? ",\n" : "\n";
-        const std::string from = l.from < r.nodes.size() ? r.nodes[l.from].name : "?";
-        const std::string to = l.to < r.nodes.size() ? r.nodes[l.to].name : "?";
-        o += "    {\"from\": " + q(from) + ", \"to\": " + q(to) + ", \"stage\": " + q(l.stage) +
-             ", \"ok\": " + (l.ok ? "true" : "false") + ", \"bps\": " + opt(l.bps) + ", \"ms\": " + opt(l.ms) +
-             ", \"error\": " + q(l.error) + "}";
-    }
-    o += "\n  ],\n  \"stages\": [";
-    for (std::size_t i = 0; i < r.stages.size(); ++i) {
-        const auto& s = r.stages[i];
-        o += i ? ",\n" : "\n";
-        o += "    {\"name\": " + q(s.name) + ", \"status\": " + q(to_string(s.status)) + ", \"detail\": " + q(s.detail) +
-             ", \"seconds\": " + num(s.seconds) + "}";
-    }
-    auto node_name = [&](unsigned i) { return q(i < r.nodes.size() ? r.nodes[i].name : "?"); };
-    o += "\n  ],\n  \"gpus\": [";
-    for (std::size_t i = 0; i < r.gpus.size(); ++i) {
-        const auto& g = r.gpus[i];
-        o += (i ? ",\n" : "\n") + std::string("    {\"node\": ") + node_name(g.node) + ", \"index\": " + std::to_string(g.index) +
-             ", \"name\": " + q(g.name) + ", \"bus_id\": " + q(g.bus_id) + ", \"pcie_gen\": " + std::to_string(g.pcie_gen) +
-             ", \"pcie_width\": " + std::to_string(g.pcie_width) + ", \"h2d_gbps\": " + opt(g.h2d_gbps) +
-             ", \"d2h_gbps\": " + opt(g.d2h_gbps) + ", \"error\": " + q(g.error) + "}";
-    }
-    o += "\n  ],\n  \"nccl\": [";
-    for (std::size_t i = 0; i < r.nccl.size(); ++i) {
-        const auto& n = r.nccl[i];
-        o += (i ? ",\n" : "\n") + std::string("    {\"node\": ") + node_name(n.node) + ", \"ranks\": " + std::to_string(n.nranks) +
-             ", \"bytes\": " + std::to_string(saturate<long long>(n.bytes)) + ", \"algbw_gbps\": " + opt(n.algbw_gbps) + ", \"busbw_gbps\": " + opt(n.busbw_gbps) +
-             ", \"data_ok\": " + (n.data_ok ? "true" : "false") + ", \"error\": " + q(n.error) + "}";
-    }
-    o += "\n  ],\n  \"ports\": [";
-    for (std::size_t i = 0; i < r.ports.size(); ++i) {
-        const auto& p = r.ports[i];
-        o += (i ? ",\n" : "\n") + std::string("    {\"node\": ") + node_name(p.node) + ", \"name\": " + q(p.name) +
-             ", \"rate_gbps\": " + num(p.rate_gbps) + ", \"usable\": " + (p.usable ? "true" : "false") + "}";
-    }
-    o += "\n  ],\n  \"findings\": [";
-    for (std::size_t i = 0; i < r.findings.size(); ++i) o += (i ? ", " : "") + q(r.findings[i]);
-    o += "],\n  \"notes\": [";
-    for (std::size_t i = 0; i < r.notes.size(); ++i) o += (i ? ", " : "") + q(r.notes[i]);
-    o += "]\n}\n";
-    return o;
+    // One schema for the writer and the fleet's ingest (lib/fleet/report_schema.hpp).
+    return fleet::dump_report(fleet::job_check_json(r));
 }
 
 }  // namespace gangway::preflight

@@ -3,6 +3,7 @@
 // (schema in gangway(1)) and an SVG heatmap of node-to-node bandwidth.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +71,8 @@ struct PortRecord {
 };
 
 struct Report {
+    std::string id;                        // unique per check when spooled for the fleet ("" otherwise)
+    std::int64_t time = 0;                 // its start, seconds since the epoch
     std::string job_id, step_id, mode;     // mode: quick, full
     std::string bootstrap;                 // "tcp", "pmix"
     std::vector<NodeResult> nodes;

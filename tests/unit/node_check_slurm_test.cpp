@@ -9,6 +9,9 @@
 #include "../../lib/health/slurm_action.hpp"
 #include "../../lib/health/state.hpp"
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
 using namespace gangway;
 using namespace gangway::health;
 using Catch::Matchers::ContainsSubstring;
@@ -189,10 +192,16 @@ TEST_CASE("records as JSON and as one line") {
                  {Check::port_phys, "mlx5_1/1", "Polling", "", "LinkUp", Status::failed, "mlx5_1/1 physical link Polling", false}};
     r.records[0].confirmed = true;
     const auto js = render_json(r);
-    CHECK_THAT(js, ContainsSubstring("{\"node\": \"node08\", \"check\": \"pcie-width\", \"device\": \"gpu 0000:17:00.0\", "
-                                     "\"figure\": 8, \"unit\": \"lanes\", \"expected\": 16, \"status\": \"failed\", \"confirmed\": true"));
-    CHECK_THAT(js, ContainsSubstring("\"figure\": \"Polling\", \"unit\": \"\", \"expected\": \"LinkUp\""));
-    CHECK_THAT(js, ContainsSubstring("\"verdict\": \"failed\""));
+    CHECK(std::count(js.begin(), js.end(), '\n') == 1);  // one line, for a log or a spool
+    const auto j = nlohmann::json::parse(js);
+    CHECK(j["kind"] == "gangway-node-check");
+    CHECK(j["schema"] == 1);
+    CHECK(j["records"][0] == nlohmann::json::parse(R"({"node": "node08", "check": "pcie-width", "device": "gpu 0000:17:00.0",
+        "figure": 8, "unit": "lanes", "expected": 16, "status": "failed", "confirmed": true, "reason": "gpu 0000:17:00.0 PCIe x8 of x16"})"));
+    CHECK(j["records"][1]["figure"] == "Polling");
+    CHECK(j["records"][1]["unit"] == "");
+    CHECK(j["records"][1]["expected"] == "LinkUp");
+    CHECK(j["verdict"] == "failed");
     CHECK(failure_line(r.records, true) == "gpu 0000:17:00.0 PCIe x8 of x16");
     CHECK(failure_line(r.records, false) == "gpu 0000:17:00.0 PCIe x8 of x16; mlx5_1/1 physical link Polling");
     CHECK(unfinished_line(r.stages) == "nvml: did not finish within 4.0 s");

@@ -6,6 +6,8 @@
 #include "../../lib/base/saturate.hpp"
 #include "../../lib/preflight/report.hpp"
 
+#include <nlohmann/json.hpp>
+
 using namespace gangway::preflight;
 
 namespace {
@@ -74,25 +76,33 @@ TEST_CASE("the JSON report carries nodes, links, stages and the verdict") {
     auto r = sample(NodeStatus::unreachable);
     r.nodes[0].reasons.push_back("quote \" and backslash \\ and\nnewline");
     r.deadline_s = 60;
-    const auto j = render_json(r);
-    CHECK(j.find("\"deadline_s\": 60,") != std::string::npos);
+    const auto j = nlohmann::json::parse(render_json(r));
+    CHECK(j["deadline_s"] == 60);
     r.gpus.push_back({1, 3, "NVIDIA H100 80GB HBM3", "0000:9a:00.0", "", 5, 16, 53.25, std::nullopt});
     r.ports.push_back({2, "mlx5_0/1", 400, true});
     r.nccl.push_back({0, 8, 1073741824.0, 212.4, 371.7, true, ""});
-    const auto j2 = render_json(r);
-    CHECK(j2.find("{\"node\": \"node09\", \"index\": 3, \"name\": \"NVIDIA H100 80GB HBM3\", \"bus_id\": \"0000:9a:00.0\", "
-                  "\"pcie_gen\": 5, \"pcie_width\": 16, \"h2d_gbps\": 53.25, \"d2h_gbps\": null, \"error\": \"\"}") != std::string::npos);
-    CHECK(j2.find("{\"node\": \"node10\", \"name\": \"mlx5_0/1\", \"rate_gbps\": 400, \"usable\": true}") != std::string::npos);
-    CHECK(j2.find("{\"node\": \"node08\", \"ranks\": 8, \"bytes\": 1073741824, \"algbw_gbps\": 212.4, \"busbw_gbps\": 371.7, "
-                  "\"data_ok\": true, \"error\": \"\"}") != std::string::npos);
-    CHECK(j.find("\"gpus\": [\n  ]") != std::string::npos);  // none: an empty list, not a missing key
-    CHECK(j.find("\"schema\": \"gangway-preflight/1\"") != std::string::npos);
-    CHECK(j.find("\"verdict\": \"unreachable\"") != std::string::npos);
-    CHECK(j.find("\"exit_code\": 4") != std::string::npos);
-    CHECK(j.find("{\"name\": \"node10\", \"addr\": \"198.19.0.13\", \"status\": \"unreachable\"") != std::string::npos);
-    CHECK(j.find("\"from\": \"node08\", \"to\": \"node09\", \"stage\": \"bandwidth\", \"ok\": true, \"bps\": 1.2e+09") !=
-          std::string::npos);
-    CHECK(j.find("quote \\\" and backslash \\\\ and\\nnewline") != std::string::npos);
+    const auto j2 = nlohmann::json::parse(render_json(r));
+    CHECK(j2["gpus"][0] == nlohmann::json::parse(R"({"node": "node09", "index": 3, "name": "NVIDIA H100 80GB HBM3", "bus_id": "0000:9a:00.0",
+        "pcie_gen": 5, "pcie_width": 16, "h2d_gbps": 53.25, "d2h_gbps": null, "error": ""})"));
+    CHECK(j2["ports"][0] == nlohmann::json::parse(R"({"node": "node10", "name": "mlx5_0/1", "rate_gbps": 400, "usable": true})"));
+    CHECK(j2["nccl"][0] == nlohmann::json::parse(R"({"node": "node08", "ranks": 8, "bytes": 1073741824, "algbw_gbps": 212.4,
+        "busbw_gbps": 371.7, "data_ok": true, "error": ""})"));
+    CHECK(j["gpus"].is_array());  // none: an empty list, not a missing key
+    CHECK(j["gpus"].empty());
+    CHECK(j["kind"] == "gangway-job-check");
+    CHECK(j["schema"] == 2);
+    CHECK(j["verdict"] == "unreachable");
+    CHECK(j["exit_code"] == 4);
+    CHECK(j["nodes"][2]["name"] == "node10");
+    CHECK(j["nodes"][2]["addr"] == "198.19.0.13");
+    CHECK(j["nodes"][2]["status"] == "unreachable");
+    CHECK(j["links"][0]["from"] == "node08");
+    CHECK(j["links"][0]["to"] == "node09");
+    CHECK(j["links"][0]["stage"] == "bandwidth");
+    CHECK(j["links"][0]["ok"] == true);
+    CHECK(j["links"][0]["bps"] == 1.2e9);
+    CHECK(j["nodes"][0]["reasons"][0] == "quote \" and backslash \\ and\nnewline");
+    CHECK(render_json(r).find("quote \\\" and backslash \\\\ and\\nnewline") != std::string::npos);
     CHECK(json_escape(std::string("\x01")) == "\\u0001");
 }
 
@@ -106,9 +116,13 @@ TEST_CASE("stage statuses keep their words in the table, the JSON and on the wir
     r.stages.push_back({"rdma", StageStatus::failed, "1 faulty node(s)", 2});
     CHECK(render_table(r).find("  stage rdma: failed (1 faulty node(s))\n") != std::string::npos);
     CHECK(render_table(r).find("stage bandwidth") == std::string::npos);  // ok stages stay out of the table
-    const auto j = render_json(r);
-    CHECK(j.find("{\"name\": \"bandwidth\", \"status\": \"ok\", \"detail\": \"4 links\"") != std::string::npos);
-    CHECK(j.find("{\"name\": \"rdma\", \"status\": \"failed\", \"detail\": \"1 faulty node(s)\"") != std::string::npos);
+    const auto j = nlohmann::json::parse(render_json(r));
+    CHECK(j["stages"][0]["name"] == "bandwidth");
+    CHECK(j["stages"][0]["status"] == "ok");
+    CHECK(j["stages"][0]["detail"] == "4 links");
+    CHECK(j["stages"][1]["name"] == "rdma");
+    CHECK(j["stages"][1]["status"] == "failed");
+    CHECK(j["stages"][1]["detail"] == "1 faulty node(s)");
 }
 
 TEST_CASE("the heatmap shows one cell per measured pair and marks the bad node") {
@@ -155,9 +169,9 @@ TEST_CASE("figures out of any integer's range render without undefined behaviour
     // A speaker's "bytes" is a u64 on the wire: 2^64-1 is beyond long long.
     r.nccl.push_back({0, 8, 18446744073709551615.0, 1.0, 1.0, true, ""});
     r.nccl.push_back({0, 8, std::nan(""), 1.0, 1.0, true, ""});
-    const auto j = render_json(r);
-    CHECK(j.find("\"bytes\": 9223372036854775807,") != std::string::npos);
-    CHECK(j.find("\"bytes\": 0,") != std::string::npos);
+    const auto j = nlohmann::json::parse(render_json(r));
+    CHECK(j["nccl"][0]["bytes"] == 9223372036854775807LL);
+    CHECK(j["nccl"][1]["bytes"] == 0);
     // A NaN or infinite rate in the heatmap is a cell without a colour scale, not UB.
     r.links.push_back({0, 1, "bandwidth", true, std::nan(""), std::nullopt, ""});
     r.links.push_back({1, 0, "bandwidth", true, HUGE_VAL, std::nullopt, ""});

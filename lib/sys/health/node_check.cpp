@@ -16,6 +16,7 @@
 #include "../stages/cuda_stage.hpp"
 #include "../stages/nccl_stage.hpp"
 #include "../stages/nvml_stage.hpp"
+#include "../stages/stage.hpp"
 #include "kmsg.hpp"
 #include "node_facts.hpp"
 #include "rdma_loopback.hpp"
@@ -308,6 +309,11 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
     res.run.stages = parts.stages;
     res.run.verdict = health::verdict(res.run.records, parts.inconclusive);
     res.run.seconds = since(t0);
+    // The measured figures, for the fleet memory (the JSON's gpus and nccl).
+    if (g.cuda)
+        for (const auto& gr : g.cuda->gpus) res.run.gpus.push_back(sys::gpu_record(0, gr));
+    if (g.nccl)
+        for (const auto& nr : g.nccl->nccl_runs) res.run.nccl.push_back(sys::nccl_record(0, nr));
     if (g.sysfs) res.counters = health::counter_values(g.sysfs->ports);
     if (g.kmsg) res.kmsg_seq = g.kmsg->seq;
     return res;

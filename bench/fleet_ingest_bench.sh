@@ -1,0 +1,44 @@
+#!/bin/bash
+# The fleet ingest at scale: synthetic reports (bench/fleet_synth.py) of job
+# checks of 4, 64, 512 and 2,048 nodes and of node checks (one node, 8 GPUs,
+# 8 ports), each set ingested by `gangway fleet ingest` into a fresh store.
+# Prints per set: reports, figures, ingest seconds per check, store bytes per
+# check (pages in use after a WAL checkpoint), and the bytes per check once
+# everything is folded into daily rows (--keep-days 1 on reports 30 days old).
+# Root (the ingest is root's). Usage: bench/fleet_ingest_bench.sh [GANGWAY]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+GW=${1:-${GANGWAY_BIN:-$here/../_build/launcher/gangway}}
+PY=/usr/bin/python3
+[ "$(id -u)" = 0 ] || { echo "run it as root: gangway fleet ingest is root's" >&2; exit 1; }
+W=$(mktemp -d /tmp/gangway-fleet-bench.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+used_bytes() { $PY -c '
+import sqlite3,sys
+c = sqlite3.connect(sys.argv[1]); c.execute("pragma wal_checkpoint(truncate)")
+p = lambda q: c.execute(q).fetchone()[0]
+print((p("pragma page_count") - p("pragma freelist_count")) * p("pragma page_size"), p("select count(*) from figures"), p("select count(*) from daily"))' "$1"; }
+printf '%-14s %8s %10s %12s %14s %14s %12s\n' set reports figures "s/check" "bytes/check" "fig/check" "daily B/chk"
+run() {  # run NAME KIND COUNT [NODES]
+  local name=$1 kind=$2 count=$3 nodes=${4:-}
+  local S=$W/$name-spool DB=$W/$name.db
+  mkdir -m 1733 "$S"
+  $PY "$here/fleet_synth.py" "$kind" "$S" "$count" $nodes 1
+  local t0 t1; t0=$(date +%s.%N)
+  "$GW" fleet ingest --spool "$S" --db "$DB" >/dev/null
+  t1=$(date +%s.%N)
+  read -r bytes figs _ < <(used_bytes "$DB")
+  # The same reports 30 days old, folded at once into daily rows.
+  local S2=$W/$name-old DB2=$W/$name-old.db
+  mkdir -m 1733 "$S2"
+  FLEET_SYNTH_T0=$(( $(date +%s) - 30 * 86400 )) $PY "$here/fleet_synth.py" "$kind" "$S2" "$count" $nodes 1
+  "$GW" fleet ingest --spool "$S2" --db "$DB2" --keep-days 1 >/dev/null
+  read -r fbytes _ daily < <(used_bytes "$DB2")
+  awk -v n="$name" -v c="$count" -v f="$figs" -v s="$(awk "BEGIN{print $t1-$t0}")" -v b="$bytes" -v fb="$fbytes" \
+    'BEGIN { printf "%-14s %8d %10d %12.4f %14.0f %14.0f %12.0f\n", n, c, f, s / c, b / c, f / c, fb / c }'
+}
+run node-check node 2000
+run job-4 job 500 4
+run job-64 job 100 64
+run job-512 job 20 512
+run job-2048 job 5 2048

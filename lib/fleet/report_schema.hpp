@@ -1,0 +1,74 @@
+// The one schema of the reports gangway writes and the fleet ingest reads:
+// the job check's report (`gangway check --report`, node 0's spooled copy)
+// and the node check's run (`gangway node-check --json`). The writers
+// (preflight::render_json, health::render_json) and the ingest both go
+// through here, so a field is named once. nlohmann::ordered_json does the JSON; the
+// shapes and their versions are gangway(1)'s, REPORTS:
+//   {"kind": "gangway-job-check",  "schema": 2, ...}   (schema 1 was the text "gangway-preflight/1")
+//   {"kind": "gangway-node-check", "schema": 1, ...}
+// Parsing is pure and throws gangway::Error with one line for anything out
+// of shape: too large, too deep, too many values or nodes, a wrong type, an
+// unknown kind or a newer schema.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "../health/render.hpp"
+#include "../preflight/report.hpp"
+#include "model.hpp"
+
+namespace gangway::fleet {
+
+inline constexpr const char* kJobCheckKind = "gangway-job-check";
+inline constexpr const char* kNodeCheckKind = "gangway-node-check";
+inline constexpr int kJobCheckSchema = 2;
+inline constexpr int kNodeCheckSchema = 1;
+
+// What the ingest accepts of a spooled file. A job check of 2,048 nodes with
+// every ring round and confirmation is a few MB (BENCHMARKS.md); these leave
+// room without letting one user's file take the admin host's memory.
+struct ReportLimits {
+    std::size_t max_bytes = 64u << 20;     // the file
+    int max_depth = 8;                     // the deepest report is 4 levels
+    std::size_t max_values = 4'000'000;    // JSON values in all
+    std::size_t max_nodes = 65'536;        // nodes of one check
+    std::size_t max_string = 64u << 10;    // one string (a finding, a reason)
+};
+
+enum class ReportKind { job_check, node_check };
+
+// The JSON objects the writers print.
+nlohmann::ordered_json job_check_json(const preflight::Report& r);
+nlohmann::ordered_json node_check_json(const health::Run& r);
+
+// The text of a report: `line` on one line with ", " and ": " between
+// items (the node check's, a log's); `report` one line per top-level key and
+// per element of a top-level array (the job check's), so that grep and a
+// reader both find one node or link per line.
+std::string dump_line(const nlohmann::ordered_json& j);
+std::string dump_report(const nlohmann::ordered_json& j);
+
+// Parses `text` within `limits` into a JSON object of a known kind and schema.
+nlohmann::ordered_json parse_report_json(std::string_view text, const ReportLimits& limits = {});
+ReportKind report_kind(const nlohmann::ordered_json& j);
+
+// The writers' structs back from their JSON (round trip). Fields the JSON
+// does not carry (a link's node indices come from names) are rebuilt.
+preflight::Report job_check_from_json(const nlohmann::ordered_json& j);
+health::Run node_check_from_json(const nlohmann::ordered_json& j);
+
+// The rows the store keeps of a report. `source` and `uid` are the spooled
+// file's owner's, never the content's; the check's id is "u<uid>-<report id>"
+// (a report without one: a hash of its text), so that one user's file can
+// never stand for, or block, another's check.
+CheckRecord to_record(const preflight::Report& r, Source source, std::uint32_t uid, std::string_view text);
+CheckRecord to_record(const health::Run& r, Source source, std::uint32_t uid, std::string_view text);
+
+// All of it: text -> rows.
+CheckRecord parse_report(std::string_view text, Source source, std::uint32_t uid, const ReportLimits& limits = {});
+
+}  // namespace gangway::fleet

@@ -1,0 +1,78 @@
+#include "show.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace gangway::fleet {
+
+std::vector<ShowRow> show_rows(const std::vector<Figure>& figures) {
+    struct Acc {
+        std::int64_t last_time = INT64_MIN;
+        std::string last_check;
+        std::vector<double> last_values;
+        std::set<std::string> checks;
+        std::size_t folded = 0;
+    };
+    std::map<std::pair<std::string, Metric>, Acc> acc;
+    for (const auto& f : figures) {
+        auto& a = acc[{f.node, f.metric}];
+        // A daily row stands for `count` figures; their checks are not known one by one.
+        if (f.daily) a.folded += f.count;
+        else a.checks.insert(f.check_id);
+        const std::string id = f.daily ? "day " + std::to_string(f.time) : f.check_id;
+        if (f.time > a.last_time || (f.time == a.last_time && id > a.last_check)) {
+            a.last_time = f.time;
+            a.last_check = id;
+            a.last_values.clear();
+        }
+        if (f.time == a.last_time && id == a.last_check) a.last_values.push_back(f.value);
+    }
+    std::vector<ShowRow> out;
+    for (auto& [k, a] : acc) {
+        ShowRow r;
+        r.node = k.first;
+        r.metric = k.second;
+        auto& v = a.last_values;
+        std::sort(v.begin(), v.end());
+        r.last = v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+        r.last_figures = v.size();
+        r.last_time = a.last_time;
+        r.checks = a.checks.size() + a.folded;
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::string human_rate(Metric m, double bps) {
+    char b[64];
+    switch (m) {
+        case Metric::gpu_h2d:
+        case Metric::gpu_d2h:
+        case Metric::nccl_busbw: std::snprintf(b, sizeof b, "%.1f GB/s", bps / 1e9); break;
+        default: std::snprintf(b, sizeof b, "%.2f Gb/s", bps * 8 / 1e9); break;
+    }
+    return b;
+}
+
+std::string render_show(const std::vector<ShowRow>& rows) {
+    std::string out;
+    char b[512];
+    std::snprintf(b, sizeof b, "%-20s %-15s %14s %5s %-20s %7s\n", "NODE", "METRIC", "LAST", "OF", "WHEN (UTC)", "CHECKS");
+    out += b;
+    for (const auto& r : rows) {
+        char when[32] = "-";
+        const std::time_t t = r.last_time;
+        std::tm tm{};
+        if (gmtime_r(&t, &tm)) std::strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+        std::snprintf(b, sizeof b, "%-20s %-15s %14s %5zu %-20s %7zu\n", r.node.c_str(), to_string(r.metric),
+                      human_rate(r.metric, r.last).c_str(), r.last_figures, when, r.checks);
+        out += b;
+    }
+    return out;
+}
+
+}  // namespace gangway::fleet

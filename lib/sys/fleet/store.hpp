@@ -1,0 +1,113 @@
+// The fleet memory on disk: one SQLite database (WAL mode) on the admin host
+// that `gangway fleet ingest` fills from the spool and `fleet show`,
+// `fleet flagged`, `fleet metrics` and `fleet serve` read. Everything it
+// hands out is lib/fleet/model.hpp's plain data, so the trends, tables and
+// OpenMetrics text never see SQLite.
+//
+// Tables (the names are the on-disk schema, version kStoreSchema):
+//   checks   one row per check: its id (unique: the same report stored twice
+//            is one check), source, uid, time, job id, verdict
+//   check_nodes  the nodes each check covered
+//   figures  one row per figure (node, device, peer, peer_class, metric,
+//            value in bytes per second, time, source, uid), indexed by
+//            (node, time) and by time
+//   findings the one-line findings of each check
+//   daily    figures older than the raw window, folded per node, device,
+//            peer, peer_class, metric, source, uid and UTC day: the median
+//            and how many figures it folds
+// Retention (fold): raw figures, findings and check_nodes rows older than
+// keep_days are folded into `daily` and deleted; the check's own row stays
+// (a few dozen bytes), so that an old report found again is still a no-op.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../base/result.hpp"
+#include "../../fleet/model.hpp"
+
+struct sqlite3;
+
+namespace gangway::sys::fleet {
+
+using gangway::fleet::CheckRecord;
+using gangway::fleet::CheckRow;
+using gangway::fleet::Figure;
+using gangway::fleet::FindingRow;
+
+inline constexpr int kStoreSchema = 1;
+inline constexpr int kDefaultKeepDays = 90;
+// How long a writer waits for another (a second ingest, a fold) before it
+// gives up with one line: two ingests at once take turns, never fail.
+inline constexpr int kBusyTimeoutMs = 30000;
+
+enum class OpenMode {
+    read_write,  // creates the database and its tables when missing (ingest)
+    read_only,   // show, flagged, metrics, serve: never creates or changes it
+};
+
+struct FoldResult {
+    std::size_t figures = 0;   // raw figures folded into daily rows
+    std::size_t daily = 0;     // daily rows written or updated
+};
+
+// The read queries' filter: [since, until) in unix seconds, and the nodes
+// (empty: all). A figure or finding matches on its node; a check matches
+// when it covered one of the nodes.
+struct Query {
+    std::int64_t since = 0;
+    std::int64_t until = INT64_MAX;
+    std::vector<std::string> nodes;
+};
+
+class Store {
+public:
+    // Opens (and for read_write creates, mode 0640, WAL) the database at
+    // `path`; one line on failure naming the file and what to do.
+    static Result<Store> open(const std::string& path, OpenMode mode = OpenMode::read_write);
+
+    Store(Store&&) noexcept;
+    Store& operator=(Store&&) noexcept;
+    ~Store();
+
+    // Stores one check with its figures and findings in one transaction.
+    // true: stored; false: a check with this id is already there (nothing
+    // changes, so ingesting a report twice, or from two ingests at once, is
+    // one check).
+    Result<bool> insert(const CheckRecord& rec);
+    // Whether a check with this id is stored.
+    Result<bool> has_check(const std::string& id);
+
+    // Raw figures with since <= time < until, then, for the days before the
+    // raw window, the daily aggregates that overlap the range (Figure::daily
+    // set: time = the UTC day's start, value = the day's median, count = how
+    // many figures it folds, check_id ""). Ordered by node, time.
+    Result<std::vector<Figure>> figures(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes);
+    Result<std::vector<Figure>> figures(const Query& q) { return figures(q.since, q.until, q.nodes); }
+    // Checks with since <= time < until, oldest first, each with the nodes it
+    // covered (a folded check: nodes empty, and it matches a node filter no more).
+    Result<std::vector<CheckRow>> checks(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes);
+    // Findings of the checks in the range (raw window only).
+    Result<std::vector<FindingRow>> findings(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes);
+    // Every node the store has a figure or a check for, sorted.
+    Result<std::vector<std::string>> nodes();
+
+    // Folds raw rows older than now - keep_days * 86400 into daily aggregates
+    // (see above). Idempotent; run by every ingest.
+    Result<FoldResult> fold(std::int64_t now, int keep_days = kDefaultKeepDays);
+
+    const std::string& path() const { return path_; }
+
+private:
+    Store(sqlite3* db, std::string path);
+    struct Closer {
+        void operator()(sqlite3* db) const;
+    };
+    std::unique_ptr<sqlite3, Closer> db_;
+    std::string path_;
+};
+
+}  // namespace gangway::sys::fleet

@@ -1,0 +1,119 @@
+#!/bin/bash
+# gangway fleet ingest on a spool as a site has it (root's, mode 1733): good
+# reports of users' jobs and of root's node checks are stored, each once; a
+# report found again is a no-op; a bad file (not JSON, a newer schema, over
+# the size limit, a symbolic link, a FIFO) is set aside in rejected/ with one
+# line and never stops the ingest; the writer comes from the file's owner,
+# never its content; a user's directory planted at work/ stops the ingest
+# with one line; two ingests at once store every report once and lose
+# none; a user cannot run it; `fleet show` lists the nodes.
+set -u
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
+PY=/usr/bin/python3
+SYNTH=$top_srcdir/bench/fleet_synth.py
+. "$(dirname "$0")/verdicts.sh"
+if [ "$(id -u)" != 0 ]; then
+  [ "${CI:-}" = true ] && { echo "FAIL: needs root (chown of the spool's files), and CI runs as root"; exit 1; }
+  echo "SKIP: needs root to give the spool's files their owners"; exit 77
+fi
+W=$(mktemp -d /tmp/gangway-fleet.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+chmod 755 "$W"
+S=$W/spool DB=$W/fleet.db
+mkdir -m 1733 "$S"
+ingest() { "$GW" fleet ingest --spool "$S" --db "$DB" "$@" >"$W/out" 2>"$W/err"; rc=$?; out=$(cat "$W/out"); err=$(cat "$W/err"); }
+q() { $PY -c 'import sqlite3,sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$DB" "$1"; }
+
+# 1. Reports of users' jobs (nobody's) and root's node checks, and bad files.
+$PY "$SYNTH" job "$W/gen" 6 4 1 && $PY "$SYNTH" node "$W/gen" 3 2 || { echo "FAIL: the synthetic reports"; exit 1; }
+cp "$W"/gen/*.json "$S"/
+chown 65534 "$S"/job-*.json
+# A user's file that says it is a node check: it stays the user's word.
+node=$(ls "$W"/gen/node-*.json | head -1)
+cp "$node" "$S/forged.json"; chown 65534 "$S/forged.json"
+echo '{"kind": "gangway-job-check", "schema": 2, "id": ' >"$S/broken.json"
+echo '{"kind": "gangway-job-check", "schema": 9}' >"$S/newer.json"
+truncate -s 65M "$S/huge.json"
+ln -s /etc/passwd "$S/link.json"
+mkfifo "$S/fifo.json"
+chown 65534 "$S"/broken.json "$S"/newer.json "$S"/huge.json "$S"/fifo.json
+: >"$S/.writing.json.tmp.123.00"   # a writer's private name: left alone
+ingest
+rejected=$(grep -c '^gangway fleet ingest: rejected ' <<<"$err")
+if [ $rc = 0 ] && grep -q "^gangway fleet ingest: 10 stored, 0 already there, 5 rejected" <<<"$out" && [ "$rejected" = 5 ] \
+   && grep -q 'rejected broken.json (uid 65534): the report is not valid JSON' <<<"$err" \
+   && grep -q 'rejected newer.json (uid 65534): .*schema is 9' <<<"$err" \
+   && grep -q 'rejected huge.json (uid 65534): 68157440 bytes, over the limit' <<<"$err" \
+   && grep -q 'rejected link.json (uid 0): a symbolic link' <<<"$err" \
+   && grep -q 'rejected fifo.json (uid 65534): not a regular file' <<<"$err"; then
+  pass "10 good reports stored; 5 bad files rejected with one line each, the ingest went on"
+else fail "first ingest: rc=$rc out=$out err=$err"; fi
+left=$(cd "$S" && ls -A | sort | tr '\n' ' ')
+[ "$left" = ".writing.json.tmp.123.00 rejected work " ] && [ -z "$(ls -A "$S/work")" ] \
+  && [ "$(ls "$S/rejected" | wc -l)" = 5 ] && [ "$(stat -c %a "$S/rejected")" = 700 ] \
+  && pass "the spool is empty but for a file still being written; the bad ones wait in rejected/ (0700)" \
+  || fail "spool after the ingest: $left / work: $(ls -A "$S/work") / rejected: $(ls "$S/rejected")"
+src=$(q "select source || ':' || uid || ':' || count(*) from checks group by source, uid order by 1" | tr '\n' ' ')
+[ "$src" = "job_check:65534:7 node_check:0:3 " ] \
+  && pass "the writer comes from the owner: 6 job checks and the forged node check are uid 65534's job checks, 3 root's node checks" \
+  || fail "sources: $src"
+figs=$(q "select count(*) from figures")
+[ "$(q "select count(distinct node) from figures where metric = 'link_bandwidth'")" -ge 4 ] && [ "$figs" -gt 300 ] \
+  && pass "per-node, per-device and per-pair figures stored ($figs)" || fail "figures: $figs"
+[ "$(stat -c %a "$DB")" = 640 ] && [ "$(q 'pragma journal_mode')" = wal ] && pass "the store is 0640 and in WAL mode" \
+  || fail "store mode $(stat -c %a "$DB"), journal $(q 'pragma journal_mode')"
+
+# 2. The same reports again: each is the check already stored.
+cp "$W"/gen/*.json "$S"/; chown 65534 "$S"/job-*.json
+ingest
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 0 stored, 9 already there, 0 rejected" <<<"$out" \
+  && [ "$(q 'select count(*) from checks')" = 10 ] && pass "ingesting the same reports again stores nothing new" \
+  || fail "re-ingest: rc=$rc $out $err"
+
+# 3. Two ingests at once over 200 reports: each stored once, none lost, none left.
+$PY "$SYNTH" node "$W/many" 200 7
+cp "$W"/many/*.json "$S"/
+"$GW" fleet ingest --spool "$S" --db "$DB" >"$W/a" 2>&1 & pa=$!
+"$GW" fleet ingest --spool "$S" --db "$DB" >"$W/b" 2>&1 & pb=$!
+wait $pa; ra=$?; wait $pb; rb=$?
+sa=$(sed -n 's/^gangway fleet ingest: \([0-9]*\) stored.*/\1/p' "$W/a") sb=$(sed -n 's/^gangway fleet ingest: \([0-9]*\) stored.*/\1/p' "$W/b")
+n=$(q 'select count(*) from checks')
+if [ $ra = 0 ] && [ $rb = 0 ] && [ $((sa + sb)) = 200 ] && [ "$n" = 210 ] \
+   && [ "$(cd "$S" && ls | tr '\n' ' ')" = "rejected work " ] && [ -z "$(ls -A "$S/work")" ]; then
+  pass "two ingests at once: $sa + $sb stored, 210 checks in all, nothing left in the spool"
+else fail "concurrent: ra=$ra rb=$rb sa=$sa sb=$sb checks=$n spool=$(ls -A "$S") a=$(cat "$W/a") b=$(cat "$W/b")"; fi
+
+# 4. A claim left by an ingest that died is taken over by the next.
+cp "$(ls "$W"/many/*.json | head -1)" "$S/work/999999999.leftover.json"
+$PY "$SYNTH" node "$W/late" 1 99 && cp "$W"/late/*.json "$S/work/999999999.$(basename "$W"/late/*.json)"
+ingest
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 1 stored, 1 already there" <<<"$out" && [ -z "$(ls -A "$S/work")" ] \
+  && pass "a dead ingest's claims are taken over: 1 new, 1 already there" || fail "leftovers: rc=$rc $out $err $(ls -A "$S/work")"
+
+# 5. A user's directory planted at work/: one line, nothing read.
+S2=$W/spool2; mkdir -m 1733 "$S2"; mkdir "$S2/work"; chown 65534 "$S2/work"
+"$GW" fleet ingest --spool "$S2" --db "$DB" >"$W/out" 2>"$W/err"; rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q "work is not a directory of this user's" "$W/err" \
+  && pass "a planted work/ stops the ingest with one line" || fail "planted work/: rc=$rc $(cat "$W/err")"
+S3=$W/spool3; mkdir -m 0777 "$S3"
+"$GW" fleet ingest --spool "$S3" --db "$DB" >"$W/out" 2>"$W/err"; rc=$?
+[ $rc = 1 ] && grep -q "chmod 1733" "$W/err" && pass "a spool open to all without the sticky bit is refused: $(cat "$W/err")" \
+  || fail "0777 spool: rc=$rc $(cat "$W/err")"
+
+# 6. Not root: one line.
+setpriv --reuid=65534 --regid=65534 --clear-groups "$GW" fleet ingest --spool "$S" --db "$W/user.db" >"$W/out" 2>"$W/err"; rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q "run it as root" "$W/err" && [ ! -e "$W/user.db" ] \
+  && pass "a user's ingest: one line, exit 1, no store made" || fail "user ingest: rc=$rc $(cat "$W/err")"
+
+# 7. fleet show: a row per node and kind of figure.
+"$GW" fleet show --db "$DB" --days 3 gpu00000 >"$W/out" 2>"$W/err"; rc=$?
+if [ $rc = 0 ] && grep -q '^gpu00000 *tcp_send ' "$W/out" && grep -q '^gpu00000 *gpu_h2d .* GB/s *8 ' "$W/out" \
+   && grep -q '^gpu00000 *port_rate *400.00 Gb/s' "$W/out" && ! grep -qv '^NODE\|^gpu00000 ' "$W/out"; then
+  pass "fleet show NODE: its figures, the last check's median, GB/s and Gb/s"
+else fail "show: rc=$rc $(cat "$W/out" "$W/err")"; fi
+"$GW" fleet show --db "$W/none.db" >"$W/out" 2>"$W/err"; rc=$?
+[ $rc = 1 ] && grep -q "gangway fleet ingest" "$W/err" && [ ! -e "$W/none.db" ] \
+  && pass "fleet show without a store: one line, nothing created" || fail "show no db: rc=$rc $(cat "$W/err")"
+finish
