@@ -95,6 +95,9 @@ if grep -q '^gangway_node_degrading{node="gpu00003",metric="nccl_busbw"} 1$' "$W
    && [ "$(grep -c '^gangway_node_degrading{.*} 1$' "$W/om.txt")" = 1 ] && grep -q '^gangway_links_degrading 1$' "$W/om.txt"; then
   pass "the degrading node and link are flagged, nothing else"
 else fail "flags: $(grep -E 'degrading' "$W/om.txt" | grep -v ' 0$')"; fi
+flagged=$("$GW" fleet flagged --db "$DB" | cut -d' ' -f1,2 | tr '\n' ' ')
+[ "$flagged" = "gpu00000->gpu00001 link_bandwidth gpu00003 nccl_busbw " ] \
+  && pass "the same flags as gangway fleet flagged" || fail "fleet flagged: $flagged"
 grep -q '^gangway_checks_total{source="node_check"} 252$' "$W/om.txt" && grep -q '^gangway_checks_total{source="job_check"} 42$' "$W/om.txt" \
   && grep -q '^gangway_rejected_files_total 0$' "$W/om.txt" && grep -q '^gangway_fleet_last_ingest_timestamp_seconds [0-9]*$' "$W/om.txt" \
   && pass "the ingest's counters: 252 node checks, 42 job checks, 0 rejected, the last ingest's time" \
