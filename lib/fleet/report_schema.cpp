@@ -23,8 +23,14 @@ using preflight::Report;
 
 // A figure that may be missing: null, as the schema says. NaN and infinities
 // are not JSON numbers: null too.
-json opt(std::optional<double> x) { return x && std::isfinite(*x) ? json(*x) : json(nullptr); }
-json num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+// A whole number is written as one (60, not 60.0), as the hand-written
+// writer's %g did and readers (scripts comparing text) expect.
+json num(double x) {
+    if (!std::isfinite(x)) return nullptr;
+    if (x == std::trunc(x) && std::fabs(x) < 9007199254740992.0) return static_cast<std::int64_t>(x);
+    return x;
+}
+json opt(std::optional<double> x) { return x ? num(*x) : json(nullptr); }
 
 // A node check's figure or expectation: a number when it is one ("8", "53.1"),
 // so that a store can compare it; text otherwise ("Polling", "<= 0").

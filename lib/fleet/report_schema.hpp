@@ -32,7 +32,7 @@ inline constexpr int kNodeCheckSchema = 1;
 // every ring round and confirmation is a few MB (BENCHMARKS.md); these leave
 // room without letting one user's file take the admin host's memory.
 struct ReportLimits {
-    std::size_t max_bytes = 64u << 20;     // the file
+    std::size_t max_bytes = 32u << 20;     // the file (the ingest's memory is about 12 times it)
     int max_depth = 8;                     // the deepest report is 4 levels
     std::size_t max_values = 4'000'000;    // JSON values in all
     std::size_t max_nodes = 65'536;        // nodes of one check
