@@ -38,9 +38,9 @@ const char* kUsage =
     "         (defaults: --spool /var/spool/gangway/fleet, --db /var/lib/gangway/fleet.db,\n"
     "         --keep-days 90: raw figures older than that fold into daily medians)\n"
     "  show [--db FILE] [--days N] [--recent-days N] [--svg FILE] [NODE...]\n"
-    "         a table: node, figure, its last value, its baseline, its peers, its trend, the flag\n"
-    "         (the baseline from N days, default 30; the recent window 3 days); --svg FILE\n"
-    "         writes trend plots per node and for the fleet\n"
+    "         a table: node, metric, its last value, baseline, trend, flag, how many checks\n"
+    "         (over N days, default 30; the recent window 3 days, or half of N when shorter);\n"
+    "         --svg FILE writes trend plots per node and for the fleet\n"
     "  flagged [--db FILE] [--days N] [--recent-days N] [NODE...]\n"
     "         one line per degrading node or link: NODE[->PEER] METRIC DEVICE|- RECENT\n"
     "         BASELINE PEERS SINCE (bytes per second; UTC); exit 0 none, 1 some, 2 usage, 3 no store\n"
@@ -107,7 +107,7 @@ int fleet_ingest(int argc, char** argv) {
 // What show and flagged share: the store, the windows, the nodes named.
 struct TrendArgs {
     std::string db = kDefaultDb;
-    int days = 30, recent_days = 3;
+    int days = 30, recent_days = 0;  // recent 0: 3 days, or half of --days when that is shorter
     std::string svg;  // show only
     std::vector<std::string> nodes;
 };
@@ -127,7 +127,7 @@ int parse_trend_args(int argc, char** argv, const char* sub, bool svg_ok, TrendA
         } else if (s.rfind("-", 0) == 0) return usage_error("unknown option \"" + s + "\" for " + sub);
         else a.nodes.push_back(s);
     }
-    if (a.recent_days >= a.days)
+    if (a.recent_days && a.recent_days >= a.days)
         return usage_error("--recent-days (" + std::to_string(a.recent_days) + ") must be fewer than --days (" +
                            std::to_string(a.days) + ")");
     return 0;
@@ -148,7 +148,8 @@ std::optional<Trends> load_trends(const TrendArgs& a, const char* sub, std::int6
     }
     Trends t;
     t.settings.history_s = std::int64_t(a.days) * 86400;
-    t.settings.recent_s = std::int64_t(a.recent_days) * 86400;
+    t.settings.recent_s = a.recent_days ? std::int64_t(a.recent_days) * 86400
+                                        : std::min<std::int64_t>(3 * 86400, t.settings.history_s / 2);
     auto figs = store->figures(now - t.settings.history_s, now + 1, {});
     if (!figs) {
         std::fprintf(stderr, "gangway fleet %s: %s\n", sub, figs.error().c_str());
