@@ -45,7 +45,8 @@ struct CheckRow {
     std::uint32_t uid = 0;     // the spooled file's owner
     std::int64_t time = 0;     // unix seconds, when the check ran
     std::string job_id;        // "" for a node check
-    std::string verdict;       // the report's verdict: "ok", "degraded", "unreachable"
+    std::string verdict;       // the report's verdict: a job check's "ok", "degraded", "unreachable";
+                               // a node check's "healthy", "pending", "failed", "inconclusive"
     std::vector<std::string> nodes;
 };
 
