@@ -3,13 +3,19 @@
 // lib/fleet: the rows, the table).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../lib/base/text.hpp"
 #include "../lib/fleet/show.hpp"
+#include "../lib/fleet/trend.hpp"
+#include "../lib/fleet/trend_svg.hpp"
+#include "../lib/fleet/trend_text.hpp"
+#include "../lib/sys/node/shared_dir_file.hpp"
 #include "../lib/sys/fleet/ingest.hpp"
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/fleet/store.hpp"
@@ -18,7 +24,7 @@
 namespace gangway::cli {
 namespace {
 
-constexpr const char* kDefaultDb = "/var/lib/gangway/fleet.db";
+constexpr const char* kDefaultDb = kFleetDefaultDb;
 
 const char* kUsage =
     "usage: gangway fleet <command> [options]\n"
@@ -31,8 +37,18 @@ const char* kUsage =
     "         each file once, a bad one set aside in DIR/rejected/ with one line\n"
     "         (defaults: --spool /var/spool/gangway/fleet, --db /var/lib/gangway/fleet.db,\n"
     "         --keep-days 90: raw figures older than that fold into daily medians)\n"
-    "  show [--db FILE] [--days N] [NODE...]\n"
-    "         a table: node, kind of figure, its last value, how many checks (default: 30 days)\n"
+    "  show [--db FILE] [--days N] [--recent-days N] [--svg FILE] [NODE...]\n"
+    "         a table: node, metric, its last value, baseline, trend, flag, how many checks\n"
+    "         (over N days, default 30; the recent window 3 days, or half of N when shorter);\n"
+    "         --svg FILE writes trend plots per node and for the fleet\n"
+    "  flagged [--db FILE] [--days N] [--recent-days N] [NODE...]\n"
+    "         one line per degrading node or link: NODE[->PEER] METRIC DEVICE|- RECENT\n"
+    "         BASELINE PEERS SINCE (bytes per second; UTC); exit 0 none, 1 some, 2 usage, 3 no store\n"
+    "  metrics [--db FILE] [--format openmetrics|text] [--output FILE]\n"
+    "         the latest figures, the flags and the ingest's counts as OpenMetrics text, for\n"
+    "         node_exporter's textfile collector (--output: written atomically)\n"
+    "  serve --listen ADDR:PORT [--db FILE] [--cache SECONDS]\n"
+    "         serve them on /metrics for Prometheus to scrape, until SIGTERM or SIGINT\n"
     "\n"
     "See gangway(1), FLEET.\n";
 
@@ -78,36 +94,102 @@ int fleet_ingest(int argc, char** argv) {
     }
     for (const auto& line : r->lines)
         std::fprintf(stderr, "gangway fleet ingest: rejected %s (set aside in %s/rejected)\n", line.c_str(), o.spool.c_str());
+    // The counts `fleet metrics` shows (gangway_rejected_files_total, the last ingest's time).
+    if (auto c = store->record_ingest(o.now, r->rejected); !c) {
+        std::fprintf(stderr, "gangway fleet ingest: %s\n", c.error().c_str());
+        return 1;
+    }
     std::printf("gangway fleet ingest: %zu stored, %zu already there, %zu rejected; %zu old figure(s) folded into daily rows\n",
                 r->stored, r->duplicates, r->rejected, r->folded.figures);
     return 0;
 }
 
-int fleet_show(int argc, char** argv) {
+// What show and flagged share: the store, the windows, the nodes named.
+struct TrendArgs {
     std::string db = kDefaultDb;
-    int days = 30;
+    int days = 30, recent_days = 0;  // recent 0: 3 days, or half of --days when that is shorter
+    std::string svg;  // show only
     std::vector<std::string> nodes;
+};
+
+// 0 when parsed; else the exit status (2, with its line printed).
+int parse_trend_args(int argc, char** argv, const char* sub, bool svg_ok, TrendArgs& a) {
     for (int i = 1; i < argc; ++i) {
         const std::string s = argv[i];
-        if (auto v = option_value(argc, argv, i, "--db")) db = *v;
+        if (auto v = option_value(argc, argv, i, "--db")) a.db = *v;
         else if (auto v = option_value(argc, argv, i, "--days")) {
-            if (!to_days(*v, days)) return usage_error("--days wants days from 1 to 36500, not \"" + *v + "\"");
-        } else if (s.rfind("-", 0) == 0) return usage_error("unknown option \"" + s + "\" for show");
-        else nodes.push_back(s);
+            if (!to_days(*v, a.days)) return usage_error("--days wants days from 1 to 36500, not \"" + *v + "\"");
+        } else if (auto v = option_value(argc, argv, i, "--recent-days")) {
+            if (!to_days(*v, a.recent_days)) return usage_error("--recent-days wants days from 1 to 36500, not \"" + *v + "\"");
+        } else if (auto v = svg_ok ? option_value(argc, argv, i, "--svg") : std::nullopt) {
+            if (v->empty()) return usage_error("--svg wants a file name");
+            a.svg = *v;
+        } else if (s.rfind("-", 0) == 0) return usage_error("unknown option \"" + s + "\" for " + sub);
+        else a.nodes.push_back(s);
     }
-    auto store = sys::fleet::Store::open(db, sys::fleet::OpenMode::read_only);
-    if (!store) {
-        std::fprintf(stderr, "gangway fleet show: %s\n", store.error().c_str());
-        return 1;
-    }
-    const std::int64_t now = std::time(nullptr);
-    auto figs = store->figures(now - std::int64_t(days) * 86400, now + 86400, nodes);
-    if (!figs) {
-        std::fprintf(stderr, "gangway fleet show: %s\n", figs.error().c_str());
-        return 1;
-    }
-    std::fputs(fleet::render_show(fleet::show_rows(*figs)).c_str(), stdout);
+    if (a.recent_days && a.recent_days >= a.days)
+        return usage_error("--recent-days (" + std::to_string(a.recent_days) + ") must be fewer than --days (" +
+                           std::to_string(a.days) + ")");
     return 0;
+}
+
+// The figures of the whole fleet over the window (peers need them all) and
+// the trends at `now`; nullopt after one line on stderr.
+struct Trends {
+    std::vector<fleet::Figure> figures;
+    fleet::TrendSettings settings;
+    fleet::TrendResult result;
+};
+std::optional<Trends> load_trends(const TrendArgs& a, const char* sub, std::int64_t now) {
+    auto store = sys::fleet::Store::open(a.db, sys::fleet::OpenMode::read_only);
+    if (!store) {
+        std::fprintf(stderr, "gangway fleet %s: %s\n", sub, store.error().c_str());
+        return std::nullopt;
+    }
+    Trends t;
+    t.settings.history_s = std::int64_t(a.days) * 86400;
+    t.settings.recent_s = a.recent_days ? std::int64_t(a.recent_days) * 86400
+                                        : std::min<std::int64_t>(3 * 86400, t.settings.history_s / 2);
+    auto figs = store->figures(now - t.settings.history_s, now + 1, {});
+    if (!figs) {
+        std::fprintf(stderr, "gangway fleet %s: %s\n", sub, figs.error().c_str());
+        return std::nullopt;
+    }
+    t.figures = std::move(*figs);
+    t.result = fleet::compute_trends(t.figures, now, t.settings);
+    return t;
+}
+
+int fleet_show(int argc, char** argv) {
+    TrendArgs a;
+    if (int rc = parse_trend_args(argc, argv, "show", true, a)) return rc;
+    const std::int64_t now = std::time(nullptr);
+    auto t = load_trends(a, "show", now);
+    if (!t) return 1;
+    // The table's rows are the named nodes' (all when none is named); the trends need the whole fleet.
+    std::vector<fleet::Figure> mine;
+    for (const auto& f : t->figures)
+        if (a.nodes.empty() || std::find(a.nodes.begin(), a.nodes.end(), f.node) != a.nodes.end()) mine.push_back(f);
+    std::fputs(fleet::render_trend_table(fleet::show_rows(mine), t->result, a.nodes.empty()).c_str(), stdout);
+    if (!a.svg.empty()) {
+        auto w = sys::write_file_atomic(a.svg, fleet::render_trend_svg(t->figures, t->result, now, t->settings, a.nodes), 0644,
+                                        "the trend plots");
+        if (!w) {
+            std::fprintf(stderr, "gangway fleet show: %s\n", w.error().c_str());
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// For scripts: 0 nothing flagged, 1 something (one line each), 2 usage, 3 the store could not be read.
+int fleet_flagged(int argc, char** argv) {
+    TrendArgs a;
+    if (int rc = parse_trend_args(argc, argv, "flagged", false, a)) return rc;
+    auto t = load_trends(a, "flagged", std::time(nullptr));
+    if (!t) return 3;
+    std::fputs(fleet::render_flagged(t->result, a.nodes).c_str(), stdout);
+    return fleet::flags_for(t->result, a.nodes).empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -120,6 +202,9 @@ int cmd_fleet(int argc, char** argv) {
     }
     if (sub == "ingest") return fleet_ingest(argc - 1, argv + 1);
     if (sub == "show") return fleet_show(argc - 1, argv + 1);
+    if (sub == "flagged") return fleet_flagged(argc - 1, argv + 1);
+    if (sub == "metrics") return cmd_fleet_metrics(argc - 1, argv + 1);
+    if (sub == "serve") return cmd_fleet_serve(argc - 1, argv + 1);
     if (sub.empty()) {
         std::fputs(kUsage, stderr);
         return 2;

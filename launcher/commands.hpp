@@ -15,6 +15,10 @@ int cmd_gpu_check(int argc, char** argv);  // cmd_gpu_check.cpp: GPU/RDMA stages
 int cmd_drain_request(int argc, char** argv);
 int cmd_node_check(int argc, char** argv);  // cmd_node_check.cpp: this node's health, SLURM's HealthCheckProgram  // cmd_drain_request.cpp: a drain request, for the Epilog
 int cmd_fleet(int argc, char** argv);  // cmd_fleet.cpp: the fleet memory (ingest, show)
+int cmd_fleet_metrics(int argc, char** argv);  // cmd_fleet_metrics.cpp: `fleet metrics`, OpenMetrics text
+int cmd_fleet_serve(int argc, char** argv);    // cmd_fleet_metrics.cpp: `fleet serve`, /metrics over HTTP
+// The fleet store `gangway fleet` reads and writes unless --db names another.
+inline constexpr const char* kFleetDefaultDb = "/var/lib/gangway/fleet.db";
 
 // The value of option `name` at argv[i]: "--name=VALUE", or "--name VALUE" (i then moves past
 // VALUE); nullopt when argv[i] is another word.

@@ -7,8 +7,11 @@ pkgs=(
   # build
   g++ make autoconf automake libtool pkg-config binutils
   libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2 libssl-dev libsqlite3-dev nlohmann-json3-dev
+  libmicrohttpd-dev
   # the local test cluster and the real clients the tests run
   slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
+  # a real Prometheus (and promtool) scraping gangway fleet serve (tests/fleet_prometheus.sh)
+  prometheus
   # a dead path between two test nodes (tests/integration/lib.sh cut_pair)
   nftables
   # an MPI program (Open MPI) under srun --mpi=pmix after the check

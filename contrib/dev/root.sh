@@ -51,6 +51,8 @@ common=(
   build-essential g++ make autoconf automake libtool pkg-config binutils git
   libslurm-dev libhwloc-dev libpmix-dev libibverbs-dev rdma-core catch2 libssl-dev
   man-db groff-base debhelper dpkg-dev fakeroot python3
+  # the fleet memory: its store, its reports' JSON, fleet serve's HTTP server
+  libsqlite3-dev nlohmann-json3-dev libmicrohttpd-dev
   # the test cluster
   slurmctld slurmd slurm-client iproute2 util-linux mount procps hostname mawk
   kmod hwloc iperf3

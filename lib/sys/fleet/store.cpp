@@ -88,6 +88,12 @@ Result<Store> Store::open(const std::string& path, OpenMode mode) {
     if (mode == OpenMode::read_write) {
         if (auto r = exec(raw, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !r)
             return Failure{where + ": " + r.error()};
+        // The -wal and -shm files stay when the writer closes (made with the
+        // store's mode and owner), so that a reader without write access to
+        // the directory (fleet serve as a service user of the store's group)
+        // can open the store read-only: SQLite needs them there to do so.
+        int persist = 1;
+        sqlite3_file_control(raw, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
         Transaction tx(raw);
         if (auto r = tx.begin(); !r) return Failure{where + ": " + r.error()};
         if (auto r = exec(raw, kSchemaSql); !r) return Failure{where + ": " + r.error()};

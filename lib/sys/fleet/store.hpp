@@ -28,6 +28,7 @@
 
 #include "../../base/result.hpp"
 #include "../../fleet/model.hpp"
+#include "../../fleet/openmetrics.hpp"
 
 struct sqlite3;
 
@@ -98,6 +99,14 @@ public:
     // Folds raw rows older than now - keep_days * 86400 into daily aggregates
     // (see above). Idempotent; run by every ingest.
     Result<FoldResult> fold(std::int64_t now, int keep_days = kDefaultKeepDays);
+
+    // The ingest's own counts, for the metrics (store_counts.cpp): checks by
+    // source (every check keeps its row, folded or not, so they only grow),
+    // and, in `meta`, the files rejected by every ingest so far and when the
+    // last ingest ended. record_ingest adds one ingest's; a read-only store
+    // can read them.
+    Result<void> record_ingest(std::int64_t now, std::size_t rejected);
+    Result<gangway::fleet::IngestCounts> ingest_counts();
 
     const std::string& path() const { return path_; }
 

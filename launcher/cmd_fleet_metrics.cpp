@@ -1,0 +1,152 @@
+// `gangway fleet metrics` and `gangway fleet serve`: the fleet memory as
+// Prometheus reads it (gangway(1), FLEET). `metrics` prints the text once,
+// or writes it atomically for node_exporter's textfile collector; `serve`
+// answers Prometheus' scrapes of /metrics until SIGTERM or SIGINT.
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include "../lib/base/text.hpp"
+#include "../lib/fleet/openmetrics.hpp"
+#include "../lib/sys/fleet/http_serve.hpp"
+#include "../lib/sys/fleet/metrics_input.hpp"
+#include "../lib/sys/node/shared_dir_file.hpp"
+#include "commands.hpp"
+
+namespace gangway::cli {
+
+namespace {
+
+using gangway::fleet::Exposition;
+
+const char* kMetricsHelp =
+    "usage: gangway fleet metrics [--db FILE] [--format openmetrics|text] [--output FILE]\n"
+    "\n"
+    "Prints the fleet memory's latest figures per node and device, its flags and the ingest's\n"
+    "counts as OpenMetrics text (--format text: Prometheus' classic text format, which\n"
+    "node_exporter's textfile collector reads). --output writes FILE atomically instead (a\n"
+    "private name in FILE's directory, then renamed), so that the collector never reads half a\n"
+    "file, e.g. every few minutes from a timer:\n"
+    "  gangway fleet metrics --format text --output /var/lib/prometheus/node-exporter/gangway.prom\n"
+    "No sample carries a timestamp (the textfile collector rejects a file that has one).\n"
+    "Names and the bound on the number of series: gangway(1), FLEET.\n";
+
+const char* kServeHelp =
+    "usage: gangway fleet serve --listen ADDR:PORT [--db FILE] [--cache SECONDS]\n"
+    "\n"
+    "Serves GET /metrics for Prometheus on exactly ADDR:PORT (a numeric address; [ADDR]:PORT for\n"
+    "IPv6; 0.0.0.0 only when every interface is meant), OpenMetrics or the classic text format as\n"
+    "the scraper's Accept header asks. The text is rebuilt from the database when the last one is\n"
+    "older than --cache seconds (default 10; 0: on every scrape). Any other path: 404. At most 32\n"
+    "connections, 8 from one address, 16 KiB of request line and headers, 10 s idle. Stops\n"
+    "cleanly on SIGTERM or SIGINT.\n";
+
+std::string default_db() { return kFleetDefaultDb; }
+
+bool parse_format(const std::string& s, Exposition& out) {
+    if (s == "openmetrics") out = Exposition::openmetrics;
+    else if (s == "text" || s == "prometheus") out = Exposition::prometheus_text;
+    else return false;
+    return true;
+}
+
+Result<std::string> metrics_text(const std::string& db, Exposition format) {
+    auto in = sys::fleet::read_metrics_input(db, static_cast<std::int64_t>(std::time(nullptr)));
+    if (!in) return Failure{in.error()};
+    return gangway::fleet::render_metrics(*in, format);
+}
+
+}  // namespace
+
+int cmd_fleet_metrics(int argc, char** argv) {
+    std::string db = default_db(), output;
+    Exposition format = Exposition::openmetrics;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::fputs(kMetricsHelp, stdout);
+            return 0;
+        }
+        if (auto v = option_value(argc, argv, i, "--db")) db = *v;
+        else if (auto v = option_value(argc, argv, i, "--output")) output = *v;
+        else if (auto v = option_value(argc, argv, i, "--format")) {
+            if (!parse_format(*v, format)) {
+                std::fprintf(stderr, "gangway fleet metrics: --format %s: give openmetrics or text\n", excerpt(*v).c_str());
+                return 2;
+            }
+        } else {
+            std::fprintf(stderr, "gangway fleet metrics: unknown option \"%s\"; see `gangway fleet metrics --help`\n",
+                         excerpt(a).c_str());
+            return 2;
+        }
+    }
+    const auto text = metrics_text(db, format);
+    if (!text) {
+        std::fprintf(stderr, "gangway fleet metrics: %s\n", text.error().c_str());
+        return 1;
+    }
+    if (output.empty()) {
+        std::fwrite(text->data(), 1, text->size(), stdout);
+        return std::fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (auto w = sys::write_file_atomic(output, *text, 0644, "the metrics file"); !w) {
+        std::fprintf(stderr, "gangway fleet metrics: %s\n", w.error().c_str());
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_fleet_serve(int argc, char** argv) {
+    std::string db = default_db(), listen;
+    sys::fleet::ServeLimits limits;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::fputs(kServeHelp, stdout);
+            return 0;
+        }
+        if (auto v = option_value(argc, argv, i, "--db")) db = *v;
+        else if (auto v = option_value(argc, argv, i, "--listen")) listen = *v;
+        else if (auto v = option_value(argc, argv, i, "--cache")) {
+            const auto n = parse_uint(*v);
+            if (!n || *n > 3600) {
+                std::fprintf(stderr, "gangway fleet serve: --cache %s: give seconds from 0 to 3600\n", excerpt(*v).c_str());
+                return 2;
+            }
+            limits.cache_s = *n;
+        } else {
+            std::fprintf(stderr, "gangway fleet serve: unknown option \"%s\"; see `gangway fleet serve --help`\n",
+                         excerpt(a).c_str());
+            return 2;
+        }
+    }
+    if (listen.empty()) {
+        std::fprintf(stderr, "gangway fleet serve: needs --listen ADDR:PORT, e.g. --listen 127.0.0.1:9464\n");
+        return 2;
+    }
+    const auto where = sys::fleet::parse_listen_address(listen);
+    if (!where) {
+        std::fprintf(stderr, "gangway fleet serve: %s\n", where.error().c_str());
+        return 2;
+    }
+    // Blocked before the server's thread starts, so that the signal comes
+    // to wait() below and the destructors stop the server cleanly.
+    const sys::fleet::StopSignals signals;
+    auto server = sys::fleet::MetricsServer::start(
+        *where, [db](Exposition f) { return metrics_text(db, f); }, limits);
+    if (!server) {
+        std::fprintf(stderr, "gangway fleet serve: %s\n", server.error().c_str());
+        return 1;
+    }
+    const std::string host = where->ipv6 ? "[" + where->host + "]" : where->host;
+    std::fprintf(stderr, "gangway fleet serve: serving http://%s:%u/metrics from %s\n", host.c_str(),
+                 unsigned((*server)->port()), db.c_str());
+    std::fflush(stderr);
+    const int sig = signals.wait();
+    (*server).reset();
+    std::fprintf(stderr, "gangway fleet serve: stopped on %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    return 0;
+}
+
+}  // namespace gangway::cli

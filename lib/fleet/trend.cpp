@@ -1,0 +1,261 @@
+// The fleet's trends: see trend.hpp for the rule and why.
+#include "trend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "../base/error.hpp"
+
+namespace gangway::fleet {
+namespace {
+
+// 1.4826 x MAD estimates a normal distribution's standard deviation.
+constexpr double kMadToSigma = 1.4826;
+
+double median_of(std::vector<double> v) {
+    const std::size_t n = v.size(), h = n / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+    const double hi = v[h];
+    if (n % 2) return hi;
+    const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h));
+    return (lo + hi) / 2;
+}
+
+// A robust spread as a fraction: 1.4826 x the MAD of `r`; nullopt when there are fewer than `need`.
+std::optional<double> spread(const std::vector<double>& r, std::size_t need) {
+    if (r.size() < std::max<std::size_t>(need, 1)) return std::nullopt;
+    const double m = median_of(r);
+    std::vector<double> dev;
+    dev.reserve(r.size());
+    for (double x : r) dev.push_back(std::fabs(x - m));
+    return kMadToSigma * median_of(std::move(dev));
+}
+
+// The median of sorted `v` with element `skip` left out (v.size() >= 2).
+double median_without(const std::vector<double>& v, std::size_t skip) {
+    const std::size_t m = v.size() - 1;
+    auto at = [&](std::size_t j) { return v[j < skip ? j : j + 1]; };
+    return m % 2 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
+}
+
+// A series' identity: a link's two nodes in name order, so that A->B and
+// B->A are one link (both ends' figures count).
+struct Key {
+    Metric metric;
+    const std::string *cls, *a, *b, *dev;
+    bool operator==(const Key& o) const {
+        return metric == o.metric && *cls == *o.cls && *a == *o.a && *b == *o.b && *dev == *o.dev;
+    }
+};
+struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+        std::hash<std::string_view> h;
+        std::size_t x = static_cast<std::size_t>(k.metric);
+        for (const std::string* s : {k.cls, k.a, k.b, k.dev}) x = x * 1000003u ^ h(*s);
+        return x;
+    }
+};
+
+struct Series {
+    Key key;
+    std::vector<const Figure*> rows;  // by time
+    std::size_t cut = 0;              // rows[0, cut) history, [cut, end) recent
+    SeriesTrend t;
+};
+
+// The largest lower median of `rows` with any one user's job figures taken
+// out (or none), by binary search over the values: O(n log n). nullopt when
+// taking one user out leaves fewer than `need` figures: then that user's
+// word alone would decide. `sign` -1 gives the smallest (of the negated values).
+std::optional<double> worst_median(const std::vector<const Figure*>& rows, std::size_t need, double sign) {
+    struct V {
+        double v;
+        std::size_t group;  // 0: root's node checks; i: the i-th job uid
+    };
+    std::vector<std::pair<std::uint32_t, double>> jobs;
+    std::vector<V> vals;
+    for (const Figure* f : rows)
+        if (f->source == Source::job_check) jobs.emplace_back(f->uid, sign * f->value);
+        else vals.push_back({sign * f->value, 0});
+    std::sort(jobs.begin(), jobs.end());
+    std::vector<std::size_t> size{vals.size()};
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        if (i == 0 || jobs[i].first != jobs[i - 1].first) size.push_back(0);
+        ++size.back();
+        vals.push_back({jobs[i].second, size.size() - 1});
+    }
+    const std::size_t n = vals.size();
+    if (n < need) return std::nullopt;
+    for (std::size_t g = 1; g < size.size(); ++g)
+        if (n - size[g] < need) return std::nullopt;
+    std::vector<double> sorted;
+    for (const V& x : vals) sorted.push_back(x.v);
+    std::sort(sorted.begin(), sorted.end());
+    // Whether every lower median (all, and without each user) is <= x.
+    std::vector<std::size_t> below(size.size());
+    auto all_at_most = [&](double x) {
+        std::fill(below.begin(), below.end(), 0);
+        std::size_t c = 0;
+        for (const V& v : vals)
+            if (v.v <= x) ++c, ++below[v.group];
+        if (c < (n + 1) / 2) return false;
+        for (std::size_t g = 1; g < size.size(); ++g)
+            if (c - below[g] < (n - size[g] + 1) / 2) return false;
+        return true;
+    };
+    std::size_t lo = 0, hi = n - 1;  // all_at_most(sorted[n - 1]) holds
+    while (lo < hi) {
+        const std::size_t mid = (lo + hi) / 2;
+        if (all_at_most(sorted[mid])) hi = mid;
+        else lo = mid + 1;
+    }
+    return sign * sorted[lo];
+}
+
+std::optional<Flag> judge(Series& s, const TrendSettings& set, const ClassNoise& c) {
+    SeriesTrend& t = s.t;
+    if (!t.recent || !t.baseline || !t.peers) return std::nullopt;
+    // A series with fewer recent figures than the class's typical one has a
+    // noisier median: its noise grows as 1/sqrt(figures).
+    const double scale = t.recent_n < c.typical_recent_n
+                             ? std::sqrt(static_cast<double>(c.typical_recent_n) / static_cast<double>(t.recent_n))
+                             : 1.0;
+    t.t_own = std::max(set.min_margin, set.k * c.noise_own * scale);
+    t.t_peers = std::max(set.min_margin, set.k * c.noise_peers * scale);
+    const double peer_line = *t.peers * (1 - t.t_peers);
+    if (!(*t.recent < std::min(*t.baseline * (1 - t.t_own), peer_line))) return std::nullopt;
+    // One user's figures alone can neither pull the recent median down nor
+    // push the baseline up: both are taken at their worst with any one
+    // user's job figures left out.
+    const std::vector<const Figure*> hist(s.rows.begin(), s.rows.begin() + static_cast<std::ptrdiff_t>(s.cut)),
+        rec(s.rows.begin() + static_cast<std::ptrdiff_t>(s.cut), s.rows.end());
+    const auto recent_hi = worst_median(rec, set.min_recent, 1);
+    const auto baseline_lo = worst_median(hist, set.min_baseline, -1);
+    if (!recent_hi || !baseline_lo) return std::nullopt;
+    const double line = std::min(*baseline_lo * (1 - t.t_own), peer_line);
+    if (!(*recent_hi < line)) return std::nullopt;
+    Flag fl;
+    fl.node = t.node, fl.peer = t.peer, fl.device = t.device, fl.metric = t.metric;
+    fl.recent = *t.recent, fl.baseline = *t.baseline, fl.peers = *t.peers;
+    std::vector<std::uint32_t> uids;
+    for (const Figure* f : rec) {
+        if (!(f->value < line)) continue;
+        if (fl.checks.empty()) fl.since = f->time;
+        if (std::find(fl.checks.begin(), fl.checks.end(), f->check_id) == fl.checks.end()) {
+            fl.checks.push_back(f->check_id);
+            if (fl.checks.size() > kFlagMaxChecks) fl.checks.erase(fl.checks.begin());
+        }
+        if (f->source == Source::node_check) fl.node_check = true;
+        else uids.push_back(f->uid);
+    }
+    std::sort(uids.begin(), uids.end());
+    fl.users = static_cast<std::size_t>(std::unique(uids.begin(), uids.end()) - uids.begin());
+    if (!fl.node_check && fl.users < 2) return std::nullopt;  // SECURITY.md: never one user's word alone
+    t.degrading = true;
+    return fl;
+}
+
+}  // namespace
+
+std::optional<double> SeriesTrend::change() const {
+    if (!recent || !baseline || !(*baseline > 0)) return std::nullopt;
+    return *recent / *baseline - 1;
+}
+
+TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now, const TrendSettings& set) {
+    if (set.recent_s <= 0 || set.history_s <= set.recent_s)
+        throw Error("trend settings: the recent window must be positive and shorter than the history window");
+    if (!(set.k >= 0) || !(set.min_margin >= 0) || !(set.min_margin < 1))
+        throw Error("trend settings: k and the margin must be at least 0 (the margin under 1)");
+    if (set.min_recent == 0) throw Error("trend settings: a series needs at least one recent figure");
+    const std::int64_t from = now - set.history_s, cut = now - set.recent_s;
+    static const std::string none;
+
+    // Group the window's figures by series: one hash lookup each, O(n).
+    std::vector<Series> series;
+    std::unordered_map<Key, std::size_t, KeyHash> index;
+    for (const Figure& f : figures) {
+        if (f.time < from || f.time > now || !std::isfinite(f.value) || f.value < 0) continue;
+        const bool link = f.metric == Metric::link_bandwidth;
+        Key k{f.metric, &f.peer_class, &f.node, link ? &f.peer : &none, &f.device};
+        if (link && *k.b < *k.a) std::swap(k.a, k.b);
+        const auto [it, added] = index.try_emplace(k, series.size());
+        if (added) series.push_back({k, {}, 0, {}});
+        series[it->second].rows.push_back(&f);
+    }
+    index.clear();
+    // Classes (metric, peer_class) become runs, series in name order within them.
+    std::sort(series.begin(), series.end(), [](const Series& x, const Series& y) {
+        return std::tie(x.key.metric, *x.key.cls, *x.key.a, *x.key.b, *x.key.dev) <
+               std::tie(y.key.metric, *y.key.cls, *y.key.a, *y.key.b, *y.key.dev);
+    });
+    std::vector<double> v;
+    for (Series& s : series) {
+        std::stable_sort(s.rows.begin(), s.rows.end(), [](const Figure* x, const Figure* y) { return x->time < y->time; });
+        s.cut = static_cast<std::size_t>(
+            std::partition_point(s.rows.begin(), s.rows.end(), [&](const Figure* f) { return f->time < cut; }) - s.rows.begin());
+        SeriesTrend& t = s.t;
+        t.node = *s.key.a, t.peer = *s.key.b, t.device = *s.key.dev, t.peer_class = *s.key.cls, t.metric = s.key.metric;
+        t.baseline_n = s.cut, t.recent_n = s.rows.size() - s.cut;
+        t.last = s.rows.back()->value, t.last_time = s.rows.back()->time;
+        auto med = [&](std::size_t b, std::size_t e) {
+            v.clear();
+            for (std::size_t k = b; k < e; ++k) v.push_back(s.rows[k]->value);
+            return median_of(v);
+        };
+        if (t.recent_n >= set.min_recent) t.recent = med(s.cut, s.rows.size());
+        if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);
+    }
+
+    TrendResult out;
+    for (std::size_t i = 0; i < series.size();) {
+        std::size_t j = i;
+        while (j < series.size() && series[j].t.metric == series[i].t.metric &&
+               series[j].t.peer_class == series[i].t.peer_class)
+            ++j;
+        std::vector<std::pair<double, std::size_t>> rec;
+        for (std::size_t k = i; k < j; ++k)
+            if (series[k].t.recent) rec.emplace_back(*series[k].t.recent, k);
+        std::sort(rec.begin(), rec.end());
+        std::vector<double> vals;
+        for (auto& [x, _] : rec) vals.push_back(x);
+        if (rec.size() > set.min_peers)  // at least min_peers others for every series
+            for (std::size_t p = 0; p < rec.size(); ++p) series[rec[p].second].t.peers = median_without(vals, p);
+        ClassNoise c;
+        c.metric = series[i].t.metric, c.peer_class = series[i].t.peer_class, c.series = rec.size();
+        std::vector<std::size_t> counts;
+        for (auto& [_, k] : rec) counts.push_back(series[k].t.recent_n);
+        if (!counts.empty()) {
+            std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(counts.size() / 2), counts.end());
+            c.typical_recent_n = counts[counts.size() / 2];
+        }
+        std::vector<double> own, peer;
+        for (std::size_t k = i; k < j; ++k) {
+            const SeriesTrend& t = series[k].t;
+            if (t.recent && t.baseline && *t.baseline > 0) own.push_back(*t.recent / *t.baseline);
+            if (t.recent && t.peers && *t.peers > 0) peer.push_back(*t.recent / *t.peers);
+        }
+        const auto so = spread(own, set.min_peers + 1), sp = spread(peer, set.min_peers + 1);
+        if (so && sp) {
+            c.noise_own = *so, c.noise_peers = *sp;
+            for (std::size_t k = i; k < j; ++k)
+                if (auto fl = judge(series[k], set, c)) out.flags.push_back(std::move(*fl));
+        }
+        out.classes.push_back(c);
+        i = j;
+    }
+    out.series.reserve(series.size());
+    for (Series& s : series) out.series.push_back(std::move(s.t));
+    auto order = [](const auto& x, const auto& y) {
+        return std::tie(x.node, x.metric, x.device, x.peer) < std::tie(y.node, y.metric, y.device, y.peer);
+    };
+    std::sort(out.series.begin(), out.series.end(), order);
+    std::sort(out.flags.begin(), out.flags.end(), order);
+    return out;
+}
+
+}  // namespace gangway::fleet

@@ -1,0 +1,91 @@
+// The fleet's trends (issue 25, item 4): from the figures the store keeps,
+// for every node figure (node, device, metric) and every link (the two nodes,
+// either direction: both ends' figures count), a baseline from its own
+// history and one from its peers of the same kind (same metric, same
+// peer_class, same recent window), the noise the fleet shows, and a flag
+// `degrading` when the recent figures lie below both by more than that noise.
+// Pure: figures and a time in, rows and flags out; nothing here reads a clock
+// or a file.
+//
+// The rule (gangway(1), FLEET, says the same):
+//   recent    the median of a series' figures in [now - recent_s, now]
+//   baseline  the median of its figures in [now - history_s, now - recent_s)
+//   peers     the median of the recent medians of the other series of its
+//             class (metric and peer_class)
+//   noise     per class, 1.4826 x the MAD of recent/baseline over the class's
+//             series (noise_own) and of recent/peers (noise_peers): the
+//             spread of a healthy series' recent median, as a fraction
+//   line      min(baseline x (1 - t_own), peers x (1 - t_peers)) with
+//             t = max(min_margin, k x noise x sqrt(typical / n)): a series
+//             with n recent figures, fewer than the class's typical (median)
+//             number, has a noisier median, by sqrt(typical / n)
+//   degrading recent < line, and it still holds with any one user's job
+//             figures taken out of the recent window and of the history
+//             (so one user can neither pull a node's recent figures down nor
+//             push its baseline up), and the figures below the line include a
+//             root node check or job checks of at least two users.
+// A series needs min_recent recent figures, min_baseline history figures and
+// a class of at least min_peers other series to be judged; otherwise its row
+// shows what is known and it is never flagged.
+//
+// Cost: one sort of the figures in the window (O(n log n)), then linear work
+// per series and per class; memory O(n). Figures outside the window are
+// skipped before the sort.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+
+namespace gangway::fleet {
+
+struct TrendSettings {
+    std::int64_t recent_s = 3 * 86400;    // the recent window
+    std::int64_t history_s = 30 * 86400;  // the whole window, recent included
+    std::size_t min_recent = 3;           // recent figures a series needs to be judged
+    std::size_t min_baseline = 10;        // history figures a series needs for its own baseline
+    std::size_t min_peers = 4;            // other series of the class with a recent median
+    double k = 4;                         // how many noises below both baselines
+    double min_margin = 0.03;             // never flag less than 3 % below either
+};
+
+// Evidence kept in a flag: the newest this many check ids.
+inline constexpr std::size_t kFlagMaxChecks = 32;
+
+// One series (a node's figure of one metric and device, or a link) as judged at `now`.
+struct SeriesTrend {
+    std::string node, peer, device, peer_class;  // a link: node < peer by name
+    Metric metric = Metric::tcp_send;
+    std::size_t recent_n = 0, baseline_n = 0;
+    double last = 0;                             // the newest figure in the window
+    std::int64_t last_time = 0;
+    std::optional<double> recent, baseline, peers;
+    double t_own = 0, t_peers = 0;               // the thresholds used (fractions); 0 when not judged
+    bool degrading = false;
+
+    // recent / baseline - 1 (e.g. -0.08: 8 % below its own history), when both are known.
+    std::optional<double> change() const;
+};
+
+// The noise of one class, for the table's footer and the plots.
+struct ClassNoise {
+    Metric metric = Metric::tcp_send;
+    std::string peer_class;
+    std::size_t series = 0;          // series with a recent median
+    std::size_t typical_recent_n = 0;  // the median number of recent figures of those series
+    double noise_own = 0, noise_peers = 0;
+};
+
+struct TrendResult {
+    std::vector<SeriesTrend> series;  // by node, metric, device, peer
+    std::vector<Flag> flags;          // by node, metric, device, peer
+    std::vector<ClassNoise> classes;  // by metric, peer_class
+};
+
+// Throws gangway::Error on settings that make no sense (a recent window not
+// inside the history window, k or the margin negative).
+TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now, const TrendSettings& s = {});
+
+}  // namespace gangway::fleet

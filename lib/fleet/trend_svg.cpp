@@ -1,0 +1,233 @@
+// The trend plots: see trend_svg.hpp. The house style is the preflight
+// heatmap's (lib/preflight/heatmap.cpp): white ground, sans-serif 11, a
+// <title> on every mark for its figure, red (#c00000) for what is wrong.
+#include "trend_svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "../preflight/report.hpp"  // xml_escape
+#include "show.hpp"                  // human_rate
+#include "trend_text.hpp"            // utc_text
+
+namespace gangway::fleet {
+namespace {
+
+using preflight::xml_escape;
+
+constexpr int kPlotW = 260, kPlotH = 70, kLabel = 150, kGap = 18;
+
+std::string num(double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", x);
+    return b;
+}
+
+std::string series_key(Metric m, const std::string& cls, std::string a, std::string b, const std::string& dev) {
+    if (m == Metric::link_bandwidth && b < a) std::swap(a, b);
+    if (m != Metric::link_bandwidth) b.clear();
+    return std::string(to_string(m)) + '\n' + cls + '\n' + a + '\n' + b + '\n' + dev;
+}
+
+double quantile(std::vector<double>& v, double q) {
+    const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())));
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+    return v[i];
+}
+
+using Days = std::map<std::int64_t, std::vector<double>>;  // day index -> figures
+
+class Plot {
+public:
+    Plot(std::string& o, int x, int y, std::int64_t first_day, std::int64_t days, double top)
+        : o_(o), x_(x), y_(y), first_(first_day), days_(std::max<std::int64_t>(days, 1)), top_(top > 0 ? top : 1) {
+        o_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(kPlotW) +
+              "\" height=\"" + std::to_string(kPlotH) + "\" fill=\"#f8f8f8\" stroke=\"#cccccc\"/>\n";
+    }
+    double px(std::int64_t day) const { return x_ + kPlotW * static_cast<double>(day - first_ + 0.5) / static_cast<double>(days_); }
+    double py(double v) const { return y_ + kPlotH - kPlotH * std::clamp(v / top_, 0.0, 1.0); }
+    void shade(std::int64_t from_day) {
+        const double a = px(from_day) - kPlotW * 0.5 / static_cast<double>(days_);
+        o_ += "<rect x=\"" + num(a) + "\" y=\"" + std::to_string(y_) + "\" width=\"" + num(x_ + kPlotW - a) + "\" height=\"" +
+              std::to_string(kPlotH) + "\" fill=\"#e8e8ff\"><title>the recent window</title></rect>\n";
+    }
+    void hline(double v, const std::string& colour, const char* dash, const std::string& title) {
+        o_ += "<line x1=\"" + std::to_string(x_) + "\" x2=\"" + std::to_string(x_ + kPlotW) + "\" y1=\"" + num(py(v)) +
+              "\" y2=\"" + num(py(v)) + "\" stroke=\"" + colour + "\" stroke-dasharray=\"" + dash + "\"><title>" + title +
+              "</title></line>\n";
+    }
+    void line(const std::vector<std::pair<std::int64_t, double>>& pts, const std::string& colour, const std::string& title) {
+        if (pts.empty()) return;
+        std::string d;
+        for (const auto& [day, v] : pts) d += (d.empty() ? "M" : " L") + num(px(day)) + "," + num(py(v));
+        o_ += "<path d=\"" + d + "\" fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"1.5\"><title>" + title +
+              "</title></path>\n";
+    }
+    void band(const std::vector<std::pair<std::int64_t, std::pair<double, double>>>& pts, const std::string& title) {
+        if (pts.empty()) return;
+        std::string d;
+        for (const auto& [day, lh] : pts) d += (d.empty() ? "M" : " L") + num(px(day)) + "," + num(py(lh.second));
+        for (auto it = pts.rbegin(); it != pts.rend(); ++it) d += " L" + num(px(it->first)) + "," + num(py(it->second.first));
+        o_ += "<path d=\"" + d + " Z\" fill=\"#cfe0cf\" stroke=\"none\"><title>" + title + "</title></path>\n";
+    }
+
+private:
+    std::string& o_;
+    int x_, y_;
+    std::int64_t first_, days_;
+    double top_;
+};
+
+std::vector<std::pair<std::int64_t, double>> medians(Days& d) {
+    std::vector<std::pair<std::int64_t, double>> out;
+    for (auto& [day, v] : d) out.emplace_back(day, quantile(v, 0.5));
+    return out;
+}
+
+}  // namespace
+
+std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResult& r, std::int64_t now,
+                             const TrendSettings& s, const std::vector<std::string>& nodes) {
+    const std::int64_t from = now - s.history_s, first_day = from / 86400, last_day = now / 86400;
+    const std::int64_t days = last_day - first_day + 1;
+    // Which nodes get plots: the named ones, else the flagged first, then by name.
+    std::vector<std::string> shown;
+    std::set<std::string> flagged;
+    for (const Flag& f : r.flags) flagged.insert(f.node), flagged.insert(f.peer);
+    flagged.erase("");
+    if (!nodes.empty()) shown = nodes;
+    else {
+        shown.assign(flagged.begin(), flagged.end());
+        for (const SeriesTrend& t : r.series)
+            if (!flagged.count(t.node) && (shown.empty() || shown.back() != t.node)) shown.push_back(t.node);
+    }
+    std::sort(shown.begin(), shown.end(), [&](const std::string& a, const std::string& b) {
+        return std::make_pair(!flagged.count(a), a) < std::make_pair(!flagged.count(b), b);
+    });
+    shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
+    const std::size_t left_out = shown.size() > kSvgMaxNodes ? shown.size() - kSvgMaxNodes : 0;
+    shown.resize(std::min(shown.size(), kSvgMaxNodes));
+    const std::set<std::string> shown_set(shown.begin(), shown.end());
+
+    // Each shown node's series (its own figures, and links that are flagged or whose node was named).
+    std::map<std::string, std::vector<const SeriesTrend*>> per_node;
+    for (const SeriesTrend& t : r.series) {
+        const bool link = !t.peer.empty();
+        for (const std::string* n : {&t.node, &t.peer}) {
+            if (n->empty() || !shown_set.count(*n)) continue;
+            if (link && !t.degrading && nodes.empty()) continue;
+            auto& v = per_node[*n];
+            if (v.size() < kSvgMaxSeries) v.push_back(&t);
+        }
+    }
+    std::map<std::string, Days> series_days, class_days;
+    std::set<std::string> wanted;
+    for (auto& [_, v] : per_node)
+        for (const SeriesTrend* t : v) wanted.insert(series_key(t->metric, t->peer_class, t->node, t->peer, t->device));
+    for (const SeriesTrend& t : r.series)
+        if (t.degrading) wanted.insert(series_key(t.metric, t.peer_class, t.node, t.peer, t.device));
+    for (const Figure& f : figures) {
+        if (f.time < from || f.time > now || !std::isfinite(f.value) || f.value < 0) continue;
+        const std::int64_t day = f.time / 86400;
+        class_days[std::string(to_string(f.metric)) + '\n' + f.peer_class][day].push_back(f.value);
+        const std::string k = series_key(f.metric, f.peer_class, f.node, f.peer, f.device);
+        if (wanted.count(k)) series_days[k][day].push_back(f.value);
+    }
+
+    std::string o;
+    int y = 40;
+    std::string body;
+    // The fleet view, one plot per class.
+    body += "<text x=\"10\" y=\"" + std::to_string(y) + "\" font-weight=\"bold\">the fleet: each class's daily median, 10th to 90th percentile shaded, flagged series in red</text>\n";
+    y += 10;
+    for (const ClassNoise& c : r.classes) {
+        auto it = class_days.find(std::string(to_string(c.metric)) + '\n' + c.peer_class);
+        if (it == class_days.end()) continue;
+        double top = 0;
+        std::vector<std::pair<std::int64_t, std::pair<double, double>>> band;
+        std::vector<std::pair<std::int64_t, double>> mid;
+        for (auto& [day, v] : it->second) {
+            const double lo = quantile(v, 0.1), hi = quantile(v, 0.9), m = quantile(v, 0.5);
+            band.push_back({day, {lo, hi}});
+            mid.emplace_back(day, m);
+            top = std::max(top, hi);
+        }
+        const std::string what = xml_escape(std::string(to_string(c.metric)) + (c.peer_class.empty() ? "" : " " + c.peer_class));
+        for (const SeriesTrend& t : r.series)
+            if (t.degrading && t.metric == c.metric && t.peer_class == c.peer_class && t.baseline) top = std::max(top, *t.baseline);
+        top *= 1.1;
+        body += "<text x=\"" + std::to_string(kLabel - 6) + "\" y=\"" + std::to_string(y + 20) + "\" text-anchor=\"end\">" + what +
+                "</text>\n<text x=\"" + std::to_string(kLabel - 6) + "\" y=\"" + std::to_string(y + 34) +
+                "\" text-anchor=\"end\" font-size=\"9\">" + std::to_string(c.series) + " series, noise " +
+                num(c.noise_own * 100) + " %</text>\n";
+        Plot p(body, kLabel, y, first_day, days, top);
+        p.shade((now - s.recent_s) / 86400);
+        p.band(band, what + ": 10th to 90th percentile of the day's figures");
+        p.line(mid, "#208020", what + ": the fleet's daily median");
+        for (const SeriesTrend& t : r.series) {
+            if (!t.degrading || t.metric != c.metric || t.peer_class != c.peer_class) continue;
+            auto sd = series_days.find(series_key(t.metric, t.peer_class, t.node, t.peer, t.device));
+            if (sd != series_days.end())
+                p.line(medians(sd->second), "#c00000", xml_escape(t.peer.empty() ? t.node : t.node + " -> " + t.peer) + ": degrading");
+        }
+        body += "<text x=\"" + std::to_string(kLabel + kPlotW + 6) + "\" y=\"" + std::to_string(y + 10) + "\" font-size=\"9\">" +
+                xml_escape(human_rate(c.metric, top / 1.1)) + "</text>\n";
+        y += kPlotH + kGap;
+    }
+    // The nodes.
+    y += 10;
+    body += "<text x=\"10\" y=\"" + std::to_string(y) + "\" font-weight=\"bold\">nodes: daily medians, baseline dashed, peers dotted, recent window shaded</text>\n";
+    y += 10;
+    int widest = kLabel + kPlotW + 120;
+    for (const std::string& n : shown) {
+        const auto it = per_node.find(n);
+        const bool bad = flagged.count(n) > 0;
+        body += "<text x=\"10\" y=\"" + std::to_string(y + 14) + "\" fill=\"" + (bad ? "#c00000" : "black") + "\">" + xml_escape(n) +
+                (bad ? " (degrading)" : "") + "</text>\n";
+        if (it == per_node.end()) {
+            body += "<text x=\"" + std::to_string(kLabel) + "\" y=\"" + std::to_string(y + 14) + "\">no figures in the window</text>\n";
+            y += 24;
+            continue;
+        }
+        int x = kLabel;
+        for (const SeriesTrend* t : it->second) {
+            auto sd = series_days.find(series_key(t->metric, t->peer_class, t->node, t->peer, t->device));
+            std::vector<std::pair<std::int64_t, double>> pts;
+            if (sd != series_days.end()) pts = medians(sd->second);
+            double top = 0;
+            for (auto& [_, v] : pts) top = std::max(top, v);
+            if (t->baseline) top = std::max(top, *t->baseline);
+            if (t->peers) top = std::max(top, *t->peers);
+            top *= 1.1;
+            const std::string what = xml_escape(std::string(to_string(t->metric)) +
+                                                (t->peer.empty() ? (t->device.empty() ? "" : " " + t->device)
+                                                                 : " " + t->node + " -> " + t->peer));
+            Plot p(body, x, y + 14, first_day, days, top);
+            p.shade((now - s.recent_s) / 86400);
+            if (t->baseline) p.hline(*t->baseline, "#404040", "4,3", what + ": baseline " + xml_escape(human_rate(t->metric, *t->baseline)));
+            if (t->peers) p.hline(*t->peers, "#208020", "1,2", what + ": peers " + xml_escape(human_rate(t->metric, *t->peers)));
+            p.line(pts, t->degrading ? "#c00000" : "#2050a0", what + ": last " + xml_escape(human_rate(t->metric, t->last)));
+            body += "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y + 10) + "\" font-size=\"9\" fill=\"" +
+                    (t->degrading ? "#c00000" : "black") + "\">" + what + "</text>\n";
+            x += kPlotW + 12;
+            widest = std::max(widest, x);
+        }
+        y += kPlotH + kGap + 14;
+    }
+    if (left_out)
+        body += "<text x=\"10\" y=\"" + std::to_string(y + 10) + "\">and " + std::to_string(left_out) +
+                " more node(s): name them to plot them</text>\n",
+            y += 20;
+    o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(widest + 10) + "\" height=\"" +
+        std::to_string(y + 20) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+    o += "<title>gangway fleet: trends over " + std::to_string(s.history_s / 86400) + " days to " + utc_text(now) + "</title>\n";
+    o += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    o += "<text x=\"10\" y=\"20\" font-size=\"13\">gangway fleet: " + std::to_string(r.flags.size()) + " flag(s)</text>\n";
+    o += body + "</svg>\n";
+    return o;
+}
+
+}  // namespace gangway::fleet

@@ -1,0 +1,222 @@
+#include "http_serve.hpp"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "../../base/text.hpp"
+
+namespace gangway::sys::fleet {
+
+using gangway::fleet::Exposition;
+
+struct MetricsServer::State {
+    MetricsSource source;
+    unsigned cache_s = 0;
+    std::mutex mu;  // the library calls from its one thread; the lock keeps that an assumption no one relies on
+    struct Cached {
+        std::string text;
+        std::chrono::steady_clock::time_point at;
+    };
+    std::map<Exposition, Cached> cache;
+    std::string last_error;  // logged once until it changes, not once a scrape
+    // While the server starts, the library's messages are kept for the one
+    // line a failure gets; afterwards they go to stderr.
+    std::mutex log_mu;
+    bool starting = false;
+    std::string start_log;
+};
+
+namespace {
+
+void log_line(void* cls, const char* fmt, va_list ap) {
+    auto& st = *static_cast<MetricsServer::State*>(cls);
+    char buf[512];
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    const std::string line(trim_right(buf));
+    std::lock_guard lock(st.log_mu);
+    if (st.starting) st.start_log += (st.start_log.empty() ? "" : "; ") + line;
+    else std::fprintf(stderr, "gangway fleet serve: %s\n", line.c_str());
+}
+
+MHD_Result send(MHD_Connection* c, unsigned status, const std::string& body, const char* type, bool head,
+                const char* allow = nullptr) {
+    // MUST_COPY: the body's buffer may go before the library has sent it.
+    MHD_Response* r = head ? MHD_create_response_from_buffer(0, nullptr, MHD_RESPMEM_PERSISTENT)
+                           : MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
+                                                             MHD_RESPMEM_MUST_COPY);
+    if (!r) return MHD_NO;  // out of memory: the library closes the connection
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    const MHD_Result ok = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+// The library's request handler. Called once when the headers are in, once
+// per piece of body, and once more when the request is complete: the answer
+// goes then (an answer queued earlier would cost the connection its
+// keep-alive). /metrics takes no body: one sent anyway is dropped as it comes.
+MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
+                  size_t* upload_size, void** req) {
+    auto& st = *static_cast<MetricsServer::State*>(cls);
+    static int seen;  // any non-null mark: the headers' call has been
+    if (!*req) {
+        *req = &seen;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    const std::string_view m = method;
+    const bool head = m == MHD_HTTP_METHOD_HEAD;
+    constexpr const char* plain = "text/plain; charset=utf-8";
+    if (std::string_view(url) != "/metrics") return send(c, MHD_HTTP_NOT_FOUND, "not found: gangway serves /metrics only\n", plain, head);
+    if (m != MHD_HTTP_METHOD_GET && !head)
+        return send(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: GET /metrics\n", plain, false, "GET, HEAD");
+
+    const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    const Exposition format = gangway::fleet::negotiate_exposition(accept ? accept : "");
+    std::string text;
+    {
+        std::lock_guard lock(st.mu);
+        const auto now = std::chrono::steady_clock::now();
+        auto it = st.cache.find(format);
+        if (it == st.cache.end() || now - it->second.at >= std::chrono::seconds(st.cache_s)) {
+            Result<std::string> fresh = [&]() -> Result<std::string> {
+                try {
+                    return st.source(format);
+                } catch (const std::exception& e) {  // a bug or no memory: this scrape fails, the server stays
+                    return Failure{e.what()};
+                }
+            }();
+            if (!fresh) {
+                if (fresh.error() != st.last_error) std::fprintf(stderr, "gangway fleet serve: %s\n", fresh.error().c_str());
+                st.last_error = fresh.error();
+                return send(c, MHD_HTTP_SERVICE_UNAVAILABLE, fresh.error() + "\n", plain, head);
+            }
+            st.last_error.clear();
+            it = st.cache.insert_or_assign(format, MetricsServer::State::Cached{std::move(*fresh), now}).first;
+        }
+        text = it->second.text;
+    }
+    return send(c, MHD_HTTP_OK, text, gangway::fleet::content_type(format), head);
+}
+
+}  // namespace
+
+Result<ListenAddress> parse_listen_address(std::string_view s) {
+    const std::string what = "--listen " + excerpt(s) + ": ";
+    ListenAddress a;
+    std::string_view port;
+    if (s.starts_with('[')) {
+        const auto close = s.find(']');
+        if (close == std::string_view::npos || s.substr(close + 1, 1) != ":")
+            return Failure{what + "write an IPv6 address as [ADDR]:PORT, e.g. [::1]:9464"};
+        a.host = std::string(s.substr(1, close - 1));
+        a.ipv6 = true;
+        port = s.substr(close + 2);
+    } else {
+        const auto colon = s.rfind(':');
+        if (colon == std::string_view::npos)
+            return Failure{what + "give ADDR:PORT, e.g. 127.0.0.1:9464 (the address is bound as given: 0.0.0.0 for every interface)"};
+        a.host = std::string(s.substr(0, colon));
+        port = s.substr(colon + 1);
+    }
+    const auto p = parse_uint<std::uint16_t>(port);
+    if (!p) return Failure{what + "the port must be a number from 0 to 65535"};
+    a.port = *p;
+    unsigned char buf[sizeof(in6_addr)];
+    if (inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host.c_str(), buf) != 1)
+        return Failure{what + "not a numeric " + (a.ipv6 ? "IPv6" : "IPv4") +
+                       " address (names are not looked up: give the address to bind)"};
+    return a;
+}
+
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress& where, MetricsSource source,
+                                                             const ServeLimits& limits) {
+    std::unique_ptr<MetricsServer> s(new MetricsServer);
+    s->state_ = std::make_unique<State>();
+    s->state_->source = std::move(source);
+    s->state_->cache_s = limits.cache_s;
+
+    sockaddr_in v4{};
+    sockaddr_in6 v6{};
+    const sockaddr* addr;
+    if (where.ipv6) {
+        v6.sin6_family = AF_INET6;
+        v6.sin6_port = htons(where.port);
+        inet_pton(AF_INET6, where.host.c_str(), &v6.sin6_addr);
+        addr = reinterpret_cast<const sockaddr*>(&v6);
+    } else {
+        v4.sin_family = AF_INET;
+        v4.sin_port = htons(where.port);
+        inet_pton(AF_INET, where.host.c_str(), &v4.sin_addr);
+        addr = reinterpret_cast<const sockaddr*>(&v4);
+    }
+    // One internal thread polling every connection (epoll): scrapes are few
+    // and short, and the database is read by one request at a time.
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (where.ipv6) flags |= MHD_USE_IPv6;
+    s->state_->starting = true;
+    s->daemon_ = MHD_start_daemon(
+        flags, where.port, nullptr, nullptr, &answer, s->state_.get(),
+        MHD_OPTION_EXTERNAL_LOGGER, &log_line, s->state_.get(),  // first, so that every message of the library goes there
+        MHD_OPTION_SOCK_ADDR, addr,
+        MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(limits.per_address),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(limits.request_bytes),
+        MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout_s),
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, static_cast<unsigned>(limits.max_connections),
+        MHD_OPTION_END);
+    std::string why;
+    {
+        std::lock_guard lock(s->state_->log_mu);
+        s->state_->starting = false;
+        why = std::move(s->state_->start_log);
+    }
+    if (!s->daemon_)
+        return Failure{"cannot serve on " + std::string(where.ipv6 ? "[" : "") + where.host + (where.ipv6 ? "]" : "") + ":" +
+                       std::to_string(where.port) + ": " + (why.empty() ? "libmicrohttpd would not start" : why) +
+                       "; choose another --listen (an address of this host, a free port; one below 1024 needs root)"};
+    if (const MHD_DaemonInfo* info = MHD_get_daemon_info(s->daemon_, MHD_DAEMON_INFO_BIND_PORT))
+        s->port_ = info->port;
+    return s;
+}
+
+MetricsServer::~MetricsServer() {
+    // Closes the listening socket and every connection, and joins the thread
+    // before the state it reads goes.
+    if (daemon_) MHD_stop_daemon(daemon_);
+}
+
+struct StopSignals::Masks {
+    sigset_t stop, old;
+};
+
+StopSignals::StopSignals() : masks_(std::make_unique<Masks>()) {
+    sigemptyset(&masks_->stop);
+    sigaddset(&masks_->stop, SIGTERM);
+    sigaddset(&masks_->stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &masks_->stop, &masks_->old);
+}
+
+StopSignals::~StopSignals() { pthread_sigmask(SIG_SETMASK, &masks_->old, nullptr); }
+
+int StopSignals::wait() const {
+    int sig = 0;
+    while (sigwait(&masks_->stop, &sig) != 0) {
+    }
+    return sig;
+}
+
+}  // namespace gangway::sys::fleet

@@ -1,0 +1,88 @@
+// `gangway fleet serve`: /metrics for Prometheus to scrape, served by GNU
+// libmicrohttpd (Debian's libmicrohttpd-dev), not by a server of our own.
+// Why libmicrohttpd rather than cpp-httplib: Debian 12's cpp-httplib (0.11.4)
+// is a shared library that pulls in OpenSSL's libssl, zlib and brotli, and it
+// bounds neither the number of headers a client may send nor the queue of
+// accepted connections; libmicrohttpd bounds both itself (a memory pool per
+// connection for the request line and headers, a connection limit, a limit
+// per client address, an idle timeout) and serves from one thread.
+//
+// The server answers GET and HEAD of /metrics with the text its source
+// gives, in the format the client's Accept header asks for (OpenMetrics for
+// Prometheus 2.42, the classic text format otherwise); 404 for any other
+// path, 405 for any other method. It binds exactly the address it is told
+// (a numeric address: no name lookup, no default of every interface).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "../../base/result.hpp"
+#include "../../fleet/openmetrics.hpp"
+
+struct MHD_Daemon;
+
+namespace gangway::sys::fleet {
+
+// The limits on what a client can make the server hold (SECURITY.md).
+struct ServeLimits {
+    unsigned max_connections = 32;     // open connections in all; more are refused at accept
+    unsigned per_address = 8;          // open connections from one client address
+    std::size_t request_bytes = 16384; // request line and headers of one request; more: 431 and closed
+    unsigned idle_timeout_s = 10;      // a connection silent this long is closed
+    unsigned cache_s = 10;             // the text is rebuilt when older than this (0: on every scrape)
+};
+
+// The text of /metrics in the given format, or why there is none (then the
+// scrape gets 503 and the reason, and the next scrape tries again).
+using MetricsSource = std::function<Result<std::string>(gangway::fleet::Exposition)>;
+
+// "ADDR:PORT" with a numeric IPv4 address, or "[ADDR]:PORT" with an IPv6
+// one; port 0 lets the kernel choose (MetricsServer::port says which).
+struct ListenAddress {
+    std::string host;  // as given, without brackets
+    std::uint16_t port = 0;
+    bool ipv6 = false;
+};
+Result<ListenAddress> parse_listen_address(std::string_view s);
+
+class MetricsServer {
+public:
+    // Binds and starts serving on a thread of the library's; stops in the destructor.
+    static Result<std::unique_ptr<MetricsServer>> start(const ListenAddress& where, MetricsSource source,
+                                                        const ServeLimits& limits = {});
+    ~MetricsServer();
+    MetricsServer(const MetricsServer&) = delete;
+    MetricsServer& operator=(const MetricsServer&) = delete;
+
+    std::uint16_t port() const { return port_; }
+
+    struct State;  // the request handler's view (http_serve.cpp)
+
+private:
+    MetricsServer() = default;
+    MHD_Daemon* daemon_ = nullptr;
+    std::unique_ptr<State> state_;
+    std::uint16_t port_ = 0;
+};
+
+// SIGTERM and SIGINT blocked in this thread, and in every thread started
+// while it lives (the server's: so the signal comes to wait() and nowhere
+// else), the old mask back when it ends. Make it before the server.
+class StopSignals {
+public:
+    StopSignals();
+    ~StopSignals();
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+    int wait() const;  // blocks until SIGTERM or SIGINT comes; returns which
+
+private:
+    struct Masks;
+    std::unique_ptr<Masks> masks_;
+};
+
+}  // namespace gangway::sys::fleet

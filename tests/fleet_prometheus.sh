@@ -1,0 +1,243 @@
+#!/bin/bash
+# gangway fleet metrics and fleet serve against the real thing (issue 25):
+# a store filled by `gangway fleet ingest` with three weeks of synthetic
+# checks (root's node checks and two users' job checks; one node's NCCL
+# figure and one link fall in the last days), then
+#  - `promtool check metrics` (Debian's, 2.42) accepts `fleet metrics` in
+#    both formats, and the degrading node and link are in it;
+#  - `fleet serve` on loopback answers /metrics in the format the Accept
+#    header asks for, 404 elsewhere, 405 to a POST, 431 to 20 KiB of
+#    headers, and closes a 9th connection from one address;
+#  - Debian's Prometheus scrapes it every second, the target is up, and
+#    every query of contrib/grafana/gangway-fleet.json returns data through
+#    Prometheus' HTTP API;
+#  - SIGTERM stops fleet serve cleanly.
+set -u
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
+PY=/usr/bin/python3
+. "$(dirname "$0")/verdicts.sh"
+skip() {
+  [ "${CI:-}" = true ] && { echo "FAIL: $1, and CI has it"; exit 1; }
+  echo "SKIP: $1"; exit 77
+}
+[ "$(id -u)" = 0 ] || skip "needs root (fleet ingest, and the spool's files given their owners)"
+for p in prometheus promtool; do command -v $p >/dev/null || skip "$p is not installed (apt-get install prometheus)"; done
+
+W=$(mktemp -d /tmp/gangway-fleet-prom.XXXXXX)
+chmod 755 "$W"
+SERVE= PROM=
+cleanup() {
+  for p in $SERVE $PROM; do kill "$p" 2>/dev/null; done
+  for p in $SERVE $PROM; do wait "$p" 2>/dev/null; done
+  [ -n "${KEEP:-}" ] || rm -rf "$W"
+}
+trap cleanup EXIT
+S=$W/spool DB=$W/fleet.db
+mkdir -m 1733 "$S"
+
+# 1. Three weeks of checks: every node's node check twice a day (root's),
+# one job check a day from each of two users. gpu00003's NCCL bus bandwidth
+# (in every check) and the link gpu00000 -> gpu00001 lose half in the last
+# two days.
+$PY - "$top_srcdir/bench" "$S" <<'PY' || { echo "FAIL: the synthetic reports"; exit 1; }
+import json, os, random, sys, time
+sys.path.insert(0, sys.argv[1])
+import fleet_synth as fs
+spool = sys.argv[2]
+rnd = random.Random(25)
+now = int(time.time())
+days, nodes = 21, 6
+def put(rid, r, uid):
+    path = os.path.join(spool, rid + ".json")
+    with open(path, "w") as f:
+        json.dump(r, f)
+    os.chown(path, uid, uid)
+for d in range(days):
+    late = d >= days - 2
+    for half in (0, 1):
+        t = now - (days - d) * 86400 + half * 43200 + 600
+        for k in range(nodes):
+            rid, r = fs.node(k, rnd, t + k)
+            if late and r["node"] == "gpu00003":
+                for n in r["nccl"]:
+                    n["busbw_gbps"] = round(n["busbw_gbps"] / 2, 2)
+            put(rid, r, 0)
+    for u, uid in enumerate((65534, 65533)):
+        rid, r = fs.job(nodes, 0, rnd, now - (days - d) * 86400 + 3600 * (u + 1))
+        if late:
+            for l in r["links"]:
+                if l["from"] == "gpu00000" and l["to"] == "gpu00001":
+                    l["bps"] /= 2
+            for n in r["nccl"]:
+                if n["node"] == "gpu00003":
+                    n["busbw_gbps"] = round(n["busbw_gbps"] / 2, 2)
+        put(rid, r, uid)
+PY
+"$GW" fleet ingest --spool "$S" --db "$DB" >"$W/ingest" 2>&1 \
+  && grep -q "^gangway fleet ingest: 294 stored, 0 already there, 0 rejected" "$W/ingest" \
+  && pass "294 synthetic checks ingested" || { fail "ingest: $(cat "$W/ingest")"; finish; }
+
+# 2. fleet metrics, and promtool on both formats.
+"$GW" fleet metrics --db "$DB" >"$W/om.txt" 2>"$W/om.err"; rc=$?
+[ $rc = 0 ] && [ "$(tail -1 "$W/om.txt")" = "# EOF" ] && pass "fleet metrics: OpenMetrics text ending in # EOF" \
+  || fail "fleet metrics: rc=$rc $(cat "$W/om.err") $(tail -2 "$W/om.txt")"
+out=$(promtool check metrics <"$W/om.txt" 2>&1) && pass "promtool check metrics accepts the OpenMetrics text" \
+  || fail "promtool on OpenMetrics: $out"
+"$GW" fleet metrics --db "$DB" --format text --output "$W/gangway.prom" \
+  && out=$(promtool check metrics <"$W/gangway.prom" 2>&1) && ! grep -q '# EOF' "$W/gangway.prom" \
+  && [ "$(stat -c %a "$W/gangway.prom")" = 644 ] \
+  && pass "fleet metrics --format text --output: the classic format, written 0644, accepted by promtool" \
+  || fail "text format: $out"
+if grep -q '^gangway_node_degrading{node="gpu00003",metric="nccl_busbw"} 1$' "$W/om.txt" \
+   && grep -q '^gangway_link_degrading_bytes_per_second{node="gpu00000",peer="gpu00001"} ' "$W/om.txt" \
+   && [ "$(grep -c '^gangway_node_degrading{.*} 1$' "$W/om.txt")" = 1 ] && grep -q '^gangway_links_degrading 1$' "$W/om.txt"; then
+  pass "the degrading node and link are flagged, nothing else"
+else fail "flags: $(grep -E 'degrading' "$W/om.txt" | grep -v ' 0$')"; fi
+flagged=$("$GW" fleet flagged --db "$DB" | cut -d' ' -f1,2 | tr '\n' ' ')
+[ "$flagged" = "gpu00000->gpu00001 link_bandwidth gpu00003 nccl_busbw " ] \
+  && pass "the same flags as gangway fleet flagged" || fail "fleet flagged: $flagged"
+grep -q '^gangway_checks_total{source="node_check"} 252$' "$W/om.txt" && grep -q '^gangway_checks_total{source="job_check"} 42$' "$W/om.txt" \
+  && grep -q '^gangway_rejected_files_total 0$' "$W/om.txt" && grep -q '^gangway_fleet_last_ingest_timestamp_seconds [0-9]*$' "$W/om.txt" \
+  && pass "the ingest's counters: 252 node checks, 42 job checks, 0 rejected, the last ingest's time" \
+  || fail "counters: $(grep -E '^gangway_(checks|rejected|fleet_last)' "$W/om.txt")"
+# A service user of the store's group reads it without root and without
+# write access to its directory (the store keeps its -wal and -shm files).
+chgrp 65534 "$DB" "$DB-wal" "$DB-shm" 2>/dev/null
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$GW" fleet metrics --db "$DB" 2>&1)
+[ "$out" = "$(cat "$W/om.txt")" ] && pass "a user of the store's group, not root, reads the same metrics" \
+  || fail "as uid 65534: $(head -c 300 <<<"$out"); $(ls -l "$W")"
+! grep -q 'peer=' <(grep -v '^gangway_link_degrading_bytes_per_second' "$W/om.txt") \
+  && pass "no per-pair series but the flagged link's" || fail "per-pair series: $(grep 'peer=' "$W/om.txt" | head -3)"
+
+# 3. fleet serve on loopback, a port the kernel chooses.
+"$GW" fleet serve --listen 127.0.0.1:0 --db "$DB" --cache 0 2>"$W/serve.log" &
+SERVE=$!
+for _ in $(seq 50); do grep -q 'serving http' "$W/serve.log" && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*/metrics' "$W/serve.log")
+[ -n "$url" ] && pass "fleet serve: $url" || { fail "fleet serve did not start: $(cat "$W/serve.log")"; finish; }
+out=$($PY - "$url" <<'PY'
+import sys, urllib.request, urllib.error
+url = sys.argv[1]
+def get(u, accept=None, data=None):
+    req = urllib.request.Request(u, data=data, headers={"Accept": accept} if accept else {})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type"), e.read().decode()
+s, t, b = get(url, "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+assert s == 200 and t.startswith("application/openmetrics-text; version=1.0.0") and b.endswith("# EOF\n"), (s, t, b[-20:])
+s, t, b = get(url)
+assert s == 200 and t.startswith("text/plain; version=0.0.4") and "# EOF" not in b, (s, t)
+s, t, b = get(url.replace("/metrics", "/"))
+assert s == 404, s
+s, t, b = get(url, data=b"x=1")
+assert s == 405, s
+# The limits: 16 KiB of request headers, 8 connections from one address.
+import socket
+host, port = url.split("/")[2].split(":")
+def raw(req):
+    c = socket.create_connection((host, int(port)), timeout=5)
+    c.sendall(req)
+    out = b""
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            out += d
+    except (ConnectionResetError, socket.timeout):
+        pass
+    c.close()
+    return out
+big = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: %s\r\n" % (i, b"a" * 100) for i in range(200)) + b"\r\n"
+r = raw(big)
+assert r.startswith(b"HTTP/1.1 431"), r[:80]
+idle = [socket.create_connection((host, int(port)), timeout=5) for _ in range(8)]
+r = raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+assert r == b"", r[:80]
+for c in idle:
+    c.close()
+import time
+for _ in range(50):
+    r = raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    if r:
+        break
+    time.sleep(0.1)
+assert r.startswith(b"HTTP/1.1 200"), r[:80]
+print("ok")
+PY
+)
+[ "$out" = ok ] && pass "/metrics: OpenMetrics when asked, the classic format otherwise; 404 elsewhere, 405 to a POST; 431 past 16 KiB of headers; a 9th connection from one address closed" \
+  || fail "HTTP: $out"
+
+# 4. Prometheus scrapes it; every query of the dashboard returns data.
+hostport=${url#http://}; hostport=${hostport%/metrics}
+mkdir "$W/prom"
+cat >"$W/prom/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: gangway
+    static_configs:
+      - targets: ['$hostport']
+EOF
+prometheus --config.file="$W/prom/prometheus.yml" --storage.tsdb.path="$W/prom/data" \
+  --web.listen-address=127.0.0.1:0 >"$W/prom/log" 2>&1 &
+PROM=$!
+api=
+for _ in $(seq 100); do
+  api=$(grep -o 'msg="Listening on" address=127.0.0.1:[0-9]*' "$W/prom/log" | grep -o '127.0.0.1:[0-9]*$')
+  [ -n "$api" ] && break; sleep 0.1
+done
+[ -n "$api" ] || { fail "prometheus did not start: $(tail -5 "$W/prom/log")"; finish; }
+out=$($PY - "http://$api" "$top_srcdir/contrib/grafana/gangway-fleet.json" <<'PY'
+import json, sys, time, urllib.parse, urllib.request
+api, dash = sys.argv[1], json.load(open(sys.argv[2]))
+def get(path, **q):
+    with urllib.request.urlopen(api + path + ("?" + urllib.parse.urlencode(q) if q else ""), timeout=5) as r:
+        return json.load(r)
+deadline = time.time() + 30
+while True:
+    targets = get("/api/v1/targets")["data"]["activeTargets"]
+    if targets and targets[0]["health"] == "up":
+        break
+    if time.time() > deadline:
+        print("target not up:", targets); sys.exit(1)
+    time.sleep(0.25)
+# rate() and increase() want two samples in their window.
+time.sleep(3)
+subst = {"$__rate_interval": "15s", "$__range": "1m", "$__interval": "1s", "${node}": ".*", "$node": ".*"}
+exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+if len(exprs) < 10:
+    print("only", len(exprs), "queries in the dashboard"); sys.exit(1)
+empty = []
+for e in exprs:
+    q = e
+    for k, v in subst.items():
+        q = q.replace(k, v)
+    if "$" in q:
+        print("a Grafana variable left in:", q); sys.exit(1)
+    for _ in range(20):
+        r = get("/api/v1/query", query=q)
+        if r["status"] == "success" and r["data"]["result"]:
+            break
+        time.sleep(0.5)
+    else:
+        empty.append(q)
+print("ok %d" % len(exprs) if not empty else "no data: " + " | ".join(empty))
+PY
+)
+[ "${out%% *}" = ok ] && pass "Prometheus 2.42 scrapes fleet serve; all ${out#ok } dashboard queries return data" \
+  || fail "Prometheus: $out; $(grep -i 'error\|warn' "$W/prom/log" | tail -3)"
+
+# 5. SIGTERM: fleet serve stops cleanly.
+kill -TERM $SERVE
+for _ in $(seq 50); do kill -0 $SERVE 2>/dev/null || break; sleep 0.1; done
+wait $SERVE; rc=$?; SERVE=
+[ $rc = 0 ] && grep -q 'stopped on SIGTERM' "$W/serve.log" && pass "SIGTERM: fleet serve stopped, exit 0" \
+  || fail "stop: rc=$rc $(tail -2 "$W/serve.log")"
+finish
