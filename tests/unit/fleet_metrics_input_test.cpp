@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "temp_dir.hpp"
 #include "../../lib/sys/fleet/http_serve.hpp"
 #include "../../lib/sys/fleet/metrics_input.hpp"
 #include "../../lib/sys/fleet/store.hpp"
@@ -16,17 +17,9 @@ using gangway::sys::fleet::OpenMode;
 using gangway::sys::fleet::Store;
 namespace fs = std::filesystem;
 
-namespace {
+using gangway::test::TempDir;
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char t[] = "/tmp/gangway-metrics.XXXXXX";
-        path = ::mkdtemp(t);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string db() const { return (path / "fleet.db").string(); }
-};
+namespace {
 
 CheckRecord check(const std::string& id, Source src, std::int64_t time, double send) {
     CheckRecord r;

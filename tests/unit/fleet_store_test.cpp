@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "temp_dir.hpp"
 #include "../../lib/sys/fleet/store.hpp"
 
 using namespace gangway::fleet;
@@ -16,17 +17,9 @@ using gangway::sys::fleet::OpenMode;
 using gangway::sys::fleet::Store;
 namespace fs = std::filesystem;
 
-namespace {
+using gangway::test::TempDir;
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char t[] = "/tmp/gangway-store.XXXXXX";
-        path = ::mkdtemp(t);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string db() const { return (path / "fleet.db").string(); }
-};
+namespace {
 
 CheckRecord node_check(const std::string& id, const std::string& node, std::int64_t time, double h2d) {
     CheckRecord r;

@@ -12,21 +12,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "temp_dir.hpp"
 #include "../../lib/sys/node/shared_dir_file.hpp"
 
 using namespace gangway::sys;
 namespace fs = std::filesystem;
 
-namespace {
+using gangway::test::TempDir;
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char t[] = "/tmp/gangway-sdf.XXXXXX";
-        path = ::mkdtemp(t);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+namespace {
 
 std::string slurp(const fs::path& p) {
     std::ifstream in(p);
