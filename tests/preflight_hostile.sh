@@ -169,7 +169,7 @@ for resv in "$P-$((P + 1))" ""; do
   wait_all
   if [ "${rcs[*]}" = "0 0 0 0 0 0" ] && [ ! -s "$W/p2" ]; then
     pass "reserved ports '${resv:-none}': verdict ok, nothing listens on PRIMARY_PORT+2"
-  else fail "reserved '${resv:-none}': rcs ${rcs[*]}; on $((P + 2)): $(head -2 "$W/p2"); $(head -5 "$W/err.0")"; fi
+  else fail "reserved '${resv:-none}': rcs ${rcs[*]}; on $((P + 2)): $(head -2 "$W/p2"); $(head -20 "$W/err.0")"; fi  # the whole table: its stages and findings say why
 done
 
 finish
