@@ -118,6 +118,15 @@ agree_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 grep -q 'every node computed the same order; the bandwidth ring follows it' "$WORK/check.err" \
   && ! grep -q 'keeping SLURM' "$WORK/check.err" \
   && pass "the check's report says every node computed the same order" || fail "agreeing check: $(cat "$WORK/check.err")"
+# ring_side FILE: "topology" when the table's figures show the ring node09 ->
+# node11 -> node08 -> node10 (quick: one round, so a node's rx is its ring
+# predecessor's tx), else "slurm".
+ring_side() {
+  awk '{sub(/^[0-9]+: /, "")} $1 ~ /^node[0-9]+$/ {tx[$1] = $4; rx[$1] = $5}
+       END {print (tx["node08"] == rx["node10"] && tx["node11"] == rx["node08"]) ? "topology" : "slurm"}' "$1"
+}
+[ "$(ring_side "$WORK/check.err")" = topology ] && pass "the check's bandwidth ring follows the topology order" \
+  || fail "the check's ring does not follow the topology order: $(grep node "$WORK/check.err")"
 
 # Nodes whose topology files differ (topology_file= with %n: node10 reads
 # another file): the check still runs, every task gets SLURM's order before
@@ -141,6 +150,8 @@ line="rank_order=topology: the nodes' topology files differ (node10 differs from
 [ "$(grep -cF "$line" "$WORK/differ.err")" = 1 ] && grep -q "note: rank_order=topology: the nodes' topology files differ" "$WORK/differ.err" \
   && pass "one line says the files differ: $(grep -F "$line" "$WORK/differ.err" | head -1)" \
   || fail "the line that the files differ: $(cat "$WORK/differ.err")"
+[ "$(ring_side "$WORK/differ.err")" = slurm ] && pass "with the files differing the check's ring is SLURM's" \
+  || fail "with the files differing the check's ring is not SLURM's: $(grep node "$WORK/differ.err")"
 # No wait for the check's deadline (60 s): as long as the agreeing check, give or take a few seconds.
 ! grep -qi 'deadline' "$WORK/differ.err" && awk -v d="$differ_s" -v a="$agree_s" 'BEGIN {exit !(d < a + 15)}' \
   && pass "no deadline wait: the check took ${differ_s} s, an agreeing one ${agree_s} s" \
