@@ -303,6 +303,20 @@ int requeue(const std::vector<std::string>& bad) {
 // The step's secret stays here: the command (and whatever it starts) has no
 // use for it, and a process of the job that can read another's environment
 // could otherwise join a later check of this step.
+// The plugin's check (spank/check.cpp) hands a pipe's write end to the check
+// in GANGWAY_CHECK_ORDER_FD: the answer goes there ("" says nothing: the
+// tasks keep the order they were given), and the end is closed, so that a
+// command `gangway run` starts does not inherit it. Only a pipe is written to.
+void tell_plugin_order(const std::string& answer) {
+    const auto fd = parse_uint<unsigned>(sys::env_or("GANGWAY_CHECK_ORDER_FD"));
+    if (!fd || *fd <= 2 || *fd > 65535) return;
+    struct stat st{};
+    if (::fstat(static_cast<int>(*fd), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+    // Under the pipe's buffer (kOrderAnswerMaxBytes): one write, never blocked.
+    if (!answer.empty()) (void)!::write(static_cast<int>(*fd), answer.data(), answer.size());
+    ::close(static_cast<int>(*fd));
+}
+
 void exec_command(std::vector<char*>& cmd) {
     ::unsetenv("GANGWAY_SECRET");
     std::fflush(nullptr);
@@ -337,6 +351,7 @@ int preflight_main(int argc, char** argv, bool is_run) {
         return preflight::kExitCannotCheck;
     }
     const Outcome out = run_preflight(a.opt, step);
+    if (step.order_agreement) tell_plugin_order(out.order_answer);
     if (out.coordinator && out.report) {
         std::fputs(render_table(*out.report).c_str(), stderr);
         // The site's fleet memory gets every check's report, under an id of its own.

@@ -41,12 +41,25 @@ StepFacts step_facts_from_env(bool insecure) {
     for (const auto& name : step_env_names())
         if (const char* v = std::getenv(name.c_str())) env[name] = v;
     StepView view = make_step_view(facts_from_env(env));
-    // With rank_order=topology the check numbers the nodes as the plugin did
-    // (its coordinator is the new rank 0, at PRIMARY_ADDR; its ring follows
-    // the order): the plugin names the file it read, and the tag proves the
-    // same order came out here.
+    // With rank_order=topology the plugin's own check (GANGWAY_CHECK_ORDER_FD
+    // set) gets the step as SLURM numbers it: every node meets at SLURM's node
+    // 0 whatever order its file gave, and node 0 compares the orders' tags
+    // (the cards carry them); its ring follows the order when they agree.
+    // Elsewhere (`srun gangway check` as the command) the tasks' variables
+    // already follow the order: the check numbers the nodes as they do, and
+    // the tag proves the same order came out here.
     const std::string order = sys::env_or("GANGWAY_NODE_ORDER");
-    if (order.starts_with("topology:")) {
+    const bool agreement = !sys::env_or("GANGWAY_CHECK_ORDER_FD").empty() && !order.empty();
+    std::vector<unsigned> ring;
+    if (agreement && order.starts_with("topology:") && view.node_index == 0 && view.local_rank.value_or(1) == 0) {
+        // Only node 0's coordinator needs the order; a file that no longer
+        // gives the plugin's tag leaves no ring order, which the coordinator
+        // takes for a disagreement.
+        if (auto loaded = sys::load_switch_topology(sys::env_or("GANGWAY_TOPOLOGY_FILE"), sys::env_or("SLURM_CONF"))) {
+            const NodeOrder o = topology_order(loaded->topo, view.nodes);
+            if (order_tag(view.nodes, o) == order) ring = o.order;
+        }
+    } else if (!agreement && order.starts_with("topology:")) {
         auto loaded = sys::load_switch_topology(sys::env_or("GANGWAY_TOPOLOGY_FILE"), sys::env_or("SLURM_CONF"));
         if (!loaded) throw Error("rank_order=topology: " + loaded.error());
         const NodeOrder o = topology_order(loaded->topo, view.nodes);
@@ -69,6 +82,8 @@ StepFacts step_facts_from_env(bool insecure) {
         throw Error("SLURM_PROCID/SLURM_LOCALID are not set: run gangway run/check as a step's task, e.g. srun gangway check");
     s.rank = *view.rank;
     s.local = *view.local_rank;
+    s.order_agreement = agreement;
+    s.ring_order = std::move(ring);
     s.job_id = std::to_string(view.job_id);
     s.step_id = std::to_string(view.step_id);
     s.primary_addr = sys::env_or("PRIMARY_ADDR", sys::env_or("MASTER_ADDR"));
@@ -124,6 +139,7 @@ void take_verdict(const Kv& v, Outcome& out) {
         out.verdict = parse_verdict(kv_str(v, "verdict"));
         out.bad_nodes = split_nonempty(kv_str(v, "bad"), ',');
         out.message = kv_str(v, "summary");
+        if (auto it = v.find("order_answer"); it != v.end()) out.order_answer = it->second;
     } catch (const Error& e) {
         out.verdict = Verdict::unreachable;
         out.exit_code = kExitCannotCheck;
@@ -389,6 +405,9 @@ Outcome TaskRun::coordinate_step(sys::Fd listener) {
                   (more ? " and " + std::to_string(more) + " more (node 0's report names them all)" : "");
     Kv vk{{"verdict", to_string(v)}, {"exit_code", std::to_string(out.exit_code)}, {"bad", bad}, {"summary", out.message}};
     if (more) vk["bad_more"] = std::to_string(more);
+    // The nodes computed different rank orders: every task keeps SLURM's.
+    out.order_answer = rep.order_answer;
+    if (!out.order_answer.empty()) vk["order_answer"] = out.order_answer;
     for (auto& m : coord.members()) coord.send(m, kVerdict, vk, after_ms(1000));
     coord.close_listener();
     self_speaker.join();

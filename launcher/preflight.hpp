@@ -64,6 +64,13 @@ struct StepFacts {
     std::string node_addr, data_iface;
     std::string job_id, step_id;
     std::string key;                        // HMAC key
+    // The plugin's check with rank_order=topology (GANGWAY_CHECK_ORDER_FD set):
+    // the step is numbered as SLURM numbers it, so that every node meets at
+    // SLURM's node 0 whatever order it computed; node 0 compares the tags.
+    bool order_agreement = false;
+    // On node 0's first task: the topology order (SLURM indexes in NODE_RANK
+    // order) that node 0's file gives again, for the ring when every node agrees.
+    std::vector<unsigned> ring_order;
 };
 
 // From the environment of a task; throws gangway::Error naming what is missing.
@@ -76,6 +83,7 @@ struct Outcome {
     std::vector<std::string> bad_nodes;
     std::string message;                    // one line for a task's stderr
     std::optional<preflight::Report> report; // coordinator only
+    std::string order_answer;               // for the plugin (rank_order.hpp's order_answer); "" when none
 };
 
 Outcome run_preflight(const PreflightOptions& opt, const StepFacts& step);

@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "../lib/env/rank_order.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/cards_check.hpp"
 #include "../lib/preflight/confirm.hpp"
@@ -216,6 +217,10 @@ void Coordination::stage_bandwidth() {
     std::vector<unsigned> who;
     for (unsigned i = 0; i < nodes.size(); ++i)
         if (healthy(i)) who.push_back(i);
+    // The ring follows the order the tasks were given (rank_order=topology,
+    // every node agreeing): its neighbours are the job's ring neighbours.
+    if (!ring_pos.empty())
+        std::stable_sort(who.begin(), who.end(), [&](unsigned a, unsigned b) { return ring_pos[a] < ring_pos[b]; });
     if (who.size() < 2) {
         sr.status = StageStatus::skipped;
         sr.detail = "fewer than 2 reachable nodes";
@@ -343,6 +348,32 @@ void Coordination::stage_bandwidth() {
     rep.stages.push_back(sr);
 }
 
+void Coordination::agree_on_order() {
+    std::vector<std::optional<std::string>> tags(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i].member < 0) continue;  // not checked in: the join stage names it
+        const auto it = nodes[i].card.versions.find("rank_order");
+        tags[i] = it == nodes[i].card.versions.end() ? std::string("none") : it->second;
+    }
+    // Outside the plugin's check (`srun gangway check` as the command) the
+    // tasks were numbered by their own orders already: a difference is a finding.
+    const CheckOrder d = decide_check_order(step.nodes, tags, !step.order_agreement || step.ring_order.size() == nodes.size());
+    if (!step.order_agreement) {
+        if (d.fall_back) rep.findings.push_back("rank_order=topology: " + d.why + ": the tasks' variables follow their own nodes' orders");
+        return;
+    }
+    if (d.topology_ring) {
+        ring_pos.assign(nodes.size(), 0);
+        for (unsigned k = 0; k < step.ring_order.size(); ++k) ring_pos[step.ring_order[k]] = k;
+        rep.notes.push_back("rank_order=topology: every node computed the same order; the bandwidth ring follows it (nodes listed in SLURM's order)");
+    }
+    if (d.fall_back) {
+        rep.order_answer = order_answer(d);
+        // A note, not a finding: the tasks keep SLURM's order, nothing is wrong with a node.
+        rep.notes.push_back("rank_order=topology: " + d.why + "; every task keeps SLURM's rank order");
+    }
+}
+
 Report Coordination::run() {
     const auto t0 = Clock::now();
     rep.time = std::time(nullptr);
@@ -377,6 +408,7 @@ Report Coordination::run() {
     for (auto& m : coord.members()) coord.send(m, kWelcome, {{"deadline_ms", std::to_string(ms_left(overall))}}, after_ms(1000));
 
     rep.findings.insert(rep.findings.end(), cards.findings.begin(), cards.findings.end());
+    agree_on_order();
     rep.stages.push_back({"cards", cards.failed ? StageStatus::failed : StageStatus::ok, "", 0});
     // Drop-outs between check-in and now.
     for (auto& e : coord.poll(after_ms(0)))

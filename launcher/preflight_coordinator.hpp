@@ -53,6 +53,8 @@ private:
     // Sends one command per speaker and collects one answer of `want` from each; false when aborted.
     bool exchange(const std::string& stage, const std::map<unsigned, Kv>& cmds, std::uint8_t type, std::uint8_t want,
                   Deadline d, std::map<unsigned, Kv>& answers);
+    // rank_order=topology: the nodes' order tags compared (lib/env/rank_order.hpp).
+    void agree_on_order();
     void stage_reach();
     void stage_bandwidth();
     void stage_local();
@@ -83,6 +85,7 @@ private:
     bool aborted = false;      // a task exited: its node is named, the check stops
     bool out_of_time = false;  // the check's deadline cut a stage short: nobody named for it
     unsigned next_round = 1;
+    std::vector<unsigned> ring_pos;  // per node, its place in the ring; empty: SLURM's order
 };
 
 }  // namespace gangway::cli::pf

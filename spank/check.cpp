@@ -1,6 +1,7 @@
 #include "check.hpp"
 
 #include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -94,6 +95,52 @@ private:
     sigset_t chld_{}, old_mask_{};
 };
 
+// The pipe the check answers the rank order's agreement on: the write end
+// goes to the check (not close-on-exec, named in GANGWAY_CHECK_ORDER_FD), the
+// read end stays here. Both are closed by the time the command starts.
+class AnswerPipe {
+public:
+    AnswerPipe() {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) return;
+        read_ = fds[0];
+        write_ = fds[1];
+        // Only the write end reaches the check; the task execs its command
+        // after this is gone, so it inherits neither.
+        ::fcntl(write_, F_SETFD, 0);
+    }
+    ~AnswerPipe() {
+        close_write();
+        if (read_ >= 0) ::close(read_);
+    }
+    AnswerPipe(const AnswerPipe&) = delete;
+    AnswerPipe& operator=(const AnswerPipe&) = delete;
+    bool ok() const { return read_ >= 0; }
+    int write_end() const { return write_; }
+    void close_write() {
+        if (write_ >= 0) ::close(write_);
+        write_ = -1;
+    }
+    // After the check ended: what it wrote, at most the answer's limit, never waiting.
+    std::string take() {
+        close_write();
+        std::string out;
+        if (read_ < 0) return out;
+        ::fcntl(read_, F_SETFL, O_NONBLOCK);
+        char buf[512];
+        while (out.size() <= kOrderAnswerMaxBytes) {  // past the limit: no answer (parse_order_answer)
+            const ssize_t n = ::read(read_, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            out.append(buf, static_cast<std::size_t>(n));
+        }
+        return out;
+    }
+
+private:
+    int read_ = -1, write_ = -1;
+};
+
 // Whether this task has already left slurmstepd's mount namespace: a
 // container plugin listed before gangway in plugstack.conf (pyxis joins the
 // container's namespaces in its task_init) ran first, so the launcher's path
@@ -166,8 +213,12 @@ std::string find_in_path(std::string_view path_var, std::string_view name) {
     return "";
 }
 
-void before_command(spank_t sp, const Config& cfg, const StepView& step, const CheckPlan& plan, const VarList& extra) {
-    std::vector<std::string> env = task_env(sp, extra);
+std::string before_command(spank_t sp, const Config& cfg, const StepView& step, const CheckPlan& plan, const VarList& extra,
+                           bool order_answer) {
+    AnswerPipe answer;
+    VarList vars = extra;
+    if (order_answer && answer.ok()) vars.emplace_back("GANGWAY_CHECK_ORDER_FD", std::to_string(answer.write_end()));
+    std::vector<std::string> env = task_env(sp, vars);
     const std::string launcher = launcher_path(cfg);
     CheckCall call;
     call.launcher = launcher;
@@ -190,6 +241,7 @@ void before_command(spank_t sp, const Config& cfg, const StepView& step, const C
     const auto given = parse_uint<unsigned>(std::string_view(given_text).substr(0, given_text.find('.')));
     const double timeout = given && *given > 0 && *given <= 3600 ? *given + 1 : 60;
     const int rc = run_and_wait(check_argv(plan, step, call), env, timeout + (step.kind == StepKind::Batch ? 120 : 60));
+    const std::string said = answer.take();
     const bool speaks = step.kind == StepKind::Batch || step.rank.value_or(0) == 0;
     // 3 and 4 are verdicts (degraded, unreachable); anything else means no verdict.
     const std::string what = rc == 3 || rc == 4 ? "the preflight check failed (exit " + std::to_string(rc) +
@@ -214,6 +266,7 @@ void before_command(spank_t sp, const Config& cfg, const StepView& step, const C
     // variable, as if each srun had been given it: the script's sruns must
     // ask on their own command line.
     if (step.kind == StepKind::Batch) spank_unsetenv(sp, kSbatchCheckOptionVar);
+    return said;
 }
 
 }  // namespace gangway::plugin::check

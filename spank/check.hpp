@@ -28,8 +28,12 @@ using VarList = std::vector<std::pair<std::string, std::string>>;
 // environment. Otherwise the task exits with the verdict's code and the
 // command never starts. `extra` are variables the check needs that the task
 // does not get (the contract, when --gangway=off). Throws gangway::Error when
-// the check cannot be started.
-void before_command(spank_t sp, const Config& cfg, const StepView& step, const CheckPlan& plan, const VarList& extra);
+// the check cannot be started. `order_answer`: with rank_order=topology, the
+// check is asked (GANGWAY_CHECK_ORDER_FD) whether the nodes computed the same
+// order; the return is then its answer (lib/env/rank_order.hpp's
+// order_answer, "" when they agree or the check said nothing).
+std::string before_command(spank_t sp, const Config& cfg, const StepView& step, const CheckPlan& plan, const VarList& extra,
+                           bool order_answer = false);
 
 // The gangway command the check runs: launcher= or the installed one.
 std::string launcher_path(const Config& cfg);

@@ -79,7 +79,9 @@ StepView ordered(const Config& cfg, StepView step) {
     if (cfg.mode == Mode::Off && cfg.check.level == CheckLevel::none && !st.cli.check.level) return step;
     if (!st.order_ready) {
         st.order_ready = true;
-        auto loaded = sys::load_switch_topology(cfg.topology_file, sys::env_or("SLURM_CONF"));
+        // Before apply_order below: node_index is still SLURM's.
+        const std::string self = step.node_index < step.nodes.size() ? step.nodes[step.node_index] : "";
+        auto loaded = sys::load_switch_topology(topology_path_for(cfg.topology_file, self), sys::env_or("SLURM_CONF"));
         if (loaded) {
             st.order = topology_order(loaded->topo, step.nodes);
             st.order_file = loaded->path;
@@ -142,13 +144,14 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
     return set;
 }
 
-// What the check needs that a --gangway=off task does not get: the contract
-// as mode auto would set it.
-VarList check_only_vars(const Config& cfg, const EnvMap& env, const StepView& step) {
-    if (cfg.mode != Mode::Off || !state().addrs_ready) return {};
+// What the check needs that the task does not get: the contract as mode auto
+// would set it, where --gangway=off sets none, or (`slurm_numbered`) for the
+// step as SLURM numbers it, where the task's follow the topology order.
+VarList check_vars(const Config& cfg, const EnvMap& env, const StepView& step, bool slurm_numbered) {
+    if ((cfg.mode != Mode::Off && !slurm_numbered) || !state().addrs_ready) return {};
     Config as_auto = cfg;
-    as_auto.mode = Mode::Auto;
-    return plan_env(as_auto, step, state().addrs, contract_values(env)).set;
+    if (as_auto.mode == Mode::Off) as_auto.mode = Mode::Auto;
+    return plan_env(as_auto, step, slurm_numbered ? state().slurm_addrs : state().addrs, contract_values(env)).set;
 }
 
 // Whether the step's command is the site's gangway (the very file the check
@@ -202,6 +205,20 @@ void set_vars(spank_t sp, const VarList& set) {
     }
 }
 
+// The nodes computed different rank orders (the check said so): this task's
+// variables again, as SLURM numbers the step, before its command starts. The
+// order is the node's from now on (a later task_init of the step applies it
+// too); SLURM's node 0's first task says so in one line.
+void replan_in_slurm_order(spank_t sp, const Config& cfg, const EnvMap& env, const StepView& slurm_step, const std::string& why) {
+    auto& st = state();
+    st.order = fallen_back_order(slurm_step.nodes.size(), why);
+    st.order_tag = order_tag(slurm_step.nodes, st.order);
+    st.order_note = "rank_order=topology: " + st.order.fallback;
+    st.addrs = st.slurm_addrs;
+    set_vars(sp, plan_task(cfg, env, slurm_step));
+    if (slurm_step.node_index == 0 && slurm_step.local_rank.value_or(0) == 0) log_error(st.order_note);
+}
+
 }  // namespace
 
 int init(spank_t sp, int ac, char** av) {
@@ -231,8 +248,25 @@ void prepare_node(spank_t sp, const Config& cfg, const StepView& step) {
     const bool for_check = state().check.checked() && step.kind == StepKind::Normal;
     if ((cfg.mode != Mode::Off && (step.kind != StepKind::Batch || cfg.batch)) || for_check) {
         const auto nets = cfg.iface.empty() ? std::vector<IfaceAddr>{} : sys::iface_addrs(cfg.iface);
-        state().addrs = find_node_addrs(cfg, step.nodes, step.node_index, nets, sys::resolve_host);
-        state().addrs_ready = true;
+        auto& st = state();
+        st.addrs = find_node_addrs(cfg, step.nodes, step.node_index, nets, sys::resolve_host);
+        st.slurm_addrs = st.addrs;
+        if (for_check && st.order.by_topology && st.order.order.size() == step.nodes.size()) {
+            // The nodes as SLURM numbers them: NODE_ADDRS permuted back, or
+            // SLURM's node 0 resolved where NODE_ADDRS is not set.
+            const auto& o = st.order.order;
+            std::vector<std::string> slurm_nodes(step.nodes.size());
+            for (std::size_t k = 0; k < o.size(); ++k) slurm_nodes[o[k]] = step.nodes[k];
+            if (!st.addrs.every.empty()) {
+                std::vector<IpAddr> every(st.addrs.every.size());
+                for (std::size_t k = 0; k < o.size(); ++k) every[o[k]] = st.addrs.every[k];
+                st.slurm_addrs.every = std::move(every);
+                st.slurm_addrs.primary = st.slurm_addrs.every.front();
+            } else {
+                st.slurm_addrs = find_node_addrs(cfg, slurm_nodes, o[step.node_index], nets, sys::resolve_host);
+            }
+        }
+        st.addrs_ready = true;
     }
     // The batch script is one process on one node: SLURM's binding is right for it.
     if (cfg.pin != PinMode::Off && step.kind == StepKind::Normal) pinning::plan_node(sp, cfg, step);
@@ -301,13 +335,22 @@ int task_init(spank_t sp) {
             // of the user may read it (a ptrace attach or /proc/PID/mem) meanwhile.
             // The exec makes the user's command dumpable again.
             if (!st.check_mark.empty()) ::prctl(PR_SET_DUMPABLE, 0);
-            VarList extra = check_only_vars(cfg, env, step);
-            // The check numbers the nodes as the tasks are numbered (launcher/preflight.cpp).
+            // rank_order=topology in a step's task: the check meets in SLURM's
+            // numbering (at SLURM's node 0, which every node agrees on whatever
+            // its file says), and node 0 compares the orders (launcher/preflight.cpp).
+            // A batch script's check runs through srun: it numbers the nodes as
+            // the script's variables do, as before.
+            const bool agree = !st.order_tag.empty() && step.kind == StepKind::Normal;
+            const StepView slurm_step = make_step_view(read_facts(sp, true, env));
+            VarList extra = check_vars(cfg, env, agree ? slurm_step : step, agree);
             if (!st.order_tag.empty()) {
                 extra.emplace_back("GANGWAY_NODE_ORDER", st.order_tag);
                 extra.emplace_back("GANGWAY_TOPOLOGY_FILE", st.order_file);
             }
-            check::before_command(sp, cfg, step, st.check, extra);
+            const std::string answer = check::before_command(sp, cfg, step, st.check, extra, agree);
+            if (agree) {
+                if (const auto why = parse_order_answer(answer); why && st.order.by_topology) replan_in_slurm_order(sp, cfg, env, slurm_step, *why);
+            }
         }
     } catch (const Error& e) {
         log_error(e.what());

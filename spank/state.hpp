@@ -23,6 +23,9 @@ struct State {
     bool deferred = false;    // heterogeneous step: each task prepares (user_init lacks SLURM_NODEID)
     bool addrs_ready = false;
     NodeAddrs addrs;
+    // rank_order=topology with the check: the same addresses as SLURM numbers
+    // the nodes, for the check's rendezvous and a re-plan (remote.cpp).
+    NodeAddrs slurm_addrs;
     bool pin_ready = false;   // user_init planned this node's placement
     Placement placement;
     std::vector<unsigned> step_gpus;

@@ -104,4 +104,70 @@ void apply_order(StepView& step, const NodeOrder& o) {
     }
 }
 
+std::string topology_path_for(std::string_view configured, std::string_view node) {
+    std::string name(node);
+    std::replace(name.begin(), name.end(), '/', '_');  // a name never leaves the path's directory
+    std::string out;
+    for (std::size_t i = 0; i < configured.size(); ++i) {
+        if (configured[i] == '%' && i + 1 < configured.size() && configured[i + 1] == 'n') {
+            out += name;
+            ++i;
+        } else {
+            out += configured[i];
+        }
+    }
+    return out;
+}
+
+CheckOrder decide_check_order(const std::vector<std::string>& nodes, const std::vector<std::optional<std::string>>& tags,
+                              bool reproduced) {
+    CheckOrder d;
+    if (tags.empty() || !tags[0]) return d;  // no node 0 card: nothing to compare against
+    const std::string& ref = *tags[0];
+    for (std::size_t i = 1; i < tags.size(); ++i)
+        if (tags[i] && *tags[i] != ref) d.differ.push_back(i);
+    const bool topology = ref.starts_with("topology:");
+    // Node 0's own file no longer gives its tag: its order cannot be trusted for the ring either.
+    if (d.differ.empty() && (reproduced || !topology)) {
+        d.topology_ring = topology;
+        return d;
+    }
+    d.fall_back = true;
+    const auto name = [&](std::size_t i) { return excerpt(i < nodes.size() ? nodes[i] : "node " + std::to_string(i)); };
+    std::string who;
+    constexpr std::size_t kShown = 4;  // the line stays one line at any size
+    for (std::size_t k = 0; k < d.differ.size() && k < kShown; ++k) who += (k ? ", " : "") + name(d.differ[k]);
+    if (d.differ.size() > kShown) who += " and " + std::to_string(d.differ.size() - kShown) + " more";
+    d.why = d.differ.empty() ? "the nodes' topology files differ (" + name(0) + "'s file changed since the step started)"
+                             : "the nodes' topology files differ (" + who + (d.differ.size() == 1 ? " differs" : " differ") +
+                                   " from " + name(0) + ")";
+    return d;
+}
+
+std::string order_answer(const CheckOrder& d) {
+    if (!d.fall_back) return "";
+    std::string out = "slurm " + d.why;
+    if (out.size() > kOrderAnswerMaxBytes - 1) out.resize(kOrderAnswerMaxBytes - 1);
+    return out + "\n";
+}
+
+std::optional<std::string> parse_order_answer(std::string_view t) {
+    if (t.size() > kOrderAnswerMaxBytes || !t.starts_with("slurm")) return std::nullopt;
+    t.remove_prefix(5);
+    if (!t.empty() && t[0] != ' ' && t[0] != '\n') return std::nullopt;
+    const auto nl = t.find('\n');
+    if (nl != std::string_view::npos) t = t.substr(0, nl);
+    while (!t.empty() && t[0] == ' ') t.remove_prefix(1);
+    std::string why(t);
+    for (char& c : why)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // one line in the task's stderr
+    return why.empty() ? std::string("the nodes' topology files differ") : why;
+}
+
+NodeOrder fallen_back_order(std::size_t nodes, const std::string& why) {
+    NodeOrder o = slurm_order(nodes);
+    o.fallback = why + "; keeping SLURM's rank order";
+    return o;
+}
+
 }  // namespace gangway

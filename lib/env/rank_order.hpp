@@ -3,6 +3,7 @@
 // order by name (issue 26). Pure: plain data in, plain data out.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,5 +57,38 @@ std::string order_tag(const std::vector<std::string>& nodes, const NodeOrder& o)
 // tasks of the nodes before it in the order, plus LOCAL_RANK). SLURM_PROCID
 // stays SLURM's. No-op for SLURM's order.
 void apply_order(StepView& step, const NodeOrder& o);
+
+// topology_file= with every "%n" replaced by this node's SLURM name (a '/' in
+// it made '_'), so that a site (or a test) can give nodes their own copies.
+std::string topology_path_for(std::string_view configured, std::string_view node);
+
+// ---- Agreement (issue 26 item 3). The plugin's check meets at SLURM's node 0
+// (numbered as SLURM numbers the nodes, whatever each node computed), and
+// node 0's coordinator compares every node's tag with its own.
+
+// tags[i]: the tag SLURM node i's speaker brought (GANGWAY_NODE_ORDER), or
+// nullopt where it did not check in (named by the check's join stage instead).
+// `reproduced`: node 0's check computed node 0's tag again from the file the
+// plugin read (false when it could not: changed or unreadable since).
+struct CheckOrder {
+    // The check's ring follows the topology order: every tag is node 0's and names it.
+    bool topology_ring = false;
+    // The nodes computed different orders: every task keeps SLURM's order.
+    bool fall_back = false;
+    std::vector<std::size_t> differ;  // SLURM indexes of the nodes whose tag is not node 0's
+    std::string why;                  // when fall_back: "the nodes' topology files differ (...)"; one line
+};
+CheckOrder decide_check_order(const std::vector<std::string>& nodes, const std::vector<std::optional<std::string>>& tags,
+                              bool reproduced);
+
+// The answer a task's check gives the plugin that started it (one short line
+// on a pipe): "slurm WHY" when the tasks must keep SLURM's order. At most
+// kOrderAnswerMaxBytes; anything else (empty, cut, foreign) is no answer.
+inline constexpr std::size_t kOrderAnswerMaxBytes = 1024;
+std::string order_answer(const CheckOrder& d);
+std::optional<std::string> parse_order_answer(std::string_view text);  // WHY, or nullopt
+
+// SLURM's order after a disagreement, with the line node 0 says.
+NodeOrder fallen_back_order(std::size_t nodes, const std::string& why);
 
 }  // namespace gangway

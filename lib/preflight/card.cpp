@@ -125,7 +125,9 @@ std::vector<Mismatch> compare_cards(const std::vector<Card>& cards) {
     std::vector<std::string> keys;
     for (const auto& c : cards)
         for (const auto& [k, _] : c.versions)
-            if (k != "kernel" && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+            // rank_order: a difference is no finding; the coordinator makes
+            // every task keep SLURM's order instead (lib/env/rank_order.hpp).
+            if (k != "kernel" && k != "rank_order" && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     for (const auto& k : keys) {
         v.clear();
         for (const auto& c : cards) {

@@ -80,6 +80,9 @@ struct Report {
     std::vector<StageResult> stages;
     std::vector<std::string> findings;     // card mismatches, failures that survived confirmation: degrade the verdict
     std::vector<std::string> notes;        // suspicions that did not survive confirmation: for the reader, not the verdict
+    // rank_order=topology and the nodes computed different orders: what the
+    // plugin's tasks are told (lib/env/rank_order.hpp's order_answer); "" when they agree.
+    std::string order_answer;
     std::vector<GpuRecord> gpus;
     std::vector<NcclRecord> nccl;          // each node's own all-reduce (the sweep's sizes too, with full)
     std::vector<PortRecord> ports;

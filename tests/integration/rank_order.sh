@@ -17,6 +17,8 @@
 #     (about 2 expected);
 #  2. names following the leaves (leafA: node08, node09): the orders are the
 #     same: topology must be no slower than 1.3 x SLURM's.
+# The check with rank_order=topology: nodes agreeing, and nodes whose topology
+# files differ (topology_file=%n), which keep SLURM's order with one line.
 # Then the fallbacks: a step node missing from the file, and a file that does
 # not parse, keep SLURM's order with one line.
 . "$(dirname "$0")/lib.sh"
@@ -103,14 +105,58 @@ grep -q 'rank=1 node=node11 slurm_procid=3' "$WORK/inter-topo-1.out" \
 got=$(for r in 0 1 2 3; do node_of_rank inter-slurm-1 $r; done | tr '\n' ' ')
 [ "$got" = "node08 node09 node10 node11 " ] && pass "SLURM's order: ranks 0-3 on $got" || fail "SLURM's order: '$got'"
 
-# The check numbers the nodes as the tasks are: its coordinator is the new
-# rank 0 (node09, at PRIMARY_ADDR), and the cards agree on the order.
+# The check meets at SLURM's node 0 (node08) whatever order a node computed;
+# node 0 compares the orders, every node agrees, and the ring follows the order.
 unwire
+t0=$(date +%s.%N)
 if timeout 120 srun -N4 -n4 --gangway-check --gangway-rank-order=topology true >"$WORK/check.out" 2>"$WORK/check.err"; then
   pass "--gangway-check with rank_order=topology passes (the check follows the order)"
 else
   fail "--gangway-check with rank_order=topology failed: $(head -5 "$WORK/check.err")"
 fi
+agree_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+grep -q 'every node computed the same order; the bandwidth ring follows it' "$WORK/check.err" \
+  && ! grep -q 'keeping SLURM' "$WORK/check.err" \
+  && pass "the check's report says every node computed the same order" || fail "agreeing check: $(cat "$WORK/check.err")"
+# ring_side FILE: "topology" when the table's figures show the ring node09 ->
+# node11 -> node08 -> node10 (quick: one round, so a node's rx is its ring
+# predecessor's tx), else "slurm".
+ring_side() {
+  awk '{sub(/^[0-9]+: /, "")} $1 ~ /^node[0-9]+$/ {tx[$1] = $4; rx[$1] = $5}
+       END {print (tx["node08"] == rx["node10"] && tx["node11"] == rx["node08"]) ? "topology" : "slurm"}' "$1"
+}
+[ "$(ring_side "$WORK/check.err")" = topology ] && pass "the check's bandwidth ring follows the topology order" \
+  || fail "the check's ring does not follow the topology order: $(grep node "$WORK/check.err")"
+
+# Nodes whose topology files differ (topology_file= with %n: node10 reads
+# another file): the check still runs, every task gets SLURM's order before
+# its command starts, and node 0's first task says so in one line.
+for n in node08 node09 node11; do cp "$WORK/interleaved.conf" "$WORK/agree-$n.conf"; done
+printf 'SwitchName=spine Switches=leafA,leafB\nSwitchName=leafA Nodes=node[08-09]\nSwitchName=leafB Nodes=node[10-11]\n' \
+  >"$WORK/agree-node10.conf"
+plugstack $SITE_ARGS topology_file="$WORK/agree-%n.conf" launcher="$INSTALL/gangway"
+t0=$(date +%s.%N)
+timeout 120 srun -N4 -n4 --label --gangway=task --gangway-check --gangway-rank-order=topology \
+  sh -c 'echo "$NODE_RANK $RANK $MASTER_ADDR $PRIMARY_ADDR $GANGWAY_NODE_ORDER"' >"$WORK/differ.out" 2>"$WORK/differ.err"
+rc=$?
+differ_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+a0=$(data_addr node08)
+got=$(sort "$WORK/differ.out" | awk '{print $1, $2, $3, $4, $5, substr($6, 1, 6)}' | tr '\n' ' ')
+want="0: 0 0 $a0 $a0 slurm: 1: 1 1 $a0 $a0 slurm: 2: 2 2 $a0 $a0 slurm: 3: 3 3 $a0 $a0 slurm: "
+[ $rc = 0 ] && [ "$got" = "$want" ] && [ "$(awk '{print $6}' "$WORK/differ.out" | sort -u | wc -l)" = 1 ] \
+  && pass "topology files that differ: the step runs, every task in SLURM's order (exit $rc)" \
+  || fail "topology files that differ: exit $rc, tasks '$got' (want '$want'), stderr: $(head -20 "$WORK/differ.err")"
+line="rank_order=topology: the nodes' topology files differ (node10 differs from node08); keeping SLURM's rank order"
+[ "$(grep -cF "$line" "$WORK/differ.err")" = 1 ] && grep -q "note: rank_order=topology: the nodes' topology files differ" "$WORK/differ.err" \
+  && pass "one line says the files differ: $(grep -F "$line" "$WORK/differ.err" | head -1)" \
+  || fail "the line that the files differ: $(cat "$WORK/differ.err")"
+[ "$(ring_side "$WORK/differ.err")" = slurm ] && pass "with the files differing the check's ring is SLURM's" \
+  || fail "with the files differing the check's ring is not SLURM's: $(grep node "$WORK/differ.err")"
+# No wait for the check's deadline (60 s): as long as the agreeing check, give or take a few seconds.
+! grep -qi 'deadline' "$WORK/differ.err" && awk -v d="$differ_s" -v a="$agree_s" 'BEGIN {exit !(d < a + 15)}' \
+  && pass "no deadline wait: the check took ${differ_s} s, an agreeing one ${agree_s} s" \
+  || fail "the check with differing files took ${differ_s} s (an agreeing one ${agree_s} s): $(grep -i deadline "$WORK/differ.err")"
+plugstack $SITE_ARGS topology_file="$WORK/interleaved.conf" launcher="$INSTALL/gangway"
 
 out=$(srun -N1 -w node10 --gangway-rank-order=topology gangway env --explain 2>&1)
 grep -q '^NODE_RANK follows the leaf switches' <<<"$out" && grep -qE '^GANGWAY_NODE_ORDER +gangway +topology:' <<<"$out" \

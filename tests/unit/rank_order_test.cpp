@@ -245,8 +245,10 @@ TEST_CASE("topology files: 10,000 nodes parse within budget", "[budget]") {
     CHECK(t.leaf_of.size() == 10000);
 }
 
-TEST_CASE("the check's cards name a node whose rank order differs from the others'") {
-    // What the check compares (launcher/preflight_speaker.cpp puts GANGWAY_NODE_ORDER in the card).
+TEST_CASE("the check's cards leave the rank order to the agreement, not to a finding") {
+    // launcher/preflight_speaker.cpp puts GANGWAY_NODE_ORDER in the card; a
+    // difference makes the tasks keep SLURM's order (decide_check_order), it
+    // does not fail the check.
     std::vector<preflight::Card> cards(3);
     for (unsigned i = 0; i < 3; ++i) {
         cards[i].node_rank = i;
@@ -255,8 +257,99 @@ TEST_CASE("the check's cards name a node whose rank order differs from the other
     }
     CHECK(preflight::compare_cards(cards).empty());
     cards[2].versions["rank_order"] = "topology:2222";
-    const auto m = preflight::compare_cards(cards);
-    REQUIRE(m.size() == 1);
-    CHECK(m[0].node_rank == 2);
-    CHECK(m[0].what == "version rank_order");
+    CHECK(preflight::compare_cards(cards).empty());
+}
+
+TEST_CASE("agreement: every node's tag equal to node 0's keeps the topology ring") {
+    const std::vector<std::string> nodes{"n0", "n1", "n2"};
+    using T = std::optional<std::string>;
+    auto d = decide_check_order(nodes, {T("topology:aa"), T("topology:aa"), T("topology:aa")}, true);
+    CHECK(d.topology_ring);
+    CHECK_FALSE(d.fall_back);
+    CHECK(d.differ.empty());
+    CHECK(order_answer(d).empty());
+    // A node that did not check in is the join stage's to name, not a disagreement.
+    d = decide_check_order(nodes, {T("topology:aa"), std::nullopt, T("topology:aa")}, true);
+    CHECK(d.topology_ring);
+    CHECK_FALSE(d.fall_back);
+    // Every node fell back alike (a node missing from the file): SLURM's order, nothing to say.
+    d = decide_check_order(nodes, {T("slurm:bb"), T("slurm:bb"), T("slurm:bb")}, false);
+    CHECK_FALSE(d.topology_ring);
+    CHECK_FALSE(d.fall_back);
+}
+
+TEST_CASE("agreement: a node whose tag differs makes every task keep SLURM's order, named in one line") {
+    const std::vector<std::string> nodes{"n0", "n1", "n2", "n3", "n4", "n5", "n6"};
+    using T = std::optional<std::string>;
+    auto d = decide_check_order(nodes, {T("topology:aa"), T("topology:aa"), T("topology:bb")}, true);
+    CHECK_FALSE(d.topology_ring);
+    CHECK(d.fall_back);
+    CHECK(d.differ == std::vector<std::size_t>{2});
+    CHECK(d.why == "the nodes' topology files differ (n2 differs from n0)");
+    // A node that fell back to SLURM's order while node 0 did not: it differs too.
+    d = decide_check_order(nodes, {T("topology:aa"), T("slurm:cc")}, true);
+    CHECK(d.fall_back);
+    CHECK(d.why == "the nodes' topology files differ (n1 differs from n0)");
+    // Node 0 fell back, the others did not.
+    d = decide_check_order(nodes, {T("slurm:cc"), T("topology:aa"), T("topology:aa")}, false);
+    CHECK(d.fall_back);
+    CHECK(d.differ == std::vector<std::size_t>{1, 2});
+    CHECK(d.why == "the nodes' topology files differ (n1, n2 differ from n0)");
+    // Many: four named, the rest counted; one line.
+    std::vector<T> tags(7, T("topology:zz"));
+    tags[0] = T("topology:aa");
+    d = decide_check_order(nodes, tags, true);
+    CHECK(d.why == "the nodes' topology files differ (n1, n2, n3, n4 and 2 more differ from n0)");
+    // Node 0's file no longer gives node 0's tag: no topology ring, SLURM's order for all.
+    d = decide_check_order(nodes, {T("topology:aa"), T("topology:aa")}, false);
+    CHECK_FALSE(d.topology_ring);
+    CHECK(d.fall_back);
+    CHECK(d.why.find("n0's file changed") != std::string::npos);
+}
+
+TEST_CASE("agreement: the check's answer to the plugin, and the re-plan in SLURM's order") {
+    const std::vector<std::string> nodes{"n0", "n1", "n2"};
+    using T = std::optional<std::string>;
+    const auto d = decide_check_order(nodes, {T("topology:aa"), T("topology:bb"), T("topology:aa")}, true);
+    const std::string answer = order_answer(d);
+    CHECK(answer == "slurm the nodes' topology files differ (n1 differs from n0)\n");
+    CHECK(parse_order_answer(answer) == d.why);
+    CHECK(parse_order_answer("slurm") == std::string("the nodes' topology files differ"));
+    CHECK_FALSE(parse_order_answer(""));
+    CHECK_FALSE(parse_order_answer("topology x"));
+    CHECK_FALSE(parse_order_answer("slurmish"));
+    CHECK_FALSE(parse_order_answer("slurm " + std::string(kOrderAnswerMaxBytes, 'x')));
+    CHECK(parse_order_answer("slurm a\x1b[2Jb\nmore") == std::string("a?[2Jb"));
+    // A long answer is cut to the limit, still an answer.
+    CheckOrder big;
+    big.fall_back = true;
+    big.why = std::string(5000, 'w');
+    CHECK(order_answer(big).size() == kOrderAnswerMaxBytes);
+    CHECK(parse_order_answer(order_answer(big)));
+
+    // The re-plan: the step numbered as SLURM numbers it, the tag says slurm.
+    StepView step;
+    step.nodes = {"n0", "n1", "n2"};
+    step.tasks_per_node = {2, 2, 2};
+    step.node_index = 1;
+    step.local_rank = 1;
+    step.rank = 3;
+    const NodeOrder o = fallen_back_order(3, d.why);
+    CHECK_FALSE(o.by_topology);
+    CHECK(o.fallback == d.why + "; keeping SLURM's rank order");
+    CHECK(order_tag(step.nodes, o).starts_with("slurm:"));
+    StepView same = step;
+    apply_order(same, o);
+    CHECK(same.node_index == 1);
+    CHECK(*same.rank == 3);
+    CHECK(same.nodes == step.nodes);
+}
+
+TEST_CASE("topology_file=: %n is the node's SLURM name") {
+    CHECK(topology_path_for("/etc/slurm/topology.conf", "n1") == "/etc/slurm/topology.conf");
+    CHECK(topology_path_for("/shared/%n/topology.conf", "n1") == "/shared/n1/topology.conf");
+    CHECK(topology_path_for("/t/%n.%n.conf", "n1") == "/t/n1.n1.conf");
+    CHECK(topology_path_for("/t/%x%", "n1") == "/t/%x%");
+    CHECK(topology_path_for("/t/%n", "../a/b") == "/t/.._a_b");
+    CHECK(topology_path_for("", "n1").empty());
 }
