@@ -118,9 +118,12 @@ bool boolean(const json& o, const char* key, const std::string& where) {
     if (!v.is_boolean()) bad(where + "." + key, "true or false");
     return v.get<bool>();
 }
-const json& array(const json& o, const char* key, const std::string& where) {
-    const auto& v = field(o, key, where);
-    if (!v.is_array()) bad(where + "." + key, "an array");
+// `where` is a view, not a const std::string&: a returned reference beside a
+// temporary string argument is what g++ 13+'s -Wdangling-reference flags.
+const json& array(const json& o, const char* key, std::string_view where) {
+    const std::string w(where);
+    const auto& v = field(o, key, w);
+    if (!v.is_array()) bad(w + "." + key, "an array");
     return v;
 }
 std::string at(const char* key, std::size_t i) { return std::string(key) + "[" + std::to_string(i) + "]"; }
