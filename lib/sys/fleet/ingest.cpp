@@ -12,26 +12,10 @@
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
+#include "../fd.hpp"
 
 namespace gangway::sys::fleet {
 namespace {
-
-// A descriptor that closes itself.
-class Fd {
-public:
-    explicit Fd(int fd = -1) : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const { return fd_; }
-    explicit operator bool() const { return fd_ >= 0; }
-
-private:
-    int fd_;
-};
 
 std::string errno_text() { return std::strerror(errno); }
 

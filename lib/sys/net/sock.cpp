@@ -24,24 +24,6 @@ int ms_left(Deadline d) {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-Fd& Fd::operator=(Fd&& o) noexcept {
-    if (this != &o) {
-        reset();
-        fd_ = o.release();
-    }
-    return *this;
-}
-Fd::~Fd() { reset(); }
-int Fd::release() {
-    const int f = fd_;
-    fd_ = -1;
-    return f;
-}
-void Fd::reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-}
-
 namespace {
 
 bool make_addr(const std::string& addr, unsigned port, sockaddr_storage& ss, socklen_t& len) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../../base/result.hpp"
+#include "../fd.hpp"
 #include "../../preflight/wire.hpp"
 
 namespace gangway::sys {
@@ -22,24 +23,6 @@ using Deadline = Clock::time_point;
 inline Deadline after_ms(long ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 int ms_left(Deadline d);  // >= 0
 double seconds_since(Clock::time_point t);
-
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& o) noexcept : fd_(o.release()) {}
-    Fd& operator=(Fd&& o) noexcept;
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd();
-    int get() const { return fd_; }
-    int release();
-    explicit operator bool() const { return fd_ >= 0; }
-    void reset();
-
-private:
-    int fd_ = -1;
-};
 
 // Listens on addr ("" = any address) and port (0 = any).
 // Listens with TCP_DEFER_ACCEPT: a connection that sends nothing is accepted

@@ -10,32 +10,11 @@
 #include <cstring>
 
 #include "../../base/text.hpp"
+#include "../fd.hpp"
 
 namespace gangway::sys {
 
 namespace {
-
-// A descriptor closed when it goes (this file is in the plugin's library,
-// libgangway_core, which has no sys::Fd: that is the network code's).
-class OwnedFd {
-public:
-    explicit OwnedFd(int fd) : fd_(fd) {}
-    OwnedFd(const OwnedFd&) = delete;
-    OwnedFd& operator=(const OwnedFd&) = delete;
-    ~OwnedFd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const { return fd_; }
-    explicit operator bool() const { return fd_ >= 0; }
-    int release() {
-        const int fd = fd_;
-        fd_ = -1;
-        return fd;
-    }
-
-private:
-    int fd_;
-};
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -83,7 +62,7 @@ std::string advice(int e, const std::string& dir) {
 
 Result<std::string> read_owned_file(const std::string& path, uid_t owner, std::size_t max_bytes, FileAccess access) {
     // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
-    OwnedFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (!fd) {
         if (errno == ELOOP) return Failure{path + " is a symbolic link"};
         return Failure{errno_text(path)};
@@ -128,9 +107,9 @@ Result<void> write_file_atomic(const std::string& dir, const std::string& name, 
     if (!tmp) return Failure{label + " (" + tmp.error() + ")"};
     // O_PATH: the drain spool is 1733, which users may write and search but not
     // read; a path descriptor needs neither, and serves every *at call here.
-    OwnedFd dfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    Fd dfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!dfd) return fail(errno);
-    OwnedFd fd(::openat(dfd.get(), tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode));
+    Fd fd(::openat(dfd.get(), tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode));
     if (!fd) return fail(errno);
     // From here on, a failure removes the private name before it returns.
     const auto undo = [&](int e) {

@@ -8,19 +8,10 @@
 #include <cstring>
 
 #include "../../base/error.hpp"
+#include "../fd.hpp"
 
 namespace gangway::sys {
 namespace {
-
-struct Fd {
-    int fd;
-    explicit Fd(int f) : fd(f) {}
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-};
 
 // ENOENT is "not there" (the caller tries the next place); anything else fails.
 Result<std::string> read_config(const std::string& path, bool& absent) {
@@ -29,12 +20,12 @@ Result<std::string> read_config(const std::string& path, bool& absent) {
     // holding the step's launch. Links are followed: configless SLURM and
     // sites link their configuration files.
     Fd f(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-    if (f.fd < 0) {
+    if (f.get() < 0) {
         absent = errno == ENOENT;
         return Failure{path + ": " + std::strerror(errno)};
     }
     struct stat st{};
-    if (::fstat(f.fd, &st) != 0) return Failure{path + ": " + std::strerror(errno)};
+    if (::fstat(f.get(), &st) != 0) return Failure{path + ": " + std::strerror(errno)};
     if (!S_ISREG(st.st_mode)) return Failure{path + " is not a regular file"};
     if (static_cast<unsigned long long>(st.st_size) > kMaxTopologyFileBytes)
         return Failure{path + " is larger than " + std::to_string(kMaxTopologyFileBytes >> 20) + " MiB"};
@@ -43,7 +34,7 @@ Result<std::string> read_config(const std::string& path, bool& absent) {
     std::string out(static_cast<std::size_t>(st.st_size) + 1, '\0');
     std::size_t got = 0;
     while (got < out.size()) {
-        const ssize_t n = ::read(f.fd, out.data() + got, out.size() - got);
+        const ssize_t n = ::read(f.get(), out.data() + got, out.size() - got);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return Failure{path + ": " + std::strerror(errno)};
         if (n == 0) break;
