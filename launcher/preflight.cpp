@@ -388,7 +388,12 @@ Outcome TaskRun::coordinate_step(sys::Fd listener) {
     sys::Coordinator coord(s_.key, std::move(listener));
     // This node's speaker talks to the coordinator like every other; what it
     // learns is the verdict made here.
-    std::thread self_speaker([&] { (void)client_session(opt_, s_, true, verdict_by_, data_.state(), data_.port()); });
+    std::thread self_speaker([&] {
+        try {
+            (void)client_session(opt_, s_, true, verdict_by_, data_.state(), data_.port());
+        } catch (const std::exception&) {  // out of memory: the coordinator names this node missing, as for any speaker
+        }
+    });
     Report rep = coordinate(opt_, s_, coord, overall_, boot_);
     const Verdict v = verdict(rep);
     out.verdict = v;

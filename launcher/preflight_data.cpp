@@ -33,21 +33,37 @@ struct HandlerSlot {
     }
 };
 
-void handle_data_conn(std::shared_ptr<DataState> st, int raw_fd) {
-    HandlerSlot slot{st};
+// A connection in st.waiting while its handler waits for the first frame, so
+// that the acceptor can drop the oldest; out of it on every way out, also an
+// exception, while the descriptor is still open (declared after the Conn that
+// owns it): a number left behind could name another connection later.
+class WaitingEntry {
+public:
+    WaitingEntry(DataState& st, int fd) : st_(st), fd_(fd) {
+        std::lock_guard<std::mutex> l(st_.gate_mu);
+        st_.waiting[fd_] = Clock::now();
+    }
+    ~WaitingEntry() { (void)leave(); }
+    WaitingEntry(const WaitingEntry&) = delete;
+    WaitingEntry& operator=(const WaitingEntry&) = delete;
+    // Whether it was still there: false when the acceptor dropped it (and told why).
+    bool leave() {
+        std::lock_guard<std::mutex> l(st_.gate_mu);
+        return st_.waiting.erase(fd_) > 0;
+    }
+
+private:
+    DataState& st_;
+    int fd_;
+};
+
+void serve_data_conn(const std::shared_ptr<DataState>& st, int raw_fd) {
     sys::Fd fd(raw_fd);
     auto c = sys::accept_conn(std::move(fd), st->key, after_ms(2000));
     if (!c) return;
-    const int raw = c->fd.get();  // open until c goes: the acceptor may shut it down while it waits
-    {
-        std::lock_guard<std::mutex> l(st->gate_mu);
-        st->waiting[raw] = Clock::now();
-    }
+    WaitingEntry waiting(*st, c->fd.get());  // c's descriptor: open until c goes
     auto got = c->recv(after_ms(3000));
-    {
-        std::lock_guard<std::mutex> l(st->gate_mu);
-        if (!st->waiting.erase(raw)) return;  // dropped by the acceptor, which told it
-    }
+    if (!waiting.leave()) return;  // dropped by the acceptor, which told it
     // Unauthenticated or malformed: dropped unanswered, and told.
     if (!got) return st->rejects.note(c->fd.get(), got.error());
     if (got->type != kData) return st->rejects.note(c->fd.get(), "first message is not a data request");
@@ -119,6 +135,22 @@ void handle_data_conn(std::shared_ptr<DataState> st, int raw_fd) {
     }
 }
 
+// A handler thread: an exception that escaped would end the task
+// (std::terminate). Out of memory (std::bad_alloc) is the one to expect, from
+// a flood of connections: it costs this connection only, told if there is
+// memory left to tell it.
+void handle_data_conn(std::shared_ptr<DataState> st, int raw_fd) noexcept {
+    HandlerSlot slot{st};
+    try {
+        serve_data_conn(st, raw_fd);
+    } catch (const std::exception& e) {
+        try {
+            st->rejects.note(-1, std::string("a connection's handler ended: ") + e.what());
+        } catch (...) {
+        }
+    }
+}
+
 }  // namespace
 
 namespace {
@@ -152,9 +184,10 @@ void serve(const std::shared_ptr<DataState>& st, sys::Fd fd, std::size_t waiting
         std::thread t(handle_data_conn, st, fd.get());
         (void)fd.release();
         t.detach();
-    } catch (const std::system_error& e) {
-        // No thread (RLIMIT_NPROC, memory): this connection is closed, and the
-        // oldest waiting one, if any, makes room for the next.
+    } catch (const std::exception& e) {
+        // No thread (RLIMIT_NPROC, memory: std::system_error, or std::bad_alloc
+        // for its state): this connection is closed, and the oldest waiting
+        // one, if any, makes room for the next.
         --st->handlers;
         st->rejects.note(fd.get(), std::string("no thread to serve it (") + e.what() + "): closed at once");
         drop_oldest_waiting(*st, std::chrono::milliseconds(0), "dropped to free a thread");
@@ -169,9 +202,13 @@ void data_server(std::shared_ptr<DataState> st, sys::Fd listener) {
     while (!st->stop) {
         if (!sys::wait_readable(listener.get(), after_ms(200))) continue;
         for (int k = 0; k < 256; ++k) {
-            auto a = guard.accept(listener.get(), st->rejects);
-            if (a.fd) serve(st, std::move(a.fd), waiting_cap);
-            else if (!a.again) break;
+            try {
+                auto a = guard.accept(listener.get(), st->rejects);
+                if (a.fd) serve(st, std::move(a.fd), waiting_cap);
+                else if (!a.again) break;
+            } catch (const std::bad_alloc&) {
+                break;  // out of memory (a flood): that connection is closed, the port still listens
+            }
         }
     }
 }

@@ -62,13 +62,20 @@ Kv probe_peers(const Kv& cmd, const StepFacts& s) {
         const auto to = static_cast<unsigned>(kv_u64(cmd, p + "rank"));
         const auto addr = kv_str(cmd, p + "addr");
         const auto port = static_cast<unsigned>(kv_u64(cmd, p + "port"));
-        auto one = [&, i, to, addr, port] { res[i] = probe(s.key, s.node_rank, to, addr, port, timeout); };
+        // Out of memory inside a thread would end the task (std::terminate): a probe that fails.
+        auto one = [&, i, to, addr, port] {
+            try {
+                res[i] = probe(s.key, s.node_rank, to, addr, port, timeout);
+            } catch (const std::exception& e) {
+                res[i].error = e.what();
+            }
+        };
         // A thread that cannot start (a node out of threads or memory) probes
         // here instead: a throw would destroy the threads already running,
         // which ends the process (std::terminate; seen in preflight_hostile.sh).
         try {
             th.emplace_back(one);
-        } catch (const std::system_error&) {
+        } catch (const std::exception&) {  // std::system_error, or std::bad_alloc for the thread's state
             one();
         }
     }
@@ -98,8 +105,14 @@ Kv bandwidth_round(const Kv& cmd, const StepFacts& s, DataState& data) {
         const auto addr = kv_str(cmd, "to_addr");
         const auto port = static_cast<unsigned>(kv_u64(cmd, "to_port"));
         try {
-            sender = std::thread([&, to, addr, port] { tx = stream_to(s.key, s.node_rank, to, addr, port, round, dur, warm, wbytes); });
-        } catch (const std::system_error& e) {  // this round's stream is lost, not the process
+            sender = std::thread([&, to, addr, port] {
+                try {
+                    tx = stream_to(s.key, s.node_rank, to, addr, port, round, dur, warm, wbytes);
+                } catch (const std::exception& e) {  // out of memory: this stream is lost, not the task
+                    tx.error = std::string("the stream could not be sent: ") + e.what();
+                }
+            });
+        } catch (const std::exception& e) {  // this round's stream is lost, not the process
             tx.error = std::string("no thread to send: ") + e.what();
         }
     }

@@ -1,48 +1,68 @@
 #include "crypto.hpp"
 
-#include <openssl/core_names.h>
+// SHA256_Init and friends are deprecated in OpenSSL 3 in favour of EVP, but
+// they are the only libcrypto hash that takes no heap: EVP_MAC allocates a
+// context and fetches its digest on every call, and OpenSSL 3.0 dereferences
+// NULL when such an allocation fails (a data-port handler crashed with SIGSEGV
+// in EVP_MAC_init when a flood had taken the task's address space:
+// tests/preflight_hostile.sh, CI of 2026-11-25). HMAC (RFC 2104) over them
+// cannot fail, and costs a fixed context on the stack.
+#define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
+#include <openssl/sha.h>
 
-#include <memory>
-
-#include "../base/error.hpp"
+#include <cstring>
 
 namespace gangway {
 
 namespace {
 
-struct MacFree {
-    void operator()(EVP_MAC* m) const { EVP_MAC_free(m); }
-};
-struct CtxFree {
-    void operator()(EVP_MAC_CTX* c) const { EVP_MAC_CTX_free(c); }
+constexpr std::size_t kBlock = SHA256_CBLOCK;  // 64 bytes
+
+// Wipes the hash state and key pads when done: they are the secret in another form.
+struct Sha256 {
+    SHA256_CTX c;
+    Sha256() { SHA256_Init(&c); }
+    ~Sha256() { OPENSSL_cleanse(&c, sizeof c); }
+    Sha256(const Sha256&) = delete;
+    Sha256& operator=(const Sha256&) = delete;
+    void update(const void* p, std::size_t n) { SHA256_Update(&c, p, n); }
+    Digest finish() {
+        Digest d{};
+        SHA256_Final(d.data(), &c);
+        return d;
+    }
 };
 
-// Fetched once: the fetch looks the algorithm up in the providers, the MAC itself is cheap.
-EVP_MAC* hmac() {
-    static const std::unique_ptr<EVP_MAC, MacFree> mac(EVP_MAC_fetch(nullptr, OSSL_MAC_NAME_HMAC, nullptr));
-    if (!mac) throw Error("libcrypto has no HMAC (check the OpenSSL installation)");
-    return mac.get();
-}
+struct Pad {
+    unsigned char b[kBlock];
+    ~Pad() { OPENSSL_cleanse(b, sizeof b); }
+};
 
 }  // namespace
 
 Digest hmac_sha256(std::string_view key, std::string_view data) {
-    const std::unique_ptr<EVP_MAC_CTX, CtxFree> ctx(EVP_MAC_CTX_new(hmac()));
-    char digest_name[] = "SHA256";
-    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
-                                 OSSL_PARAM_construct_end()};
-    static const unsigned char none = 0;  // an empty key still needs a pointer
-    const auto* k = key.empty() ? &none : reinterpret_cast<const unsigned char*>(key.data());
-    Digest d{};
-    std::size_t len = 0;
-    if (!ctx || EVP_MAC_init(ctx.get(), k, key.size(), params) != 1 ||
-        EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1 ||
-        EVP_MAC_final(ctx.get(), d.data(), &len, d.size()) != 1 || len != d.size())
-        throw Error("libcrypto's HMAC-SHA256 failed (check the OpenSSL installation)");
-    return d;
+    // A key longer than a block is hashed first; a shorter one is padded with zeros.
+    Pad k{};
+    if (key.size() > kBlock) {
+        Sha256 h;
+        h.update(key.data(), key.size());
+        const Digest kd = h.finish();
+        std::memcpy(k.b, kd.data(), kd.size());
+    } else if (!key.empty()) {
+        std::memcpy(k.b, key.data(), key.size());
+    }
+    Pad pad{};
+    for (std::size_t i = 0; i < kBlock; ++i) pad.b[i] = static_cast<unsigned char>(k.b[i] ^ 0x36);
+    Sha256 inner;
+    inner.update(pad.b, kBlock);
+    inner.update(data.data(), data.size());
+    const Digest ih = inner.finish();
+    for (std::size_t i = 0; i < kBlock; ++i) pad.b[i] = static_cast<unsigned char>(k.b[i] ^ 0x5c);
+    Sha256 outer;
+    outer.update(pad.b, kBlock);
+    outer.update(ih.data(), ih.size());
+    return outer.finish();
 }
 
 std::string to_hex(const Digest& d) {

@@ -1,5 +1,9 @@
 #include "catch_compat.hpp"
 
+#include <openssl/evp.h>
+
+#include <random>
+
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/crypto.hpp"
 #include "../../lib/preflight/wire.hpp"
@@ -11,7 +15,7 @@ namespace {
 std::string hmac_hex(const std::string& key, const std::string& data) { return to_hex(hmac_sha256(key, data)); }
 }  // namespace
 
-TEST_CASE("HMAC-SHA256 through libcrypto: RFC 4231 test cases") {
+TEST_CASE("HMAC-SHA256 over SHA256_*: RFC 4231 test cases") {
     CHECK(hmac_hex(std::string(20, '\x0b'), "Hi There") ==
           "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
     CHECK(hmac_hex("Jefe", "what do ya want for nothing?") ==
@@ -28,6 +32,28 @@ TEST_CASE("HMAC-SHA256 through libcrypto: RFC 4231 test cases") {
                    "This is a test using a larger than block-size key and a larger than block-size data. The key needs to "
                    "be hashed before being used by the HMAC algorithm.") ==
           "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+}
+
+TEST_CASE("HMAC-SHA256 over SHA256_* equals libcrypto's EVP HMAC for keys and messages of every length") {
+    // Around the block (64 bytes) and the digest (32 bytes), where a padding mistake shows.
+    std::mt19937 rng(4231);
+    const auto bytes = [&](std::size_t n) {
+        std::string s(n, '\0');
+        for (auto& c : s) c = static_cast<char>(rng() & 0xff);
+        return s;
+    };
+    for (std::size_t klen : {0, 1, 31, 32, 33, 63, 64, 65, 128, 200})
+        for (std::size_t mlen : {0, 1, 55, 56, 63, 64, 65, 119, 120, 1000}) {
+            const auto key = bytes(klen), msg = bytes(mlen);
+            unsigned char want[32];
+            std::size_t len = 0;
+            static const unsigned char none = 0;
+            REQUIRE(EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key.empty() ? &none : reinterpret_cast<const unsigned char*>(key.data()),
+                              key.size(), reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), want, sizeof want, &len) != nullptr);
+            REQUIRE(len == 32);
+            INFO("key " << klen << " bytes, message " << mlen << " bytes");
+            CHECK(hmac_sha256(key, msg) == Digest(std::to_array(want)));
+        }
 }
 
 TEST_CASE("hex and constant-time compare") {
