@@ -4,6 +4,8 @@
 # (contrib/dev/root.sh; bookworm is the host itself), and fails on any warning.
 #
 #   contrib/dev/build-in-root.sh [--clean] SUITE   SUITE: bookworm (host, SLURM 22.05), trixie (24.11), sid (26.05)
+#   contrib/dev/build-in-root.sh --tree SUITE DIR  the same checks on the build tree DIR that
+#                                                  build-deb.sh kept (GANGWAY_DEB_WORK), unbuilt again
 #
 # In _build-SUITE/ of this tree: src/ is a copy of the sources (git's tracked
 # and untracked-but-not-ignored files; mtimes kept, so rebuilds are incremental)
@@ -61,7 +63,11 @@ inside() {  # suite: runs in the root (or on the host for bookworm)
     || { grep -E 'error|Error' "$b/make.log" | head -30; die "$s: make failed (log: $b/make.log)"; }
   cat "$b/make.log" >>"$b/warnings.log"
   echo "$prog: $s: built in $((SECONDS - t0)) s"
-  local warn
+  check "$s" "$b"
+}
+
+check() {  # suite dir: no warning in dir/warnings.log, then the unit tests in the current (build) directory
+  local s=$1 b=$2 t0 rc=0 warn
   warn=$(grep -E 'warning:|WARNING:|\*\*\* Warning' "$b/warnings.log" |
          grep -vE '(^\*\*\*|^libtool:) [Ww]arning: Linking the shared library spank/gangway\.la against the( static library .*/libstdc\+\+\.a is not portable!)?$' || true)
   if [ -n "$warn" ]; then
@@ -79,12 +85,40 @@ inside() {  # suite: runs in the root (or on the host for bookworm)
     for l in tests/unit/unit_tests.log tests/plugin_contents.sh.log tests/plugin_faults.sh.log; do
       grep -q -E '^(FAIL|ERROR)' "${l%.log}.trs" 2>/dev/null && tail -40 "$l"
     done
-    echo "$prog: $s: tests failed (logs in $b/build/tests)" >&2
+    echo "$prog: $s: tests failed (logs in $(pwd)/tests)" >&2
     rc=1
   fi
   echo "$prog: $s: tested in $((SECONDS - t0)) s"
   return $rc
 }
+
+# A build tree that contrib/dev/build-deb.sh made and kept (GANGWAY_DEB_WORK),
+# checked as one of ours: no warning in its autoreconf, configure and compile
+# (the package build's log from dh_auto_configure to dh_auto_install), and the
+# unit tests built there and run. CI's release stage uses it instead of a second build.
+tree() {  # suite dir
+  local s=$1 t=$2 w
+  w=$(cd "$t/../.." && pwd)
+  [ -f "$t/Makefile" ] && [ -f "$w/build.log" ] || die "$t is not a build tree that build-deb.sh kept (GANGWAY_DEB_WORK)"
+  echo "$prog: $s: $(g++ --version | head -1)"
+  cat "$w/autoreconf.log" >"$w/warnings.log" 2>/dev/null || : >"$w/warnings.log"
+  sed -n '/^ *dh_auto_configure/,/^ *dh_auto_install/p' "$w/build.log" >>"$w/warnings.log"
+  cd "$t"
+  make -j"$(nproc)" tests/unit/unit_tests >"$w/make-unit.log" 2>&1 \
+    || { grep -E 'error|Error' "$w/make-unit.log" | head -30; die "$s: the unit tests do not build (log: $w/make-unit.log)"; }
+  cat "$w/make-unit.log" >>"$w/warnings.log"
+  check "$s" "$w"
+}
+
+if [ "${1:-}" = --tree ]; then
+  [ $# = 3 ] || die "usage: $prog --tree SUITE DIR"
+  case $2 in
+    bookworm) tree "$2" "$3"; exit ;;
+    trixie|sid) exec "$top/contrib/dev/root.sh" run "$2" -- "$top/contrib/dev/build-in-root.sh" --tree-inside "$2" "$3" ;;
+    *) die "unknown suite '$2'" ;;
+  esac
+fi
+[ "${1:-}" = --tree-inside ] && { tree "$2" "$3"; exit; }
 
 if [ "${1:-}" = --clean ]; then
   shift

@@ -6,6 +6,7 @@
 # here, on the host, as `make check` runs them for 22.05.
 #
 #   contrib/dev/release-check.sh 24.11|26.05 [TEST...]
+#   GANGWAY_RELEASE_BUILD=DIR contrib/dev/release-check.sh ...   # test the build tree DIR
 #
 # TEST is a tests/integration/NAME.sh name; the default is every one that
 # applies to the release (not preflight_pmix on 26.05, accelerate on 26.05 only,
@@ -47,16 +48,24 @@ if [ ${#tests[@]} = 0 ]; then
 fi
 
 # Built, warning-free and unit-tested with the release's own compiler and
-# libraries (build-in-root.sh), in _build-SUITE/build.
+# libraries (build-in-root.sh), in _build-SUITE/build; or, with
+# GANGWAY_RELEASE_BUILD=DIR, the build tree the release's Debian package was
+# built in (contrib/dev/deb-check.sh keeps it), checked the same way and not
+# compiled again: CI's way, one build per release.
 rc=0
 mkdir -p "$top/_build-$suite"
-contrib/dev/build-in-root.sh "$suite" >"$top/_build-$suite/build-in-root.log" 2>&1 || rc=$?
+if [ -n "${GANGWAY_RELEASE_BUILD:-}" ]; then
+  build=$(cd "$GANGWAY_RELEASE_BUILD" && pwd)
+  contrib/dev/build-in-root.sh --tree "$suite" "$build" >"$top/_build-$suite/build-in-root.log" 2>&1 || rc=$?
+else
+  build=$top/_build-$suite/build
+  contrib/dev/build-in-root.sh "$suite" >"$top/_build-$suite/build-in-root.log" 2>&1 || rc=$?
+fi
 case $rc in
   0) ;;
   75) tail -1 "$top/_build-$suite/build-in-root.log"; exit 75 ;;
   *) tail -30 "$top/_build-$suite/build-in-root.log"; echo "FAIL: gangway does not build cleanly or pass its unit tests for SLURM $release"; exit 1 ;;
 esac
-build=$top/_build-$suite/build
 
 pass=0 fail=0 skip=0
 for t in "${tests[@]}"; do

@@ -1,4 +1,5 @@
 #!/bin/bash
+# gangway-releases: 22.05 26.05   (the oldest and the newest SLURM and python3-torch; torch_jobs runs on every release)
 # The batch scripts of contrib/examples/ that run on this cluster's CPUs with
 # Debian's python3-torch (gloo): torchrun with one task per node, and one srun
 # task per rank, each submitted with sbatch --wait on 4 nodes and training

@@ -1,4 +1,5 @@
 #!/bin/bash
+# gangway-releases: 22.05   (the launcher and the test doubles are the same on every release; check_option and preflight run srun --gangway-check on each)
 # The GPU and RDMA stages of `gangway check` across the real 4-node cluster,
 # through srun, with the test doubles of tests/fakes in place of NVIDIA's
 # libcuda/libnccl and of libibverbs (the cluster has no GPU and no RDMA
