@@ -26,6 +26,8 @@
 #include "../lib/env/plugstack_check.hpp"
 #include "../lib/env/plugstack_text.hpp"
 #include "../lib/env/plugstack_walk.hpp"
+#include "../lib/env/slurm_conf_walk.hpp"
+#include "../lib/sys/conf_files.hpp"
 #include "../lib/preflight/elf_plugin.hpp"
 #include "../lib/preflight/version_text.hpp"
 #include "commands.hpp"
@@ -81,53 +83,16 @@ preflight::PluginInfo inspect_plugin(const std::string& path) {
     return preflight::plugin_info(f);
 }
 
-// plugstack.conf and its includes as they are on this node, for walk_plugstack.
-class NodeFiles : public PlugstackFiles {
-public:
-    std::vector<std::string> expand(const std::string& pattern) override {
-        std::vector<std::string> out;
-        glob_t g{};
-        if (glob(pattern.c_str(), 0, nullptr, &g) == 0) out.assign(g.gl_pathv, g.gl_pathv + g.gl_pathc);
-        globfree(&g);
-        return out;
-    }
-    std::optional<Id> identify(const std::string& path) override {
-        struct stat st {};
-        if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-        return Id{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-    }
-    std::optional<Text> read(const std::string& path, std::size_t limit) override {
-        // Never waits on a FIFO put in a regular file's place since identify().
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0) return std::nullopt;
-        struct stat st {};
-        Text t;
-        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-            char buf[65536];
-            for (;;) {
-                const ssize_t n = ::read(fd, buf, sizeof buf);
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) break;
-                const std::size_t room = limit - t.text.size();
-                t.text.append(buf, std::min(room, static_cast<std::size_t>(n)));
-                if (static_cast<std::size_t>(n) > room) {
-                    t.truncated = true;
-                    break;
-                }
-            }
-        }
-        const bool regular = S_ISREG(st.st_mode);
-        ::close(fd);
-        if (!regular) return std::nullopt;
-        return t;
-    }
-};
-
-// SLURM's plugstack.conf: PlugStackConfig in slurm.conf, else next to slurm.conf.
-std::string default_plugstack() {
+// SLURM's plugstack.conf: PlugStackConfig in slurm.conf or a file it
+// includes, else next to slurm.conf. What the Include lines could not reach
+// is told as notes (`notes`).
+std::string default_plugstack(std::vector<std::string>& notes) {
     const char* env = std::getenv("SLURM_CONF");
     const std::string slurm_conf = env && *env ? env : "/etc/slurm/slurm.conf";
-    const std::string named = plugstack_config(read_file(slurm_conf));
+    sys::DiskFiles files;
+    const SlurmConf conf = read_slurm_conf(slurm_conf, files);
+    for (const auto& m : conf.remarks) notes.push_back("slurm.conf: " + m);
+    const std::string named = plugstack_config(conf.text);
     return named.empty() ? dirname_of(slurm_conf) + "/plugstack.conf" : named;
 }
 
@@ -212,8 +177,12 @@ int cmd_doctor(int argc, char** argv) {
     }
 
     // 2. plugstack.conf.
-    if (plugstack.empty()) plugstack = default_plugstack();
-    NodeFiles files;
+    if (plugstack.empty()) {
+        std::vector<std::string> notes;
+        plugstack = default_plugstack(notes);
+        for (const auto& n : notes) r.note(n);
+    }
+    sys::DiskFiles files;
     const PlugstackWalk walk = walk_plugstack(plugstack, files);
     const std::vector<PlugstackLine>& lines = walk.lines;
     for (const auto& m : walk.remarks) r.say(m);

@@ -172,6 +172,16 @@ for f in "$work"/bad/*; do
   if [ "$rc" -gt 2 ]; then echo "FAIL: malformed ELF $(basename "$f"): doctor died (rc=$rc): $out"; fail=1
   else echo "ok: malformed ELF $(basename "$f"): rc=$rc, no crash"; fi
 done
+# PlugStackConfig in a file slurm.conf includes: the doctor reads the plugstack.conf it names, and
+# says which Include it could not follow.
+printf 'ClusterName=blue\nInclude site-%%c.conf\nInclude gone.conf\n' >"$work/etc/slurm.conf"
+printf 'PlugStackConfig=%s/etc/elsewhere.conf\n' "$work" >"$work/etc/site-blue.conf"
+echo "required $so" >"$work/etc/elsewhere.conf"
+out=$(PATH="$work/bin:$PATH" SLURM_CONF="$work/etc/slurm.conf" "$bin" doctor 2>&1); rc=$?
+if grep -q "ok: $work/etc/elsewhere.conf:1 loads $so (required)" <<<"$out" \
+   && grep -q "^note: slurm.conf: $work/etc/slurm.conf:3: Include $work/etc/gone.conf: no such file" <<<"$out"; then
+  echo "ok: PlugStackConfig found in slurm.conf's Include file; the Include it cannot follow is a note"
+else echo "FAIL: slurm.conf Include: rc=$rc:"; echo "$out"; fail=1; fi
 doctor --bogus
 check "unknown option" 2 'unknown option "--bogus"'
 exit $fail

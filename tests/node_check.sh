@@ -275,6 +275,14 @@ printf 'gpus=4\n' >"$W/site4.conf"
 nc ok -- --nhc --config="$W/site4.conf" --state="$W/st-4/state"
 [ $rc = 3 ] && [ "$out" = "gpus 2 of 4 (node-check.conf)" ] && pass "the site's count wins over gres.conf: \"$out\"" \
   || fail "site gpus: $rc $out"
+# slurm.conf's Include lines are followed as slurmd follows them (slurm.conf(5): a relative name
+# next to slurm.conf, %c the ClusterName): node08's Gres= in an included file is its expected count.
+printf 'ClusterName=blue\nInclude nodes-%%c.conf\nPartitionName=all Nodes=ALL\n' >"$W/etc/slurm.conf"
+printf 'NodeName=node[08-11] Gres=gpu:h100:4 CPUs=8\n' >"$W/etc/nodes-blue.conf"
+nc ok -- --nhc --state="$W/st-inc/state"
+[ $rc = 3 ] && [ "$out" = "gpus 2 of 4 (slurm.conf Gres=)" ] && pass "a node's Gres= in slurm.conf's Include file is its expected count: \"$out\"" \
+  || fail "slurm.conf include: $rc $out $err"
+: >"$W/etc/slurm.conf"
 nc ok -- --level=fast
 [ $rc = 2 ] && grep -q "level is quick or full" <<<"$err" && pass "--level=fast refused" || fail "level: $rc $err"
 finish

@@ -52,6 +52,19 @@ std::string excerpt(std::string_view s, std::size_t max = 64);
 // `s` without the characters of `chars` at its end.
 std::string_view trim_right(std::string_view s, std::string_view chars = " \t\r\n");
 
+// Calls f(line, number) for each line of `text` (1-based, without its '\n'),
+// in place: a copy of every line (a std::string each) cost 32 bytes for each
+// empty one, 32 times the text. The newline that ends the last line starts no line.
+template <class F>
+void for_each_line(std::string_view text, F&& f) {
+    std::size_t number = 0;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        f(text.substr(0, nl), ++number);
+        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    }
+}
+
 namespace detail {
 template <class T>
 std::optional<T> parse_whole(std::string_view s, int base) {

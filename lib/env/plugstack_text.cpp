@@ -16,18 +16,6 @@ std::vector<std::string> words_of(std::string_view line) {
     return w;
 }
 
-// Calls f(line, number) for each line, in place: a copy of every line (a
-// std::string each) cost 32 bytes for each empty one, 32 times the text.
-template <class F>
-void for_each_line(std::string_view text, F&& f) {
-    std::size_t number = 0;
-    while (!text.empty()) {  // the newline that ends the last line starts no line
-        const auto nl = text.find('\n');
-        f(text.substr(0, nl), ++number);
-        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    }
-}
-
 }  // namespace
 
 std::string dirname_of(std::string_view p) {
@@ -55,7 +43,7 @@ std::vector<PlugstackLine> plugstack_lines(std::string_view text, const std::str
     return out;
 }
 
-std::string plugstack_config(std::string_view slurm_conf) {
+std::string slurm_conf_value(std::string_view slurm_conf, std::string_view key) {
     std::string found;
     for_each_line(slurm_conf, [&](std::string_view line, std::size_t) {
         if (!found.empty()) return;
@@ -63,12 +51,26 @@ std::string plugstack_config(std::string_view slurm_conf) {
         std::string joined;
         for (const auto& w : words_of(line)) joined += w;
         const auto eq = joined.find('=');
-        if (eq == std::string::npos) return;
-        std::string key = joined.substr(0, eq);
-        for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (key == "plugstackconfig" && eq + 1 < joined.size()) found = joined.substr(eq + 1);
+        if (eq == std::string::npos || eq != key.size() || eq + 1 == joined.size()) return;
+        for (std::size_t i = 0; i < eq; ++i)
+            if (std::tolower(static_cast<unsigned char>(joined[i])) != std::tolower(static_cast<unsigned char>(key[i]))) return;
+        found = joined.substr(eq + 1);
     });
     return found;
+}
+
+std::string plugstack_config(std::string_view slurm_conf) { return slurm_conf_value(slurm_conf, "PlugStackConfig"); }
+
+std::string slurm_conf_include(std::string_view line) {
+    const auto w = words_of(line);
+    if (w.size() < 2) return "";
+    std::string kw = w[0];
+    for (auto& c : kw) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (kw != "include") return "";
+    // The rest of the line, as SLURM takes it: the name may hold blanks.
+    std::string rest(line.substr(0, line.find('#')));
+    rest = rest.substr(rest.find(w[0]) + w[0].size());
+    return std::string(trim_right(rest.substr(std::min(rest.size(), rest.find_first_not_of(" \t")))));
 }
 
 }  // namespace gangway

@@ -1,4 +1,4 @@
-// SLURM's plugstack.conf and slurm.conf as text, for `gangway doctor`: which
+// SLURM's plugstack.conf and slurm.conf as text, for `gangway doctor` and the node check: which
 // lines of a plugstack.conf load a gangway.so (with what arguments) and which
 // include other files, and where slurm.conf says plugstack.conf is. Pure
 // parsing: the doctor (launcher/cmd_doctor.cpp) reads the files and expands
@@ -34,6 +34,16 @@ std::vector<PlugstackLine> plugstack_lines(std::string_view text, const std::str
 // it does not say, and plugstack.conf then lies next to slurm.conf.
 // Cost: O(n); memory a few copies of the longest line (8 bytes a byte at most).
 std::string plugstack_config(std::string_view slurm_conf);
+
+// slurm.conf's value of `key` (the key in any case, blanks around '='
+// allowed, '#' a comment): the first line that sets it; "" when none does.
+// Cost: O(n); memory a few copies of the longest line.
+std::string slurm_conf_value(std::string_view slurm_conf, std::string_view key);
+
+// The file a slurm.conf `Include FILE` line names (the keyword in any case,
+// the rest of the line without its comment and outer blanks), or "" when
+// `line` is no Include line. %c is left for the caller (slurm_conf_walk.hpp).
+std::string slurm_conf_include(std::string_view line);
 
 // The directory part of a path as dirname(1) has it for these: "a/b" gives
 // "a", "/b" gives "/", "b" gives ".".

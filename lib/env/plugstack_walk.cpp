@@ -28,7 +28,7 @@ std::string size_text(std::size_t bytes) {
 
 class Walker {
 public:
-    Walker(PlugstackFiles& files, const PlugstackBudget& budget) : fs_(files), budget_(budget), left_(budget) {}
+    Walker(ConfFiles& files, const PlugstackBudget& budget) : fs_(files), budget_(budget), left_(budget) {}
 
     PlugstackWalk run(const std::string& conf) {
         visit(conf, "");
@@ -46,7 +46,7 @@ public:
 
 private:
     struct Open {
-        PlugstackFiles::Id id;
+        ConfFiles::Id id;
         std::string path;
     };
 
@@ -117,19 +117,19 @@ private:
         return true;
     }
 
-    PlugstackFiles& fs_;
+    ConfFiles& fs_;
     const PlugstackBudget budget_;
     PlugstackBudget left_;  // what is left of it
     PlugstackWalk out_;
     std::vector<Open> chain_;                          // the files being read, outermost first
-    std::map<PlugstackFiles::Id, std::string> first_;  // every file read: the include that named it first
+    std::map<ConfFiles::Id, std::string> first_;  // every file read: the include that named it first
     Finding cycle_, again_;
     std::string stopped_;
 };
 
 }  // namespace
 
-PlugstackWalk walk_plugstack(const std::string& conf, PlugstackFiles& files, const PlugstackBudget& budget) {
+PlugstackWalk walk_plugstack(const std::string& conf, ConfFiles& files, const PlugstackBudget& budget) {
     return Walker(files, budget).run(conf);
 }
 

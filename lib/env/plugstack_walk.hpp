@@ -8,41 +8,20 @@
 // followed includes to a depth of 8 with no record of what it had read: five
 // files each including all five took 18 s and printed 97,656 lines.
 //
-// Pure: the file system is behind PlugstackFiles (the doctor's reads real
+// Pure: the file system is behind ConfFiles (the doctor's reads real
 // files, the unit test and the fuzzer an in-memory tree).
 #pragma once
-#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "conf_files.hpp"
 #include "plugstack_check.hpp"
 #include "plugstack_text.hpp"
 
 namespace gangway {
-
-// What the walk needs from a file system.
-class PlugstackFiles {
-public:
-    // A file whatever path or link names it: device and inode.
-    struct Id {
-        std::uint64_t dev = 0, ino = 0;
-        auto operator<=>(const Id&) const = default;
-    };
-    struct Text {
-        std::string text;        // its first bytes, at most the limit asked for
-        bool truncated = false;  // it holds more than that
-    };
-    virtual ~PlugstackFiles() = default;
-    // The paths an include's pattern matches, in glob(3)'s (sorted) order, as SLURM expands it.
-    virtual std::vector<std::string> expand(const std::string& pattern) = 0;
-    // The regular file at path, or nullopt when there is none or it cannot be read.
-    virtual std::optional<Id> identify(const std::string& path) = 0;
-    // At most `limit` bytes of it; nullopt when it cannot be read.
-    virtual std::optional<Text> read(const std::string& path, std::size_t limit) = 0;
-};
 
 // Far above any real plugstack.conf (a few files of a few lines), far below
 // what would take the doctor noticeable time.
@@ -66,6 +45,6 @@ struct PlugstackWalk {
 // when there is a cycle, which makes most includes such repeats). Each kind
 // is one remark, with the first case and how many more there were. Going past
 // the budget stops the walk with a problem naming the file and the limit.
-PlugstackWalk walk_plugstack(const std::string& conf, PlugstackFiles& files, const PlugstackBudget& budget = {});
+PlugstackWalk walk_plugstack(const std::string& conf, ConfFiles& files, const PlugstackBudget& budget = {});
 
 }  // namespace gangway

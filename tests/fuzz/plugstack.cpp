@@ -1,6 +1,7 @@
 // plugstack.conf as gangway doctor reads it, each gangway line's arguments
 // as the plugin judges them, and slurm.conf's PlugStackConfig; then the walk
-// through includes (lib/env/plugstack_walk) over files cut from the input.
+// through includes (lib/env/plugstack_walk) over files cut from the input, and
+// the same files read as slurm.conf and its Include lines (lib/env/slurm_conf_walk).
 #include <fnmatch.h>
 
 #include <map>
@@ -8,6 +9,7 @@
 #include "lib/env/config.hpp"
 #include "lib/env/plugstack_text.hpp"
 #include "lib/env/plugstack_walk.hpp"
+#include "lib/env/slurm_conf_walk.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 namespace {
@@ -15,7 +17,7 @@ namespace {
 // The input cut at each "\n%%\n" into at most 8 files: /etc/slurm/plugstack.conf,
 // then /etc/slurm/d/1.conf to 7.conf, which its includes (and theirs) may
 // name by any pattern, themselves and each other included.
-class FuzzFiles : public gangway::PlugstackFiles {
+class FuzzFiles : public gangway::ConfFiles {
 public:
     explicit FuzzFiles(std::string_view in) {
         for (int i = 0; i < 8; ++i) {
@@ -50,7 +52,8 @@ private:
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    // The heap budget (SECURITY.md): plugstack_lines: 32 n, each line's site keys: 48 n, plugstack_config: 8 n; the walk: the files made here (n) and read (4 MiB at most).
+    // The heap budget (SECURITY.md): plugstack_lines: 32 n, each line's site keys: 48 n, plugstack_config: 8 n; the walk: the files made here (n) and read (4 MiB at most);
+    // read_slurm_conf: the files made here (n), slurm.conf read twice (2 n), the text (n), at most 17 remarks of two paths (140 KiB).
     const gangway::fuzz::HeapBudget budget(size, 128, 5u << 20);
     const auto in = gangway::fuzz::text(data, size);
     gangway::fuzz::refusable([&] {
@@ -62,5 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FuzzFiles files(in);
     const auto walk = gangway::walk_plugstack("/etc/slurm/plugstack.conf", files);
     if (walk.read.size() > 8) __builtin_trap();
+    // The same files as slurm.conf and what its Include lines name (lib/env/slurm_conf_walk):
+    // never an exception, each file read once, the text no longer than what was read.
+    FuzzFiles conf(in);
+    const auto sc = gangway::read_slurm_conf("/etc/slurm/plugstack.conf", conf);
+    if (sc.read.size() > 8 || sc.text.size() > size + sc.read.size() || sc.remarks.size() > 17) __builtin_trap();
     return 0;
 }

@@ -12,6 +12,8 @@
 #include "../../health/confirm.hpp"
 #include "../../health/judge.hpp"
 #include "../../health/xid.hpp"
+#include "../../env/slurm_conf_walk.hpp"
+#include "../conf_files.hpp"
 #include "../node/sysfs.hpp"
 #include "../stages/cuda_stage.hpp"
 #include "../stages/nccl_stage.hpp"
@@ -107,7 +109,12 @@ health::Expected expectations(const NodeCheckOptions& o) {
     }
     std::string gres_conf = o.conf.gres_conf;
     if (gres_conf.empty()) gres_conf = slurm_conf.substr(0, slurm_conf.rfind('/') + 1) + "gres.conf";
-    return health::expected_from(o.conf, health::gres_from_slurm_conf(read_small(slurm_conf), o.node),
+    // slurm.conf with its Include lines followed, as slurmd reads it: sites
+    // keep their NodeName lines in an included file. What cannot be followed
+    // only leaves an expectation unknown: never a reason to drain.
+    DiskFiles files;
+    const SlurmConf conf = read_slurm_conf(slurm_conf, files);
+    return health::expected_from(o.conf, health::gres_from_slurm_conf(conf.text, o.node),
                                  health::gres_from_gres_conf(read_small(gres_conf), o.node));
 }
 
