@@ -33,14 +33,15 @@ const char* kMetricsHelp =
     "Names and the bound on the number of series: gangway(1), FLEET.\n";
 
 const char* kServeHelp =
-    "usage: gangway fleet serve --listen ADDR:PORT [--db FILE] [--cache SECONDS]\n"
+    "usage: gangway fleet serve --listen ADDR:PORT [--db FILE] [--cache SECONDS] [--request-deadline SECONDS]\n"
     "\n"
     "Serves GET /metrics for Prometheus on exactly ADDR:PORT (a numeric address; [ADDR]:PORT for\n"
     "IPv6; 0.0.0.0 only when every interface is meant), OpenMetrics or the classic text format as\n"
     "the scraper's Accept header asks. The text is rebuilt from the database when the last one is\n"
     "older than --cache seconds (default 10; 0: on every scrape). Any other path: 404. At most 32\n"
-    "connections, 8 from one address, 16 KiB of request line and headers, 10 s idle. Stops\n"
-    "cleanly on SIGTERM or SIGINT.\n";
+    "connections, 8 from one address, 16 KiB of request line and headers, 10 s idle, and a request\n"
+    "not answered --request-deadline seconds after it began is cut (default 30; 0: never), however\n"
+    "busy its client keeps the connection. Stops cleanly on SIGTERM or SIGINT.\n";
 
 std::string default_db() { return kFleetDefaultDb; }
 
@@ -115,6 +116,14 @@ int cmd_fleet_serve(int argc, char** argv) {
                 return 2;
             }
             limits.cache_s = *n;
+        } else if (auto v = option_value(argc, argv, i, "--request-deadline")) {
+            const auto n = parse_uint(*v);
+            if (!n || *n > 3600) {
+                std::fprintf(stderr, "gangway fleet serve: --request-deadline %s: give seconds from 0 to 3600\n",
+                             excerpt(*v).c_str());
+                return 2;
+            }
+            limits.request_deadline_s = *n;
         } else {
             std::fprintf(stderr, "gangway fleet serve: unknown option \"%s\"; see `gangway fleet serve --help`\n",
                          excerpt(a).c_str());

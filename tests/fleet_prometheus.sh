@@ -7,7 +7,8 @@
 #    both formats, and the degrading node and link are in it;
 #  - `fleet serve` on loopback answers /metrics in the format the Accept
 #    header asks for, 404 elsewhere, 405 to a POST, 431 to 20 KiB of
-#    headers, and closes a 9th connection from one address;
+#    headers, and closes a 9th connection from one address; with
+#    --request-deadline, clients trickling their headers are cut;
 #  - Debian's Prometheus scrapes it every second, the target is up, and
 #    every query of contrib/grafana/gangway-fleet.json returns data through
 #    Prometheus' HTTP API;
@@ -27,10 +28,10 @@ for p in prometheus promtool; do command -v $p >/dev/null || skip "$p is not ins
 
 W=$(mktemp -d /tmp/gangway-fleet-prom.XXXXXX)
 chmod 755 "$W"
-SERVE= PROM=
+SERVE= SERVE2= PROM=
 cleanup() {
-  for p in $SERVE $PROM; do kill "$p" 2>/dev/null; done
-  for p in $SERVE $PROM; do wait "$p" 2>/dev/null; done
+  for p in $SERVE $SERVE2 $PROM; do kill "$p" 2>/dev/null; done
+  for p in $SERVE $SERVE2 $PROM; do wait "$p" 2>/dev/null; done
   [ -n "${KEEP:-}" ] || rm -rf "$W"
 }
 trap cleanup EXIT
@@ -172,6 +173,56 @@ PY
 )
 [ "$out" = ok ] && pass "/metrics: OpenMetrics when asked, the classic format otherwise; 404 elsewhere, 405 to a POST; 431 past 16 KiB of headers; a 9th connection from one address closed" \
   || fail "HTTP: $out"
+
+# 3b. The request deadline: 8 clients trickling a header byte every 0.5 s, which the idle timeout
+#     (10 s) never ends, and which held every connection an address may have before: with
+#     --request-deadline 2 each is cut within about 2 s (the watchdog looks every second), and the
+#     next request from that address is answered.
+"$GW" fleet serve --listen 127.0.0.1:0 --db "$DB" --request-deadline 2 2>"$W/serve2.log" &
+SERVE2=$!
+for _ in $(seq 50); do grep -q 'serving http' "$W/serve2.log" && break; sleep 0.1; done
+url2=$(grep -o 'http://[^ ]*/metrics' "$W/serve2.log")
+out=$($PY - "$url2" <<'PY'
+import socket, sys, time
+host, port = sys.argv[1].split("/")[2].split(":")
+t0 = time.time()
+conns = []
+for _ in range(8):
+    c = socket.create_connection((host, int(port)), timeout=5)
+    c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+    c.setblocking(False)
+    conns.append(c)
+closed = {}
+while len(closed) < 8 and time.time() - t0 < 12:
+    for i, c in enumerate(conns):
+        if i in closed:
+            continue
+        try:
+            if c.recv(4096) == b"":
+                closed[i] = time.time() - t0
+                continue
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed[i] = time.time() - t0
+            continue
+        try:
+            c.send(b"a")
+        except OSError:
+            closed[i] = time.time() - t0
+    time.sleep(0.5)
+worst = max(closed.values()) if closed else None
+c = socket.create_connection((host, int(port)), timeout=5)
+c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+r = c.recv(64)
+print("ok %.1f" % worst if len(closed) == 8 and worst < 5 and r.startswith(b"HTTP/1.1 200") else
+      "closed %d of 8 (last at %s s), then %r" % (len(closed), worst, r[:20]))
+PY
+)
+kill -TERM $SERVE2 2>/dev/null; wait $SERVE2 2>/dev/null; SERVE2=
+if [ "${out%% *}" = ok ] && grep -q 'closed [0-9]* connections\{0,1\} whose request took over 2 s (--request-deadline)' "$W/serve2.log"; then
+  pass "8 clients trickling their headers: cut by --request-deadline 2 (the last at ${out#ok } s), the next request answered"
+else fail "request deadline: $out; $(tail -3 "$W/serve2.log")"; fi
 
 # 4. Prometheus scrapes it; every query of the dashboard returns data.
 hostport=${url#http://}; hostport=${hostport%/metrics}

@@ -5,12 +5,16 @@
 #include <netinet/in.h>
 #include <signal.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "../../base/text.hpp"
 
@@ -33,6 +37,21 @@ struct MetricsServer::State {
     std::mutex log_mu;
     bool starting = false;
     std::string start_log;
+    // The request deadline: each open connection's descriptor and when its
+    // current request began (when it opened, or when its last request was
+    // answered). The library closes a descriptor only after telling
+    // notify_connection, which takes conn_mu: the watchdog never shuts down a
+    // number that names another connection by then.
+    struct Open {
+        int fd = -1;
+        std::chrono::steady_clock::time_point since;
+        bool cut = false;
+    };
+    std::mutex conn_mu;
+    std::condition_variable conn_cv;
+    std::map<const MHD_Connection*, Open> open;
+    unsigned deadline_s = 30;
+    bool stopping = false;
 };
 
 namespace {
@@ -45,6 +64,45 @@ void log_line(void* cls, const char* fmt, va_list ap) {
     std::lock_guard lock(st.log_mu);
     if (st.starting) st.start_log += (st.start_log.empty() ? "" : "; ") + line;
     else std::fprintf(stderr, "gangway fleet serve: %s\n", line.c_str());
+}
+
+void on_connection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
+    auto& st = *static_cast<MetricsServer::State*>(cls);
+    std::lock_guard lock(st.conn_mu);
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        st.open.erase(c);
+        return;
+    }
+    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
+        st.open[c] = {info->connect_fd, std::chrono::steady_clock::now(), false};
+}
+
+// A request answered: the next one on this (keep-alive) connection gets its own deadline.
+void on_completed(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCode) {
+    auto& st = *static_cast<MetricsServer::State*>(cls);
+    std::lock_guard lock(st.conn_mu);
+    if (auto it = st.open.find(c); it != st.open.end()) it->second.since = std::chrono::steady_clock::now();
+}
+
+// Every second: a connection whose request has taken longer than the
+// deadline (a client trickling its headers a byte at a time, which resets
+// the idle timeout each time) is shut down; the library then sees it end
+// and closes it. Without this, 32 such clients held the server.
+void watchdog(MetricsServer::State& st) {
+    std::unique_lock lock(st.conn_mu);
+    while (!st.conn_cv.wait_for(lock, std::chrono::seconds(1), [&] { return st.stopping; })) {
+        const auto now = std::chrono::steady_clock::now();
+        std::size_t cut = 0;
+        for (auto& [_, o] : st.open)
+            if (!o.cut && now - o.since >= std::chrono::seconds(st.deadline_s)) {
+                ::shutdown(o.fd, SHUT_RDWR);
+                o.cut = true;
+                ++cut;
+            }
+        if (cut)
+            std::fprintf(stderr, "gangway fleet serve: closed %zu connection%s whose request took over %u s (--request-deadline)\n",
+                         cut, cut == 1 ? "" : "s", st.deadline_s);
+    }
 }
 
 MHD_Result send(MHD_Connection* c, unsigned status, const std::string& body, const char* type, bool head,
@@ -148,6 +206,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     s->state_ = std::make_unique<State>();
     s->state_->source = std::move(source);
     s->state_->cache_s = limits.cache_s;
+    s->state_->deadline_s = limits.request_deadline_s;
 
     sockaddr_in v4{};
     sockaddr_in6 v6{};
@@ -177,6 +236,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(limits.request_bytes),
         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout_s),
         MHD_OPTION_LISTEN_BACKLOG_SIZE, static_cast<unsigned>(limits.max_connections),
+        MHD_OPTION_NOTIFY_CONNECTION, &on_connection, s->state_.get(),
+        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, s->state_.get(),
         MHD_OPTION_END);
     std::string why;
     {
@@ -190,10 +251,19 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
                        "; choose another --listen (an address of this host, a free port; one below 1024 needs root)"};
     if (const MHD_DaemonInfo* info = MHD_get_daemon_info(s->daemon_, MHD_DAEMON_INFO_BIND_PORT))
         s->port_ = info->port;
+    if (limits.request_deadline_s > 0) s->watchdog_ = std::thread(watchdog, std::ref(*s->state_));
     return s;
 }
 
 MetricsServer::~MetricsServer() {
+    if (watchdog_.joinable()) {
+        {
+            std::lock_guard lock(state_->conn_mu);
+            state_->stopping = true;
+        }
+        state_->conn_cv.notify_all();
+        watchdog_.join();
+    }
     // Closes the listening socket and every connection, and joins the thread
     // before the state it reads goes.
     if (daemon_) MHD_stop_daemon(daemon_);

@@ -5,7 +5,8 @@
 // bounds neither the number of headers a client may send nor the queue of
 // accepted connections; libmicrohttpd bounds both itself (a memory pool per
 // connection for the request line and headers, a connection limit, a limit
-// per client address, an idle timeout) and serves from one thread.
+// per client address, an idle timeout) and serves from one thread. What it
+// lacks, a deadline for a whole request, a watchdog thread here adds.
 //
 // The server answers GET and HEAD of /metrics with the text its source
 // gives, in the format the client's Accept header asks for (OpenMetrics for
@@ -19,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "../../base/result.hpp"
 #include "../../fleet/openmetrics.hpp"
@@ -33,6 +35,8 @@ struct ServeLimits {
     unsigned per_address = 8;          // open connections from one client address
     std::size_t request_bytes = 16384; // request line and headers of one request; more: 431 and closed
     unsigned idle_timeout_s = 10;      // a connection silent this long is closed
+    unsigned request_deadline_s = 30;  // a request not answered this long after it began is cut (0: never),
+                                       // however busy its client keeps it: one byte every few seconds resets the idle timeout
     unsigned cache_s = 10;             // the text is rebuilt when older than this (0: on every scrape)
 };
 
@@ -66,6 +70,7 @@ private:
     MetricsServer() = default;
     MHD_Daemon* daemon_ = nullptr;
     std::unique_ptr<State> state_;
+    std::thread watchdog_;  // the request deadline
     std::uint16_t port_ = 0;
 };
 
