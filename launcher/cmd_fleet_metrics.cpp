@@ -11,6 +11,7 @@
 #include "../lib/fleet/openmetrics.hpp"
 #include "../lib/sys/fleet/http_serve.hpp"
 #include "../lib/sys/fleet/metrics_input.hpp"
+#include "../lib/sys/fleet/store.hpp"
 #include "../lib/sys/node/shared_dir_file.hpp"
 #include "commands.hpp"
 
@@ -37,8 +38,9 @@ const char* kServeHelp =
     "\n"
     "Serves GET /metrics for Prometheus on exactly ADDR:PORT (a numeric address; [ADDR]:PORT for\n"
     "IPv6; 0.0.0.0 only when every interface is meant), OpenMetrics or the classic text format as\n"
-    "the scraper's Accept header asks. The text is rebuilt from the database when the last one is\n"
-    "older than --cache seconds (default 10; 0: on every scrape). Any other path: 404. At most 32\n"
+    "the scraper's Accept header asks. The text is built before serving starts, and rebuilt in the\n"
+    "background after each ingest and when older than --cache seconds (default 300; 0: on every\n"
+    "scrape, which then waits for it): a scrape never waits for a rebuild. Any other path: 404. At most 32\n"
     "connections, 8 from one address, 16 KiB of request line and headers, 10 s idle, and a request\n"
     "not answered --request-deadline seconds after it began is cut (default 30; 0: never), however\n"
     "busy its client keeps the connection. Stops cleanly on SIGTERM or SIGINT.\n";
@@ -56,6 +58,27 @@ Result<std::string> metrics_text(const std::string& db, Exposition format) {
     auto in = sys::fleet::read_metrics_input(db, static_cast<std::int64_t>(std::time(nullptr)));
     if (!in) return Failure{in.error()};
     return gangway::fleet::render_metrics(*in, format);
+}
+
+// serve's source: both formats from one read of the store, and the store's
+// ingest counts as its version (every ingest changes its time).
+sys::fleet::MetricsSource serve_source(const std::string& db) {
+    sys::fleet::MetricsSource src;
+    src.build = [db]() -> Result<sys::fleet::MetricsSource::Texts> {
+        auto in = sys::fleet::read_metrics_input(db, static_cast<std::int64_t>(std::time(nullptr)));
+        if (!in) return Failure{in.error()};
+        sys::fleet::MetricsSource::Texts t;
+        for (const Exposition f : {Exposition::openmetrics, Exposition::prometheus_text}) t[f] = gangway::fleet::render_metrics(*in, f);
+        return t;
+    };
+    src.version = [db]() -> std::string {
+        auto store = sys::fleet::Store::open(db, sys::fleet::OpenMode::read_only);
+        if (!store) return "";
+        const auto c = store->ingest_counts();
+        if (!c) return "";
+        return std::to_string(c->last_ingest) + "/" + std::to_string(c->node_checks) + "/" + std::to_string(c->job_checks);
+    };
+    return src;
 }
 
 }  // namespace
@@ -111,8 +134,8 @@ int cmd_fleet_serve(int argc, char** argv) {
         else if (auto v = option_value(argc, argv, i, "--listen")) listen = *v;
         else if (auto v = option_value(argc, argv, i, "--cache")) {
             const auto n = parse_uint(*v);
-            if (!n || *n > 3600) {
-                std::fprintf(stderr, "gangway fleet serve: --cache %s: give seconds from 0 to 3600\n", excerpt(*v).c_str());
+            if (!n || *n > 86400) {
+                std::fprintf(stderr, "gangway fleet serve: --cache %s: give seconds from 0 to 86400\n", excerpt(*v).c_str());
                 return 2;
             }
             limits.cache_s = *n;
@@ -142,8 +165,7 @@ int cmd_fleet_serve(int argc, char** argv) {
     // Blocked before the server's thread starts, so that the signal comes
     // to wait() below and the destructors stop the server cleanly.
     const sys::fleet::StopSignals signals;
-    auto server = sys::fleet::MetricsServer::start(
-        *where, [db](Exposition f) { return metrics_text(db, f); }, limits);
+    auto server = sys::fleet::MetricsServer::start(*where, serve_source(db), limits);
     if (!server) {
         std::fprintf(stderr, "gangway fleet serve: %s\n", server.error().c_str());
         return 1;

@@ -219,6 +219,26 @@ print("ok %.1f" % worst if len(closed) == 8 and worst < 5 and r.startswith(b"HTT
       "closed %d of 8 (last at %s s), then %r" % (len(closed), worst, r[:20]))
 PY
 )
+# 3c. The text is rebuilt in the background after an ingest (the store's version changed), not
+#     only every --cache seconds (300 here): one more node check reaches /metrics within seconds.
+checks() { $PY -c 'import re, sys, urllib.request
+t = urllib.request.urlopen(sys.argv[1], timeout=5).read().decode()
+m = re.search(r"^gangway_checks_total\{source=\"node_check\"\} (\d+)", t, re.M)
+print(m.group(1) if m else "none")' "$url2" 2>&1; }
+before=$(checks)
+$PY - "$top_srcdir/bench" "$S" <<'PY'
+import json, os, random, sys, time
+sys.path.insert(0, sys.argv[1])
+import fleet_synth as fs
+rid, r = fs.node(1, random.Random(7), int(time.time()) - 60)
+with open(os.path.join(sys.argv[2], rid + ".json"), "w") as f:
+    json.dump(r, f)
+PY
+"$GW" fleet ingest --spool "$S" --db "$DB" >/dev/null 2>&1
+after=$before
+for _ in $(seq 50); do after=$(checks); [ "$after" != "$before" ] && break; sleep 0.1; done
+[ "$after" = $((before + 1)) ] 2>/dev/null && pass "an ingest reaches fleet serve's text in the background: node checks $before, then $after" \
+  || fail "background rebuild: node checks $before, then $after; $(tail -3 "$W/serve2.log")"
 kill -TERM $SERVE2 2>/dev/null; wait $SERVE2 2>/dev/null; SERVE2=
 if [ "${out%% *}" = ok ] && grep -q 'closed [0-9]* connections\{0,1\} whose request took over 2 s (--request-deadline)' "$W/serve2.log"; then
   pass "8 clients trickling their headers: cut by --request-deadline 2 (the last at ${out#ok } s), the next request answered"

@@ -25,13 +25,16 @@ using gangway::fleet::Exposition;
 struct MetricsServer::State {
     MetricsSource source;
     unsigned cache_s = 0;
-    std::mutex mu;  // the library calls from its one thread; the lock keeps that an assumption no one relies on
-    struct Cached {
-        std::string text;
-        std::chrono::steady_clock::time_point at;
-    };
-    std::map<Exposition, Cached> cache;
-    std::string last_error;  // logged once until it changes, not once a scrape
+    // The texts served, and why there are none. Written by one rebuild at a
+    // time (the builder thread, or a scrape when cache_s is 0), read by the
+    // library's thread: a scrape takes the lock for a copy, never for a rebuild.
+    std::mutex mu;
+    MetricsSource::Texts texts;
+    std::string error;       // the last rebuild's failure: served as 503 while there is no text
+    std::string last_error;  // logged once until it changes, not once a rebuild
+    std::chrono::steady_clock::time_point built_at;
+    std::string built_version;
+    std::mutex build_mu;     // one rebuild at a time
     // While the server starts, the library's messages are kept for the one
     // line a failure gets; afterwards they go to stderr.
     std::mutex log_mu;
@@ -105,6 +108,53 @@ void watchdog(MetricsServer::State& st) {
     }
 }
 
+// Builds the texts from the source and puts them in place; a failure keeps
+// the texts there were (a store being replaced, or no memory, does not take
+// /metrics away) and is logged once until it changes.
+void rebuild(MetricsServer::State& st) {
+    std::lock_guard one(st.build_mu);
+    const std::string version = st.source.version ? st.source.version() : std::string();
+    Result<MetricsSource::Texts> fresh = [&]() -> Result<MetricsSource::Texts> {
+        try {
+            return st.source.build();
+        } catch (const std::exception& e) {  // a bug or no memory: this rebuild fails, the server stays
+            return Failure{e.what()};
+        }
+    }();
+    std::lock_guard lock(st.mu);
+    st.built_at = std::chrono::steady_clock::now();
+    st.built_version = version;
+    if (!fresh) {
+        if (fresh.error() != st.last_error) std::fprintf(stderr, "gangway fleet serve: %s\n", fresh.error().c_str());
+        st.last_error = st.error = fresh.error();
+        return;
+    }
+    st.texts = std::move(*fresh);
+    st.error.clear();
+    st.last_error.clear();
+}
+
+// The background rebuilds: when the source's version changes (a new ingest)
+// or the text is older than cache_s (the trends' windows move with the
+// clock). Looks every second; a rebuild runs here, never in a scrape.
+void builder(MetricsServer::State& st) {
+    std::unique_lock lock(st.conn_mu);
+    while (!st.conn_cv.wait_for(lock, std::chrono::seconds(1), [&] { return st.stopping; })) {
+        lock.unlock();
+        std::chrono::steady_clock::time_point at;
+        std::string built;
+        {
+            std::lock_guard l(st.mu);
+            at = st.built_at;
+            built = st.built_version;
+        }
+        if (std::chrono::steady_clock::now() - at >= std::chrono::seconds(st.cache_s) ||
+            (st.source.version && st.source.version() != built))
+            rebuild(st);
+        lock.lock();
+    }
+}
+
 MHD_Result send(MHD_Connection* c, unsigned status, const std::string& body, const char* type, bool head,
                 const char* allow = nullptr) {
     // MUST_COPY: the body's buffer may go before the library has sent it.
@@ -144,29 +194,14 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
 
     const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     const Exposition format = gangway::fleet::negotiate_exposition(accept ? accept : "");
-    std::string text;
+    if (st.cache_s == 0) rebuild(st);
+    std::string text, error;
     {
         std::lock_guard lock(st.mu);
-        const auto now = std::chrono::steady_clock::now();
-        auto it = st.cache.find(format);
-        if (it == st.cache.end() || now - it->second.at >= std::chrono::seconds(st.cache_s)) {
-            Result<std::string> fresh = [&]() -> Result<std::string> {
-                try {
-                    return st.source(format);
-                } catch (const std::exception& e) {  // a bug or no memory: this scrape fails, the server stays
-                    return Failure{e.what()};
-                }
-            }();
-            if (!fresh) {
-                if (fresh.error() != st.last_error) std::fprintf(stderr, "gangway fleet serve: %s\n", fresh.error().c_str());
-                st.last_error = fresh.error();
-                return send(c, MHD_HTTP_SERVICE_UNAVAILABLE, fresh.error() + "\n", plain, head);
-            }
-            st.last_error.clear();
-            it = st.cache.insert_or_assign(format, MetricsServer::State::Cached{std::move(*fresh), now}).first;
-        }
-        text = it->second.text;
+        if (const auto it = st.texts.find(format); it != st.texts.end()) text = it->second;
+        else error = st.error.empty() ? "no text yet" : st.error;
     }
+    if (!error.empty()) return send(c, MHD_HTTP_SERVICE_UNAVAILABLE, error + "\n", plain, head);
     return send(c, MHD_HTTP_OK, text, gangway::fleet::content_type(format), head);
 }
 
@@ -206,6 +241,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     s->state_ = std::make_unique<State>();
     s->state_->source = std::move(source);
     s->state_->cache_s = limits.cache_s;
+    // The first text before the first scrape can come (with cache_s 0, each scrape builds its own).
+    if (limits.cache_s > 0) rebuild(*s->state_);
     s->state_->deadline_s = limits.request_deadline_s;
 
     sockaddr_in v4{};
@@ -252,17 +289,19 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     if (const MHD_DaemonInfo* info = MHD_get_daemon_info(s->daemon_, MHD_DAEMON_INFO_BIND_PORT))
         s->port_ = info->port;
     if (limits.request_deadline_s > 0) s->watchdog_ = std::thread(watchdog, std::ref(*s->state_));
+    if (limits.cache_s > 0) s->builder_ = std::thread(builder, std::ref(*s->state_));
     return s;
 }
 
 MetricsServer::~MetricsServer() {
-    if (watchdog_.joinable()) {
+    if (state_) {
         {
             std::lock_guard lock(state_->conn_mu);
             state_->stopping = true;
         }
         state_->conn_cv.notify_all();
-        watchdog_.join();
+        if (watchdog_.joinable()) watchdog_.join();
+        if (builder_.joinable()) builder_.join();  // after the rebuild it may be in
     }
     // Closes the listening socket and every connection, and joins the thread
     // before the state it reads goes.

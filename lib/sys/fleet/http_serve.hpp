@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,12 +38,22 @@ struct ServeLimits {
     unsigned idle_timeout_s = 10;      // a connection silent this long is closed
     unsigned request_deadline_s = 30;  // a request not answered this long after it began is cut (0: never),
                                        // however busy its client keeps it: one byte every few seconds resets the idle timeout
-    unsigned cache_s = 10;             // the text is rebuilt when older than this (0: on every scrape)
+    unsigned cache_s = 300;            // the text is rebuilt when older than this, or when the source
+                                       // changed (MetricsSource::version); 0: on every scrape, which waits for it
 };
 
-// The text of /metrics in the given format, or why there is none (then the
-// scrape gets 503 and the reason, and the next scrape tries again).
-using MetricsSource = std::function<Result<std::string>(gangway::fleet::Exposition)>;
+// What /metrics serves. `build` makes the text in every format at once (one
+// read of the store for both), or says why there is none (then a scrape gets
+// 503 and the reason, and the next rebuild tries again). `version`, when
+// given, is cheap and changes when what build reads has changed (the store's
+// last ingest): the text is rebuilt then, in the background, so that a scrape
+// never waits for a rebuild (one takes about a minute at a large site:
+// BENCHMARKS.md).
+struct MetricsSource {
+    using Texts = std::map<gangway::fleet::Exposition, std::string>;
+    std::function<Result<Texts>()> build;
+    std::function<std::string()> version;
+};
 
 // "ADDR:PORT" with a numeric IPv4 address, or "[ADDR]:PORT" with an IPv6
 // one; port 0 lets the kernel choose (MetricsServer::port says which).
@@ -55,7 +66,9 @@ Result<ListenAddress> parse_listen_address(std::string_view s);
 
 class MetricsServer {
 public:
-    // Binds and starts serving on a thread of the library's; stops in the destructor.
+    // Builds the first text (a failure is served as 503 until a rebuild
+    // succeeds), binds and starts serving on a thread of the library's, and
+    // rebuilds on another (cache_s > 0); stops in the destructor.
     static Result<std::unique_ptr<MetricsServer>> start(const ListenAddress& where, MetricsSource source,
                                                         const ServeLimits& limits = {});
     ~MetricsServer();
@@ -71,6 +84,7 @@ private:
     MHD_Daemon* daemon_ = nullptr;
     std::unique_ptr<State> state_;
     std::thread watchdog_;  // the request deadline
+    std::thread builder_;   // the background rebuilds
     std::uint16_t port_ = 0;
 };
 

@@ -1,0 +1,54 @@
+#!/bin/bash
+# The fleet's readers at scale: a store holding DAYS days (default 30, the
+# trends' window) of the mix BENCHMARKS.md assumes for a 2,048-node site at
+# 1,000 checks a day (900 node checks of one node, 80 job checks of 4 nodes,
+# 15 of 64, 4 of 512, 1 of all 2,048; bench/fleet_synth.py, ingested by
+# `gangway fleet ingest` day by day), then the wall time and peak resident
+# memory (/usr/bin/time) of `fleet show`, `fleet flagged`, `fleet metrics`
+# and one cold scrape of `fleet serve`, each of which reads every figure of
+# the window. Root (the ingest is root's).
+# Usage: bench/fleet_read_bench.sh [GANGWAY] [DAYS]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+GW=${1:-${GANGWAY_BIN:-$here/../_build/launcher/gangway}}
+DAYS=${2:-30}
+PY=/usr/bin/python3
+[ "$(id -u)" = 0 ] || { echo "run it as root: gangway fleet ingest is root's" >&2; exit 1; }
+W=$(mktemp -d /var/tmp/gangway-fleet-read.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
+DB=$W/fleet.db
+now=$(date +%s)
+t_ingest=0
+for d in $(seq "$DAYS" -1 1); do
+  S=$W/spool
+  rm -rf "$S" && mkdir -m 1733 "$S"
+  t0=$(( now - d * 86400 ))
+  # The day's mix, seeded per day (each set's reports a minute apart from t0).
+  FLEET_SYNTH_T0=$t0 $PY "$here/fleet_synth.py" node "$S" 900 "$d"
+  FLEET_SYNTH_T0=$t0 $PY "$here/fleet_synth.py" job "$S" 80 4 "$d"
+  FLEET_SYNTH_T0=$t0 $PY "$here/fleet_synth.py" job "$S" 15 64 "$d"
+  FLEET_SYNTH_T0=$t0 $PY "$here/fleet_synth.py" job "$S" 4 512 "$d"
+  FLEET_SYNTH_T0=$t0 $PY "$here/fleet_synth.py" job "$S" 1 2048 "$d"
+  s=$(date +%s.%N)
+  "$GW" fleet ingest --spool "$S" --db "$DB" >/dev/null
+  t_ingest=$(awk -v a="$t_ingest" -v s="$s" -v e="$(date +%s.%N)" 'BEGIN { print a + e - s }')
+done
+figs=$($PY -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from figures").fetchone()[0])' "$DB")
+echo "store: $DAYS days, $figs raw figures, $(du -sh "$DB" | cut -f1) ($(ls "$DB"*)), ingested in ${t_ingest} s"
+measure() {  # measure NAME CMD...: wall seconds and peak resident MB
+  local out
+  /usr/bin/time -o "$W/time" -f '%e %M' "$@" >/dev/null 2>&1 || true
+  out=$(tail -1 "$W/time")
+  printf '%-16s %8s s %8.0f MB\n' "$2 $3" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN { print k / 1024 }')"
+}
+measure "$GW" fleet show --db "$DB"
+measure "$GW" fleet flagged --db "$DB"
+measure "$GW" fleet metrics --db "$DB"
+# One cold scrape: serve rebuilds the text from the store (--cache 0).
+"$GW" fleet serve --listen 127.0.0.1:0 --db "$DB" --cache 0 2>"$W/serve.log" &
+for _ in $(seq 100); do grep -q 'serving http' "$W/serve.log" && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*/metrics' "$W/serve.log")
+s=$(date +%s.%N)
+curl -s -o /dev/null -w '%{http_code}' "$url" >"$W/code"
+printf '%-16s %8.2f s (HTTP %s; serve peak %s MB)\n' "serve scrape" "$(awk -v s="$s" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')" \
+  "$(cat "$W/code")" "$(awk '/VmHWM/ { print int($2 / 1024) }' /proc/$!/status)"
