@@ -100,6 +100,12 @@ one_fault port-down "mlx5_1/1 port DOWN, not ACTIVE; mlx5_1/1 physical link Disa
 one_fault port-polling "mlx5_1/1 port DOWN, not ACTIVE; mlx5_1/1 physical link Polling, not LinkUp (cable, transceiver or switch port)"
 one_fault port-half "mlx5_1/1 rate 100 of 200 Gb/s (2X of 4X: a lane is down)"
 one_fault xid79 "gpu 0000:11:00.0 Xid 79 in the kernel log"
+# NVLink, from NVML: every GPU's links up, then two of GPU 1's 18 down (against its sibling).
+nc ok GANGWAY_FAKE_NVLINKS=18 -- --nhc --state="$W/st-nvl/state"
+[ $rc = 0 ] && [ -z "$out" ] && pass "18 NVLinks up on both GPUs: healthy" || fail "nvlinks up: rc=$rc out=$out err=$err"
+nc ok GANGWAY_FAKE_NVLINKS=18 GANGWAY_FAKE_NVLINK_DOWN=1:2 -- --nhc --state="$W/st-nvl2/state"
+[ $rc = 3 ] && [ "$out" = "gpu 0000:11:00.0 NVLink 16 of 18 up (the node's best NVIDIA H100 80GB HBM3 has 18)" ] \
+  && pass "two NVLinks of GPU 1 down: \"$out\"" || fail "nvlink down: rc=$rc out=$out err=$err"
 # NVML's view, on a healthy tree.
 nc ok GANGWAY_FAKE_NVML_PAGES_PENDING=1 -- --nhc --state="$W/st-pages/state"
 [ $rc = 3 ] && [ "$out" = "gpu 0000:11:00.0 page retirement pending (reset the GPU)" ] \

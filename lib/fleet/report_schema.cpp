@@ -155,11 +155,6 @@ std::optional<health::Verdict> parse_health_verdict(std::string_view s) {
         if (s == to_string(v)) return v;
     return std::nullopt;
 }
-std::optional<health::Check> parse_check(std::string_view s) {
-    for (int i = 0; i <= int(health::Check::rdma); ++i)
-        if (s == to_string(health::Check(i))) return health::Check(i);
-    return std::nullopt;
-}
 std::optional<health::Status> parse_status(std::string_view s) {
     using health::Status;
     for (auto v : {Status::ok, Status::failed, Status::skipped})
@@ -524,7 +519,7 @@ health::Run node_check_from_json(const nlohmann::ordered_json& j) {
         const std::string wr = at("records", i);
         health::Record rec;
         if (str(recs[i], "node", wr) != r.node) throw Error("the report's " + wr + " is about another node than the report's");
-        rec.check = word<health::Check>(recs[i], "check", wr, parse_check);
+        rec.check = word<health::Check>(recs[i], "check", wr, health::parse_check);
         rec.device = str(recs[i], "device", wr);
         rec.figure = figure_text(recs[i], "figure", wr);
         rec.unit = str(recs[i], "unit", wr);

@@ -56,6 +56,9 @@ struct NvmlGpu {
     std::optional<unsigned> pages_retired;  // single- and double-bit causes together
     std::optional<bool> rows_pending, rows_failed;  // row remapping (A100 and later)
     std::optional<std::uint64_t> ecc_uncorrected;   // volatile: since the driver loaded
+    // NVLink: the links NVML answers for, and how many of them are up; unset
+    // when NVML has no NVLink call or the GPU has no link (a PCIe card).
+    std::optional<unsigned> nvlinks, nvlinks_up;
     bool busy = false;                   // a process computes on it (a job): not to be disturbed
 };
 struct NvmlFacts {

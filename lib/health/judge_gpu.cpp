@@ -81,6 +81,28 @@ std::vector<Record> judge_nvml(const NvmlFacts& n, const std::vector<std::string
             }
             out.push_back(std::move(r));
         }
+        if (gpu.nvlinks_up) {
+            // The site's count, else the most links up on a GPU of the same
+            // model here: on an HGX board every GPU has the same links, and
+            // PCIe cards (no link up anywhere) are not judged. A link down on
+            // every GPU at once (an NVSwitch tray) needs the site's nvlinks=.
+            unsigned best = 0;
+            for (const auto& o : n.gpus)
+                if (o.name == gpu.name && o.nvlinks_up) best = std::max(best, *o.nvlinks_up);
+            const unsigned want = c.nvlinks.value_or(best);
+            if (want > 0) {
+                Record r = rec(Check::gpu_nvlink, dev, std::to_string(*gpu.nvlinks_up), ">= " + std::to_string(want));
+                r.unit = "links";
+                if (*gpu.nvlinks_up < want) {
+                    r.status = Status::failed;
+                    r.reason = dev + " NVLink " + r.figure + " of " + std::to_string(want) + " up" +
+                               (c.nvlinks ? std::string(" (node-check.conf nvlinks=)")
+                                          : " (the node's best " + (gpu.name.empty() ? std::string("GPU") : gpu.name) +
+                                                " has " + std::to_string(best) + ")");
+                }
+                out.push_back(std::move(r));
+            }
+        }
     }
     return out;
 }

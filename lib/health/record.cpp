@@ -19,12 +19,19 @@ const char* to_string(Check c) {
         case Check::gpu_pages: return "gpu-pages";
         case Check::gpu_rows: return "gpu-rows";
         case Check::gpu_ecc: return "gpu-ecc";
+        case Check::gpu_nvlink: return "gpu-nvlink";
         case Check::gpu_xid: return "gpu-xid";
         case Check::cuda: return "cuda";
         case Check::nccl: return "nccl";
         case Check::rdma: return "rdma";
     }
     return "?";
+}
+
+std::optional<Check> parse_check(std::string_view name) {
+    for (int i = 0; i <= static_cast<int>(Check::rdma); ++i)
+        if (name == to_string(static_cast<Check>(i))) return static_cast<Check>(i);
+    return std::nullopt;
 }
 
 bool retestable(Check c) {

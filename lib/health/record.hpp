@@ -4,6 +4,7 @@
 // from figures read elsewhere (lib/sys/health); confirm.hpp decides which
 // failures are confirmed; render.hpp writes them for people, NHC and JSON.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,12 +29,15 @@ enum class Check {
     gpu_pages,     // retired memory pages: pending retirement, or too many
     gpu_rows,      // row remapping: pending or failed
     gpu_ecc,       // uncorrectable ECC errors since the driver loaded
+    gpu_nvlink,    // NVLinks up against the site's count or the node's best GPU
     gpu_xid,       // a fatal Xid in the kernel log since the last run
     cuda,          // the CUDA stage: context, memory, computation, copies
     nccl,          // the local NCCL all-reduce (full level)
     rdma,          // an RDMA loopback write per rail (full level)
 };
 const char* to_string(Check c);
+// The check's name in records, reports and the state file -> the check; nullopt for another word.
+std::optional<Check> parse_check(std::string_view name);
 
 // Whether a failure of this check can be measured again at once (a re-read of
 // sysfs or NVML): the repeat rule then needs no second run. Counter growth,

@@ -113,6 +113,7 @@ void apply(SiteConf& c, const std::string& key, const std::string& v) {
     else if (key == "link_error_recovery_max") c.link_error_recovery_max = growth(key, v);
     else if (key == "pcie_speed") c.pcie_speed = yes_no(key, v);
     else if (key == "retired_pages_max") c.retired_pages_max = count(key, v, 1u << 20);
+    else if (key == "nvlinks") c.nvlinks = count(key, v, 64);
     else if (key == "xids") c.xids = xid_list(key, v);
     else if (key == "resume_after") {
         c.resume_after = count(key, v, 100);
@@ -141,7 +142,7 @@ const std::vector<std::string>& site_conf_keys() {
     static const std::vector<std::string> keys = [] {
         std::vector<std::string> k = {"gpus", "gpu_model", "nics", "ports", "port_rate", "nic_include", "nic_exclude",
                                       "symbol_error_max", "link_downed_max", "link_error_recovery_max", "pcie_speed",
-                                      "retired_pages_max", "xids", "resume_after", "retest_delay", "repeat_window",
+                                      "retired_pages_max", "nvlinks", "xids", "resume_after", "retest_delay", "repeat_window",
                                       "scontrol_timeout", "state_file", "slurm_conf", "gres_conf", "nccl_lib"};
         for (const auto& t : kThresholds) k.push_back(t.key);
         return k;

@@ -25,6 +25,7 @@ struct SiteConf {
     std::uint64_t symbol_error_max = 10, link_downed_max = 0, link_error_recovery_max = 0;
     bool pcie_speed = true;                // judge link speeds (pcie_speed=no: widths only)
     unsigned retired_pages_max = 60;       // retired pages of one GPU
+    std::optional<unsigned> nvlinks;       // nvlinks=18: NVLinks up on each NVLink GPU (unset: as many as the node's best GPU)
     std::vector<unsigned> xids;            // the Xids that fail a GPU (kDefaultXids)
     unsigned resume_after = 2;             // healthy runs before a node gangway drained is resumed
     double retest_delay_s = 0.5;           // before a failed check is measured again

@@ -24,12 +24,6 @@ std::string one_line(std::string s) {
 
 }  // namespace
 
-std::optional<Check> parse_check(std::string_view name) {
-    for (int i = 0; i <= static_cast<int>(Check::rdma); ++i)
-        if (name == to_string(static_cast<Check>(i))) return static_cast<Check>(i);
-    return std::nullopt;
-}
-
 State parse_state(std::string_view text) {
     const auto lines = split_nonempty(text, '\n');
     if (lines.empty() || lines[0] != kHeader)

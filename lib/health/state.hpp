@@ -30,7 +30,4 @@ struct State {
 State parse_state(std::string_view text);
 std::string render_state(const State& s);
 
-// The check's name in records and the state file -> the check; nullopt for another word.
-std::optional<Check> parse_check(std::string_view name);
-
 }  // namespace gangway::health

@@ -17,6 +17,8 @@
  *   GANGWAY_FAKE_NVML_ROWS_FAILED=K   GPU K's row remapping failed
  *   GANGWAY_FAKE_NVML_ECC=K:N         GPU K has N volatile uncorrectable ECC errors
  *   GANGWAY_FAKE_NVML_BUSY=K          a process computes on GPU K (a job)
+ *   GANGWAY_FAKE_NVLINKS=N            each GPU has N NVLinks, all up (default 0: none, as a PCIe card)
+ *   GANGWAY_FAKE_NVLINK_DOWN=K:N      GPU K has N of them down
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -144,5 +146,14 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned *coun
     }
     (void)infos;  /* the fake lists no process details */
     *count = n;
+    return OK;
+}
+/* NVML_ERROR_NOT_SUPPORTED on a GPU without NVLink; INVALID_ARGUMENT past its last link. */
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int *active) {
+    if (!d || !active) return ERR_INVALID_ARGUMENT;
+    int n = env_int("GANGWAY_FAKE_NVLINKS", 0);
+    if (n <= 0) return ERR_NOT_SUPPORTED;
+    if ((int)link >= n) return ERR_INVALID_ARGUMENT;
+    *active = (int)link < n - (int)env_pair("GANGWAY_FAKE_NVLINK_DOWN", d->index);
     return OK;
 }

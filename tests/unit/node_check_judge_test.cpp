@@ -160,6 +160,45 @@ TEST_CASE("link error counters: growth since the last run, a first run, a reset"
     CHECK(find(judge_counters({p}, &before, c), Check::port_errors, "mlx5_0/1 link_downed")->status == Status::ok);
 }
 
+TEST_CASE("NVLink: each GPU against the site's nvlinks= or the node's best GPU of its model") {
+    SiteConf c;
+    NvmlFacts n;
+    n.loaded = true;
+    n.gpus.resize(4);
+    for (int i = 0; i < 4; ++i) {
+        n.gpus[i].bus_id = "0000:1" + std::to_string(i) + ":00.0";
+        n.gpus[i].name = "NVIDIA H100 80GB HBM3";
+        n.gpus[i].nvlinks = 18;
+        n.gpus[i].nvlinks_up = 18;
+    }
+    const std::vector<std::string> bus = {"0000:10:00.0", "0000:11:00.0", "0000:12:00.0", "0000:13:00.0"};
+    auto rs = judge_nvml(n, bus, c);
+    CHECK(find(rs, Check::gpu_nvlink, "gpu 0000:12:00.0")->status == Status::ok);
+    CHECK(find(rs, Check::gpu_nvlink, "gpu 0000:12:00.0")->expected == ">= 18");
+    n.gpus[2].nvlinks_up = 16;
+    rs = judge_nvml(n, bus, c);
+    CHECK(find(rs, Check::gpu_nvlink, "gpu 0000:12:00.0")->reason ==
+          "gpu 0000:12:00.0 NVLink 16 of 18 up (the node's best NVIDIA H100 80GB HBM3 has 18)");
+    CHECK(find(rs, Check::gpu_nvlink, "gpu 0000:11:00.0")->status == Status::ok);
+    // One link down on every GPU (an NVSwitch tray): only the site's count sees it.
+    for (auto& g : n.gpus) g.nvlinks_up = 17;
+    CHECK_FALSE(any_failed(judge_nvml(n, bus, c)));
+    c.nvlinks = 18;
+    rs = judge_nvml(n, bus, c);
+    CHECK(find(rs, Check::gpu_nvlink, "gpu 0000:10:00.0")->reason == "gpu 0000:10:00.0 NVLink 17 of 18 up (node-check.conf nvlinks=)");
+    // PCIe cards: links NVML knows, none up anywhere: not judged without the site's count.
+    c.nvlinks.reset();
+    for (auto& g : n.gpus) g.nvlinks_up = 0;
+    CHECK(judge_nvml(n, bus, c).empty());
+    // Another model on the node is compared with its own kind only.
+    for (auto& g : n.gpus) g.nvlinks_up = 18;
+    n.gpus[3].name = "NVIDIA L40S";
+    n.gpus[3].nvlinks_up = 0;
+    rs = judge_nvml(n, bus, c);
+    CHECK_FALSE(any_failed(rs));
+    CHECK(find(rs, Check::gpu_nvlink, "gpu 0000:13:00.0") == nullptr);
+}
+
 TEST_CASE("NVML: absent, failing, hidden, lost GPUs and their memory") {
     SiteConf c;
     NvmlFacts n;

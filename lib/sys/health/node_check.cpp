@@ -174,7 +174,8 @@ std::vector<health::Record> judge(const Gathered& g, const NodeCheckOptions& o, 
 
 bool from_nvml(health::Check c) {
     using health::Check;
-    return c == Check::gpu_driver || c == Check::gpu_nvml || c == Check::gpu_pages || c == Check::gpu_rows || c == Check::gpu_ecc;
+    return c == Check::gpu_driver || c == Check::gpu_nvml || c == Check::gpu_pages || c == Check::gpu_rows || c == Check::gpu_ecc ||
+           c == Check::gpu_nvlink;
 }
 
 // An aborted stage outcome (a hung CUDA call) makes the run inconclusive, as a part's deadline does.

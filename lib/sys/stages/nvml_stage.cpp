@@ -39,7 +39,11 @@ struct Nvml {
     Ret (*rows)(Device, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
     Ret (*ecc)(Device, int, int, unsigned long long*) = nullptr;
     Ret (*processes)(Device, unsigned*, void*) = nullptr;  // asked with a count of 0: no buffer is written
+    Ret (*nvlink_state)(Device, unsigned, int*) = nullptr;  // nvmlEnableState_t: 1 up
 };
+// NVML_NVLINK_MAX_LINKS since NVML 12 (H100, B200: 18 links a GPU); a link
+// number past the GPU's own gets NVML_ERROR_INVALID_ARGUMENT.
+constexpr unsigned kMaxNvLinks = 18;
 
 const Nvml* nvml(std::string& why) {
     static std::once_flag once;
@@ -64,6 +68,7 @@ const Nvml* nvml(std::string& why) {
         get(v.rows, "nvmlDeviceGetRemappedRows");
         get(v.ecc, "nvmlDeviceGetTotalEccErrors");
         get(v.processes, "nvmlDeviceGetComputeRunningProcesses");
+        get(v.nvlink_state, "nvmlDeviceGetNvLinkState");
         if (ok) lib.release();  // for the life of the process: a call left behind by a deadline may still use it
         else failure = path + " lacks nvmlInit_v2 or another call gangway needs (a driver older than NVML 11)";
     });
@@ -120,6 +125,20 @@ void read_gpu(const Nvml& n, unsigned i, health::NvmlGpu& g) {
         unsigned count = 0;
         const Ret r = n.processes(d, &count, nullptr);
         g.busy = r == kInsufficientSize || (r == kSuccess && count > 0);
+    }
+    if (n.nvlink_state) {
+        // A GPU without NVLink answers NOT_SUPPORTED for every link: no figure.
+        unsigned known = 0, up = 0;
+        for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+            int active = 0;
+            if (n.nvlink_state(d, link, &active) != kSuccess) continue;
+            ++known;
+            up += active == 1;
+        }
+        if (known) {
+            g.nvlinks = known;
+            g.nvlinks_up = up;
+        }
     }
     if (n.ecc) {
         unsigned long long count = 0;
