@@ -1,5 +1,5 @@
 #!/bin/bash
-# gangway-releases: 22.05 26.05   (the oldest and the newest SLURM and python3-torch; torch_jobs runs on every release)
+# gangway-releases: 22.05   (the scripts are the same on every release; torch_jobs runs torchrun and env:// with PyTorch 2.x on 24.11 and 26.05, apptainer in a container on 26.05)
 # The batch scripts of contrib/examples/ that run on this cluster's CPUs with
 # Debian's python3-torch (gloo): torchrun with one task per node, and one srun
 # task per rank, each submitted with sbatch --wait on 4 nodes and training
