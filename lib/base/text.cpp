@@ -37,6 +37,10 @@ std::string excerpt(std::string_view s, std::size_t max) {
     return out;
 }
 
+std::string size_text(std::size_t bytes) {
+    return bytes % (1u << 20) == 0 ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes) + " bytes";
+}
+
 std::string_view trim_right(std::string_view s, std::string_view chars) {
     const auto last = s.find_last_not_of(chars);
     return s.substr(0, last == std::string_view::npos ? 0 : last + 1);

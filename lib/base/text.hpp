@@ -52,6 +52,9 @@ std::string excerpt(std::string_view s, std::size_t max = 64);
 // `s` without the characters of `chars` at its end.
 std::string_view trim_right(std::string_view s, std::string_view chars = " \t\r\n");
 
+// A size limit as a message names it: "16 MiB" when whole mebibytes, else "1024 bytes".
+std::string size_text(std::size_t bytes);
+
 // Calls f(line, number) for each line of `text` (1-based, without its '\n'),
 // in place: a copy of every line (a std::string each) cost 32 bytes for each
 // empty one, 32 times the text. The newline that ends the last line starts no line.

@@ -1,5 +1,7 @@
 #include "plugstack_walk.hpp"
 
+#include "../base/text.hpp"  // size_text
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -21,10 +23,6 @@ struct Finding {
                          : first;
     }
 };
-
-std::string size_text(std::size_t bytes) {
-    return bytes % (1u << 20) == 0 ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes) + " bytes";
-}
 
 class Walker {
 public:

@@ -13,8 +13,8 @@ namespace {
 
 class Walker {
 public:
-    Walker(ConfFiles& fs, const SlurmConfBudget& b, std::string dir, std::string cluster)
-        : fs_(fs), budget_(b), left_files_(b.files), left_bytes_(b.bytes), left_includes_(b.includes), dir_(std::move(dir)), cluster_(std::move(cluster)) {}
+    Walker(ConfFiles& fs, const SlurmConfBudget& b, std::string dir)
+        : fs_(fs), budget_(b), left_files_(b.files), left_bytes_(b.bytes), left_includes_(b.includes), dir_(std::move(dir)) {}
 
     // `from`: "FILE:LINE" of the Include naming it, "" for slurm.conf itself.
     void visit(const std::string& path, const std::string& from) {
@@ -41,14 +41,14 @@ public:
             return;
         }
         if (text->truncated)
-            remark(path + ": past " +
-                   (budget_.bytes % (1u << 20) ? std::to_string(budget_.bytes) + " bytes" : std::to_string(budget_.bytes >> 20) + " MiB") +
-                   " with what it includes: the rest not read");
+            remark(path + ": past " + size_text(budget_.bytes) + " with what it includes: the rest not read");
         --left_files_;
         left_bytes_ -= std::min(left_bytes_, text->text.size());
         seen_.insert(*id);
         out_.read.push_back(path);
         chain_.push_back(*id);
+        // %c is slurm.conf's own ClusterName, known before its first Include is followed.
+        if (from.empty()) cluster_ = slurm_conf_value(text->text, "ClusterName");
         for_each_line(text->text, [&](std::string_view line, std::size_t no) {
             const std::string inc = slurm_conf_include(line);
             if (inc.empty()) {
@@ -109,11 +109,7 @@ private:
 }  // namespace
 
 SlurmConf read_slurm_conf(const std::string& path, ConfFiles& files, const SlurmConfBudget& budget) {
-    // %c needs the cluster's name before the includes are read: from slurm.conf itself, read once more (bounded).
-    std::string cluster;
-    if (files.identify(path))
-        if (const auto t = files.read(path, budget.bytes)) cluster = slurm_conf_value(t->text, "ClusterName");
-    Walker w(files, budget, dirname_of(path), cluster);
+    Walker w(files, budget, dirname_of(path));
     w.visit(path, "");
     return w.finish();
 }

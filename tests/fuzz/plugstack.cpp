@@ -53,7 +53,7 @@ private:
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     // The heap budget (SECURITY.md): plugstack_lines: 32 n, each line's site keys: 48 n, plugstack_config: 8 n; the walk: the files made here (n) and read (4 MiB at most);
-    // read_slurm_conf: the files made here (n), slurm.conf read twice (2 n), the text (n), at most 17 remarks of two paths (140 KiB).
+    // read_slurm_conf: the files made here (n), the files read (n), the text (n), at most 17 remarks of two paths (140 KiB).
     const gangway::fuzz::HeapBudget budget(size, 128, 5u << 20);
     const auto in = gangway::fuzz::text(data, size);
     gangway::fuzz::refusable([&] {
