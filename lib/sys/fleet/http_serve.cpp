@@ -30,8 +30,7 @@ struct MetricsServer::State {
     // library's thread: a scrape takes the lock for a copy, never for a rebuild.
     std::mutex mu;
     MetricsSource::Texts texts;
-    std::string error;       // the last rebuild's failure: served as 503 while there is no text
-    std::string last_error;  // logged once until it changes, not once a rebuild
+    std::string error;       // the last rebuild's failure: served as 503 while there is no text, logged once until it changes
     std::chrono::steady_clock::time_point built_at;
     std::string built_version;
     std::mutex build_mu;     // one rebuild at a time
@@ -108,12 +107,15 @@ void watchdog(MetricsServer::State& st) {
     }
 }
 
-// Builds the texts from the source and puts them in place; a failure keeps
-// the texts there were (a store being replaced, or no memory, does not take
-// /metrics away) and is logged once until it changes.
-void rebuild(MetricsServer::State& st) {
+// The source's version now ("" when it has none).
+std::string version_now(const MetricsServer::State& st) { return st.source.version ? st.source.version() : std::string(); }
+
+// Builds the texts from the source, whose version was `version` just before,
+// and puts them in place; a failure keeps the texts there were (a store being
+// replaced, or no memory, does not take /metrics away) and is logged once
+// until it changes.
+void rebuild(MetricsServer::State& st, std::string version) {
     std::lock_guard one(st.build_mu);
-    const std::string version = st.source.version ? st.source.version() : std::string();
     Result<MetricsSource::Texts> fresh = [&]() -> Result<MetricsSource::Texts> {
         try {
             return st.source.build();
@@ -123,15 +125,14 @@ void rebuild(MetricsServer::State& st) {
     }();
     std::lock_guard lock(st.mu);
     st.built_at = std::chrono::steady_clock::now();
-    st.built_version = version;
+    st.built_version = std::move(version);
     if (!fresh) {
-        if (fresh.error() != st.last_error) std::fprintf(stderr, "gangway fleet serve: %s\n", fresh.error().c_str());
-        st.last_error = st.error = fresh.error();
+        if (fresh.error() != st.error) std::fprintf(stderr, "gangway fleet serve: %s\n", fresh.error().c_str());
+        st.error = fresh.error();
         return;
     }
     st.texts = std::move(*fresh);
     st.error.clear();
-    st.last_error.clear();
 }
 
 // The background rebuilds: when the source's version changes (a new ingest)
@@ -148,9 +149,10 @@ void builder(MetricsServer::State& st) {
             at = st.built_at;
             built = st.built_version;
         }
-        if (std::chrono::steady_clock::now() - at >= std::chrono::seconds(st.cache_s) ||
-            (st.source.version && st.source.version() != built))
-            rebuild(st);
+        // The version is read once, and the rebuild records that reading.
+        std::string version = version_now(st);
+        if (std::chrono::steady_clock::now() - at >= std::chrono::seconds(st.cache_s) || version != built)
+            rebuild(st, std::move(version));
         lock.lock();
     }
 }
@@ -194,7 +196,7 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
 
     const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     const Exposition format = gangway::fleet::negotiate_exposition(accept ? accept : "");
-    if (st.cache_s == 0) rebuild(st);
+    if (st.cache_s == 0) rebuild(st, version_now(st));
     std::string text, error;
     {
         std::lock_guard lock(st.mu);
@@ -242,7 +244,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     s->state_->source = std::move(source);
     s->state_->cache_s = limits.cache_s;
     // The first text before the first scrape can come (with cache_s 0, each scrape builds its own).
-    if (limits.cache_s > 0) rebuild(*s->state_);
+    if (limits.cache_s > 0) rebuild(*s->state_, version_now(*s->state_));
     s->state_->deadline_s = limits.request_deadline_s;
 
     sockaddr_in v4{};
