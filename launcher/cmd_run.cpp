@@ -25,6 +25,7 @@
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/shared_dir_file.hpp"
+#include "../lib/sys/node/subprocess.hpp"
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
@@ -189,22 +190,20 @@ bool write_file(const std::string& path, const std::string& text, std::string_vi
     return true;
 }
 
-int run_quiet(const std::vector<std::string>& args, std::string* output = nullptr) {
-    std::string cmd;
-    for (const auto& a : args) {
-        cmd += "'";
-        for (char c : a) cmd += c == '\'' ? std::string("'\\''") : std::string(1, c);
-        cmd += "' ";
+// scontrol for the requeue, with a deadline (sys::run_command): a slurmctld that
+// does not answer must not hold the job's step forever. Its output, or why it
+// did not run, goes to `output`; -1 unless it exited 0..255.
+constexpr double kScontrolTimeoutS = 15;
+int run_scontrol(const std::vector<std::string>& args, std::string& output) {
+    std::vector<std::string> argv{"scontrol"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = sys::run_command(argv, kScontrolTimeoutS);
+    if (!r) {
+        output = r.error() + "\n";
+        return -1;
     }
-    cmd += "2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    std::string out;
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    const int st = ::pclose(p);
-    if (output) *output = out;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    output = r->output;
+    return r->status;
 }
 
 // Drain requests for the admins' Epilog (contrib/epilog/gangway-drain.sh): one
@@ -273,7 +272,7 @@ int requeue(const std::vector<std::string>& bad) {
         return preflight::kExitUnreachable;
     }
     std::string show;
-    if (run_quiet({"scontrol", "-o", "show", "job", job}, &show) != 0) show.clear();
+    if (run_scontrol({"-o", "show", "job", job}, show) != 0) show.clear();
     const std::string list = join(preflight::requeue_exclusions(show, bad), ",");
     // The requeue ends this step: finish the update before SIGTERM stops us.
     sigset_t block;
@@ -283,13 +282,16 @@ int requeue(const std::vector<std::string>& bad) {
     sigaddset(&block, SIGHUP);
     sigprocmask(SIG_BLOCK, &block, nullptr);
     std::string out;
-    if (run_quiet({"scontrol", "requeue", job}, &out) != 0) {
+    if (run_scontrol({"requeue", job}, out) != 0) {
         std::fprintf(stderr, "gangway: scontrol requeue %s failed (only batch jobs can be requeued): %s", job, out.c_str());
         return preflight::kExitUnreachable;
     }
+    // slurmctld may refuse the update while the requeue is under way: retried
+    // for 10 s in all (each try under its own deadline too).
     int rc = -1;
-    for (int tries = 0; tries < 50 && rc != 0; ++tries) {
-        rc = run_quiet({"scontrol", "update", std::string("JobId=") + job, "ExcNodeList=" + list}, &out);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (rc != 0 && std::chrono::steady_clock::now() < until) {
+        rc = run_scontrol({"update", std::string("JobId=") + job, "ExcNodeList=" + list}, out);
         if (rc != 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     if (rc != 0)

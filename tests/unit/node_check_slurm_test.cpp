@@ -5,9 +5,11 @@
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/health/confirm.hpp"
+#include "../../lib/health/judge.hpp"
 #include "../../lib/health/render.hpp"
 #include "../../lib/health/slurm_action.hpp"
 #include "../../lib/health/state.hpp"
+#include "../../lib/sys/stages/stage.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -207,4 +209,22 @@ TEST_CASE("records as JSON and as one line") {
     CHECK(unfinished_line(r.stages) == "nvml: did not finish within 4.0 s");
     CHECK_THAT(render_table(r), ContainsSubstring("FAILED: gpu 0000:17:00.0 PCIe x8 of x16"));
     CHECK_THAT(render_table(r), ContainsSubstring("failed once: mlx5_1/1 physical link Polling"));
+}
+
+TEST_CASE("an internal error, however often it repeats, never drains a node") {
+    // The node check's stages run under sys::with_deadline; what throws there is
+    // gangway's own fault. Run by run as run_node_check does it: records, the
+    // repeat rule against the previous run's state, the verdict, and SLURM.
+    const SlurmNode idle{"n1", "IDLE", ""};
+    State previous;
+    std::int64_t now = 1700000000;
+    for (int run = 0; run < 5; ++run, now += 60) {
+        const auto o = sys::with_deadline("cuda", 5, []() -> sys::StageOutcome { throw Error("nvmlInit: out of memory"); });
+        auto records = stage_records(Check::cuda, o.result, o.findings, o.gpus);
+        confirm(records, {}, previous, now, 3600);
+        const Verdict v = verdict(records, o.result.status == preflight::StageStatus::aborted);
+        CHECK(v == Verdict::inconclusive);
+        CHECK(decide(idle, v, records, previous.healthy_runs, 2, "").action == Action::none);
+        previous = next_state(previous, records, v, now, std::nullopt);
+    }
 }

@@ -40,8 +40,13 @@ StageOutcome with_deadline(const std::string& name, double seconds, std::functio
     try {
         if (auto o = within<StageOutcome>(seconds, std::move(fn))) return *o;
     } catch (const std::exception& e) {
+        // An exception that escaped a stage is gangway's own fault (the stages turn what
+        // the hardware says into a verdict themselves), never evidence against the node:
+        // aborted, as a deadline is, so that the node check counts it as inconclusive and
+        // no number of internal errors drains a node.
         StageOutcome o;
-        o.result = {name, StageStatus::failed, e.what(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+        o.result = {name, StageStatus::aborted, std::string("internal error: ") + e.what(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
         return o;
     }
     StageOutcome o;

@@ -53,7 +53,10 @@ std::optional<T> within(double seconds, std::function<T()> fn) {
     return fut.get();
 }
 
-// A stage under within(): past `seconds` it is "aborted", an exception makes it "failed".
+// A stage under within(): past `seconds`, or when fn throws, it is "aborted" (the
+// node check's inconclusive), never "failed": neither a hang we cannot interrupt
+// nor our own internal error is evidence that the node is bad. The stages catch
+// what the hardware reports themselves and return it as a verdict.
 StageOutcome with_deadline(const std::string& name, double seconds, std::function<StageOutcome()> fn);
 
 }  // namespace gangway::sys
