@@ -1,7 +1,7 @@
 #!/bin/bash
 # What SLURM loads into every srun, sbatch and slurmstepd carries only what
 # the plugin runs: the environment contract, pinning and the topology reader.
-# No preflight, GPU, RDMA, report, network or crypto code (that is the
+# No preflight, GPU, RDMA, report, network, fleet or crypto code (that is the
 # launcher's: libgangway_preflight), no PMIx, CUDA or verbs library; both
 # binaries hardened (full RELRO, stack protector, _FORTIFY_SOURCE when the
 # build sets it). Prints the plugin's stripped size (BENCHMARKS.md keeps it).
@@ -14,8 +14,9 @@ syms=$(nm -C --defined-only "$so" 2>/dev/null)
 # Namespaces and names of the launcher's side: the preflight's judgement
 # (gangway::preflight, gpu, verbs), its commands (gangway::cli), the network
 # and device stages (sys::...), the node check (gangway::health, and its I/O
-# in sys::), the report, and HMAC (libcrypto's wrapper).
-forbidden='gangway::(preflight|gpu|verbs|cli|health)::|sys::(run_[a-z_]*stage|nccl_|find_nccl|RdmaEndpoint|read_ib_ports|with_deadline|tcp_|Rendezvous|Coordinator|pmix|node_card|make_node_card|run_node_check|read_nvml|read_kmsg|act_on_slurm|run_command|load_state|save_state)|[Ss]ha256|[Hh]mac|Report\b|report_json'
+# in sys::), the fleet (its store, SQLite, the metrics server and libmicrohttpd),
+# the report, and HMAC (libcrypto's wrapper).
+forbidden='gangway::(preflight|gpu|verbs|cli|health|fleet)::|gangway::sys::fleet::|sqlite3_|MHD_|sys::(run_[a-z_]*stage|nccl_|find_nccl|RdmaEndpoint|read_ib_ports|with_deadline|tcp_|Rendezvous|Coordinator|pmix|node_card|make_node_card|run_node_check|read_nvml|read_kmsg|act_on_slurm|run_command|load_state|save_state)|[Ss]ha256|[Hh]mac|Report\b|report_json'
 found=$(grep -E "$forbidden" <<<"$syms" | head -5)
 if [ -z "$found" ]; then pass "no preflight, GPU, RDMA, report or crypto symbol in gangway.so"
 else fail "gangway.so holds launcher code, e.g.:"; echo "$found"; fi
@@ -23,8 +24,8 @@ else fail "gangway.so holds launcher code, e.g.:"; echo "$found"; fi
 grep -qE "$forbidden" <<<"$(nm -C --defined-only "$bin")" && pass "the same check finds them in the launcher" ||
   fail "the pattern finds nothing in the launcher either: the check is blind"
 libs=$(ldd "$so" 2>/dev/null)
-if grep -qE 'libpmix|libcuda|libnccl|libibverbs|libcrypto|libslurm' <<<"$libs"; then fail "gangway.so links a library it must not:"; echo "$libs"
-else pass "gangway.so links no PMIx, CUDA, NCCL, verbs, crypto or SLURM library"; fi
+if grep -qE 'libpmix|libcuda|libnccl|libibverbs|libcrypto|libslurm|libsqlite3|libmicrohttpd' <<<"$libs"; then fail "gangway.so links a library it must not:"; echo "$libs"
+else pass "gangway.so links no PMIx, CUDA, NCCL, verbs, crypto, SLURM, SQLite or libmicrohttpd library"; fi
 # The launcher's cryptography is OpenSSL's, not the tree's own (issue 15).
 ldd "$bin" 2>/dev/null | grep -q 'libcrypto\.so\.3' && pass "the launcher links libcrypto (OpenSSL 3)" ||
   fail "the launcher does not link libcrypto.so.3: $(ldd "$bin" | grep -i crypto)"

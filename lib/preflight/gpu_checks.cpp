@@ -167,21 +167,6 @@ double allreduce_busbw_gbps(double algbw, unsigned n) {
     return algbw * 2.0 * (n - 1) / n;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const auto n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double mad(const std::vector<double>& v) {
-    const double m = median(v);
-    std::vector<double> d;
-    d.reserve(v.size());
-    for (double x : v) d.push_back(std::fabs(x - m));
-    return median(d);
-}
-
 std::vector<std::size_t> low_outliers(const std::vector<double>& values, double z) {
     std::vector<std::size_t> out;
     if (values.size() < 4) return out;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../base/stats.hpp"  // median, mad
 #include "../env/step_view.hpp"  // EnvMap
 #include "stage_status.hpp"
 
@@ -66,8 +67,6 @@ Thresholds thresholds_from_env(const EnvMap& env);
 double algbw_gbps(double bytes, double seconds);
 double allreduce_busbw_gbps(double algbw, unsigned nranks);
 
-double median(std::vector<double> v);  // 0 for an empty list
-double mad(const std::vector<double>& v);  // median absolute deviation from the median
 
 // Indices of low outliers: modified z-score 0.6745 (x - median) / MAD below
 // -z, and below 0.9 x median so that a tight group is not split over noise.

@@ -14,13 +14,6 @@ std::string fmt_gbit(double bps) {
     return b;
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const auto m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 BwAnalysis analyse_rounds(unsigned n, const std::vector<Measurement>& ring, double ratio, std::optional<double> expected) {
     BwAnalysis a;
     std::vector<double> rates;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "../base/stats.hpp"  // median
+
 namespace gangway::preflight {
 
 struct Measurement {
@@ -70,7 +72,6 @@ RingBlame blame_ring(unsigned n, const std::vector<Measurement>& ring, double ra
 std::string describe_links(unsigned k, const std::vector<Measurement>& ring, const std::vector<std::string>& names,
                            const std::function<std::string(double)>& rate);
 
-double median(std::vector<double> v);  // 0 for an empty list
 
 // Bytes per second as bits: "9.41 Gb/s".
 std::string fmt_gbit(double bps);

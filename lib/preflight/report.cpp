@@ -124,26 +124,6 @@ std::string xml_escape(const std::string& s) {
     return o;
 }
 
-std::string json_escape(const std::string& s) {
-    std::string o;
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': o += "\\\""; break;
-            case '\\': o += "\\\\"; break;
-            case '\n': o += "\\n"; break;
-            case '\t': o += "\\t"; break;
-            default:
-                if (c < 0x20) {
-                    char b[8];
-                    std::snprintf(b, sizeof b, "\\u%04x", c);
-                    o += b;
-                }
-                else o += char(c);
-        }
-    }
-    return o;
-}
-
 std::string render_json(const Report& r) {
     // One schema for the writer and the fleet's ingest (lib/fleet/report_schema.hpp).
     return fleet::dump_report(fleet::job_check_json(r));

@@ -127,7 +127,6 @@ inline constexpr std::size_t kHeatmapFullMax = 128;
 inline constexpr std::size_t kHeatmapBlocks = 64;
 std::string render_svg(const Report& r);
 
-std::string json_escape(const std::string& s);
 std::string xml_escape(const std::string& s);
 
 }  // namespace gangway::preflight

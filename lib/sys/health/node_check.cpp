@@ -42,7 +42,7 @@ SysfsFacts read_sysfs(const std::string& root, const health::SiteConf& c) {
     SysfsFacts f;
     f.gpus = read_pci_gpus(root);
     const auto nics = compute_rdma_nics(root, {c.nic_include, c.nic_exclude});
-    f.nics = read_nics(root, nics);
+    f.nics = read_nic_facts(root, nics);
     f.ports = read_ports(root, nics);
     return f;
 }

@@ -107,7 +107,7 @@ std::vector<std::string> compute_rdma_nics(const std::string& root, const NicFil
     return out;
 }
 
-std::vector<health::NicFacts> read_nics(const std::string& root, const std::vector<std::string>& nics) {
+std::vector<health::NicFacts> read_nic_facts(const std::string& root, const std::vector<std::string>& nics) {
     std::vector<health::NicFacts> out;
     for (const auto& n : nics) {
         const fs::path dev = fs::path(sysfs_base(root) + "/sys/class/infiniband") / n / "device";

@@ -27,7 +27,7 @@ health::PciDevice read_pci_link(const std::string& root, const std::string& bus_
 std::vector<std::string> compute_rdma_nics(const std::string& root, const NicFilter& filter);
 
 // Each NIC's PCI device (<root>/sys/class/infiniband/<nic>/device) and link.
-std::vector<health::NicFacts> read_nics(const std::string& root, const std::vector<std::string>& nics);
+std::vector<health::NicFacts> read_nic_facts(const std::string& root, const std::vector<std::string>& nics);
 
 // Their ports (read_ib_ports) with counters/{symbol_error,link_downed,link_error_recovery}.
 std::vector<health::PortFacts> read_ports(const std::string& root, const std::vector<std::string>& nics);
