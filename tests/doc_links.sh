@@ -1,7 +1,9 @@
 #!/bin/bash
 # README.md is an entry page (issue 32, item 7): at most about 200 lines, and
 # every page of docs/ one click from it. This checks that, and that every
-# relative link of README.md and docs/*.md resolves: the file or folder exists
+# relative link of README.md, docs/*.md and the other Markdown pages of the
+# tree (SECURITY.md, BENCHMARKS.md, the READMEs of the test cluster, the
+# examples and the fixtures) resolves: the file or folder exists
 # (in the source tree, or in the release tarball under make distcheck), and a
 # #fragment names a heading of the Markdown file it points into, by GitHub's
 # rule for heading ids. Links in fenced code blocks and code spans are not
@@ -26,8 +28,8 @@ anchors() {
                           n = seen[h]++; print (n ? h "-" n : h) }' "$1"
 }
 
-pages=(README.md docs/*.md)
-[ -f README.md ] && [ -f "${pages[1]}" ] || { echo "FAIL: README.md or docs/*.md missing in $top_srcdir"; exit 1; }
+pages=(README.md docs/*.md SECURITY.md BENCHMARKS.md tests/cluster/README.md contrib/examples/README.md tests/fixtures/*/README.md)
+for page in "${pages[@]}"; do [ -f "$page" ] || { echo "FAIL: $page missing in $top_srcdir"; exit 1; }; done
 checked=0
 for page in "${pages[@]}"; do
   dir=$(dirname "$page")
