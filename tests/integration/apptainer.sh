@@ -16,7 +16,7 @@
 #      container through APPTAINER_BINDPATH, which the plugin sets;
 #  (d) `gangway run -- apptainer exec IMG CMD` checks on the host, then runs
 #      CMD inside; `apptainer exec IMG gangway ...` is refused by Apptainer
-#      in one line (no gangway in the image), as README says.
+#      in one line (no gangway in the image), as docs/frameworks.md says.
 . "$(dirname "$0")/lib.sh"
 if [ -z "${GANGWAY_CLUSTER_ROOT:-}" ]; then
   echo "SKIP: Apptainer is in the SLURM 26.05 (sid) root only: contrib/dev/release-check.sh 26.05 apptainer"

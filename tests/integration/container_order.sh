@@ -3,7 +3,7 @@
 # gangway beside a container plugin that, as pyxis does, moves each task into
 # the container's mount namespace in its task_init (tests/fakes/fake_pyxis.c,
 # a stand-in: pyxis and enroot are not in Debian), on the real cluster:
-#  (a) gangway listed first (as README says): the check runs on the host
+#  (a) gangway listed first (as docs/check.md says): the check runs on the host
 #      before the container, then the command runs in the container (which
 #      has no gangway) with the variables;
 #  (b) the stand-in listed first, no check: the command sees the same variables;
