@@ -1,5 +1,7 @@
 #include "text.hpp"
 
+#include <cctype>
+
 #include "error.hpp"
 
 namespace gangway {
@@ -80,6 +82,13 @@ std::string from_hex(std::string_view hex) {
         out += char(hi << 4 | lo);
     }
     return out;
+}
+
+std::string quiet_text(std::string_view s, std::size_t max) {
+    std::string r(s.substr(0, max));
+    for (auto& c : r)
+        if (!std::isprint(static_cast<unsigned char>(c)) || c == '"' || c == '\'' || c == '`' || c == '\\' || c == '$') c = ' ';
+    return r;
 }
 
 }  // namespace gangway

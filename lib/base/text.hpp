@@ -49,6 +49,12 @@ std::string origin_value(std::string_view origin, std::string_view value);
 // list of 64 KB, with newlines between its hosts).
 std::string excerpt(std::string_view s, std::size_t max = 64);
 
+// Text for a SLURM reason (a drain's) and the one-line files that carry it:
+// control characters, quotes, '`', '$' and '\' as blanks, so that
+// scontrol's parser, a shell that echoes it and a line-based file all take it
+// as it is; at most `max` bytes. The one sanitiser of drain reasons.
+std::string quiet_text(std::string_view s, std::size_t max);
+
 // `s` without the characters of `chars` at its end.
 std::string_view trim_right(std::string_view s, std::string_view chars = " \t\r\n");
 

@@ -69,14 +69,10 @@ SlurmNode parse_show_node(std::string_view text) {
 std::string drain_reason(const std::vector<Record>& records) {
     const auto bad = failed(records, true);
     if (bad.empty()) return "";
-    std::string r = "gangway: " + bad.front()->reason;
     // SLURM stores the reason as given; scontrol's own parser splits on blanks
     // only inside quotes, and the state file keeps it on one line.
-    for (auto& c : r)
-        if (!std::isprint(static_cast<unsigned char>(c)) || c == '"' || c == '\'' || c == '`' || c == '\\' || c == '$') c = ' ';
     const std::string more = bad.size() > 1 ? " (+" + std::to_string(bad.size() - 1) + " more)" : "";
-    if (r.size() + more.size() > kMaxReason) r = r.substr(0, kMaxReason - more.size());
-    return r + more;
+    return quiet_text("gangway: " + bad.front()->reason, kMaxReason - more.size()) + more;
 }
 
 bool needs_slurm(Verdict v, unsigned healthy_runs, unsigned resume_after, const std::string& ours) {

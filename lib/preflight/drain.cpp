@@ -1,5 +1,6 @@
 #include "drain.hpp"
 
+#include "../base/text.hpp"
 #include "../env/hostlist.hpp"
 
 namespace gangway::preflight {
@@ -13,9 +14,7 @@ std::vector<DrainRequest> drain_requests(const Report& r, const std::vector<std:
             continue;
         std::string reason = to_string(n.status);
         if (!n.reasons.empty()) reason += " " + n.reasons.front();
-        for (auto& c : reason)
-            if (c == '\n' || c == '"' || c == '\'' || c == '`' || c == '$' || c == '\\') c = ' ';
-        if (reason.size() > 120) reason.resize(120);
+        reason = quiet_text(reason, 120);
         out.push_back({n.name, "gangway-drain." + r.job_id + "." + n.name,
                        "node=" + n.name + "\njob=" + r.job_id + "\nreason=" + reason + "\n"});
     }

@@ -136,3 +136,10 @@ TEST_CASE("env_or: unset and empty variables give the fallback") {
     CHECK(sys::env_or("GANGWAY_TEXT_TEST", "/") == "/tmp/root");
     ::unsetenv("GANGWAY_TEXT_TEST");
 }
+
+TEST_CASE("quiet_text: a drain reason SLURM, a shell and a one-line file take as it is") {
+    CHECK(quiet_text("slow 0.4 Gb/s", 120) == "slow 0.4 Gb/s");
+    CHECK(quiet_text("a\nb\x1b[2Jc\"d'e`f$g\\h", 120) == "a b [2Jc d e f g h");
+    CHECK(quiet_text(std::string(300, 'x'), 120).size() == 120);
+    CHECK(quiet_text("", 5).empty());
+}
