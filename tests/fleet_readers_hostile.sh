@@ -44,7 +44,7 @@ EOF
 
 "$GW" fleet show --db "$DB" --svg "$W/t.svg" >"$W/out" 2>"$W/err"; rc=$?
 [ $rc = 0 ] && [ ! -s "$W/err" ] && pass "fleet show reads the store: exit 0" || fail "show: rc=$rc $(cat "$W/err")"
-rows=$(grep -c ' gpu_h2d ' "$W/out")
+rows=$(grep -vc '^NODE \|^noise ' "$W/out")
 [ "$rows" = 14 ] && [ "$(grep -c '^r01 ' "$W/out")" = 1 ] && [ "$(grep -c '^r02 ' "$W/out")" = 1 ] \
   && grep -q '^r01?x ' "$W/out" && grep -q '^r09?r02 ' "$W/out" \
   && pass "fleet show: 14 names, 14 rows; the NUL and the newline neither add an r01 row nor forge an r02 row" \

@@ -78,27 +78,25 @@ struct Series {
 };
 
 // The median of rows [b, e) as the class's statistics may use it
-// (issue 31, item 3): root's figures alone when there are `need` of them;
-// else all of them when job checks of at least two users are among them;
-// else nothing, so that a series one user alone reports (a node that does
-// not exist, a node no one else measured) shapes no other series' peers'
-// median, noise or typical count. `n`: how many figures the median is of.
+// (issue 31, item 3): only when root's node checks or the job checks of at
+// least two users are among them; else nothing, so that a series one user
+// alone reports (a node that does not exist, a node no one else measured)
+// shapes no other series' peers' median, noise or typical count. (Root's
+// figures alone, when there are enough, would also keep one user's flood of
+// a root-measured node out, but their medians are noisier: the synthetic
+// fleet's degrading node was then flagged days later.) `n`: how many
+// figures the median is of.
 std::optional<double> vouched_median(const std::vector<const Figure*>& rows, std::size_t b, std::size_t e,
                                      std::size_t need, std::size_t& n, std::vector<double>& v) {
+    if (e - b < std::max<std::size_t>(need, 1)) return std::nullopt;
+    bool root = false, two = false;
+    for (std::size_t k = b, first = e; k < e && !two && !root; ++k)
+        if (rows[k]->source == Source::node_check) root = true;
+        else if (first == e) first = k;
+        else two = rows[k]->uid != rows[first]->uid;
+    if (!root && !two) return std::nullopt;
     v.clear();
-    for (std::size_t k = b; k < e; ++k)
-        if (rows[k]->source == Source::node_check) v.push_back(rows[k]->value);
-    if (v.size() < std::max<std::size_t>(need, 1)) {
-        bool two = false;
-        for (std::size_t k = b, first = e; k < e && !two; ++k)
-            if (rows[k]->source == Source::job_check) {
-                if (first == e) first = k;
-                else two = rows[k]->uid != rows[first]->uid;
-            }
-        if (!two || e - b < need) return std::nullopt;
-        v.clear();
-        for (std::size_t k = b; k < e; ++k) v.push_back(rows[k]->value);
-    }
+    for (std::size_t k = b; k < e; ++k) v.push_back(rows[k]->value);
     n = v.size();
     return median_of(v);
 }
@@ -220,7 +218,7 @@ TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now,
         Key k{f.metric, &f.peer_class, &f.node, link ? &f.peer : &none, &f.device};
         if (link && *k.b < *k.a) std::swap(k.a, k.b);
         const auto [it, added] = index.try_emplace(k, series.size());
-        if (added) series.push_back({k, {}, 0, {}});
+        if (added) series.push_back({k, {}, 0, {}, {}, {}, 0});
         series[it->second].rows.push_back(&f);
     }
     index.clear();

@@ -12,12 +12,11 @@
 //   baseline  the median of its figures in [now - history_s, now - recent_s)
 //   vouched   what a series gives its class's statistics (peers, noise,
 //             typical): the median of its recent figures and of its history,
-//             each from root's node checks alone when they are enough
-//             (min_recent, min_baseline), else from all its figures when job
-//             checks of at least two users are among them, else nothing. A
-//             series that only one user reports (a node that does not exist,
-//             or one no root check and no second user measured) is judged
-//             like any other, but shapes no other series' line (issue 31).
+//             each only when a root node check or the job checks of at least
+//             two users are among those figures. A series that only one user
+//             reports (a node that does not exist, or one no root check and
+//             no second user measured) is judged like any other, but shapes
+//             no other series' line (issue 31).
 //   peers     the median of the vouched recent medians of the other series
 //             of its class (metric and peer_class)
 //   noise     per class, 1.4826 x the MAD of recent/baseline over the class's

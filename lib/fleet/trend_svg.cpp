@@ -217,7 +217,7 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
             const SeriesTrend& t = *fl->second[k];
             auto sd = series_days.find(series_key(t.metric, t.peer_class, t.node, t.peer, t.device));
             if (sd != series_days.end())
-                p.line(medians(sd->second), "#c00000", name(t.node) + (t.peer.empty() ? "" : " -> " + name(t.peer)) + ": degrading");
+                p.line(medians(sd->second), "#c00000", name(t.node) + (t.peer.empty() ? "" : " -&gt; " + name(t.peer)) + ": degrading");
         }
         body += "<text x=\"" + std::to_string(kLabel + kPlotW + 6) + "\" y=\"" + std::to_string(y + 10) + "\" font-size=\"9\">" +
                 xml_escape(human_rate(c.metric, top / 1.1)) + "</text>\n";
@@ -258,7 +258,7 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
             top *= 1.1;
             const std::string what = std::string(to_string(t->metric)) +
                                      (t->peer.empty() ? (t->device.empty() ? "" : " " + name(t->device))
-                                                      : " " + name(t->node) + " -> " + name(t->peer));
+                                                      : " " + name(t->node) + " -&gt; " + name(t->peer));
             Plot p(body, x, y + 14, first_day, days, bin, top);
             p.shade((now - s.recent_s) / 86400);
             if (t->baseline) p.hline(*t->baseline, "#404040", "4,3", what + ": baseline " + xml_escape(human_rate(t->metric, *t->baseline)));

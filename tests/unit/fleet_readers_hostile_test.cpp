@@ -159,22 +159,16 @@ TEST_CASE("fleet readers: one user's made-up nodes at 1 GB/s do not hide a node 
     for (const Flag& f : r.flags) CHECK(f.peers > 50e9);
 }
 
-TEST_CASE("fleet readers: made-up nodes that a second user or root vouches for do count in the class") {
+TEST_CASE("fleet readers: made-up nodes that a second user vouches for do count in the class") {
     // Two users naming the same nodes is the rule's "two users' word": they
-    // are then peers (gangway(1), FLEET). One user and root: root's figures.
+    // are then peers (gangway(1), FLEET), and the node root saw down is hidden.
     const auto figs = root_fleet([](int n) { return n == 2 ? 0.7 : 1.0; });
     auto two = figs;
     add_fakes(two, 1e9, 1001);
     add_fakes(two, 1e9, 1002);
-    for (const ClassNoise& c : compute_trends(two, kNow).classes) CHECK(c.series == 48);
-    auto with_root = figs;  // user 1001 floods the real nodes r00..r07 at 1 GB/s: root's figures alone judge their class part
-    for (int k = 0; k < 40; ++k)
-        for (int n = 0; n < 8; ++n)
-            with_root.push_back(fig("r0" + std::to_string(n), kNow - 29 * kDay + k * 18 * 3600, 1e9, Source::job_check, 1001,
-                                    "flood-" + std::to_string(k)));
-    const auto r = compute_trends(with_root, kNow);
-    CHECK(flagged(r) == std::set<std::string>{"r02"});
-    for (const Flag& f : r.flags) CHECK(f.peers > 50e9);
+    const auto r = compute_trends(two, kNow);
+    for (const ClassNoise& c : r.classes) CHECK(c.series == 48);
+    CHECK(r.flags.empty());
 }
 
 TEST_CASE("fleet readers: the readers' hash tables are keyed; names whose std::hash collide cost linear work (issue 31, item 6)") {
@@ -241,7 +235,7 @@ TEST_CASE("fleet readers: the SVG and the table stay within their bounds whateve
     const std::string svg = render_trend_svg(figs, r, kNow, s, {});
     CHECK(svg.size() < kSvgMaxBytes);
     CHECK_THAT(svg, ContainsSubstring("and " + std::to_string(4001 - kSvgMaxClasses) + " more class(es)"));
-    CHECK_THAT(svg, ContainsSubstring("and 8 more node(s): name them to plot them"));  // b100..b139: 40, 32 shown
+    CHECK_THAT(svg, ContainsSubstring("and " + std::to_string(24040 - kSvgMaxNodes) + " more node(s): name them to plot them"));
     CHECK(svg.find(pad.substr(0, 65)) == std::string::npos);  // names cut to 64 bytes
     std::size_t most_points = 0;
     for_each_line(svg, [&](std::string_view line, std::size_t) {
