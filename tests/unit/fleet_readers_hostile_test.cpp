@@ -269,6 +269,43 @@ TEST_CASE("fleet readers: the SVG and the table stay within their bounds whateve
     }
 }
 
+TEST_CASE("fleet readers: the SVG's worst case is under kSvgMaxBytes") {
+    // Every bound at once: 16 classes of 16 flagged series, 32 flagged nodes
+    // of 8 flagged plots, a figure every day of a 365-day window (366 points
+    // a line), and every name 64 bytes of '&' (5 bytes each in XML).
+    TrendSettings s;
+    s.history_s = 365 * kDay;
+    const std::string amp(64, '&');
+    std::vector<Figure> figs;
+    TrendResult r;
+    for (int c = 0; c < 16; ++c) {
+        ClassNoise cn;
+        cn.metric = Metric::gpu_h2d, cn.peer_class = amp.substr(2) + std::to_string(10 + c), cn.series = 16;
+        r.classes.push_back(cn);
+        for (int n = 0; n < 2; ++n)
+            for (int d = 0; d < 8; ++d) {
+                SeriesTrend t;
+                t.node = amp.substr(3) + std::to_string(100 + c * 2 + n), t.device = amp.substr(1) + std::to_string(d);
+                t.peer_class = cn.peer_class, t.metric = Metric::gpu_h2d, t.degrading = true;
+                t.recent = 1e9, t.baseline = 2e9, t.peers = 2e9, t.last = 1e9;
+                r.series.push_back(t);
+                Flag f;
+                f.node = t.node, f.device = t.device, f.metric = t.metric;
+                r.flags.push_back(f);
+                for (std::int64_t day = 0; day <= 365; ++day) {
+                    Figure g = fig(t.node, kNow - day * kDay, 1e9 + double(day) * 1e7);
+                    g.device = t.device, g.peer_class = t.peer_class;
+                    figs.push_back(g);
+                }
+            }
+    }
+    const std::string svg = render_trend_svg(figs, r, kNow, s, {});
+    INFO("SVG bytes: " << svg.size());
+    CHECK(svg.size() < kSvgMaxBytes);
+    CHECK(svg.size() > kSvgMaxBytes / 4);  // the case is near the bound, not far below it
+    CHECK(xml_chars_ok(svg));
+}
+
 TEST_CASE("fleet readers: every name is printed through one sanitiser (issue 31, items 11 and 12)") {
     auto figs = root_fleet([](int) { return 1.0; });
     // A NUL (printf's %s stops there: a second "r01" row), a newline and a
