@@ -141,7 +141,7 @@ TEST_CASE("fleet readers: one user's made-up nodes at the class's figure do not 
     auto hostile = figs;
     add_fakes(hostile, 53e9);
     const auto r = compute_trends(hostile, kNow);
-    CHECK(flagged(r).empty());
+    CHECK(flagged(r) == std::set<std::string>{});  // 0ca2bf6 flagged r00, r01 and r02
     // The fakes are shown as what one user said, and judged, but they are no one's peers.
     for (const ClassNoise& c : r.classes) {
         CHECK(c.series == 8);
