@@ -1,6 +1,7 @@
 #include "text.hpp"
 
 #include <cctype>
+#include <algorithm>
 
 #include "error.hpp"
 
@@ -36,6 +37,52 @@ std::string excerpt(std::string_view s, std::size_t max) {
     for (char& c : out)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     if (s.size() > max) out += "... (" + std::to_string(s.size()) + " characters)";
+    return out;
+}
+
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+    if (i >= s.size()) return 0;
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = byte(i);
+    if (c < 0x80) return 1;
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (table 3-7)
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    }
+    if (len == 0 || i + len > s.size()) return 0;
+    for (std::size_t k = 1; k < len; ++k) {
+        const unsigned char b = byte(i + k);
+        if (k == 1 ? b < lo || b > hi : b < 0x80 || b > 0xBF) return 0;
+    }
+    return len;
+}
+
+std::string printable_name(std::string_view s, std::size_t max) {
+    std::string out;
+    out.reserve(std::min(s.size(), max) + 3);
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = utf8_length(s, i);
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        // C1 controls are U+0080..U+009F: 0xC2 0x80..0x9F in UTF-8.
+        const bool control = len == 0 || (len == 1 && (c < 0x20 || c == 0x7f)) ||
+                             (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0);
+        const std::size_t take = len ? len : 1;  // a C1 control is one '?' for its two bytes
+        if (out.size() + take > max) {
+            out += "...";
+            break;
+        }
+        if (control) out += '?';
+        else out.append(s.substr(i, len));
+        i += take;
+    }
     return out;
 }
 

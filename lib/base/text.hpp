@@ -55,6 +55,23 @@ std::string excerpt(std::string_view s, std::size_t max = 64);
 // as it is; at most `max` bytes. The one sanitiser of drain reasons.
 std::string quiet_text(std::string_view s, std::size_t max);
 
+// The length of the well-formed UTF-8 sequence at s[i] (1 to 4), or 0 when
+// the bytes there are not one (Unicode's table 3-7: no overlong forms, no
+// surrogates, nothing past U+10FFFF). For the writers that must not pass
+// arbitrary bytes on (names to a terminal, XML, OpenMetrics labels).
+std::size_t utf8_length(std::string_view s, std::size_t i);
+
+// A name from outside (a node, a device, a peer class, a spool file's name)
+// as every reader prints it: well-formed UTF-8 kept, every control character
+// (C0, DEL, C1) and every byte that is not UTF-8 as '?', and at most `max`
+// bytes of it (cut at a character, then "..."). So a name can neither end a
+// line, forge another, move a terminal's cursor, cut a printf("%s") short at
+// a NUL, nor widen a table or a plot without bound; two names that print
+// alike are still two rows. Each of the fleet's readers and the ingest's log
+// print names through this one function.
+inline constexpr std::size_t kPrintableNameMax = 64;
+std::string printable_name(std::string_view s, std::size_t max = kPrintableNameMax);
+
 // `s` without the characters of `chars` at its end.
 std::string_view trim_right(std::string_view s, std::string_view chars = " \t\r\n");
 

@@ -83,19 +83,8 @@ std::string escape_label_value(std::string_view v) {
         if (c == '"') { out += "\\\""; ++i; continue; }
         if (c == '\n') { out += "\\n"; ++i; continue; }
         if (c < 0x80) { out += char(c); ++i; continue; }
-        // A multi-byte UTF-8 sequence, checked as Unicode's table 3-7 says
-        // (no overlong forms, no surrogates, nothing past U+10FFFF).
-        std::size_t len = 0;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
-        else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
-        bool ok = len > 0 && i + len <= v.size();
-        for (std::size_t k = 1; ok && k < len; ++k) {
-            const unsigned char b = byte(i + k);
-            ok = k == 1 ? b >= lo && b <= hi : b >= 0x80 && b <= 0xBF;
-        }
-        if (!ok) { out += '?'; ++i; continue; }
+        const std::size_t len = utf8_length(v, i);
+        if (len == 0) { out += '?'; ++i; continue; }
         out.append(v.substr(i, len));
         i += len;
     }

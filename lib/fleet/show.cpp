@@ -1,11 +1,14 @@
 #include "show.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
 #include <set>
 #include <tuple>
+
+#include "../base/text.hpp"
 
 namespace gangway::fleet {
 
@@ -49,12 +52,11 @@ std::vector<ShowRow> show_rows(const std::vector<Figure>& figures) {
 
 std::string human_rate(Metric m, double bps) {
     char b[64];
-    switch (m) {
-        case Metric::gpu_h2d:
-        case Metric::gpu_d2h:
-        case Metric::nccl_busbw: std::snprintf(b, sizeof b, "%.1f GB/s", bps / 1e9); break;
-        default: std::snprintf(b, sizeof b, "%.2f Gb/s", bps * 8 / 1e9); break;
-    }
+    const bool bytes = m == Metric::gpu_h2d || m == Metric::gpu_d2h || m == Metric::nccl_busbw;
+    const double x = bytes ? bps / 1e9 : bps * 8 / 1e9;
+    // A figure from a report can be 1e300: %.1f would print 300 digits.
+    if (!(std::fabs(x) < 1e12)) std::snprintf(b, sizeof b, "%.3g %s", x, bytes ? "GB/s" : "Gb/s");
+    else std::snprintf(b, sizeof b, bytes ? "%.1f GB/s" : "%.2f Gb/s", x);
     return b;
 }
 
@@ -68,7 +70,7 @@ std::string render_show(const std::vector<ShowRow>& rows) {
         const std::time_t t = r.last_time;
         std::tm tm{};
         if (gmtime_r(&t, &tm)) std::strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-        std::snprintf(b, sizeof b, "%-20s %-15s %14s %5zu %-20s %7zu\n", r.node.c_str(), to_string(r.metric),
+        std::snprintf(b, sizeof b, "%-20s %-15s %14s %5zu %-20s %7zu\n", printable_name(r.node).c_str(), to_string(r.metric),
                       human_rate(r.metric, r.last).c_str(), r.last_figures, when, r.checks);
         out += b;
     }

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
 
 #include "../base/error.hpp"
+#include "../base/keyed_hash.hpp"
 
 namespace gangway::fleet {
 namespace {
@@ -51,12 +51,18 @@ struct Key {
         return metric == o.metric && *cls == *o.cls && *a == *o.a && *b == *o.b && *dev == *o.dev;
     }
 };
+// Keyed (keyed_hash.hpp): node names, devices and classes are users' text,
+// and std::hash of them can be collided at will (issue 31, item 6).
 struct KeyHash {
     std::size_t operator()(const Key& k) const {
-        std::hash<std::string_view> h;
-        std::size_t x = static_cast<std::size_t>(k.metric);
-        for (const std::string* s : {k.cls, k.a, k.b, k.dev}) x = x * 1000003u ^ h(*s);
-        return x;
+        // Each field with its length first: ("ab", "c") and ("a", "bc") differ.
+        thread_local std::string buf;
+        buf.assign(1, static_cast<char>(k.metric));
+        for (const std::string* s : {k.cls, k.a, k.b, k.dev}) {
+            const std::uint32_t n = static_cast<std::uint32_t>(s->size());
+            buf.append(reinterpret_cast<const char*>(&n), sizeof n).append(*s);
+        }
+        return KeyedHash{}(buf);
     }
 };
 
@@ -65,7 +71,35 @@ struct Series {
     std::vector<const Figure*> rows;  // by time
     std::size_t cut = 0;              // rows[0, cut) history, [cut, end) recent
     SeriesTrend t;
+    // What the series gives its class's statistics (vouched_median): unset
+    // when no root check and no second user vouch for that part of it.
+    std::optional<double> class_recent, class_baseline;
+    std::size_t class_recent_n = 0;
 };
+
+// The median of rows [b, e) as the class's statistics may use it
+// (issue 31, item 3): only when root's node checks or the job checks of at
+// least two users are among them; else nothing, so that a series one user
+// alone reports (a node that does not exist, a node no one else measured)
+// shapes no other series' peers' median, noise or typical count. (Root's
+// figures alone, when there are enough, would also keep one user's flood of
+// a root-measured node out, but their medians are noisier: the synthetic
+// fleet's degrading node was then flagged days later.) `n`: how many
+// figures the median is of.
+std::optional<double> vouched_median(const std::vector<const Figure*>& rows, std::size_t b, std::size_t e,
+                                     std::size_t need, std::size_t& n, std::vector<double>& v) {
+    if (e - b < std::max<std::size_t>(need, 1)) return std::nullopt;
+    bool root = false, two = false;
+    for (std::size_t k = b, first = e; k < e && !two && !root; ++k)
+        if (rows[k]->source == Source::node_check) root = true;
+        else if (first == e) first = k;
+        else two = rows[k]->uid != rows[first]->uid;
+    if (!root && !two) return std::nullopt;
+    v.clear();
+    for (std::size_t k = b; k < e; ++k) v.push_back(rows[k]->value);
+    n = v.size();
+    return median_of(v);
+}
 
 // The largest lower median of `rows` with any one user's job figures taken
 // out (or none), by binary search over the values: O(n log n). nullopt when
@@ -184,7 +218,7 @@ TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now,
         Key k{f.metric, &f.peer_class, &f.node, link ? &f.peer : &none, &f.device};
         if (link && *k.b < *k.a) std::swap(k.a, k.b);
         const auto [it, added] = index.try_emplace(k, series.size());
-        if (added) series.push_back({k, {}, 0, {}});
+        if (added) series.push_back({k, {}, 0, {}, {}, {}, 0});
         series[it->second].rows.push_back(&f);
     }
     index.clear();
@@ -209,6 +243,9 @@ TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now,
         };
         if (t.recent_n >= set.min_recent) t.recent = med(s.cut, s.rows.size());
         if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);
+        std::size_t unused = 0;
+        s.class_recent = vouched_median(s.rows, s.cut, s.rows.size(), set.min_recent, s.class_recent_n, v);
+        s.class_baseline = vouched_median(s.rows, 0, s.cut, set.min_baseline, unused, v);
     }
 
     TrendResult out;
@@ -217,27 +254,39 @@ TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now,
         while (j < series.size() && series[j].t.metric == series[i].t.metric &&
                series[j].t.peer_class == series[i].t.peer_class)
             ++j;
+        // The class's statistics come from the vouched parts of its series
+        // only (vouched_median); every series of the class is judged by them.
         std::vector<std::pair<double, std::size_t>> rec;
         for (std::size_t k = i; k < j; ++k)
-            if (series[k].t.recent) rec.emplace_back(*series[k].t.recent, k);
+            if (series[k].class_recent) rec.emplace_back(*series[k].class_recent, k);
         std::sort(rec.begin(), rec.end());
         std::vector<double> vals;
         for (auto& [x, _] : rec) vals.push_back(x);
-        if (rec.size() > set.min_peers)  // at least min_peers others for every series
-            for (std::size_t p = 0; p < rec.size(); ++p) series[rec[p].second].t.peers = median_without(vals, p);
+        std::vector<std::optional<double>> own_peers(j - i);  // what each vouched series' own ratio is taken against
+        if (rec.size() > set.min_peers) {  // at least min_peers others for every series
+            const double all = median_of(vals);
+            for (std::size_t k = i; k < j; ++k)
+                if (series[k].t.recent) series[k].t.peers = all;
+            for (std::size_t p = 0; p < rec.size(); ++p) {
+                // A vouched series is not its own peer.
+                const std::size_t k = rec[p].second;
+                own_peers[k - i] = median_without(vals, p);
+                if (series[k].t.recent) series[k].t.peers = own_peers[k - i];
+            }
+        }
         ClassNoise c;
         c.metric = series[i].t.metric, c.peer_class = series[i].t.peer_class, c.series = rec.size();
         std::vector<std::size_t> counts;
-        for (auto& [_, k] : rec) counts.push_back(series[k].t.recent_n);
+        for (auto& [_, k] : rec) counts.push_back(series[k].class_recent_n);
         if (!counts.empty()) {
             std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(counts.size() / 2), counts.end());
             c.typical_recent_n = counts[counts.size() / 2];
         }
         std::vector<double> own, peer;
-        for (std::size_t k = i; k < j; ++k) {
-            const SeriesTrend& t = series[k].t;
-            if (t.recent && t.baseline && *t.baseline > 0) own.push_back(*t.recent / *t.baseline);
-            if (t.recent && t.peers && *t.peers > 0) peer.push_back(*t.recent / *t.peers);
+        for (auto& [r, k] : rec) {
+            const Series& x = series[k];
+            if (x.class_baseline && *x.class_baseline > 0) own.push_back(r / *x.class_baseline);
+            if (own_peers[k - i] && *own_peers[k - i] > 0) peer.push_back(r / *own_peers[k - i]);
         }
         const auto so = spread(own, set.min_peers + 1), sp = spread(peer, set.min_peers + 1);
         if (so && sp) {

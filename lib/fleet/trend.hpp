@@ -10,22 +10,30 @@
 // The rule (gangway(1), FLEET, says the same):
 //   recent    the median of a series' figures in [now - recent_s, now]
 //   baseline  the median of its figures in [now - history_s, now - recent_s)
-//   peers     the median of the recent medians of the other series of its
-//             class (metric and peer_class)
+//   vouched   what a series gives its class's statistics (peers, noise,
+//             typical): the median of its recent figures and of its history,
+//             each only when a root node check or the job checks of at least
+//             two users are among those figures. A series that only one user
+//             reports (a node that does not exist, or one no root check and
+//             no second user measured) is judged like any other, but shapes
+//             no other series' line (issue 31).
+//   peers     the median of the vouched recent medians of the other series
+//             of its class (metric and peer_class)
 //   noise     per class, 1.4826 x the MAD of recent/baseline over the class's
-//             series (noise_own) and of recent/peers (noise_peers): the
-//             spread of a healthy series' recent median, as a fraction
+//             vouched series (noise_own) and of recent/peers (noise_peers):
+//             the spread of a healthy series' recent median, as a fraction
 //   line      min(baseline x (1 - t_own), peers x (1 - t_peers)) with
 //             t = max(min_margin, k x noise x sqrt(typical / n)): a series
 //             with n recent figures, fewer than the class's typical (median)
-//             number, has a noisier median, by sqrt(typical / n)
+//             number (over its vouched series), has a noisier median, by
+//             sqrt(typical / n)
 //   degrading recent < line, and it still holds with any one user's job
 //             figures taken out of the recent window and of the history
 //             (so one user can neither pull a node's recent figures down nor
 //             push its baseline up), and the figures below the line include a
 //             root node check or job checks of at least two users.
 // A series needs min_recent recent figures, min_baseline history figures and
-// a class of at least min_peers other series to be judged; otherwise its row
+// a class of at least min_peers other vouched series to be judged; otherwise its row
 // shows what is known and it is never flagged.
 //
 // Cost: one sort of the figures in the window (O(n log n)), then linear work
@@ -73,8 +81,8 @@ struct SeriesTrend {
 struct ClassNoise {
     Metric metric = Metric::tcp_send;
     std::string peer_class;
-    std::size_t series = 0;          // series with a recent median
-    std::size_t typical_recent_n = 0;  // the median number of recent figures of those series
+    std::size_t series = 0;          // vouched series with a recent median (the class's statistics' sample)
+    std::size_t typical_recent_n = 0;  // the median number of vouched recent figures of those series
     double noise_own = 0, noise_peers = 0;
 };
 

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
+
+#include "../base/text.hpp"  // printable_name
 
 #include "../preflight/report.hpp"  // xml_escape
 #include "show.hpp"                  // human_rate
@@ -42,15 +45,19 @@ using Days = std::map<std::int64_t, std::vector<double>>;  // day index -> figur
 
 class Plot {
 public:
-    Plot(std::string& o, int x, int y, std::int64_t first_day, std::int64_t days, double top)
-        : o_(o), x_(x), y_(y), first_(first_day), days_(std::max<std::int64_t>(days, 1)), top_(top > 0 ? top : 1) {
+    Plot(std::string& o, int x, int y, std::int64_t first_day, std::int64_t days, std::int64_t bin, double top)
+        : o_(o), x_(x), y_(y), first_(first_day), days_(std::max<std::int64_t>(days, 1)), bin_(bin),
+          top_(top > 0 && std::isfinite(top) ? top : 1) {
         o_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(kPlotW) +
               "\" height=\"" + std::to_string(kPlotH) + "\" fill=\"#f8f8f8\" stroke=\"#cccccc\"/>\n";
     }
-    double px(std::int64_t day) const { return x_ + kPlotW * static_cast<double>(day - first_ + 0.5) / static_cast<double>(days_); }
+    // A point's day is its bin's first (bin_ days a point): drawn at the bin's middle.
+    double px(std::int64_t day) const {
+        return x_ + kPlotW * (static_cast<double>(day - first_) + 0.5 * static_cast<double>(bin_)) / static_cast<double>(days_);
+    }
     double py(double v) const { return y_ + kPlotH - kPlotH * std::clamp(v / top_, 0.0, 1.0); }
     void shade(std::int64_t from_day) {
-        const double a = px(from_day) - kPlotW * 0.5 / static_cast<double>(days_);
+        const double a = x_ + kPlotW * static_cast<double>(from_day - first_) / static_cast<double>(days_);
         o_ += "<rect x=\"" + num(a) + "\" y=\"" + std::to_string(y_) + "\" width=\"" + num(x_ + kPlotW - a) + "\" height=\"" +
               std::to_string(kPlotH) + "\" fill=\"#e8e8ff\"><title>the recent window</title></rect>\n";
     }
@@ -77,7 +84,7 @@ public:
 private:
     std::string& o_;
     int x_, y_;
-    std::int64_t first_, days_;
+    std::int64_t first_, days_, bin_;
     double top_;
 };
 
@@ -93,6 +100,12 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
                              const TrendSettings& s, const std::vector<std::string>& nodes) {
     const std::int64_t from = now - s.history_s, first_day = from / 86400, last_day = now / 86400;
     const std::int64_t days = last_day - first_day + 1;
+    // At most kSvgMaxPoints points a plot: a longer window gets bins of several days.
+    const std::int64_t bin = (days + std::int64_t(kSvgMaxPoints) - 1) / std::int64_t(kSvgMaxPoints);
+    const auto bin_of = [&](std::int64_t day) { return first_day + (day - first_day) / bin * bin; };
+    // Every name through printable_name (no control characters, at most 64
+    // bytes), then xml_escape (nothing XML 1.0 forbids).
+    const auto name = [](const std::string& n) { return xml_escape(printable_name(n)); };
     // Which nodes get plots: the named ones, else the flagged first, then by name.
     std::vector<std::string> shown;
     std::set<std::string> flagged;
@@ -112,6 +125,31 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
     shown.resize(std::min(shown.size(), kSvgMaxNodes));
     const std::set<std::string> shown_set(shown.begin(), shown.end());
 
+    // Which classes get a fleet plot (at most kSvgMaxClasses): those with a
+    // flag first, then the most series; each with its flagged series (at most
+    // kSvgMaxSeries drawn), found in one pass, not one pass per class.
+    const auto class_key = [](Metric m, const std::string& cls) { return std::string(to_string(m)) + '\n' + cls; };
+    std::map<std::string, std::vector<const SeriesTrend*>> class_flags;
+    for (const SeriesTrend& t : r.series)
+        if (t.degrading) class_flags[class_key(t.metric, t.peer_class)].push_back(&t);
+    std::vector<const ClassNoise*> classes;
+    for (const ClassNoise& c : r.classes) classes.push_back(&c);
+    const auto flags_of = [&](const ClassNoise* c) {
+        const auto it = class_flags.find(class_key(c->metric, c->peer_class));
+        return it == class_flags.end() ? std::size_t(0) : it->second.size();
+    };
+    std::stable_sort(classes.begin(), classes.end(), [&](const ClassNoise* a, const ClassNoise* b) {
+        return std::make_pair(flags_of(a) == 0, -static_cast<long long>(a->series)) <
+               std::make_pair(flags_of(b) == 0, -static_cast<long long>(b->series));
+    });
+    const std::size_t classes_left_out = classes.size() > kSvgMaxClasses ? classes.size() - kSvgMaxClasses : 0;
+    classes.resize(std::min(classes.size(), kSvgMaxClasses));
+    std::stable_sort(classes.begin(), classes.end(), [](const ClassNoise* a, const ClassNoise* b) {
+        return std::tie(a->metric, a->peer_class) < std::tie(b->metric, b->peer_class);
+    });
+    std::map<std::string, Days> series_days, class_days;
+    for (const ClassNoise* c : classes) class_days[class_key(c->metric, c->peer_class)];
+
     // Each shown node's series (its own figures, and links that are flagged or whose node was named).
     std::map<std::string, std::vector<const SeriesTrend*>> per_node;
     for (const SeriesTrend& t : r.series) {
@@ -123,16 +161,21 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
             if (v.size() < kSvgMaxSeries) v.push_back(&t);
         }
     }
-    std::map<std::string, Days> series_days, class_days;
     std::set<std::string> wanted;
     for (auto& [_, v] : per_node)
         for (const SeriesTrend* t : v) wanted.insert(series_key(t->metric, t->peer_class, t->node, t->peer, t->device));
-    for (const SeriesTrend& t : r.series)
-        if (t.degrading) wanted.insert(series_key(t.metric, t.peer_class, t.node, t.peer, t.device));
+    for (const ClassNoise* c : classes) {
+        const auto it = class_flags.find(class_key(c->metric, c->peer_class));
+        if (it == class_flags.end()) continue;
+        for (std::size_t k = 0; k < it->second.size() && k < kSvgMaxSeries; ++k) {
+            const SeriesTrend* t = it->second[k];
+            wanted.insert(series_key(t->metric, t->peer_class, t->node, t->peer, t->device));
+        }
+    }
     for (const Figure& f : figures) {
         if (f.time < from || f.time > now || !std::isfinite(f.value) || f.value < 0) continue;
-        const std::int64_t day = f.time / 86400;
-        class_days[std::string(to_string(f.metric)) + '\n' + f.peer_class][day].push_back(f.value);
+        const std::int64_t day = bin_of(f.time / 86400);
+        if (auto it = class_days.find(class_key(f.metric, f.peer_class)); it != class_days.end()) it->second[day].push_back(f.value);
         const std::string k = series_key(f.metric, f.peer_class, f.node, f.peer, f.device);
         if (wanted.count(k)) series_days[k][day].push_back(f.value);
     }
@@ -143,9 +186,10 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
     // The fleet view, one plot per class.
     body += "<text x=\"10\" y=\"" + std::to_string(y) + "\" font-weight=\"bold\">the fleet: each class's daily median, 10th to 90th percentile shaded, flagged series in red</text>\n";
     y += 10;
-    for (const ClassNoise& c : r.classes) {
-        auto it = class_days.find(std::string(to_string(c.metric)) + '\n' + c.peer_class);
-        if (it == class_days.end()) continue;
+    for (const ClassNoise* cp : classes) {
+        const ClassNoise& c = *cp;
+        auto it = class_days.find(class_key(c.metric, c.peer_class));
+        if (it == class_days.end() || it->second.empty()) continue;
         double top = 0;
         std::vector<std::pair<std::int64_t, std::pair<double, double>>> band;
         std::vector<std::pair<std::int64_t, double>> mid;
@@ -155,28 +199,38 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
             mid.emplace_back(day, m);
             top = std::max(top, hi);
         }
-        const std::string what = xml_escape(std::string(to_string(c.metric)) + (c.peer_class.empty() ? "" : " " + c.peer_class));
-        for (const SeriesTrend& t : r.series)
-            if (t.degrading && t.metric == c.metric && t.peer_class == c.peer_class && t.baseline) top = std::max(top, *t.baseline);
+        const std::string what = std::string(to_string(c.metric)) + (c.peer_class.empty() ? "" : " " + name(c.peer_class));
+        const auto fl = class_flags.find(class_key(c.metric, c.peer_class));
+        const std::size_t nflags = fl == class_flags.end() ? 0 : fl->second.size();
+        for (std::size_t k = 0; k < nflags && k < kSvgMaxSeries; ++k)
+            if (fl->second[k]->baseline) top = std::max(top, *fl->second[k]->baseline);
         top *= 1.1;
         body += "<text x=\"" + std::to_string(kLabel - 6) + "\" y=\"" + std::to_string(y + 20) + "\" text-anchor=\"end\">" + what +
                 "</text>\n<text x=\"" + std::to_string(kLabel - 6) + "\" y=\"" + std::to_string(y + 34) +
                 "\" text-anchor=\"end\" font-size=\"9\">" + std::to_string(c.series) + " series, noise " +
                 num(c.noise_own * 100) + " %</text>\n";
-        Plot p(body, kLabel, y, first_day, days, top);
+        Plot p(body, kLabel, y, first_day, days, bin, top);
         p.shade((now - s.recent_s) / 86400);
         p.band(band, what + ": 10th to 90th percentile of the day's figures");
         p.line(mid, "#208020", what + ": the fleet's daily median");
-        for (const SeriesTrend& t : r.series) {
-            if (!t.degrading || t.metric != c.metric || t.peer_class != c.peer_class) continue;
+        for (std::size_t k = 0; k < nflags && k < kSvgMaxSeries; ++k) {
+            const SeriesTrend& t = *fl->second[k];
             auto sd = series_days.find(series_key(t.metric, t.peer_class, t.node, t.peer, t.device));
             if (sd != series_days.end())
-                p.line(medians(sd->second), "#c00000", xml_escape(t.peer.empty() ? t.node : t.node + " -> " + t.peer) + ": degrading");
+                p.line(medians(sd->second), "#c00000", name(t.node) + (t.peer.empty() ? "" : " -&gt; " + name(t.peer)) + ": degrading");
         }
         body += "<text x=\"" + std::to_string(kLabel + kPlotW + 6) + "\" y=\"" + std::to_string(y + 10) + "\" font-size=\"9\">" +
                 xml_escape(human_rate(c.metric, top / 1.1)) + "</text>\n";
+        if (nflags > kSvgMaxSeries)
+            body += "<text x=\"" + std::to_string(kLabel + kPlotW + 6) + "\" y=\"" + std::to_string(y + 24) +
+                    "\" font-size=\"9\">and " + std::to_string(nflags - kSvgMaxSeries) + " more flagged</text>\n";
         y += kPlotH + kGap;
     }
+    if (classes_left_out)
+        body += "<text x=\"10\" y=\"" + std::to_string(y + 4) + "\">and " + std::to_string(classes_left_out) +
+                " more class(es): the plots show at most " + std::to_string(kSvgMaxClasses) +
+                ", the flagged first, then the largest</text>\n",
+            y += 20;
     // The nodes.
     y += 10;
     body += "<text x=\"10\" y=\"" + std::to_string(y) + "\" font-weight=\"bold\">nodes: daily medians, baseline dashed, peers dotted, recent window shaded</text>\n";
@@ -185,7 +239,7 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
     for (const std::string& n : shown) {
         const auto it = per_node.find(n);
         const bool bad = flagged.count(n) > 0;
-        body += "<text x=\"10\" y=\"" + std::to_string(y + 14) + "\" fill=\"" + (bad ? "#c00000" : "black") + "\">" + xml_escape(n) +
+        body += "<text x=\"10\" y=\"" + std::to_string(y + 14) + "\" fill=\"" + (bad ? "#c00000" : "black") + "\">" + name(n) +
                 (bad ? " (degrading)" : "") + "</text>\n";
         if (it == per_node.end()) {
             body += "<text x=\"" + std::to_string(kLabel) + "\" y=\"" + std::to_string(y + 14) + "\">no figures in the window</text>\n";
@@ -202,10 +256,10 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
             if (t->baseline) top = std::max(top, *t->baseline);
             if (t->peers) top = std::max(top, *t->peers);
             top *= 1.1;
-            const std::string what = xml_escape(std::string(to_string(t->metric)) +
-                                                (t->peer.empty() ? (t->device.empty() ? "" : " " + t->device)
-                                                                 : " " + t->node + " -> " + t->peer));
-            Plot p(body, x, y + 14, first_day, days, top);
+            const std::string what = std::string(to_string(t->metric)) +
+                                     (t->peer.empty() ? (t->device.empty() ? "" : " " + name(t->device))
+                                                      : " " + name(t->node) + " -&gt; " + name(t->peer));
+            Plot p(body, x, y + 14, first_day, days, bin, top);
             p.shade((now - s.recent_s) / 86400);
             if (t->baseline) p.hline(*t->baseline, "#404040", "4,3", what + ": baseline " + xml_escape(human_rate(t->metric, *t->baseline)));
             if (t->peers) p.hline(*t->peers, "#208020", "1,2", what + ": peers " + xml_escape(human_rate(t->metric, *t->peers)));

@@ -5,10 +5,17 @@
 // 90th percentile band, flagged series drawn over it). Pure: figures and the
 // trends in, text out.
 //
-// Bounded: at most kSvgMaxNodes nodes (the flagged first, then by name; a
-// line says how many are left out), kSvgMaxSeries plots a node, one point a
-// day of the history window; so the file stays under a few hundred KB for any
-// fleet.
+// Bounded (issue 31, item 8), whatever the store holds: at most
+// kSvgMaxClasses fleet plots (the classes with a flag first, then the
+// largest; a line says how many are left out) with at most kSvgMaxSeries
+// flagged series drawn on each, kSvgMaxNodes nodes (the flagged first, then
+// by name; a line says how many are left out) of kSvgMaxSeries plots each,
+// at most kSvgMaxPoints points a line (a window longer than that many days
+// gets bins of several days), and every name through printable_name (at most
+// 64 bytes, no control characters) and xml_escape (nothing XML 1.0 forbids).
+// So the file is at most kSvgMaxBytes; a 30-day window stays under a few
+// hundred KB. Linear in the figures: one pass, and one lookup per class.
+#pragma once
 #pragma once
 #include <string>
 #include <vector>
@@ -19,6 +26,9 @@ namespace gangway::fleet {
 
 inline constexpr std::size_t kSvgMaxNodes = 32;
 inline constexpr std::size_t kSvgMaxSeries = 8;
+inline constexpr std::size_t kSvgMaxClasses = 16;
+inline constexpr std::size_t kSvgMaxPoints = 366;
+inline constexpr std::size_t kSvgMaxBytes = 4u << 20;
 
 // `nodes` empty: the fleet view and the flagged nodes (then others up to the
 // bound); else those nodes' plots (links included) and the fleet view.

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <cmath>
 #include <map>
 
+#include "../base/text.hpp"
 
 namespace gangway::fleet {
 namespace {
@@ -17,7 +19,8 @@ bool named(const std::vector<std::string>& nodes, const std::string& a, const st
 
 std::string percent(double x) {
     char b[32];
-    std::snprintf(b, sizeof b, "%+.1f %%", x * 100);
+    // recent / baseline - 1 of a baseline near 0 can be 1e300: no 300 digits.
+    std::snprintf(b, sizeof b, std::fabs(x) < 1e6 ? "%+.1f %%" : "%+.2g %%", x * 100);
     return b;
 }
 
@@ -38,12 +41,35 @@ std::string render_trend_table(const std::vector<ShowRow>& rows, const TrendResu
         of[{t.node, t.metric}].push_back(&t);
         if (!t.peer.empty()) of[{t.peer, t.metric}].push_back(&t);
     }
+    const auto series_of = [&](const ShowRow& row) -> const std::vector<const SeriesTrend*>* {
+        const auto it = of.find({row.node, row.metric});
+        return it == of.end() ? nullptr : &it->second;
+    };
+    // At most kTableMaxRows rows: the flagged ones first, then in order.
+    std::vector<bool> keep(rows.size(), rows.size() <= kTableMaxRows);
+    if (rows.size() > kTableMaxRows) {
+        std::size_t kept = 0;
+        for (int pass = 0; pass < 2; ++pass)
+            for (std::size_t i = 0; i < rows.size() && kept < kTableMaxRows; ++i) {
+                if (keep[i]) continue;
+                bool flagged = false;
+                if (const auto* v = series_of(rows[i]))
+                    for (const SeriesTrend* t : *v) flagged = flagged || t->degrading;
+                if (pass == 1 || flagged) keep[i] = true, ++kept;
+            }
+    }
     std::string out;
     char b[768];
     std::snprintf(b, sizeof b, "%-20s %-15s %14s %5s %-20s %14s %9s %-26s %7s\n", "NODE", "METRIC", "LAST", "OF", "WHEN (UTC)",
                   "BASELINE", "TREND", "FLAG", "CHECKS");
     out += b;
-    for (const ShowRow& row : rows) {
+    std::size_t left_out = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const ShowRow& row = rows[i];
+        if (!keep[i]) {
+            ++left_out;
+            continue;
+        }
         char when[32] = "-";
         const std::time_t tt = row.last_time;
         std::tm tm{};
@@ -52,9 +78,8 @@ std::string render_trend_table(const std::vector<ShowRow>& rows, const TrendResu
         std::optional<double> worst;
         std::string flag;
         std::size_t more = 0;
-        const auto it = of.find({row.node, row.metric});
-        if (it != of.end())
-            for (const SeriesTrend* t : it->second) {
+        if (const auto* v = series_of(row))
+            for (const SeriesTrend* t : *v) {
                 if (t->baseline) baselines.push_back(*t->baseline);
                 if (const auto c = t->change(); c && (!worst || *c < *worst)) worst = c;
                 if (!t->degrading) continue;
@@ -63,7 +88,8 @@ std::string render_trend_table(const std::vector<ShowRow>& rows, const TrendResu
                     continue;
                 }
                 const std::string& other = t->node == row.node ? t->peer : t->node;
-                flag = "degrading" + (!other.empty() ? " -> " + other : t->device.empty() ? "" : " " + t->device);
+                flag = "degrading" + (!other.empty() ? " -> " + printable_name(other)
+                                                     : t->device.empty() ? "" : " " + printable_name(t->device));
             }
         if (more) flag += " +" + std::to_string(more);
         std::string base = "-";
@@ -72,19 +98,32 @@ std::string render_trend_table(const std::vector<ShowRow>& rows, const TrendResu
             const std::size_t n = baselines.size();
             base = human_rate(row.metric, n % 2 ? baselines[n / 2] : (baselines[n / 2 - 1] + baselines[n / 2]) / 2);
         }
-        std::snprintf(b, sizeof b, "%-20s %-15s %14s %5zu %-20s %14s %9s %-26s %7zu\n", row.node.c_str(), to_string(row.metric),
-                      human_rate(row.metric, row.last).c_str(), row.last_figures, when, base.c_str(),
+        std::snprintf(b, sizeof b, "%-20s %-15s %14s %5zu %-20s %14s %9s %-26s %7zu\n", printable_name(row.node).c_str(),
+                      to_string(row.metric), human_rate(row.metric, row.last).c_str(), row.last_figures, when, base.c_str(),
                       worst ? percent(*worst).c_str() : "-", flag.empty() ? "-" : flag.c_str(), row.checks);
         out += b;
     }
-    if (fleet_footer)
+    if (left_out)
+        out += "and " + std::to_string(left_out) + " more row(s) left out: the table shows at most " +
+               std::to_string(kTableMaxRows) + ", the flagged first; name nodes to see theirs\n";
+    if (fleet_footer) {
+        std::size_t lines = 0, classes_left_out = 0;
         for (const ClassNoise& c : r.classes) {
             if (!c.series) continue;
+            if (lines == kTableMaxClasses) {
+                ++classes_left_out;
+                continue;
+            }
+            ++lines;
             std::snprintf(b, sizeof b, "noise %s%s%s: %zu series, %.1f %% against their own history, %.1f %% against peers\n",
-                          to_string(c.metric), c.peer_class.empty() ? "" : " ", c.peer_class.c_str(), c.series,
+                          to_string(c.metric), c.peer_class.empty() ? "" : " ", printable_name(c.peer_class).c_str(), c.series,
                           c.noise_own * 100, c.noise_peers * 100);
             out += b;
         }
+        if (classes_left_out)
+            out += "and " + std::to_string(classes_left_out) + " more class(es) left out: the table shows the noise of at most " +
+                   std::to_string(kTableMaxClasses) + "\n";
+    }
     return out;
 }
 
@@ -97,11 +136,11 @@ std::vector<const Flag*> flags_for(const TrendResult& r, const std::vector<std::
 
 std::string render_flagged(const TrendResult& r, const std::vector<std::string>& nodes) {
     std::string out;
-    char b[768];
+    char b[2048];  // three figures of up to 309 digits each (%.0f of 1e308) and three names of 67 bytes
     for (const Flag* f : flags_for(r, nodes)) {
-        const std::string who = f->peer.empty() ? f->node : f->node + "->" + f->peer;
+        const std::string who = printable_name(f->node) + (f->peer.empty() ? "" : "->" + printable_name(f->peer));
         std::snprintf(b, sizeof b, "%s %s %s %.0f %.0f %.0f %s\n", who.c_str(), to_string(f->metric),
-                      f->device.empty() ? "-" : f->device.c_str(), f->recent, f->baseline, f->peers, utc_text(f->since).c_str());
+                      f->device.empty() ? "-" : printable_name(f->device).c_str(), f->recent, f->baseline, f->peers, utc_text(f->since).c_str());
         out += b;
     }
     return out;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../base/saturate.hpp"
+#include "../base/text.hpp"
 #include "../fleet/report_schema.hpp"
 
 namespace gangway::preflight {
@@ -114,12 +115,22 @@ std::string render_table(const Report& r) {
 
 std::string xml_escape(const std::string& s) {
     std::string o;
-    for (char c : s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t len = utf8_length(s, i);
+        const unsigned char c = static_cast<unsigned char>(s[i]);
         if (c == '<') o += "&lt;";
         else if (c == '>') o += "&gt;";
         else if (c == '&') o += "&amp;";
         else if (c == '"') o += "&quot;";
-        else o += c;
+        else if (len == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
+                 (len == 3 && s.compare(i, 2, "\xEF\xBF") == 0 && static_cast<unsigned char>(s[i + 2]) >= 0xBE))
+            o += '?';  // not an XML 1.0 Char: a parser would refuse the whole file
+        else {
+            o.append(s, i, len);
+            i += len;
+            continue;
+        }
+        ++i;
     }
     return o;
 }

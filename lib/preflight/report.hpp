@@ -127,6 +127,10 @@ inline constexpr std::size_t kHeatmapFullMax = 128;
 inline constexpr std::size_t kHeatmapBlocks = 64;
 std::string render_svg(const Report& r);
 
+// Text for XML 1.0 content or an attribute: < > & " escaped, and every
+// character XML 1.0 forbids (C0 controls but tab, newline and carriage
+// return; U+FFFE, U+FFFF; any byte that is not UTF-8) written as '?', so that
+// an SVG stays well-formed whatever a name holds.
 std::string xml_escape(const std::string& s);
 
 }  // namespace gangway::preflight
