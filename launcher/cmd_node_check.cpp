@@ -195,6 +195,7 @@ int cmd_node_check(int argc, char** argv) {
 
     auto& run = res.run;  // its id is set when it goes to the fleet spool
     const std::string unfinished = health::unfinished_line(run.stages);
+    const std::string unjudged = health::unjudged_line(run.records);
     int code = 0;
     switch (a.mode) {
         case Mode::slurm: {
@@ -209,6 +210,7 @@ int cmd_node_check(int argc, char** argv) {
                 sys::tell(sys::LogLevel::warning, o.node + ": failed once, drains if it repeats: " + health::failure_line(run.records, false));
             if (!unfinished.empty())
                 sys::tell(sys::LogLevel::warning, o.node + ": no verdict on what did not finish (not a reason to drain): " + unfinished);
+            if (!unjudged.empty()) sys::tell(sys::LogLevel::warning, o.node + ": " + unjudged);
             sys::act_on_slurm(run, next, so);
             // SLURM ignores a health check's status; a Prolog or Epilog around it may not.
             if (run.verdict == health::Verdict::failed) code = preflight::kExitDegraded;
@@ -223,6 +225,7 @@ int cmd_node_check(int argc, char** argv) {
             } else if (!unfinished.empty()) {
                 std::fprintf(stderr, "gangway node-check: did not finish (not a failure): %s\n", unfinished.c_str());
             }
+            if (!unjudged.empty()) std::fprintf(stderr, "gangway node-check: %s\n", unjudged.c_str());
             break;
         case Mode::plain:
             if (!a.json || !a.json_file.empty()) std::fputs(health::render_table(run).c_str(), stdout);

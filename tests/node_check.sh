@@ -4,7 +4,9 @@
 # that keeps one node's state in files: a healthy node is silent and exits 0;
 # each fault (a GPU trained at x8 or Gen3 or gone against gres.conf, a NIC at
 # x8, a port down, polling or at half rate, growing error counters, an Xid,
-# NVML's pending retirement) gives its one line; the repeat rule; the SLURM
+# NVML's pending retirement) gives its one line; the Xid tag's text that
+# users can put in the kernel log drains nothing, and a flood that wrapped
+# the log is one line, never a drain; the repeat rule; the SLURM
 # mode drains with a gangway: reason, resumes only its own drain and after
 # the healthy runs, leaves an admin's drain alone, never drains for its own
 # timeout or a hung scontrol; the state file is written safely; a bad site
@@ -100,6 +102,38 @@ one_fault port-down "mlx5_1/1 port DOWN, not ACTIVE; mlx5_1/1 physical link Disa
 one_fault port-polling "mlx5_1/1 port DOWN, not ACTIVE; mlx5_1/1 physical link Polling, not LinkUp (cable, transceiver or switch port)"
 one_fault port-half "mlx5_1/1 rate 100 of 200 Gb/s (2X of 4X: a lane is down)"
 one_fault xid79 "gpu 0000:11:00.0 Xid 79 in the kernel log"
+# The kernel log: what any user can put there with the Xid tag's text (a
+# segfault of a process named "NVRM: Xid (PCI:", a tmpfs mount option, a
+# record of facility user, an Xid for a bus id that is no GPU here, a bus id
+# not in the driver's form) drains nothing: one line for the Xid naming no
+# GPU of the node. The driver's own Xid 79 among them still drains.
+kmsg_line="1 Xid record(s) in the kernel log name no NVIDIA GPU of this node (the first: 0000:99:00.0, Xid 79): not judged"
+"$MAKE" "$W/forged" xid-forged
+slurm_is IDLE
+nc forged -- --slurm --state="$W/st-forged/state"
+if [ $rc = 0 ] && [ ! -s "$W/slurm/calls" ] && [ "$(cat "$W/slurm/state")" = IDLE ] && [ -z "$out" ] \
+   && [ "$err" = "gangway node-check: node08: $kmsg_line" ]; then
+  pass "Xid text users can write in the kernel log (segfault line, tmpfs option, facility user, no GPU here, malformed bus id): no drain, one line"
+else fail "forged Xids: rc=$rc state=$(cat "$W/slurm/state") reason=$(cat "$W/slurm/reason") err=$err calls=$(cat "$W/slurm/calls")"; fi
+"$MAKE" "$W/forged79" xid-forged xid79
+slurm_is IDLE
+nc forged79 -- --slurm --state="$W/st-forged79/state"
+if [ $rc = 3 ] && [ "$(cat "$W/slurm/state")" = IDLE+DRAIN ] && [ "$(cat "$W/slurm/reason")" = "gangway: gpu 0000:11:00.0 Xid 79 in the kernel log" ]; then
+  pass "the driver's own Xid 79 for the node's GPU, among the forged ones: drained \"$(cat "$W/slurm/reason")\""
+else fail "genuine Xid among forged: rc=$rc state=$(cat "$W/slurm/state") reason=$(cat "$W/slurm/reason") err=$err"; fi
+# A flood wrapped the log's buffer since the last run (records 1004 to 4999
+# overwritten, an Xid's text in every record left): one line, no drain.
+"$MAKE" "$W/flood" kmsg-flood
+slurm_is IDLE
+nc ok -- --slurm --state="$W/st-flood/state"
+nc flood -- --slurm --state="$W/st-flood/state"
+lost="the kernel log lost 3996 record(s) before this run read them (numbers 1004 to 4999): a flood of kernel messages, which any user can cause, wrapped its buffer; an Xid among them is not judged (journalctl -k may still hold it)"
+if [ $rc = 0 ] && [ ! -s "$W/slurm/calls" ] && [ "$(cat "$W/slurm/state")" = IDLE ] && [ "$err" = "gangway node-check: node08: $lost" ] \
+   && grep -qx "kmsg_seq 5099" "$W/st-flood/state"; then
+  pass "a flood wrapped the kernel log since the last run: one line, no drain, read on from 5099"
+else fail "flood: rc=$rc state=$(cat "$W/slurm/state") err=$err calls=$(cat "$W/slurm/calls") $(grep kmsg "$W/st-flood/state")"; fi
+nc flood -- --slurm --state="$W/st-flood/state"
+[ $rc = 0 ] && [ -z "$err" ] && pass "the next run, nothing lost since: silent" || fail "after flood: rc=$rc err=$err"
 # NVLink, from NVML: every GPU's links up, then two of GPU 1's 18 down (against its sibling).
 nc ok GANGWAY_FAKE_NVLINKS=18 -- --nhc --state="$W/st-nvl/state"
 [ $rc = 0 ] && [ -z "$out" ] && pass "18 NVLinks up on both GPUs: healthy" || fail "nvlinks up: rc=$rc out=$out err=$err"

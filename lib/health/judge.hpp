@@ -14,6 +14,7 @@
 #include "../preflight/report.hpp"      // StageResult
 #include "facts.hpp"
 #include "gres.hpp"
+#include "kmsg_record.hpp"  // KmsgLoss
 #include "record.hpp"
 #include "site_conf.hpp"
 
@@ -57,8 +58,14 @@ std::map<std::string, std::uint64_t> counter_values(const std::vector<PortFacts>
 // errors. `nvidia_on_bus`: the NVIDIA GPUs' bus ids from sysfs.
 std::vector<Record> judge_nvml(const NvmlFacts& n, const std::vector<std::string>& nvidia_on_bus, const SiteConf& c);
 
-// Xids the driver logged since the last run that are in the site's list.
-std::vector<Record> judge_xids(const std::vector<Xid>& xids, const std::vector<unsigned>& fatal);
+// Xids the driver logged since the last run (xid.hpp): a failed record for
+// each one in the site's list on an NVIDIA GPU of this node (`node_gpus`:
+// their bus ids, from sysfs and NVML). The driver names only its own GPUs,
+// so Xids naming any other bus id get one skipped record, and records the
+// ring buffer lost since the last run (`lost`: a flood, which any user can
+// cause, may have erased an Xid) one more: a line for the logs, never a drain.
+std::vector<Record> judge_xids(const std::vector<Xid>& xids, const std::vector<unsigned>& fatal,
+                               const std::vector<std::string>& node_gpus, const KmsgLoss& lost);
 
 // A stage of the preflight run here (cuda, nccl, rdma): a failed record per
 // finding, one for a failure without findings, one skipped record when it

@@ -107,14 +107,39 @@ std::vector<Record> judge_nvml(const NvmlFacts& n, const std::vector<std::string
     return out;
 }
 
-std::vector<Record> judge_xids(const std::vector<Xid>& xids, const std::vector<unsigned>& fatal) {
+std::vector<Record> judge_xids(const std::vector<Xid>& xids, const std::vector<unsigned>& fatal,
+                               const std::vector<std::string>& node_gpus, const KmsgLoss& lost) {
     std::vector<Record> out;
     const std::string list = join(fatal, ",", [](unsigned x) { return std::to_string(x); });
+    std::size_t strangers = 0;
+    const Xid* first_stranger = nullptr;
     for (const auto& x : xids) {
+        if (std::find(node_gpus.begin(), node_gpus.end(), x.bus_id) == node_gpus.end()) {
+            if (!strangers++) first_stranger = &x;
+            continue;
+        }
         if (std::find(fatal.begin(), fatal.end(), x.xid) == fatal.end()) continue;
         Record r = rec(Check::gpu_xid, "gpu " + x.bus_id, std::to_string(x.xid), "none of " + list);
         r.status = Status::failed;
         r.reason = "gpu " + x.bus_id + " Xid " + r.figure + " in the kernel log";
+        out.push_back(std::move(r));
+    }
+    if (first_stranger) {
+        Record r = rec(Check::gpu_xid, "node", std::to_string(strangers), "");
+        r.unit = "records";
+        r.status = Status::skipped;
+        r.reason = std::to_string(strangers) + " Xid record(s) in the kernel log name no NVIDIA GPU of this node (the first: " +
+                   first_stranger->bus_id + ", Xid " + std::to_string(first_stranger->xid) + "): not judged";
+        out.push_back(std::move(r));
+    }
+    if (lost.records) {
+        Record r = rec(Check::gpu_xid, "node", std::to_string(lost.records), "");
+        r.unit = "records";
+        r.status = Status::skipped;
+        r.reason = "the kernel log lost " + std::to_string(lost.records) + " record(s) before this run read them (numbers " +
+                   std::to_string(lost.first) + " to " + std::to_string(lost.last) +
+                   "): a flood of kernel messages, which any user can cause, wrapped its buffer; an Xid among them is not "
+                   "judged (journalctl -k may still hold it)";
         out.push_back(std::move(r));
     }
     return out;

@@ -47,6 +47,13 @@ std::string failure_line(const std::vector<Record>& records, bool confirmed_only
     return join(failed(records, confirmed_only), "; ", [](const Record* r) { return r->reason; });
 }
 
+std::string unjudged_line(const std::vector<Record>& records) {
+    std::vector<std::string> parts;
+    for (const auto& r : records)
+        if (r.check == Check::gpu_xid && r.status == Status::skipped) parts.push_back(r.reason);
+    return join(parts, "; ");
+}
+
 std::string unfinished_line(const std::vector<preflight::StageResult>& stages) {
     std::vector<std::string> parts;
     for (const auto& s : stages)

@@ -34,6 +34,12 @@ std::string render_json(const Run& r);
 // confirmed ones only when `confirmed_only`.
 std::string failure_line(const std::vector<Record>& records, bool confirmed_only);
 
+// What the kernel log showed and the check did not judge (skipped gpu-xid
+// records: Xids naming no GPU of the node, records lost to a flood, a log
+// that could not be read), for a line in the logs: never a reason to drain,
+// never passed over in silence either. "" when there is none.
+std::string unjudged_line(const std::vector<Record>& records);
+
 // The stages that did not finish, for the line that says so ("nvml: did not
 // finish within 4 s"); "" when all did.
 std::string unfinished_line(const std::vector<preflight::StageResult>& stages);

@@ -1,52 +1,69 @@
 #include "xid.hpp"
 
-#include <cctype>
+#include <cstdio>
 
 #include "../base/text.hpp"
+#include "kmsg_record.hpp"
 
 namespace gangway::health {
+namespace {
+
+bool all_hex(std::string_view s) {
+    for (const char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+    return true;
+}
+
+}  // namespace
+
+std::optional<std::string> pci_bus_id(std::string_view s) {
+    const auto c2 = s.rfind(':');
+    if (c2 == std::string_view::npos || c2 == 0) return std::nullopt;
+    const auto c1 = s.rfind(':', c2 - 1);
+    if (c1 == std::string_view::npos) return std::nullopt;
+    const std::string_view domain = s.substr(0, c1), bus = s.substr(c1 + 1, c2 - c1 - 1);
+    std::string_view device = s.substr(c2 + 1), function = "0";
+    if (const auto dot = device.find('.'); dot != std::string_view::npos) {
+        function = device.substr(dot + 1);
+        device = device.substr(0, dot);
+    }
+    if (domain.size() < 4 || domain.size() > 8 || bus.size() != 2 || device.size() != 2 || function.size() != 1) return std::nullopt;
+    if (!all_hex(domain) || !all_hex(bus) || !all_hex(device) || function[0] < '0' || function[0] > '7') return std::nullopt;
+    const auto d = parse_uint<std::uint32_t>(domain, 16);
+    const auto b = parse_uint<unsigned>(bus, 16), v = parse_uint<unsigned>(device, 16);
+    if (!d || !b || !v || *v > 0x1f) return std::nullopt;
+    char out[24];
+    std::snprintf(out, sizeof out, "%04x:%02x:%02x.%c", static_cast<unsigned>(*d), *b, *v, function[0]);
+    return std::string(out);
+}
 
 std::vector<Xid> parse_kmsg_xids(std::string_view text) {
     std::vector<Xid> out;
-    for (const auto& line : split_nonempty(text, '\n')) {
-        if (line[0] == ' ') continue;
-        const auto semi = line.find(';');
-        if (semi == std::string::npos) continue;
-        const auto head = split_keep_empty(std::string_view(line).substr(0, semi), ',');
-        if (head.size() < 3) continue;
-        const auto seq = parse_uint<std::uint64_t>(head[1]);
-        if (!seq) continue;
-        const std::string_view msg = std::string_view(line).substr(semi + 1);
-        constexpr std::string_view tag = "NVRM: Xid (PCI:";
-        const auto at = msg.find(tag);
-        if (at == std::string_view::npos) continue;
-        std::string_view rest = msg.substr(at + tag.size());
+    for_each_kmsg_record(text, [&](const KmsgRecord& r) {
+        const auto body = kernel_text(r, kXidTag);
+        if (!body) return;
+        std::string_view rest = *body;
         const auto close = rest.find("): ");
-        if (close == std::string_view::npos) continue;
-        std::string bus(rest.substr(0, close));
+        if (close == std::string_view::npos) return;
+        const auto bus = pci_bus_id(rest.substr(0, close));
+        if (!bus) return;
         rest.remove_prefix(close + 3);
         std::size_t digits = 0;
-        while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+        while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
         const auto xid = parse_uint<unsigned>(rest.substr(0, digits));
-        if (!xid) continue;
-        for (auto& c : bus) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        // The driver names the device without its function: "0000:17:00".
-        if (bus.find('.') == std::string::npos) bus += ".0";
-        std::string tail(rest.substr(digits));
-        if (tail.starts_with(", ")) tail.erase(0, 2);
-        out.push_back({*seq, bus, *xid, tail});
-    }
+        if (!xid || (digits < rest.size() && rest[digits] != ',')) return;
+        std::string_view tail = rest.substr(digits);
+        if (tail.starts_with(", ")) tail.remove_prefix(2);
+        out.push_back({r.seq, *bus, *xid, std::string(tail)});
+    });
     return out;
 }
 
 std::optional<std::uint64_t> last_kmsg_seq(std::string_view text) {
     std::optional<std::uint64_t> last;
-    for (const auto& line : split_nonempty(text, '\n')) {
-        if (line[0] == ' ') continue;
-        const auto head = split_keep_empty(std::string_view(line).substr(0, line.find(';')), ',');
-        if (head.size() < 3) continue;
-        if (const auto seq = parse_uint<std::uint64_t>(head[1]); seq && (!last || *seq > *last)) last = seq;
-    }
+    for_each_kmsg_record(text, [&](const KmsgRecord& r) {
+        if (!last || r.seq > *last) last = r.seq;
+    });
     return last;
 }
 

@@ -5,6 +5,7 @@
 #include "lib/health/site_conf.hpp"
 #include "lib/health/slurm_action.hpp"
 #include "lib/health/state.hpp"
+#include "lib/health/kmsg_record.hpp"
 #include "lib/health/xid.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
@@ -23,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     });
     fuzz::refusable([&] { (void)health::parse_kmsg_xids(in); });
     fuzz::refusable([&] { (void)health::last_kmsg_seq(in); });
+    fuzz::refusable([&] { (void)health::kmsg_lost(in, 1000u); });
     fuzz::refusable([&] { (void)health::parse_show_node(in); });
     return 0;
 }

@@ -2,7 +2,11 @@
 // records out, each failure with the one line a drain reason names.
 #include "catch_compat.hpp"
 
+#include <cstdio>
+
 #include "../../lib/health/judge.hpp"
+#include "../../lib/health/kmsg_record.hpp"
+#include "../../lib/health/render.hpp"
 #include "../../lib/health/xid.hpp"
 
 using namespace gangway;
@@ -267,11 +271,142 @@ TEST_CASE("Xids from the kernel log") {
     CHECK(xids_after(xs, 1003u).size() == 1);
     CHECK(xids_after(xs, std::nullopt).size() == 2);
     // 13 is an application's fault, 79 the GPU's.
-    const auto rs = judge_xids(xs, kDefaultXids);
+    const std::vector<std::string> gpus = {"0000:10:00.0", "0000:1b:00.0"};
+    const auto rs = judge_xids(xs, kDefaultXids, gpus, {});
     REQUIRE(rs.size() == 1);
     CHECK(rs[0].reason == "gpu 0000:1b:00.0 Xid 79 in the kernel log");
     CHECK(rs[0].check == Check::gpu_xid);
-    CHECK(judge_xids(xs, {}).empty());
+    CHECK(judge_xids(xs, {}, gpus, {}).empty());
+}
+
+// Records any user can put in the kernel log with the Xid tag's text, as the
+// kernel writes them (6.1): none is the driver's, none may drain a node.
+namespace {
+const std::string kFell = "79, pid=0, name=, GPU has fallen off the bus.";
+// A process renamed (PR_SET_NAME) to the tag's 15 characters segfaults in an
+// executable named "x): 79": the kernel's line starts with the process name.
+const std::string kSegfault = "6,2041,987654321,-,caller=T26996;NVRM: Xid (PCI:[26996]: segfault at 0 ip 000055d0c0a01139 "
+                              "sp 00007ffd8b1e0a10 error 6 in x): 79[55d0c0a01000+1000] likely on CPU 3 (core 3, socket 0)\n";
+// mount -t tmpfs -o '<text>' in a user namespace: the kernel quotes the option.
+const std::string kTmpfs = "3,2042,987700000,-;tmpfs: Unknown parameter 'NVRM: Xid (PCI:0000:10:00): " + kFell + "'\n";
+// Written into /dev/kmsg: facility user (1), with or without a <N> prefix, or daemon (3).
+const std::string kUser = "12,2043,987800000,-;NVRM: Xid (PCI:0000:10:00): " + kFell + "\n" +
+                          "11,2044,987800001,-;NVRM: Xid (PCI:0000:10:00): " + kFell + "\n" +
+                          "27,2045,987800002,-;NVRM: Xid (PCI:0000:10:00): " + kFell + "\n";
+}  // namespace
+
+TEST_CASE("kernel log: only the kernel's records that start with the driver's tag") {
+    // The rule every reader of kernel-log evidence asks.
+    const auto r = parse_kmsg_record("3,1004,13000000,-,caller=C2;NVRM: Xid (PCI:0000:10:00): 79");
+    REQUIRE(r);
+    CHECK(r->facility == 0);
+    CHECK(r->level == 3);
+    CHECK(r->seq == 1004);
+    CHECK(kernel_text(*r, kXidTag) == std::optional<std::string_view>("0000:10:00): 79"));
+    CHECK_FALSE(parse_kmsg_record(" SUBSYSTEM=pci"));
+    CHECK_FALSE(parse_kmsg_record("3,x,1,-;NVRM: Xid"));
+    CHECK_FALSE(parse_kmsg_record("3;NVRM: Xid"));
+    const auto user = parse_kmsg_record("12,5,1,-;NVRM: Xid (PCI:0000:10:00): 79");
+    REQUIRE(user);
+    CHECK(user->facility == 1);
+    CHECK_FALSE(kernel_text(*user, kXidTag));
+    const auto quoted = parse_kmsg_record("3,6,1,-;tmpfs: Unknown parameter 'NVRM: Xid (PCI:0000:10:00): 79'");
+    REQUIRE(quoted);
+    CHECK_FALSE(kernel_text(*quoted, kXidTag));
+
+    for (const auto& [what, line] : std::vector<std::pair<std::string, std::string>>{
+             {"a renamed process's segfault", kSegfault}, {"a tmpfs mount option", kTmpfs}, {"records of facility user", kUser}}) {
+        INFO(what);
+        CHECK(parse_kmsg_xids(line).empty());
+    }
+}
+
+TEST_CASE("kernel log: only a bus id in the driver's form") {
+    CHECK(pci_bus_id("0000:17:00") == std::optional<std::string>("0000:17:00.0"));
+    CHECK(pci_bus_id("0000:1B:1f.7") == std::optional<std::string>("0000:1b:1f.7"));
+    CHECK(pci_bus_id("00000000:17:00") == std::optional<std::string>("0000:17:00.0"));  // NVML's 8-digit domain
+    CHECK(pci_bus_id("10000:01:00") == std::optional<std::string>("10000:01:00.0"));   // a VMD domain
+    for (const char* bad : {"", "17:00", "000:17:00", "000000000:17:00", "0000:017:00", "0000:17:0", "0000:1g:00", "0000:17:20",
+                            "0000:17:00.8", "0000:17:00.", "0000:17:00.00", "0000:17:00 ", " 0000:17:00", "0000:0000:17:00",
+                            "+000:17:00", "[26996]: segfault at 0 ip 000055d0c0a01139 sp 00007ffd8b1e0a10 error 6 in x"}) {
+        INFO(bad);
+        CHECK_FALSE(pci_bus_id(bad));
+    }
+    for (const char* line : {"3,1,1,-;NVRM: Xid (PCI:0000:10:00 ): 79, x\n", "3,1,1,-;NVRM: Xid (PCI:0000:10:00.0.0): 79, x\n",
+                             "3,1,1,-;NVRM: Xid (PCI:0000:10:00): 79x, x\n", "3,1,1,-;NVRM: Xid (PCI:0000:10:00): , 79\n",
+                             "3,1,1,-;NVRM: Xid (PCI:0000:10:00):79, x\n"}) {
+        INFO(line);
+        CHECK(parse_kmsg_xids(line).empty());
+    }
+}
+
+TEST_CASE("kernel log: forged Xids drain nothing; the driver's own Xid still fails its GPU") {
+    const std::vector<std::string> gpus = {"0000:10:00.0", "0000:11:00.0"};
+    const std::string foreign = "3,2046,987900000,-;NVRM: Xid (PCI:0000:99:00): " + kFell + "\n";
+    const std::string malformed = "3,2047,987900001,-;NVRM: Xid (PCI:0000:10:00 ): " + kFell + "\n";
+    const std::string genuine = "3,2048,988000000,-;NVRM: Xid (PCI:0000:11:00): " + kFell + "\n";
+    const std::string forged = kSegfault + kTmpfs + kUser + foreign + malformed;
+
+    auto rs = judge_xids(parse_kmsg_xids(forged), kDefaultXids, gpus, kmsg_lost(forged, 2040u));
+    CHECK(failed(rs, false).empty());
+    // The Xid naming no GPU here: one line, not a failure.
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == Status::skipped);
+    CHECK(rs[0].reason == "1 Xid record(s) in the kernel log name no NVIDIA GPU of this node (the first: 0000:99:00.0, Xid 79): not judged");
+
+    rs = judge_xids(parse_kmsg_xids(forged + genuine), kDefaultXids, gpus, kmsg_lost(forged + genuine, 2040u));
+    const auto f = failed(rs, false);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0]->device == "gpu 0000:11:00.0");
+    CHECK(f[0]->reason == "gpu 0000:11:00.0 Xid 79 in the kernel log");
+
+    // A thousand Xids naming a thousand bus ids that are no GPU here: still one line.
+    std::string many;
+    for (int i = 0; i < 1000; ++i) {
+        char b[96];
+        std::snprintf(b, sizeof b, "3,%d,1,-;NVRM: Xid (PCI:%04x:99:00): 79, x\n", 3000 + i, i);
+        many += b;
+    }
+    rs = judge_xids(parse_kmsg_xids(many), kDefaultXids, gpus, {});
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == Status::skipped);
+    CHECK(rs[0].figure == "1000");
+}
+
+TEST_CASE("kernel log: records a flood overwrote are one line, never a drain") {
+    // Consecutive since the last run's 1003: nothing lost.
+    const std::string log = "6,1001,1,-;a\n 6,1002\n6,1002,1,-;b\n6,1003,1,-;c\n6,1004,1,-;d\n";
+    CHECK(kmsg_lost(log, 1003u).records == 0);
+    CHECK(kmsg_lost(log, std::nullopt).records == 0);
+    CHECK(kmsg_lost(log, 1004u).records == 0);
+    CHECK(kmsg_lost("", 1004u).records == 0);
+    // A reboot's new log starts again from 0: nothing lost.
+    CHECK(kmsg_lost("6,0,1,-;Linux version\n6,1,1,-;b\n", 1004u).records == 0);
+    // The buffer wrapped since the last run: its oldest record is past 1004.
+    std::string flood;
+    for (int i = 0; i < 100; ++i)
+        flood += "3," + std::to_string(5000 + i) + ",1,-;tmpfs: Unknown parameter 'NVRM: Xid (PCI:0000:11:00): " + kFell + "'\n";
+    auto lost = kmsg_lost(flood, 1003u);
+    CHECK(lost.records == 3996);
+    CHECK(lost.first == 1004);
+    CHECK(lost.last == 4999);
+    // Overtaken while reading (EPIPE, the reader skips to the oldest record left): a gap inside the text.
+    lost = kmsg_lost("6,10,1,-;a\n6,11,1,-;b\n6,20,1,-;c\n6,21,1,-;d\n6,30,1,-;e\n", std::nullopt);
+    CHECK(lost.records == 16);  // 12-19 and 22-29
+    CHECK(lost.first == 12);
+    CHECK(lost.last == 29);
+    // Only what came after the last run counts.
+    CHECK(kmsg_lost("6,10,1,-;a\n6,20,1,-;c\n6,21,1,-;d\n", 20u).records == 0);
+
+    const std::vector<std::string> gpus = {"0000:11:00.0"};
+    const auto rs = judge_xids(xids_after(parse_kmsg_xids(flood), 1003u), kDefaultXids, gpus, kmsg_lost(flood, 1003u));
+    CHECK(failed(rs, false).empty());
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == Status::skipped);
+    CHECK(rs[0].reason ==
+          "the kernel log lost 3996 record(s) before this run read them (numbers 1004 to 4999): a flood of kernel messages, which "
+          "any user can cause, wrapped its buffer; an Xid among them is not judged (journalctl -k may still hold it)");
+    CHECK(unjudged_line(rs) == rs[0].reason);
 }
 
 TEST_CASE("the preflight's stages as records") {

@@ -23,6 +23,7 @@
 #include "../../lib/health/site_conf.hpp"
 #include "../../lib/health/slurm_action.hpp"
 #include "../../lib/health/state.hpp"
+#include "../../lib/health/kmsg_record.hpp"
 #include "../../lib/health/xid.hpp"
 #include "../../lib/pin/topology.hpp"
 #include "../../lib/preflight/bootstrap.hpp"
@@ -277,10 +278,19 @@ TEST_CASE("the node check's readers: linear, node lists within the hostlist's bo
         {"Xid records", fill("3,1004,13000000,-;NVRM: Xid (PCI:0000:1b:00): 79, pid=0, name=, GPU has fallen off the bus.\n")},
         {"short records", fill("3,1,1,-;x\n")},
         {"one long record", "3,1,1,-;NVRM: Xid (PCI:" + fill("0")},
+        {"forged tags", fill("3,1,1,-;tmpfs: Unknown parameter 'NVRM: Xid (PCI:0000:1b:00): 79, x'\n6,2,1,-;NVRM: Xid (PCI:[1]: "
+                             "segfault in x): 79[1+1]\n12,3,1,-;NVRM: Xid (PCI:0000:1b:00): 79, x\n")},
+        {"Xids naming no GPU", fill("3,1004,1,-;NVRM: Xid (PCI:ffff:99:00): 79, x\n")},
+        {"a gap at each record", [] {
+             std::string s;
+             for (int i = 0; s.size() < k64K; ++i) s += "3," + std::to_string(i * 1000) + ",1,-;x\n";
+             return s;
+         }()},
     };
     for (const auto& [what, in] : kmsgs) {
         within(cost_of([&] { (void)health::parse_kmsg_xids(in); }), in.size(), 16, 64 << 10, "kernel log, " + what);
         within(cost_of([&] { (void)health::last_kmsg_seq(in); }), in.size(), 16, 64 << 10, "kernel log's last record, " + what);
+        within(cost_of([&] { (void)health::kmsg_lost(in, 0u); }), in.size(), 16, 64 << 10, "kernel log's lost records, " + what);
     }
     const std::vector<std::pair<std::string, std::string>> nodes = {
         {"a long reason", "NodeName=node11 State=IDLE+DRAIN Reason=" + fill("x")},

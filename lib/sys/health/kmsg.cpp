@@ -24,7 +24,9 @@ Result<std::string> read_kmsg(const std::string& root, std::size_t max_bytes) {
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
-        // EPIPE: the ring buffer overwrote the record we were at; the next read goes on.
+        // EPIPE: the ring buffer overwrote the record we were at; the next read goes on from
+        // the oldest one left. Not passed over in silence: the records' numbers jump, and
+        // health::kmsg_lost counts what was lost.
         if (n < 0 && errno == EPIPE) continue;
         break;  // 0 (a plain file's end) or EAGAIN (no newer record)
     }

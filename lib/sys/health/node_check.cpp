@@ -11,6 +11,7 @@
 #include "../../base/text.hpp"
 #include "../../health/confirm.hpp"
 #include "../../health/judge.hpp"
+#include "../../health/kmsg_record.hpp"
 #include "../../health/xid.hpp"
 #include "../../env/slurm_conf_walk.hpp"
 #include "../conf_files.hpp"
@@ -49,6 +50,7 @@ SysfsFacts read_sysfs(const std::string& root, const health::SiteConf& c) {
 
 struct KmsgFacts {
     std::vector<health::Xid> xids;  // new since the last run
+    health::KmsgLoss lost;          // records overwritten before they were read
     std::optional<std::uint64_t> seq;
     std::string why;                // the log could not be read (not root): why
 };
@@ -165,7 +167,15 @@ std::vector<health::Record> judge(const Gathered& g, const NodeCheckOptions& o, 
     if (g.nvml) add(judge_nvml(*g.nvml, nvidia, o.conf));
     if (retest) return out;
     if (g.kmsg && !g.kmsg->why.empty()) out.push_back({Check::gpu_xid, "node", "", "", "", Status::skipped, g.kmsg->why, false});
-    else if (g.kmsg) add(judge_xids(g.kmsg->xids, o.conf.xids));
+    else if (g.kmsg) {
+        // The node's NVIDIA GPUs: on the bus, or known to the driver (a GPU
+        // that fell off the bus may be gone from one of them).
+        std::vector<std::string> gpus = nvidia;
+        if (g.nvml)
+            for (const auto& n : g.nvml->gpus)
+                if (!n.bus_id.empty()) gpus.push_back(n.bus_id);
+        add(judge_xids(g.kmsg->xids, o.conf.xids, gpus, g.kmsg->lost));
+    }
     if (g.cuda) add(stage_records(Check::cuda, g.cuda->result, g.cuda->findings, g.cuda->gpus));
     if (g.nccl) add(stage_records(Check::nccl, g.nccl->result, g.nccl->findings));
     if (g.rdma) add(stage_records(Check::rdma, g.rdma->result, g.rdma->findings));
@@ -239,10 +249,15 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
                     return k;
                 }
                 k.xids = health::xids_after(health::parse_kmsg_xids(*text), after);
+                k.lost = health::kmsg_lost(*text, after);
                 k.seq = health::last_kmsg_seq(*text);
                 return k;
             },
-            [](const KmsgFacts& k) { return k.why.empty() ? std::to_string(k.xids.size()) + " new Xid(s)" : k.why; });
+            [](const KmsgFacts& k) {
+                if (!k.why.empty()) return k.why;
+                return std::to_string(k.xids.size()) + " new Xid(s)" +
+                       (k.lost.records ? ", " + std::to_string(k.lost.records) + " record(s) lost" : std::string());
+            });
 
     // The stages of the preflight, each with what is left of the deadline.
     CudaStageOptions c;
