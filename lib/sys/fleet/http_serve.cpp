@@ -8,6 +8,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
@@ -55,10 +56,16 @@ struct MetricsServer::State {
         int fd = -1;
         std::chrono::steady_clock::time_point opened;
         bool cut = false;
+        std::string address;  // the client's address, without its port
     };
     std::mutex conn_mu;
     std::condition_variable conn_cv;
     std::map<const MHD_Connection*, Open> open;
+    // Open connections per client address, and how many of all may be open
+    // before an address that holds one gets no more (the rest are kept for
+    // addresses that hold none, such as a scraper's).
+    std::map<std::string, unsigned> per_address;
+    std::size_t shared_places = 0;
     unsigned deadline_s = 30;
     bool stopping = false;
 };
@@ -75,15 +82,52 @@ void log_line(void* cls, const char* fmt, va_list ap) {
     else std::fprintf(stderr, "gangway fleet serve: %s\n", line.c_str());
 }
 
+// A client's address as a key: its family and address bytes, not its port.
+std::string address_key(const sockaddr* a) {
+    if (!a) return {};
+    if (a->sa_family == AF_INET) {
+        const auto* v4 = reinterpret_cast<const sockaddr_in*>(a);
+        return std::string("4") + std::string(reinterpret_cast<const char*>(&v4->sin_addr), sizeof v4->sin_addr);
+    }
+    if (a->sa_family == AF_INET6) {
+        const auto* v6 = reinterpret_cast<const sockaddr_in6*>(a);
+        return std::string("6") + std::string(reinterpret_cast<const char*>(&v6->sin6_addr), sizeof v6->sin6_addr);
+    }
+    return {};
+}
+
+// The library asks before it takes a connection it accepted (its own limits,
+// 32 in all and 8 from one address, come besides): once all but the
+// newcomers' places are taken, an address that already holds a connection
+// gets no other. Four addresses that keep 8 connections each busy thus hold
+// at most 25 places, and a scraper from another address gets one at once.
+// The library's thread calls this and on_connection in turn, so the counts
+// are those of the connections it has.
+MHD_Result admit(void* cls, const sockaddr* addr, socklen_t) {
+    auto& st = *static_cast<MetricsServer::State*>(cls);
+    std::lock_guard lock(st.conn_mu);
+    if (st.open.size() < st.shared_places) return MHD_YES;
+    const auto it = st.per_address.find(address_key(addr));
+    return it == st.per_address.end() || it->second == 0 ? MHD_YES : MHD_NO;
+}
+
 void on_connection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
     auto& st = *static_cast<MetricsServer::State*>(cls);
     std::lock_guard lock(st.conn_mu);
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        st.open.erase(c);
+        if (const auto it = st.open.find(c); it != st.open.end()) {
+            if (const auto a = st.per_address.find(it->second.address); a != st.per_address.end() && --a->second == 0)
+                st.per_address.erase(a);
+            st.open.erase(it);
+        }
         return;
     }
-    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
-        st.open[c] = {info->connect_fd, std::chrono::steady_clock::now(), false};
+    const MHD_ConnectionInfo* fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const MHD_ConnectionInfo* from = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!fd) return;
+    std::string address = address_key(from ? from->client_addr : nullptr);
+    ++st.per_address[address];
+    st.open[c] = {fd->connect_fd, std::chrono::steady_clock::now(), false, std::move(address)};
 }
 
 // Whether a connection has lived half its lifetime: its responses then ask
@@ -319,6 +363,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     // The first text before the first scrape can come (with cache_s 0, each scrape builds its own).
     if (limits.cache_s > 0) rebuild(*s->state_, version_now(*s->state_));
     s->state_->deadline_s = limits.request_deadline_s;
+    s->state_->shared_places = limits.max_connections - std::min(limits.newcomer_places, limits.max_connections);
 
     sockaddr_in v4{};
     sockaddr_in6 v6{};
@@ -340,7 +385,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     if (where.ipv6) flags |= MHD_USE_IPv6;
     s->state_->starting = true;
     s->daemon_ = MHD_start_daemon(
-        flags, where.port, nullptr, nullptr, &answer, s->state_.get(),
+        flags, where.port, &admit, s->state_.get(), &answer, s->state_.get(),
         MHD_OPTION_EXTERNAL_LOGGER, &log_line, s->state_.get(),  // first, so that every message of the library goes there
         MHD_OPTION_SOCK_ADDR, addr,
         MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),

@@ -36,6 +36,8 @@ namespace gangway::sys::fleet {
 struct ServeLimits {
     unsigned max_connections = 32;     // open connections in all; more are refused at accept
     unsigned per_address = 8;          // open connections from one client address
+    unsigned newcomer_places = 8;      // of max_connections, the last ones go only to an address that holds
+                                       // none: a few busy clients cannot take every place from a scraper
     std::size_t request_bytes = 16384; // request line and headers of one request; more: 431 and closed
     unsigned idle_timeout_s = 10;      // a connection silent this long is closed
     unsigned request_deadline_s = 30;  // a connection open this long is shut down (0: never), however busy its
