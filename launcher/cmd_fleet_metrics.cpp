@@ -40,10 +40,12 @@ const char* kServeHelp =
     "IPv6; 0.0.0.0 only when every interface is meant), OpenMetrics or the classic text format as\n"
     "the scraper's Accept header asks. The text is built before serving starts, and rebuilt in the\n"
     "background after each ingest and when older than --cache seconds (default 300; 0: on every\n"
-    "scrape, which then waits for it): a scrape never waits for a rebuild. Any other path: 404. At most 32\n"
-    "connections, 8 from one address, 16 KiB of request line and headers, 10 s idle, and a request\n"
-    "not answered --request-deadline seconds after it began is cut (default 30; 0: never), however\n"
-    "busy its client keeps the connection. Stops cleanly on SIGTERM or SIGINT.\n";
+    "scrape, which then waits for it): a scrape never waits for a rebuild. Any other path: 404. A\n"
+    "request with a body, a Transfer-Encoding or two Content-Lengths: 400 and closed. At most 32\n"
+    "connections (the last 8 only for an address that holds none), 8 from one address, 16 KiB of\n"
+    "request line and headers, 10 s idle, and a connection is shut down --request-deadline\n"
+    "seconds after it opened (default 30; 0: never), however many requests its client sends.\n"
+    "Stops cleanly on SIGTERM or SIGINT.\n";
 
 std::string default_db() { return kFleetDefaultDb; }
 

@@ -4,9 +4,11 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <strings.h>
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
@@ -28,8 +30,11 @@ struct MetricsServer::State {
     // The texts served, and why there are none. Written by one rebuild at a
     // time (the builder thread, or a scrape when cache_s is 0), read by the
     // library's thread: a scrape takes the lock for a copy, never for a rebuild.
+    // Each text is one immutable buffer that every response of it points
+    // into (no copy per client): a slow client holds a reference, not a copy,
+    // and a rebuild replaces the pointer while responses of the old text end.
     std::mutex mu;
-    MetricsSource::Texts texts;
+    std::map<Exposition, std::shared_ptr<const std::string>> texts;
     std::string error;       // the last rebuild's failure: served as 503 while there is no text, logged once until it changes
     std::chrono::steady_clock::time_point built_at;
     std::string built_version;
@@ -39,19 +44,28 @@ struct MetricsServer::State {
     std::mutex log_mu;
     bool starting = false;
     std::string start_log;
-    // The request deadline: each open connection's descriptor and when its
-    // current request began (when it opened, or when its last request was
-    // answered). The library closes a descriptor only after telling
+    // A connection's lifetime: each open connection's descriptor and when it
+    // opened. Not when its last request was answered: a client that sends a
+    // request every few seconds would then keep its place for ever (the
+    // library's idle timeout is reset by each request too), and 32 such
+    // connections from four addresses shut Prometheus out for as long as they
+    // liked. The library closes a descriptor only after telling
     // notify_connection, which takes conn_mu: the watchdog never shuts down a
     // number that names another connection by then.
     struct Open {
         int fd = -1;
-        std::chrono::steady_clock::time_point since;
+        std::chrono::steady_clock::time_point opened;
         bool cut = false;
+        std::string address;  // the client's address, without its port
     };
     std::mutex conn_mu;
     std::condition_variable conn_cv;
     std::map<const MHD_Connection*, Open> open;
+    // Open connections per client address, and how many of all may be open
+    // before an address that holds one gets no more (the rest are kept for
+    // addresses that hold none, such as a scraper's).
+    std::map<std::string, unsigned> per_address;
+    std::size_t shared_places = 0;
     unsigned deadline_s = 30;
     bool stopping = false;
 };
@@ -68,41 +82,84 @@ void log_line(void* cls, const char* fmt, va_list ap) {
     else std::fprintf(stderr, "gangway fleet serve: %s\n", line.c_str());
 }
 
+// A client's address as a key: its family and address bytes, not its port.
+std::string address_key(const sockaddr* a) {
+    if (!a) return {};
+    if (a->sa_family == AF_INET) {
+        const auto* v4 = reinterpret_cast<const sockaddr_in*>(a);
+        return std::string("4") + std::string(reinterpret_cast<const char*>(&v4->sin_addr), sizeof v4->sin_addr);
+    }
+    if (a->sa_family == AF_INET6) {
+        const auto* v6 = reinterpret_cast<const sockaddr_in6*>(a);
+        return std::string("6") + std::string(reinterpret_cast<const char*>(&v6->sin6_addr), sizeof v6->sin6_addr);
+    }
+    return {};
+}
+
+// The library asks before it takes a connection it accepted (its own limits,
+// 32 in all and 8 from one address, come besides): once all but the
+// newcomers' places are taken, an address that already holds a connection
+// gets no other. Four addresses that keep 8 connections each busy thus hold
+// at most 25 places, and a scraper from another address gets one at once.
+// The library's thread calls this and on_connection in turn, so the counts
+// are those of the connections it has.
+MHD_Result admit(void* cls, const sockaddr* addr, socklen_t) {
+    auto& st = *static_cast<MetricsServer::State*>(cls);
+    std::lock_guard lock(st.conn_mu);
+    if (st.open.size() < st.shared_places) return MHD_YES;
+    const auto it = st.per_address.find(address_key(addr));
+    return it == st.per_address.end() || it->second == 0 ? MHD_YES : MHD_NO;
+}
+
 void on_connection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
     auto& st = *static_cast<MetricsServer::State*>(cls);
     std::lock_guard lock(st.conn_mu);
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        st.open.erase(c);
+        if (const auto it = st.open.find(c); it != st.open.end()) {
+            if (const auto a = st.per_address.find(it->second.address); a != st.per_address.end() && --a->second == 0)
+                st.per_address.erase(a);
+            st.open.erase(it);
+        }
         return;
     }
-    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))
-        st.open[c] = {info->connect_fd, std::chrono::steady_clock::now(), false};
+    const MHD_ConnectionInfo* fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const MHD_ConnectionInfo* from = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!fd) return;
+    std::string address = address_key(from ? from->client_addr : nullptr);
+    ++st.per_address[address];
+    st.open[c] = {fd->connect_fd, std::chrono::steady_clock::now(), false, std::move(address)};
 }
 
-// A request answered: the next one on this (keep-alive) connection gets its own deadline.
-void on_completed(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCode) {
-    auto& st = *static_cast<MetricsServer::State*>(cls);
+// Whether a connection has lived half its lifetime: its responses then ask
+// the client to close it (Connection: close), so that a client that keeps
+// asking, as Prometheus does, ends it between two requests rather than have
+// the watchdog cut a response in the middle.
+bool past_half_life(MetricsServer::State& st, const MHD_Connection* c) {
+    if (st.deadline_s == 0) return false;
     std::lock_guard lock(st.conn_mu);
-    if (auto it = st.open.find(c); it != st.open.end()) it->second.since = std::chrono::steady_clock::now();
+    const auto it = st.open.find(c);
+    return it == st.open.end() ||
+           std::chrono::steady_clock::now() - it->second.opened >= std::chrono::milliseconds(500) * st.deadline_s;
 }
 
-// Every second: a connection whose request has taken longer than the
-// deadline (a client trickling its headers a byte at a time, which resets
-// the idle timeout each time) is shut down; the library then sees it end
-// and closes it. Without this, 32 such clients held the server.
+// Every second: a connection open for longer than the deadline is shut down
+// however busy its client keeps it (a request every few seconds, or headers
+// trickled a byte at a time, each of which resets the idle timeout); the
+// library then sees it end and closes it. So no connection holds a place for
+// more than the deadline and a second.
 void watchdog(MetricsServer::State& st) {
     std::unique_lock lock(st.conn_mu);
     while (!st.conn_cv.wait_for(lock, std::chrono::seconds(1), [&] { return st.stopping; })) {
         const auto now = std::chrono::steady_clock::now();
         std::size_t cut = 0;
         for (auto& [_, o] : st.open)
-            if (!o.cut && now - o.since >= std::chrono::seconds(st.deadline_s)) {
+            if (!o.cut && now - o.opened >= std::chrono::seconds(st.deadline_s)) {
                 ::shutdown(o.fd, SHUT_RDWR);
                 o.cut = true;
                 ++cut;
             }
         if (cut)
-            std::fprintf(stderr, "gangway fleet serve: closed %zu connection%s whose request took over %u s (--request-deadline)\n",
+            std::fprintf(stderr, "gangway fleet serve: closed %zu connection%s open for over %u s (--request-deadline)\n",
                          cut, cut == 1 ? "" : "s", st.deadline_s);
     }
 }
@@ -131,7 +188,8 @@ void rebuild(MetricsServer::State& st, std::string version) {
         st.error = fresh.error();
         return;
     }
-    st.texts = std::move(*fresh);
+    st.texts.clear();
+    for (auto& [format, text] : *fresh) st.texts[format] = std::make_shared<const std::string>(std::move(text));
     st.error.clear();
 }
 
@@ -157,54 +215,113 @@ void builder(MetricsServer::State& st) {
     }
 }
 
-MHD_Result send(MHD_Connection* c, unsigned status, const std::string& body, const char* type, bool head,
-                const char* allow = nullptr) {
-    // MUST_COPY: the body's buffer may go before the library has sent it.
-    MHD_Response* r = head ? MHD_create_response_from_buffer(0, nullptr, MHD_RESPMEM_PERSISTENT)
-                           : MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
-                                                             MHD_RESPMEM_MUST_COPY);
+void release_text(void* holder) { delete static_cast<std::shared_ptr<const std::string>*>(holder); }
+
+// A response whose body is the shared text itself: the response holds a
+// reference to it until the library has sent it and destroys the response.
+MHD_Response* shared_response(const std::shared_ptr<const std::string>& text) {
+    auto* holder = new std::shared_ptr<const std::string>(text);
+    MHD_Response* r = MHD_create_response_from_buffer_with_free_callback_cls(
+        text->size(), const_cast<char*>(text->data()), &release_text, holder);
+    if (!r) delete holder;
+    return r;
+}
+
+// Queues r (one response per request: its headers are this connection's)
+// and lets go of it; close: the connection ends after it.
+MHD_Result queue(MHD_Connection* c, unsigned status, MHD_Response* r, const char* type, bool close,
+                 const char* allow = nullptr) {
     if (!r) return MHD_NO;  // out of memory: the library closes the connection
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (allow) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    if (close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     const MHD_Result ok = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ok;
 }
 
+constexpr const char* kPlain = "text/plain; charset=utf-8";
+
+// A short message of ours (copied: it is small, and gone when this returns).
+MHD_Result send_message(MHD_Connection* c, unsigned status, std::string_view body, bool close,
+                        const char* allow = nullptr) {
+    return queue(c, status,
+                 MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY),
+                 kPlain, close, allow);
+}
+
+// How a request says its body is framed. /metrics takes no body, so any
+// body, Transfer-Encoding, or Content-Length but one "0", is refused: a
+// request framed two ways (Transfer-Encoding and Content-Length, or two
+// Content-Lengths) is how a request is smuggled past a proxy that reads
+// the other framing, and the bytes after such headers are never read as a
+// next request (the connection is closed).
+struct Framing {
+    unsigned content_lengths = 0;
+    bool transfer_encoding = false;
+    bool nonzero_length = false;
+    bool ambiguous() const { return transfer_encoding || content_lengths > 1; }
+    bool body() const { return ambiguous() || nonzero_length; }
+};
+
+MHD_Result count_framing(void* cls, MHD_ValueKind, const char* key, const char* value) {
+    auto& f = *static_cast<Framing*>(cls);
+    if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) f.transfer_encoding = true;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        ++f.content_lengths;
+        if (!value || std::string_view(value) != "0") f.nonzero_length = true;
+    }
+    return MHD_YES;
+}
+
 // The library's request handler. Called once when the headers are in, once
 // per piece of body, and once more when the request is complete: the answer
-// goes then (an answer queued earlier would cost the connection its
-// keep-alive). /metrics takes no body: one sent anyway is dropped as it comes.
+// goes then (an answer queued earlier costs the connection its keep-alive),
+// except to a request that announces a body, which is refused at its
+// headers, its body unread, and its connection closed.
 MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
                   size_t* upload_size, void** req) {
     auto& st = *static_cast<MetricsServer::State*>(cls);
+    const std::string_view m = method;
+    const bool get_or_head = m == MHD_HTTP_METHOD_GET || m == MHD_HTTP_METHOD_HEAD;
     static int seen;  // any non-null mark: the headers' call has been
     if (!*req) {
         *req = &seen;
+        Framing f;
+        MHD_get_connection_values(c, MHD_HEADER_KIND, &count_framing, &f);
+        if (f.ambiguous())
+            return send_message(c, MHD_HTTP_BAD_REQUEST,
+                                f.transfer_encoding ? "bad request: Transfer-Encoding is refused (GET /metrics has no body)\n"
+                                                    : "bad request: more than one Content-Length\n",
+                                true);
+        if (f.body() && !get_or_head)
+            return send_message(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: GET /metrics\n", true, "GET, HEAD");
+        if (f.body()) return send_message(c, MHD_HTTP_BAD_REQUEST, "bad request: GET /metrics takes no body\n", true);
         return MHD_YES;
     }
-    if (*upload_size) {
+    if (*upload_size) {  // not reached: a body is refused at the headers; dropped should the library pass one
         *upload_size = 0;
         return MHD_YES;
     }
-    const std::string_view m = method;
-    const bool head = m == MHD_HTTP_METHOD_HEAD;
-    constexpr const char* plain = "text/plain; charset=utf-8";
-    if (std::string_view(url) != "/metrics") return send(c, MHD_HTTP_NOT_FOUND, "not found: gangway serves /metrics only\n", plain, head);
-    if (m != MHD_HTTP_METHOD_GET && !head)
-        return send(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: GET /metrics\n", plain, false, "GET, HEAD");
+    const bool close = past_half_life(st, c);
+    if (std::string_view(url) != "/metrics")
+        return send_message(c, MHD_HTTP_NOT_FOUND, "not found: gangway serves /metrics only\n", close);
+    if (!get_or_head)
+        return send_message(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: GET /metrics\n", close, "GET, HEAD");
 
     const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     const Exposition format = gangway::fleet::negotiate_exposition(accept ? accept : "");
     if (st.cache_s == 0) rebuild(st, version_now(st));
-    std::string text, error;
+    std::shared_ptr<const std::string> text;
+    std::string error;
     {
         std::lock_guard lock(st.mu);
         if (const auto it = st.texts.find(format); it != st.texts.end()) text = it->second;
         else error = st.error.empty() ? "no text yet" : st.error;
     }
-    if (!error.empty()) return send(c, MHD_HTTP_SERVICE_UNAVAILABLE, error + "\n", plain, head);
-    return send(c, MHD_HTTP_OK, text, gangway::fleet::content_type(format), head);
+    if (!text) return send_message(c, MHD_HTTP_SERVICE_UNAVAILABLE, error + "\n", close);
+    // HEAD too: the library sends a HEAD response's headers only, with the text's length.
+    return queue(c, MHD_HTTP_OK, shared_response(text), gangway::fleet::content_type(format), close);
 }
 
 }  // namespace
@@ -246,6 +363,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     // The first text before the first scrape can come (with cache_s 0, each scrape builds its own).
     if (limits.cache_s > 0) rebuild(*s->state_, version_now(*s->state_));
     s->state_->deadline_s = limits.request_deadline_s;
+    s->state_->shared_places = limits.max_connections - std::min(limits.newcomer_places, limits.max_connections);
 
     sockaddr_in v4{};
     sockaddr_in6 v6{};
@@ -267,7 +385,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     if (where.ipv6) flags |= MHD_USE_IPv6;
     s->state_->starting = true;
     s->daemon_ = MHD_start_daemon(
-        flags, where.port, nullptr, nullptr, &answer, s->state_.get(),
+        flags, where.port, &admit, s->state_.get(), &answer, s->state_.get(),
         MHD_OPTION_EXTERNAL_LOGGER, &log_line, s->state_.get(),  // first, so that every message of the library goes there
         MHD_OPTION_SOCK_ADDR, addr,
         MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),
@@ -276,7 +394,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout_s),
         MHD_OPTION_LISTEN_BACKLOG_SIZE, static_cast<unsigned>(limits.max_connections),
         MHD_OPTION_NOTIFY_CONNECTION, &on_connection, s->state_.get(),
-        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, s->state_.get(),
+        // Strict parsing of the request line and headers (a Host header in
+        // HTTP/1.1, no spaces in the path or a header's name): what a proxy
+        // in front may read otherwise is not what serve reads.
+        MHD_OPTION_STRICT_FOR_CLIENT, 1,
         MHD_OPTION_END);
     std::string why;
     {

@@ -11,7 +11,9 @@
 // The server answers GET and HEAD of /metrics with the text its source
 // gives, in the format the client's Accept header asks for (OpenMetrics for
 // Prometheus 2.42, the classic text format otherwise); 404 for any other
-// path, 405 for any other method. It binds exactly the address it is told
+// path, 405 for any other method; 400 and closed for a request with a body,
+// a Transfer-Encoding or two Content-Lengths. Every client is served from one
+// copy of the text. It binds exactly the address it is told
 // (a numeric address: no name lookup, no default of every interface).
 #pragma once
 #include <cstddef>
@@ -34,10 +36,13 @@ namespace gangway::sys::fleet {
 struct ServeLimits {
     unsigned max_connections = 32;     // open connections in all; more are refused at accept
     unsigned per_address = 8;          // open connections from one client address
+    unsigned newcomer_places = 8;      // of max_connections, the last ones go only to an address that holds
+                                       // none: a few busy clients cannot take every place from a scraper
     std::size_t request_bytes = 16384; // request line and headers of one request; more: 431 and closed
     unsigned idle_timeout_s = 10;      // a connection silent this long is closed
-    unsigned request_deadline_s = 30;  // a request not answered this long after it began is cut (0: never),
-                                       // however busy its client keeps it: one byte every few seconds resets the idle timeout
+    unsigned request_deadline_s = 30;  // a connection open this long is shut down (0: never), however busy its
+                                       // client keeps it (each request, or each byte of one, resets the idle
+                                       // timeout); its responses after half of it close it (Connection: close)
     unsigned cache_s = 300;            // the text is rebuilt when older than this, or when the source
                                        // changed (MetricsSource::version); 0: on every scrape, which waits for it
 };
