@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "../../base/error.hpp"
@@ -191,21 +192,35 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
     const std::string prefix = me + ".";
     std::size_t seq = 0;
     std::map<std::string, std::string> was_named;  // claim -> its name in the spool
-    auto claim_name = [&] { return prefix + std::to_string(seq++); };
-    // Claims of an ingest that died: ours now, under the name they have in work/.
+    // Renames `name` of `from` to work/PID.SEQ, never over a name there (a
+    // claim left by a dead ingest of our PID may hold one): the next SEQ then.
+    // A file system without RENAME_NOREPLACE gets a look first (only ingests,
+    // as root, make names in work/, and none other has our PID now).
+    auto claim = [&](int from, const std::string& name) -> std::optional<std::string> {
+        for (;;) {
+            const std::string mine = prefix + std::to_string(seq++);
+            int r = ::renameat2(from, name.c_str(), work->get(), mine.c_str(), RENAME_NOREPLACE);
+            if (r != 0 && errno == EINVAL) {
+                struct stat there{};
+                if (::fstatat(work->get(), mine.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0) continue;
+                r = ::renameat(from, name.c_str(), work->get(), mine.c_str());
+            }
+            if (r == 0) return mine;
+            if (errno != EEXIST) return std::nullopt;
+        }
+    };
+    // Claims of an ingest that died (or of an earlier one with our PID): ours now.
     for (const auto& n : names_in(work->get())) {
         const auto dot = n.find('.');
-        if (dot == std::string::npos || alive(n.substr(0, dot))) continue;
-        const std::string mine = claim_name();
-        if (::renameat(work->get(), n.c_str(), work->get(), mine.c_str()) == 0) was_named[mine] = "work/" + n;
+        if (dot == std::string::npos || (n.compare(0, dot, me) != 0 && alive(n.substr(0, dot)))) continue;
+        if (auto mine = claim(work->get(), n)) was_named[*mine] = "work/" + n;
     }
     // New files: claimed by rename. Names starting with '.' are writers' files
     // still being written (write_file_atomic's private names).
     for (const auto& n : names_in(spool.get())) {
         if (n[0] == '.' || n == "work" || n == "rejected") continue;
-        const std::string mine = claim_name();
-        if (::renameat(spool.get(), n.c_str(), work->get(), mine.c_str()) == 0) {
-            was_named[mine] = n;
+        if (auto mine = claim(spool.get(), n)) {
+            was_named[*mine] = n;
         } else if (errno != ENOENT) {  // ENOENT: another ingest has it
             // One file, one line: it stays in the spool, and the others are ingested.
             ++res.rejected;
