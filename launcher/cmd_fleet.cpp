@@ -32,11 +32,13 @@ const char* kUsage =
     "The fleet memory: every check's figures per node and per link, kept on the admin host.\n"
     "\n"
     "commands:\n"
-    "  ingest [--spool DIR] [--db FILE] [--keep-days N]\n"
+    "  ingest [--spool DIR] [--db FILE] [--keep-days N] [--report-caps N,S,F] [--user-caps N,S,F]\n"
     "         store every report in the spool (root only; from a timer or EpilogSlurmctld):\n"
     "         each file once, a bad one set aside in DIR/rejected/ with one line\n"
     "         (defaults: --spool /var/spool/gangway/fleet, --db /var/lib/gangway/fleet.db,\n"
-    "         --keep-days 90: raw figures older than that fold into daily medians)\n"
+    "         --keep-days 90: raw figures older than that fold into daily medians);\n"
+    "         at most N nodes, S figures and F findings a report (default 16384,262144,65536)\n"
+    "         and a user in one ingest (default 65536,1048576,262144)\n"
     "  show [--db FILE] [--days N] [--recent-days N] [--svg FILE] [NODE...]\n"
     "         a table: node, metric, its last value, baseline, trend, flag, how many checks\n"
     "         (over N days, default 30; the recent window 3 days, or half of N when shorter);\n"
@@ -57,6 +59,19 @@ int usage_error(const std::string& line) {
     return 2;
 }
 
+// "NODES,SERIES,FINDINGS", each a whole number from 1 up.
+bool to_caps(const std::string& v, std::size_t& nodes, std::size_t& series, std::size_t& findings) {
+    const auto parts = split_keep_empty(v, ',');
+    if (parts.size() != 3) return false;
+    std::size_t* out[] = {&nodes, &series, &findings};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto n = parse_uint<std::uint64_t>(parts[i]);
+        if (!n || *n < 1 || *n > (std::uint64_t(1) << 40)) return false;
+        *out[i] = std::size_t(*n);
+    }
+    return true;
+}
+
 bool to_days(const std::string& v, int& out) {
     const auto d = parse_int<int>(v);
     if (!d || *d < 1 || *d > 36500) return false;
@@ -74,7 +89,13 @@ int fleet_ingest(int argc, char** argv) {
         else if (auto v = option_value(argc, argv, i, "--db")) db = *v;
         else if (auto v = option_value(argc, argv, i, "--keep-days")) {
             if (!to_days(*v, o.keep_days)) return usage_error("--keep-days wants days from 1 to 36500, not \"" + *v + "\"");
-        } else return usage_error("unknown option \"" + s + "\" for ingest");
+        } else if (auto v = option_value(argc, argv, i, "--report-caps")) {
+            if (!to_caps(*v, o.limits.max_nodes, o.limits.max_series, o.limits.max_findings))
+                return usage_error("--report-caps wants NODES,FIGURES,FINDINGS (whole numbers from 1), not \"" + excerpt(*v) + "\"");
+        } else if (auto v = option_value(argc, argv, i, "--user-caps")) {
+            if (!to_caps(*v, o.user_caps.nodes, o.user_caps.series, o.user_caps.findings))
+                return usage_error("--user-caps wants NODES,FIGURES,FINDINGS (whole numbers from 1), not \"" + excerpt(*v) + "\"");
+        } else return usage_error("unknown option \"" + excerpt(s) + "\" for ingest");
     }
     // Root only: the spool's files are other users' and the owner is the proof of who wrote each.
     if (::geteuid() != 0) {
@@ -92,8 +113,8 @@ int fleet_ingest(int argc, char** argv) {
         std::fprintf(stderr, "gangway fleet ingest: %s\n", r.error().c_str());
         return 1;
     }
-    for (const auto& line : r->lines)
-        std::fprintf(stderr, "gangway fleet ingest: rejected %s (set aside in %s/rejected)\n", line.c_str(), o.spool.c_str());
+    // Each line says where the file went (rejected/, or left where it was).
+    for (const auto& line : r->lines) std::fprintf(stderr, "gangway fleet ingest: rejected %s\n", line.c_str());
     // The counts `fleet metrics` shows (gangway_rejected_files_total, the last ingest's time).
     if (auto c = store->record_ingest(o.now, r->rejected); !c) {
         std::fprintf(stderr, "gangway fleet ingest: %s\n", c.error().c_str());

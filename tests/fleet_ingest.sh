@@ -6,7 +6,10 @@
 # line and never stops the ingest; the writer comes from the file's owner,
 # never its content; a user's directory planted at work/ stops the ingest
 # with one line; two ingests at once store every report once and lose
-# none; a user cannot run it; `fleet show` lists the nodes.
+# none; a user cannot run it; `fleet show` lists the nodes. And the
+# ingest's own identities and limits: a name of 250 characters, hard links,
+# write bits, a report dated 2100, names with control characters, a directory
+# that cannot take its name in rejected/, the per-user caps, a 2,048-node job.
 set -u
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -116,4 +119,83 @@ else fail "show: rc=$rc $(cat "$W/out" "$W/err")"; fi
 "$GW" fleet show --db "$W/none.db" >"$W/out" 2>"$W/err"; rc=$?
 [ $rc = 1 ] && grep -q "gangway fleet ingest" "$W/err" && [ ! -e "$W/none.db" ] \
   && pass "fleet show without a store: one line, nothing created" || fail "show no db: rc=$rc $(cat "$W/err")"
+# 8. The ingest's own identities and limits (issue 31, items 4, 5, 8, 10, 11).
+# Each case in a spool of its own, so that one that fails cannot hide the next.
+DB4=$W/fleet4.db
+spool() { S4=$W/spool4-$1; mkdir -m 1733 "$S4"; }
+spool long
+ingest4() { "$GW" fleet ingest --spool "$S4" --db "$DB4" "$@" >"$W/out" 2>"$W/err"; rc=$?; out=$(cat "$W/out"); err=$(cat "$W/err"); }
+q4() { $PY -c 'import sqlite3,sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$DB4" "$1"; }
+rm -rf "$W/gen4"; $PY "$SYNTH" job "$W/gen4" 3 4 7 >/dev/null
+set -- "$W"/gen4/*.json
+long=$(printf 'x%.0s' $(seq 250)).json   # 255 characters: "PID." + it is over NAME_MAX
+: >"$S4/$long"; cp "$1" "$S4/good.json"; chown 65534 "$S4/$long" "$S4/good.json"
+ingest4
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 1 stored, 0 already there, 1 rejected" <<<"$out" \
+  && grep -q "rejected xxxxxxxx.* (uid 65534): the report is not valid JSON" <<<"$err" && [ -z "$(ls -A "$S4/work")" ] \
+  && [ -e "$S4/rejected/$long" ] \
+  && pass "a file of a 255-character name is one rejected file; another user's report is stored" \
+  || fail "long name: rc=$rc out=$out err=$err work=$(ls -A "$S4/work")"
+# Hard links and group/other write bits: the owner need not be the writer.
+spool links
+cp "$2" "$W/shared.json"; chmod 666 "$W/shared.json"   # root's, writable by all, on the spool's file system
+ln "$W/shared.json" "$S4/linked.json"
+cp "$2" "$S4/groupw.json"; chown 65534 "$S4/groupw.json"; chmod 620 "$S4/groupw.json"
+ingest4
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 0 stored, 0 already there, 2 rejected" <<<"$out" \
+  && grep -q "rejected linked.json (uid 0): 2 hard links to it" <<<"$err" \
+  && grep -q "rejected groupw.json (uid 65534): mode 0620: others than its owner may write it" <<<"$err" \
+  && [ "$(q4 "select count(*) from checks where uid = 0")" = 0 ] \
+  && pass "a hard-linked file and a group-writable one are refused before they are read; nothing is root's" \
+  || fail "links: rc=$rc out=$out err=$err"
+# A report dated 2100 (item 5): refused; and a row from the future already in a store is no node's latest.
+spool future
+$PY - "$3" "$S4/future.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1])); r["time"] = 4102444800; r["id"] += "-future"
+json.dump(r, open(sys.argv[2], "w"))
+PYEOF
+chown 65534 "$S4/future.json"
+ingest4
+[ $rc = 0 ] && grep -q "rejected future.json (uid 65534): the report's time 4102444800 is .* s ahead of this host's clock" <<<"$err" \
+  && pass "a report dated 2100 is refused" || fail "future: rc=$rc out=$out err=$err"
+cp "$1" "$S4/now.json"; chown 65534 "$S4/now.json"; ingest4   # a store with figures of today, whatever came before
+q4 "insert into figures select check_row, node, device, peer, peer_class, metric, value, 4102444800, source, uid from figures limit 50" >/dev/null
+"$GW" fleet metrics --db "$DB4" >"$W/metrics" 2>"$W/err"; rc=$?
+[ $rc = 0 ] && grep -q '^gangway_node_last_check_timestamp_seconds' "$W/metrics" && ! grep -q '4102444800' "$W/metrics" \
+  && pass "rows dated 2100 already in a store are nobody's latest figure" \
+  || fail "future rows: rc=$rc $(grep -m3 4102444800 "$W/metrics") $(cat "$W/err")"
+# A name with a newline and an escape sequence (item 11): one line, no control character.
+spool evil
+evil=$'evil\n(uid 0): forged\e[2K.json'
+echo 'not json' >"$S4/$evil"; chown 65534 "$S4/$evil"
+ingest4
+[ $rc = 0 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q 'rejected evil?(uid 0): forged?\[2K.json (uid 65534): ' "$W/err" \
+  && ! grep -q $'\e' "$W/err" \
+  && pass "a file name with a newline and ESC is one line in the log, as '?'" || fail "evil name: $(cat -A "$W/err")"
+# A directory that cannot go to rejected/ under its name (one not empty is there): set aside under the claim's.
+spool dir
+mkdir -p "$S4/rejected/dir.json/old" "$S4/dir.json/inside"; chown -R 65534 "$S4/dir.json"
+ingest4
+[ $rc = 0 ] && grep -q "rejected dir.json (uid 65534): not a regular file; set aside in $S4/rejected/claim-" <<<"$err" \
+  && [ -z "$(ls -A "$S4/work")" ] && pass "a directory that cannot take its name in rejected/ is set aside under another" \
+  || fail "dir: rc=$rc out=$out err=$err work=$(ls -A "$S4/work")"
+# Per-user caps (item 8): a user's second report over --user-caps is refused; root's are not counted.
+spool caps
+rm -rf "$W/gen5"; $PY "$SYNTH" job "$W/gen5" 2 6 11 >/dev/null
+cp "$W"/gen5/*.json "$S4"/; chown 65534 "$S4"/job-*.json
+ingest4 --user-caps 8,1000000,1000000
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 1 stored, 0 already there, 1 rejected" <<<"$out" \
+  && grep -q "(uid 65534): uid 65534's reports in this ingest would have 1[0-2] nodes, over the limit of 8 a user" <<<"$err" \
+  && pass "a user's reports over --user-caps: the one that crosses it is refused" || fail "user caps: rc=$rc out=$out err=$err"
+"$GW" fleet ingest --spool "$S4" --db "$DB4" --report-caps 1,2 >"$W/out" 2>"$W/err"; rc=$?
+[ $rc = 2 ] && grep -q "report-caps wants NODES,FIGURES,FINDINGS" "$W/err" && pass "--report-caps: a bad value is a usage error" \
+  || fail "report-caps usage: rc=$rc $(cat "$W/err")"
+# The defaults hold a 2,048-node site: a job check of all 2,048 nodes and its links.
+spool site
+rm -rf "$W/gen6"; $PY "$SYNTH" job "$W/gen6" 1 2048 5 >/dev/null
+cp "$W"/gen6/*.json "$S4"/; chown 65534 "$S4"/job-*.json
+ingest4
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 1 stored, 0 already there, 0 rejected" <<<"$out" \
+  && pass "a 2,048-node job check is within the default caps" || fail "2048: rc=$rc out=$out err=$err"
 finish

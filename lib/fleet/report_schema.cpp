@@ -1,11 +1,13 @@
 #include "report_schema.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "../base/error.hpp"
@@ -133,6 +135,15 @@ std::string figure_text(const json& o, const char* key, const std::string& where
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number()) return v.dump();
     bad(where + "." + key, "a number or a string");
+}
+
+// A node's name, refused unless SLURM could have given it (is_node_name).
+std::string node_name(const json& o, const std::string& where, const char* key = "name") {
+    std::string n = str(o, key, where);
+    if (!is_node_name(n))
+        throw Error("the report's " + where + "." + key + " \"" + excerpt(n) +
+                    "\" is not a node name (1 to 255 letters, digits, '.', '_' or '-')");
+    return n;
 }
 
 template <class E, class Parse>
@@ -375,37 +386,6 @@ std::string dump_report(const nlohmann::ordered_json& j) {
 
 // ---- parsing -------------------------------------------------------------------
 
-nlohmann::ordered_json parse_report_json(std::string_view text, const ReportLimits& lim) {
-    if (text.size() > lim.max_bytes)
-        throw Error("the report is " + std::to_string(text.size()) + " bytes, over the limit of " +
-                    std::to_string(lim.max_bytes));
-    std::size_t values = 0;
-    auto cb = [&](int depth, json::parse_event_t ev, json& parsed) {
-        if (depth > lim.max_depth)
-            throw Error("the report nests deeper than " + std::to_string(lim.max_depth) + " levels: not a gangway report");
-        if (ev == json::parse_event_t::value || ev == json::parse_event_t::object_start ||
-            ev == json::parse_event_t::array_start) {
-            if (++values > lim.max_values)
-                throw Error("the report has more than " + std::to_string(lim.max_values) + " JSON values");
-            if (ev == json::parse_event_t::value && parsed.is_string() && parsed.get_ref<const std::string&>().size() > lim.max_string)
-                throw Error("the report has a string over " + std::to_string(lim.max_string) + " bytes");
-        }
-        return true;
-    };
-    json j;
-    try {
-        j = json::parse(text.begin(), text.end(), cb);
-    } catch (const json::exception& e) {
-        throw Error(std::string("the report is not valid JSON: ") + e.what());
-    }
-    if (!j.is_object()) throw Error("the report is not a JSON object: not a gangway report");
-    report_kind(j);  // known kind and schema, or it throws
-    const auto* nodes = j.contains("nodes") ? &j["nodes"] : nullptr;
-    if (nodes && nodes->is_array() && nodes->size() > lim.max_nodes)
-        throw Error("the report has " + std::to_string(nodes->size()) + " nodes, over the limit of " + std::to_string(lim.max_nodes));
-    return j;
-}
-
 ReportKind report_kind(const nlohmann::ordered_json& j) {
     if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) {
         if (j.is_object() && j.contains("schema") && j["schema"] == "gangway-preflight/1")
@@ -446,7 +426,7 @@ preflight::Report job_check_from_json(const nlohmann::ordered_json& j) {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const std::string wn = at("nodes", i);
         preflight::NodeResult n;
-        n.name = str(nodes[i], "name", wn);
+        n.name = node_name(nodes[i], wn);
         n.addr = str(nodes[i], "addr", wn);
         n.status = word<preflight::NodeStatus>(nodes[i], "status", wn, parse_node_status);
         n.tx_bps = opt_number(nodes[i], "tx_bps", wn);
@@ -508,7 +488,7 @@ health::Run node_check_from_json(const nlohmann::ordered_json& j) {
     health::Run r;
     const std::string w = "report";
     r.id = str(j, "id", w);
-    r.node = str(j, "node", w);
+    r.node = node_name(j, w, "node");
     r.level = str(j, "level", w);
     r.time = integer<std::int64_t>(j, "time", w);
     r.seconds = opt_number(j, "seconds", w).value_or(0);
@@ -580,13 +560,16 @@ CheckRecord to_record(const preflight::Report& r, Source source, std::uint32_t u
         f.device = p.name;
         rec.figures.push_back(std::move(f));
     }
+    // "node10: version nccl is ...": the node it names, when it is one of the
+    // check's; looked up by name (a finding times every node was minutes for
+    // a 7 MB report: issue 31, item 7).
+    std::set<std::string_view> names;
+    for (const auto& n : r.nodes) names.insert(n.name);
     for (const auto& text_ : r.findings) {
-        // "node10: version nccl is ...": the node it names, when it is one of the check's.
-        std::string node_name;
+        std::string named;
         if (auto colon = text_.find(':'); colon != std::string::npos)
-            for (const auto& n : r.nodes)
-                if (text_.compare(0, colon, n.name) == 0 && colon == n.name.size()) node_name = n.name;
-        rec.findings.push_back(FindingRow{c.id, node_name, text_});
+            if (names.count(std::string_view(text_).substr(0, colon))) named = text_.substr(0, colon);
+        rec.findings.push_back(FindingRow{c.id, named, text_});
     }
     return rec;
 }
@@ -614,10 +597,27 @@ CheckRecord to_record(const health::Run& r, Source source, std::uint32_t uid, st
     return rec;
 }
 
+bool is_node_name(std::string_view name) {
+    if (name.empty() || name.size() > 255) return false;
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+    return true;
+}
+
 CheckRecord parse_report(std::string_view text, Source source, std::uint32_t uid, const ReportLimits& limits) {
-    const auto j = parse_report_json(text, limits);
-    if (report_kind(j) == ReportKind::job_check) return to_record(job_check_from_json(j), source, uid, text);
-    return to_record(node_check_from_json(j), source, uid, text);
+    CheckRecord rec = [&] {
+        const auto j = parse_report_json(text, limits);
+        if (report_kind(j) == ReportKind::job_check) return to_record(job_check_from_json(j), source, uid, text);
+        return to_record(node_check_from_json(j), source, uid, text);
+    }();
+    // The per-report caps (the node cap is the parse's): what one file may add to the store.
+    if (rec.figures.size() > limits.max_series)
+        throw Error("the report has " + std::to_string(rec.figures.size()) + " figures, over the limit of " +
+                    std::to_string(limits.max_series) + " a report (fleet ingest --report-caps)");
+    if (rec.findings.size() > limits.max_findings)
+        throw Error("the report has " + std::to_string(rec.findings.size()) + " findings, over the limit of " +
+                    std::to_string(limits.max_findings) + " a report (fleet ingest --report-caps)");
+    return rec;
 }
 
 }  // namespace gangway::fleet

@@ -29,15 +29,31 @@ inline constexpr int kJobCheckSchema = 2;
 inline constexpr int kNodeCheckSchema = 1;
 
 // What the ingest accepts of a spooled file. A job check of 2,048 nodes with
-// every ring round and confirmation is a few MB (BENCHMARKS.md); these leave
-// room without letting one user's file take the admin host's memory.
+// every ring round and confirmation is a few MB (BENCHMARKS.md) and some
+// 60,000 figures (29 a node: 2 TCP, 2 ring links, 16 GPU copies, 8 ports,
+// 1 all-reduce); these leave room without letting one user's file take the
+// admin host's memory or the store's and /metrics' size (issue 31, item 8).
+// `gangway fleet ingest --report-caps` sets the last three.
 struct ReportLimits {
-    std::size_t max_bytes = 32u << 20;     // the file (the ingest's memory is about 12 times it)
+    std::size_t max_bytes = 32u << 20;     // the file (parsed in linear time; see SECURITY.md for its memory)
     int max_depth = 8;                     // the deepest report is 4 levels
     std::size_t max_values = 4'000'000;    // JSON values in all
-    std::size_t max_nodes = 65'536;        // nodes of one check
     std::size_t max_string = 64u << 10;    // one string (a finding, a reason)
+    std::size_t max_nodes = 16'384;        // nodes of one check (8 times a 2,048-node job)
+    std::size_t max_series = 262'144;      // figures of one check (4 times a 2,048-node job's)
+    std::size_t max_findings = 65'536;     // findings of one check
 };
+
+// The most keys an object of the schema has (the job check's top level:
+// kind ... notes); the parse refuses an object with more before it is
+// built, so a key is looked up among at most this many. A new key in the
+// writers beyond it must raise it (report_schema_test checks the writers).
+inline constexpr std::size_t kMaxReportKeys = 22;
+
+// A node name as SLURM spells one: 1 to 255 letters, digits, '.', '_' or
+// '-'. A report naming another is refused (no control character, space,
+// slash or quote reaches the store, a table or a label).
+bool is_node_name(std::string_view name);
 
 enum class ReportKind { job_check, node_check };
 

@@ -5,8 +5,14 @@ under wire_frame.cpp's fixed key and nonces, and the answers nodes send, as
 encode_kv writes them. Run it again when the wire format changes.
 Also the shapes that once cost the doctor far too long (issue 23 item 9):
 corpus/elf/dynstr-no-nul, a plugin whose .dynstr has no NUL, and
-corpus/plugstack/include-cycle, five files each including all five."""
+corpus/plugstack/include-cycle, five files each including all five.
+And the fleet ingest's (issue 31, items 2 and 9), each 64 KiB: corpus/fleet_report/
+empty-objects (a report whose nodes are 21,000 `{}`: the callback parser looked
+through the array after each), many-keys (an object of 5,000 keys: ordered_json's
+linear search), many-links (a valid report of 700 links), unterminated (a string
+that never ends: the refusal quoted all of it) and duplicate-keys."""
 import hashlib
+import json
 import hmac
 import os
 import struct
@@ -68,6 +74,42 @@ seeds["plugstack"] = {"include-cycle": "\n%%\n".join(
     ["include d/*.conf\n"] + ["include /etc/slurm/d/*.conf\n" +
                                ("required /usr/lib/slurm/gangway.so iface=eth1\n" if i == 3 else "")
                                for i in range(1, 6)]).encode()}
+K64 = 64 * 1024
+head = '{"kind": "gangway-job-check", "schema": 2, '
+
+
+def to_64k(prefix, item, suffix):
+    n = (K64 - len(prefix) - len(suffix)) // len(item)
+    return (prefix + item * n + suffix).encode()
+
+
+def many_links():
+    names = ["n%02d" % i for i in range(8)]
+    r = {"kind": "gangway-job-check", "schema": 2, "id": "job-1.0.1700000000.0", "time": 1700000000, "verdict": "ok",
+         "exit_code": 0, "job_id": "1", "step_id": "0", "mode": "quick", "bootstrap": "tcp", "seconds": 1,
+         "deadline_s": 60, "expected_bps": 1.25e9, "slow_ratio": 0.5,
+         "nodes": [{"name": m, "addr": "198.19.0.%d" % (i + 1), "status": "ok", "tx_bps": 1.2e9, "rx_bps": 1.2e9,
+                    "nic_mbps": 10000, "reasons": []} for i, m in enumerate(names)],
+         "links": [], "stages": [], "gpus": [], "nccl": [], "ports": [], "findings": [], "notes": []}
+    link = lambda k: {"from": names[k % 8], "to": names[(k + 1 + k // 8) % 8], "stage": "bandwidth", "ok": True,
+                      "bps": 1.2e9, "ms": None, "error": ""}
+    k = 0
+    while len(json.dumps(r)) + 200 < K64:
+        r["links"].append(link(k))
+        k += 1
+    return json.dumps(r).encode()
+
+
+seeds["fleet_report"] = {
+    "empty-objects": to_64k(head + '"nodes": [{}', ", {}", "]}"),
+    "many-links": many_links(),
+    "unterminated": (head + '"id": "' + "a" * (K64 - len(head) - 7)).encode(),
+    "duplicate-keys": to_64k(head, '"id": "x", ', '"time": 0}'),
+}
+keys = []
+while len(head) + sum(len(k) + 2 for k in keys) + 20 < K64:
+    keys.append('"k%d": 0' % len(keys))
+seeds["fleet_report"]["many-keys"] = (head + ", ".join(keys) + "}").encode()  # distinct keys, 64 KiB
 for target, files in seeds.items():
     os.makedirs(os.path.join(here, "corpus", target), exist_ok=True)
     for name, data in files.items():

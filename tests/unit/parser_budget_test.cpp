@@ -19,6 +19,7 @@
 #include "../../lib/env/plugstack_text.hpp"
 #include "../../lib/env/port.hpp"
 #include "../../lib/env/switch_topology.hpp"
+#include "../../lib/fleet/report_schema.hpp"
 #include "../../lib/health/gres.hpp"
 #include "../../lib/health/site_conf.hpp"
 #include "../../lib/health/slurm_action.hpp"
@@ -313,4 +314,79 @@ TEST_CASE("SLURM's topology files: bounded in names, no recursion, one line on r
         for (const auto f : {TopologyFormat::Conf, TopologyFormat::Yaml})
             within(cost_of([&] { (void)parse_switch_topology(in, f); }), in.size(), 14, (70u << 20),
                    "parse_switch_topology " + excerpt(in, 24));
+}
+
+// The fleet ingest's parse of a spooled file (issue 31, items 2, 7 and 9):
+// nlohmann's callback parser looked through the parent array after each
+// object (200,000 `{}` took a minute) and ordered_json found each key by a
+// linear search (100,000 keys, half a minute); a valid report of 380,000
+// links took 165 s, and each finding was compared with each node. These are
+// a few MB each (more than the 64 KiB of the others: the spool takes 32 MiB):
+// the old code took seconds to minutes on each, the SAX parse milliseconds.
+namespace {
+std::string job_head(std::size_t nodes) {
+    std::string s = R"({"kind": "gangway-job-check", "schema": 2, "id": "j", "time": 1700000000, "verdict": "ok", )"
+                    R"("exit_code": 0, "job_id": "1", "step_id": "0", "mode": "quick", "bootstrap": "tcp", "seconds": 1, )"
+                    R"("deadline_s": 60, "expected_bps": 1e9, "slow_ratio": 0.5, "nodes": [)";
+    for (std::size_t i = 0; i < nodes; ++i)
+        s += (i ? ", " : "") + std::string(R"({"name": "n)") + std::to_string(i) +
+             R"(", "addr": "a", "status": "ok", "tx_bps": 1e9, "rx_bps": 1e9, "nic_mbps": 10000, "reasons": []})";
+    return s + "], ";
+}
+std::string job_tail() { return R"("stages": [], "gpus": [], "nccl": [], "ports": [], "notes": []})"; }
+}  // namespace
+
+TEST_CASE("fleet reports: a linear parse, objects of the schema's keys, findings by name, a short refusal",
+          "[budget][fleet]") {
+    const fleet::ReportLimits lim;
+    auto parse = [&](const std::string& in) {
+        return cost_of([&] { (void)fleet::parse_report(in, fleet::Source::job_check, 1000, lim); });
+    };
+    // 200,000 empty objects in an array: refused for its nodes' count, after a
+    // parse of milliseconds (each `{}` an ordered_json and its map: 64 bytes a byte is room).
+    std::string in = R"({"kind": "gangway-job-check", "schema": 2, "nodes": [{})" + repeat(", {}", 199'999) + "]}";
+    auto c = parse(in);
+    within(c, in.size(), 64, 1 << 20, "200,000 {}");
+    CHECK(c.refused);
+    CHECK_THAT(c.error, Catch::Matchers::ContainsSubstring("200000 nodes, over the limit of 16384"));
+    // An object of 100,000 keys: refused at the 23rd (kMaxReportKeys).
+    in = R"({"kind": "gangway-job-check", "schema": 2)";
+    for (int i = 0; i < 100'000; ++i) in += ", \"k" + std::to_string(i) + "\": 0";
+    in += "}";
+    c = parse(in);
+    within(c, in.size(), 2, 1 << 20, "100,000 keys");
+    CHECK_THAT(c.error, Catch::Matchers::ContainsSubstring("an object of more than 22 keys"));
+    // A duplicate key among few: refused, whichever value would have won.
+    c = parse(R"({"kind": "gangway-job-check", "kind": "gangway-node-check", "schema": 2})");
+    CHECK_THAT(c.error, Catch::Matchers::ContainsSubstring("names the key \"kind\" twice"));
+    // A valid report of 64 nodes and 150,000 links (their pairs are the figures): stored, linearly.
+    in = job_head(64) + R"("links": [)";
+    for (int i = 0; i < 150'000; ++i)
+        in += (i ? ", " : "") + std::string(R"({"from": "n)") + std::to_string(i % 64) + R"(", "to": "n)" +
+              std::to_string((i / 64 + i + 1) % 64) + R"(", "stage": "bandwidth", "ok": true, "bps": 1e9, "ms": null, "error": ""})";
+    in += "], \"findings\": [], " + job_tail();
+    c = parse(in);
+    within(c, in.size(), 64, 1 << 20, "150,000 links");
+    CHECK_FALSE(c.refused);
+    // 32,768 nodes and 120,000 findings that each name one (caps an admin
+    // may set): a lookup each, not 32,768 comparisons each (4 x 10^9, seconds).
+    fleet::ReportLimits wide;
+    wide.max_nodes = 32'768;
+    wide.max_findings = 131'072;
+    in = job_head(32'768) + R"("links": [], "findings": [)";
+    for (int i = 0; i < 120'000; ++i) in += (i ? ", \"n" : "\"n") + std::to_string(i % 32'768) + ": slow\"";
+    in += "], " + job_tail();
+    fleet::CheckRecord rec;
+    c = cost_of([&] { rec = fleet::parse_report(in, fleet::Source::job_check, 1000, wide); });
+    within(c, in.size(), 64, 1 << 20, "120,000 findings");
+    REQUIRE_FALSE(c.refused);
+    REQUIRE(rec.findings.size() == 120'000);
+    CHECK(rec.findings[32'769].node == "n1");
+    // A string that never ends, of 4 MiB: the refusal quotes 64 characters of
+    // it (it quoted all of it, and kept it to the end of the ingest).
+    in = R"({"kind": "gangway-job-check", "id": ")" + std::string(4u << 20, 'a');
+    c = parse(in);
+    within(c, in.size(), 16, 1 << 20, "an unterminated string");
+    CHECK_THAT(c.error, Catch::Matchers::ContainsSubstring("the report is not valid JSON"));
+    CHECK(c.error.size() < 400);
 }

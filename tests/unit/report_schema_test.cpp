@@ -258,7 +258,7 @@ TEST_CASE("report schema: size, depth, count, type, kind and version limits are 
     ReportLimits small;
     small.max_bytes = 100;
     one_line(good, "over the limit of 100", small);
-    one_line(std::string(20, '[') + std::string(20, ']'), "deeper than 8");
+    one_line("{\"kind\": " + std::string(20, '[') + std::string(20, ']') + "}", "deeper than 8");
     ReportLimits few;
     few.max_values = 50;
     one_line(good, "more than 50 JSON values", few);
@@ -289,4 +289,36 @@ TEST_CASE("report schema: size, depth, count, type, kind and version limits are 
     j = nlohmann::ordered_json::parse(health::render_json(node_run()));
     j["records"][0]["node"] = "another";
     one_line(j.dump(), "about another node");
+    // Node names as SLURM spells them, nothing else (issue 31, item 11): no
+    // newline, NUL, space or slash reaches the store.
+    for (const std::string& bad : {std::string("r01\nr02"), std::string("r01\0", 4), std::string("a b"), std::string("../x"),
+                                  std::string(""), std::string(256, 'n')}) {
+        j = nlohmann::ordered_json::parse(good);
+        j["nodes"][0]["name"] = bad;
+        one_line(j.dump(), "is not a node name");
+        j = nlohmann::ordered_json::parse(health::render_json(node_run()));
+        j["node"] = bad;
+        one_line(j.dump(), "is not a node name");
+    }
+    // The per-report caps on figures and findings (issue 31, item 8).
+    ReportLimits few_series;
+    few_series.max_series = 3;
+    one_line(good, "figures, over the limit of 3 a report", few_series);
+    ReportLimits few_findings;
+    few_findings.max_findings = 1;
+    one_line(good, "findings, over the limit of 1 a report", few_findings);
+    // An unknown key beyond the schema's count is refused before it is kept.
+    j = nlohmann::ordered_json::parse(good);
+    j["extra"] = 1;
+    one_line(j.dump(), "more than 22 keys");
+}
+
+TEST_CASE("report schema: the writers' objects fit the parse's key cap") {
+    // kMaxReportKeys is the widest object the writers print: both reports read back.
+    const auto a = nlohmann::ordered_json::parse(preflight::render_json(job()));
+    const auto b = nlohmann::ordered_json::parse(health::render_json(node_run()));
+    CHECK(a.size() == kMaxReportKeys);
+    CHECK(b.size() <= kMaxReportKeys);
+    CHECK_NOTHROW(parse_report(preflight::render_json(job()), Source::job_check, 1000));
+    CHECK_NOTHROW(parse_report(health::render_json(node_run()), Source::node_check, 0));
 }

@@ -8,7 +8,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
@@ -81,6 +86,20 @@ Read read_claimed(int work, const std::string& name, std::size_t max_bytes) {
         r.error = "not a regular file";
         return r;
     }
+    // "The owner is the writer" holds only for a file nobody else could have
+    // written: a second name (a hard link to a file someone else may write,
+    // made in the spool by a user) or a group or other write bit breaks it.
+    // A writer's file has one name and mode 0600 (spool_report).
+    if (st.st_nlink != 1) {
+        r.error = std::to_string(st.st_nlink) + " hard links to it: a report has one name, so that its owner is its writer";
+        return r;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+        r.error = std::string("mode ") + mode + ": others than its owner may write it, so its owner need not be its writer";
+        return r;
+    }
     if (std::uint64_t(st.st_size) > max_bytes) {
         r.error = std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(max_bytes);
         return r;
@@ -99,6 +118,51 @@ Read read_claimed(int work, const std::string& name, std::size_t max_bytes) {
     return r;
 }
 
+// A report's time within what the store keeps and what a clock may be ahead:
+// refused, not clamped, outside. A clamped time would store a figure at a
+// time the check did not run (a check dated 2100 would still be the newest
+// for its five minutes, and one dated 1990 would fold into a day it never
+// saw); a refused file waits in rejected/ with the reason, and a node whose
+// clock is wrong shows up there.
+std::string time_refusal(std::int64_t t, std::int64_t now, int keep_days) {
+    const std::int64_t oldest = now - std::int64_t(keep_days) * 86400;
+    if (t > now + kMaxClockSkewS)
+        return "the report's time " + std::to_string(t) + " is " + std::to_string(t - now) +
+               " s ahead of this host's clock (at most " + std::to_string(kMaxClockSkewS) +
+               "): check the writer's clock";
+    if (t < oldest)
+        return "the report's time " + std::to_string(t) + " is older than the store's " + std::to_string(keep_days) +
+               " days (--keep-days)";
+    return {};
+}
+
+// What one user has added in this ingest (UserCaps).
+struct Tally {
+    std::set<std::string> nodes;
+    std::size_t series = 0, findings = 0;
+};
+
+// The refusal of a user's check that would take the user over a cap, else "".
+// Counted only when it is stored (tally_in).
+std::string over_user_caps(const Tally& t, const gangway::fleet::CheckRecord& rec, const UserCaps& caps) {
+    std::size_t nodes = t.nodes.size();
+    for (const auto& n : rec.check.nodes) nodes += t.nodes.count(n) ? 0 : 1;
+    auto over = [&](const char* what, std::size_t n, std::size_t cap) {
+        return "uid " + std::to_string(rec.check.uid) + "'s reports in this ingest would have " + std::to_string(n) +
+               " " + what + ", over the limit of " + std::to_string(cap) + " a user (fleet ingest --user-caps)";
+    };
+    if (nodes > caps.nodes) return over("nodes", nodes, caps.nodes);
+    if (t.series + rec.figures.size() > caps.series) return over("figures", t.series + rec.figures.size(), caps.series);
+    if (t.findings + rec.findings.size() > caps.findings)
+        return over("findings", t.findings + rec.findings.size(), caps.findings);
+    return {};
+}
+void tally_in(Tally& t, const gangway::fleet::CheckRecord& rec) {
+    t.nodes.insert(rec.check.nodes.begin(), rec.check.nodes.end());
+    t.series += rec.figures.size();
+    t.findings += rec.findings.size();
+}
+
 }  // namespace
 
 Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
@@ -114,26 +178,60 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
     auto rejected = own_subdir(spool.get(), o.spool, "rejected");
     if (!rejected) return Failure{rejected.error()};
 
+    IngestResult res;
+    // Names in the log are the users' (a newline or an escape sequence could
+    // forge a line or rewrite the admin's terminal): excerpt() prints them,
+    // control characters as '?', at most 255 characters (NAME_MAX).
+    auto shown = [](const std::string& name) { return excerpt(name, 255); };
+
+    // Claims are named PID.SEQ: names of the ingest's own, never longer than
+    // a user's name allows (PID. + a name of 250 characters was over
+    // NAME_MAX, and that one file stopped every ingest). What each claim was
+    // called is kept here, for the lines and for rejected/.
     const std::string me = std::to_string(::getpid());
-    // Claims of an ingest that died: ours now.
+    const std::string prefix = me + ".";
+    std::size_t seq = 0;
+    std::map<std::string, std::string> was_named;  // claim -> its name in the spool
+    // Renames `name` of `from` to work/PID.SEQ, never over a name there (a
+    // claim left by a dead ingest of our PID may hold one): the next SEQ then.
+    // A file system without RENAME_NOREPLACE gets a look first (only ingests,
+    // as root, make names in work/, and none other has our PID now).
+    auto claim = [&](int from, const std::string& name) -> std::optional<std::string> {
+        for (;;) {
+            const std::string mine = prefix + std::to_string(seq++);
+            int r = ::renameat2(from, name.c_str(), work->get(), mine.c_str(), RENAME_NOREPLACE);
+            if (r != 0 && errno == EINVAL) {
+                struct stat there{};
+                if (::fstatat(work->get(), mine.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0) continue;
+                r = ::renameat(from, name.c_str(), work->get(), mine.c_str());
+            }
+            if (r == 0) return mine;
+            if (errno != EEXIST) return std::nullopt;
+        }
+    };
+    // Claims of an ingest that died (or of an earlier one with our PID): ours now.
     for (const auto& n : names_in(work->get())) {
         const auto dot = n.find('.');
-        if (dot == std::string::npos || alive(n.substr(0, dot))) continue;
-        ::renameat(work->get(), n.c_str(), work->get(), (me + n.substr(dot)).c_str());
+        if (dot == std::string::npos || (n.compare(0, dot, me) != 0 && alive(n.substr(0, dot)))) continue;
+        if (auto mine = claim(work->get(), n)) was_named[*mine] = "work/" + n;
     }
     // New files: claimed by rename. Names starting with '.' are writers' files
     // still being written (write_file_atomic's private names).
     for (const auto& n : names_in(spool.get())) {
         if (n[0] == '.' || n == "work" || n == "rejected") continue;
-        if (::renameat(spool.get(), n.c_str(), work->get(), (me + "." + n).c_str()) != 0 && errno != ENOENT)
-            return Failure{"cannot claim " + o.spool + "/" + n + ": " + errno_text()};
+        if (auto mine = claim(spool.get(), n)) {
+            was_named[*mine] = n;
+        } else if (errno != ENOENT) {  // ENOENT: another ingest has it
+            // One file, one line: it stays in the spool, and the others are ingested.
+            ++res.rejected;
+            res.lines.push_back(shown(n) + ": cannot claim it (" + errno_text() + "), left in " + o.spool);
+        }
     }
 
-    IngestResult res;
-    const std::string prefix = me + ".";
+    std::map<std::uint32_t, Tally> users;
     for (const auto& claimed : names_in(work->get())) {
-        if (claimed.rfind(prefix, 0) != 0) continue;  // another live ingest's
-        const std::string name = claimed.substr(prefix.size());
+        if (claimed.rfind(prefix, 0) != 0 || !was_named.count(claimed)) continue;  // another live ingest's
+        const std::string& name = was_named[claimed];
         Read r = read_claimed(work->get(), claimed, o.limits.max_bytes);
         std::optional<gangway::fleet::CheckRecord> rec;
         if (r.error.empty()) {
@@ -143,18 +241,37 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
             } catch (const Error& e) {
                 r.error = e.what();
             }
+            // The text is no longer needed: a 32 MiB file is not kept to the end.
+            std::string().swap(r.text);
+            if (rec) r.error = time_refusal(rec->check.time, o.now, o.keep_days);
+            if (rec && r.error.empty() && r.owner != 0) r.error = over_user_caps(users[r.owner], *rec, o.user_caps);
+            if (!r.error.empty()) rec.reset();
         }
         if (!rec) {
             ++res.rejected;
-            res.lines.push_back(name + " (uid " + std::to_string(r.owner) + "): " + r.error);
-            // Set aside for the admin; a name already there is replaced.
-            if (::renameat(work->get(), claimed.c_str(), rejected->get(), name.c_str()) != 0)
-                ::unlinkat(work->get(), claimed.c_str(), 0);
+            // Set aside for the admin under its name (a name already there is
+            // replaced); when that cannot be (a directory over a file, or a
+            // directory that is not empty), under the claim's own name.
+            const char* base = name.rfind("work/", 0) == 0 ? name.c_str() + 5 : name.c_str();
+            std::string where = "set aside in " + o.spool + "/rejected";
+            if (::renameat(work->get(), claimed.c_str(), rejected->get(), base) != 0) {
+                const std::string own = "claim-" + claimed;
+                if (::renameat(work->get(), claimed.c_str(), rejected->get(), own.c_str()) == 0) {
+                    where += "/" + own;
+                } else {
+                    const std::string why = errno_text();
+                    where = ::unlinkat(work->get(), claimed.c_str(), 0) == 0
+                                ? "removed (it could not be set aside: " + why + ")"
+                                : "left in " + o.spool + "/work/" + claimed + " (" + why + ")";
+                }
+            }
+            res.lines.push_back(shown(name) + " (uid " + std::to_string(r.owner) + "): " + r.error + "; " + where);
             continue;
         }
         auto stored = store.insert(*rec);
-        if (!stored) return Failure{"storing " + name + ": " + stored.error() + " (it stays in " + o.spool + "/work for the next ingest)"};
+        if (!stored) return Failure{"storing " + shown(name) + ": " + stored.error() + " (it stays in " + o.spool + "/work for the next ingest)"};
         ++(*stored ? res.stored : res.duplicates);
+        if (*stored && r.owner != 0) tally_in(users[r.owner], *rec);
         ::unlinkat(work->get(), claimed.c_str(), 0);
     }
     auto folded = store.fold(o.now, o.keep_days);

@@ -1,12 +1,18 @@
 // `gangway fleet ingest`: every report in the spool into the store, each
 // file exactly once, whatever else runs at the same time.
-//  1. claim: rename SPOOL/NAME to SPOOL/work/PID.NAME (rename is atomic: of
-//     two ingests one gets the file, the other ENOENT and moves on); a
-//     claimed file whose ingest died (its PID is gone) is claimed again;
+//  1. claim: rename SPOOL/NAME to SPOOL/work/PID.SEQ, a name of the ingest's
+//     own (rename is atomic: of two ingests one gets the file, the other
+//     ENOENT and moves on; a user's name of 250 characters cannot make it
+//     longer than a name may be); a claimed file whose ingest died (its PID
+//     is gone) is claimed again. A file that cannot be claimed is one line
+//     and stays where it is: it never stops the ingest;
 //  2. check: a regular file (opened O_NOFOLLOW|O_NONBLOCK, then fstat: no
-//     link, FIFO or device is read), at most ReportLimits::max_bytes, of a
-//     known schema (lib/fleet/report_schema.hpp); the writer is the file's
-//     owner: root's is a node check, anyone else's a job check;
+//     link, FIFO or device is read) with one link and no group or other
+//     write bit (so its owner is its writer), at most
+//     ReportLimits::max_bytes, of a known schema (lib/fleet/report_schema.hpp),
+//     dated within [now - keep window, now + kMaxClockSkewS], within the
+//     per-report and per-user caps; the writer is the file's owner: root's
+//     is a node check, anyone else's a job check;
 //  3. store it (a check already stored is a no-op), then remove the file.
 // A file that fails 2 goes to SPOOL/rejected/ with one line; it never stops
 // the ingest. A store error stops it, leaving the file claimed for the next.
@@ -21,18 +27,28 @@
 
 namespace gangway::sys::fleet {
 
+// What one user (uid other than 0) may add in one ingest, over all its files:
+// distinct nodes, figures and findings (issue 31, item 8). Root's node checks
+// are the fleet's own word and have none. `fleet ingest --user-caps` sets them.
+struct UserCaps {
+    std::size_t nodes = 65'536;
+    std::size_t series = 1'048'576;
+    std::size_t findings = 262'144;
+};
+
 struct IngestOptions {
     std::string spool = "/var/spool/gangway/fleet";
     std::int64_t now = 0;                       // for the fold
     int keep_days = kDefaultKeepDays;
     gangway::fleet::ReportLimits limits;
+    UserCaps user_caps;
 };
 
 struct IngestResult {
     std::size_t stored = 0;      // new checks
     std::size_t duplicates = 0;  // already in the store (or ingested by another run meanwhile)
     std::size_t rejected = 0;    // moved to rejected/
-    std::vector<std::string> lines;  // one per rejected file: "NAME (uid U): why"
+    std::vector<std::string> lines;  // one per rejected file: "NAME (uid U): why", NAME as excerpt() prints it
     FoldResult folded;
 };
 

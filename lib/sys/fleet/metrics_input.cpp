@@ -15,8 +15,9 @@ Result<gangway::fleet::MetricsInput> read_metrics_input(const std::string& db, s
     if (!store) return Failure{store.error()};
     gangway::fleet::MetricsInput in;
     // The trends' whole window: the flags need it, and the latest figure of
-    // every series that still matters is in it.
-    auto figures = store->figures(now - gangway::fleet::TrendSettings{}.history_s, INT64_MAX, {});
+    // every series that still matters is in it. Nothing dated after now and
+    // the clocks' skew: a row from the future would be a series' latest for good.
+    auto figures = store->figures(now - gangway::fleet::TrendSettings{}.history_s, now + kMaxClockSkewS + 1, {});
     if (!figures) return Failure{figures.error()};
     in.figures = std::move(*figures);
     in.flags = flags_for_metrics(in.figures, now);

@@ -44,6 +44,12 @@ inline constexpr int kDefaultKeepDays = 90;
 // How long a writer waits for another (a second ingest, a fold) before it
 // gives up with one line: two ingests at once take turns, never fail.
 inline constexpr int kBusyTimeoutMs = 30000;
+// How far ahead of the admin host's clock a check may be dated: the nodes'
+// clocks drift a little (NTP keeps them within seconds; 5 minutes is room).
+// The ingest refuses a later time, and the readers take no figure dated
+// later than now + this as a series' latest (a row from before the ingest
+// refused them, dated 2100, would otherwise stay every node's latest for good).
+inline constexpr std::int64_t kMaxClockSkewS = 300;
 
 enum class OpenMode {
     read_write,  // creates the database and its tables when missing (ingest)
