@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../lib/fleet/report_schema.hpp"
 #include "../lib/base/error.hpp"
 #include "../lib/preflight/gpu_checks.hpp"
 #include "../lib/preflight/local_report.hpp"
@@ -119,7 +120,7 @@ int cmd_gpu_check(int argc, char** argv) {
     for (const auto& o : outs) sys::add_device_records(o, 0, rep);
     const bool failed = rep.nodes.front().status == preflight::NodeStatus::faulty;
     if (json) {
-        std::fputs(preflight::render_json(rep).c_str(), stdout);
+        std::fputs(fleet::render_job_check(rep).c_str(), stdout);
     } else {
         std::printf("gangway gpu-check on %s: %s\n", host, failed ? "failed" : "ok");
         for (const auto& s : rep.stages)

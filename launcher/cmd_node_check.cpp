@@ -9,6 +9,7 @@
 #include <ctime>
 #include <string>
 
+#include "../lib/fleet/report_schema.hpp"
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
 #include "../lib/health/site_conf.hpp"
@@ -238,11 +239,11 @@ int cmd_node_check(int argc, char** argv) {
     if ((a.json || a.mode == Mode::slurm) && sys::fleet::spool_exists(a.fleet_spool)) {
         auto id = sys::fleet::new_check_id("node-" + run.node, run.time);
         if (id) run.id = *id;
-        auto w = id ? sys::fleet::spool_report(a.fleet_spool, *id, health::render_json(run)) : Result<std::string>(Failure{id.error()});
+        auto w = id ? sys::fleet::spool_report(a.fleet_spool, *id, fleet::render_node_check(run)) : Result<std::string>(Failure{id.error()});
         if (!w) complain(a.mode, "no report for the fleet memory: " + w.error());
     }
     if (a.json) {
-        const std::string js = health::render_json(run);
+        const std::string js = fleet::render_node_check(run);
         if (a.json_file.empty()) std::fputs(js.c_str(), stdout);
         else if (auto w = sys::write_file_atomic(a.json_file, js, 0644); !w) complain(a.mode, w.error());
     }

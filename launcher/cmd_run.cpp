@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../lib/fleet/report_schema.hpp"
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
 #include "../lib/preflight/bootstrap.hpp"
@@ -361,10 +362,10 @@ int preflight_main(int argc, char** argv, bool is_run) {
             auto id = sys::fleet::new_check_id("job-" + out.report->job_id + "." + out.report->step_id, out.report->time);
             preflight::Report spooled = *out.report;
             if (id) spooled.id = *id;
-            auto w = id ? sys::fleet::spool_report(a.opt.fleet_spool, *id, render_json(spooled)) : Result<std::string>(Failure{id.error()});
+            auto w = id ? sys::fleet::spool_report(a.opt.fleet_spool, *id, fleet::render_job_check(spooled)) : Result<std::string>(Failure{id.error()});
             if (!w) std::fprintf(stderr, "gangway: no report for the fleet memory: %s\n", w.error().c_str());
         }
-        if (!a.opt.report.empty()) write_file(a.opt.report, render_json(*out.report), "the report (--report)");
+        if (!a.opt.report.empty()) write_file(a.opt.report, fleet::render_job_check(*out.report), "the report (--report)");
         if (!a.opt.heatmap.empty()) write_file(a.opt.heatmap, render_svg(*out.report), "the heatmap (--heatmap)");
         if (out.exit_code != 0)
             write_drain_requests(a.opt, *out.report, step.node_rank < step.nodes.size() ? step.nodes[step.node_rank] : "");

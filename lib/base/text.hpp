@@ -72,6 +72,12 @@ std::size_t utf8_length(std::string_view s, std::size_t i);
 inline constexpr std::size_t kPrintableNameMax = 64;
 std::string printable_name(std::string_view s, std::size_t max = kPrintableNameMax);
 
+// Text for XML 1.0 content or an attribute: < > & " escaped, and every
+// character XML 1.0 forbids (C0 controls but tab, newline and carriage
+// return; U+FFFE, U+FFFF; any byte that is not UTF-8) written as '?', so that
+// an SVG stays well-formed whatever a name holds.
+std::string xml_escape(const std::string& s);
+
 // `s` without the characters of `chars` at its end.
 std::string_view trim_right(std::string_view s, std::string_view chars = " \t\r\n");
 

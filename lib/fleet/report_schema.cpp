@@ -620,4 +620,8 @@ CheckRecord parse_report(std::string_view text, Source source, std::uint32_t uid
     return rec;
 }
 
+std::string render_job_check(const preflight::Report& r) { return dump_report(job_check_json(r)); }
+
+std::string render_node_check(const health::Run& r) { return dump_line(node_check_json(r)) + "\n"; }
+
 }  // namespace gangway::fleet

@@ -1,7 +1,7 @@
 // The one schema of the reports gangway writes and the fleet ingest reads:
 // the job check's report (`gangway check --report`, node 0's spooled copy)
 // and the node check's run (`gangway node-check --json`). The writers
-// (preflight::render_json, health::render_json) and the ingest both go
+// (render_job_check, render_node_check below) and the ingest both go
 // through here, so a field is named once. nlohmann::ordered_json does the JSON; the
 // shapes and their versions are gangway(1)'s, REPORTS:
 //   {"kind": "gangway-job-check",  "schema": 2, ...}   (schema 1 was the text "gangway-preflight/1")
@@ -60,6 +60,14 @@ enum class ReportKind { job_check, node_check };
 // The JSON objects the writers print.
 nlohmann::ordered_json job_check_json(const preflight::Report& r);
 nlohmann::ordered_json node_check_json(const health::Run& r);
+
+// The reports as the writers print them (`gangway check --report`, the
+// spooled copies, `gangway node-check --json`): the job check's as
+// dump_report, the node check's as dump_line and a newline. The writers'
+// rooms (preflight, health) know nothing of this schema: the launcher
+// composes their structs with these (no include cycle, tests/layering.sh).
+std::string render_job_check(const preflight::Report& r);
+std::string render_node_check(const health::Run& r);
 
 // The text of a report: `line` on one line with ", " and ": " between
 // items (the node check's, a log's); `report` one line per top-level key and

@@ -12,14 +12,12 @@
 
 #include "../base/text.hpp"  // printable_name
 
-#include "../preflight/report.hpp"  // xml_escape
 #include "show.hpp"                  // human_rate
 #include "trend_text.hpp"            // utc_text
 
 namespace gangway::fleet {
 namespace {
 
-using preflight::xml_escape;
 
 constexpr int kPlotW = 260, kPlotH = 70, kLabel = 150, kGap = 18;
 

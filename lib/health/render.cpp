@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "../base/text.hpp"
-#include "../fleet/report_schema.hpp"
 
 namespace gangway::health {
 namespace {
@@ -36,11 +35,6 @@ std::string render_table(const Run& r) {
         out += b;
     }
     return out;
-}
-
-std::string render_json(const Run& r) {
-    // One line; one schema for the writer and the fleet's ingest (lib/fleet/report_schema.hpp).
-    return fleet::dump_line(fleet::node_check_json(r)) + "\n";
 }
 
 std::string failure_line(const std::vector<Record>& records, bool confirmed_only) {

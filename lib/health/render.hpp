@@ -28,7 +28,6 @@ struct Run {
 };
 
 std::string render_table(const Run& r);
-std::string render_json(const Run& r);
 
 // The failures for one line: each record's reason, "; " between them, the
 // confirmed ones only when `confirmed_only`.

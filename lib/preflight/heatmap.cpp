@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 
+#include "../base/text.hpp"  // xml_escape
 #include "report.hpp"
 
 namespace gangway::preflight {

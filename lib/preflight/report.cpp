@@ -7,7 +7,6 @@
 
 #include "../base/saturate.hpp"
 #include "../base/text.hpp"
-#include "../fleet/report_schema.hpp"
 
 namespace gangway::preflight {
 
@@ -111,33 +110,6 @@ std::string render_table(const Report& r) {
         if (s.status != StageStatus::ok)
             out += "  stage " + s.name + ": " + to_string(s.status) + (s.detail.empty() ? "" : " (" + s.detail + ")") + "\n";
     return out;
-}
-
-std::string xml_escape(const std::string& s) {
-    std::string o;
-    for (std::size_t i = 0; i < s.size();) {
-        const std::size_t len = utf8_length(s, i);
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else if (c == '"') o += "&quot;";
-        else if (len == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
-                 (len == 3 && s.compare(i, 2, "\xEF\xBF") == 0 && static_cast<unsigned char>(s[i + 2]) >= 0xBE))
-            o += '?';  // not an XML 1.0 Char: a parser would refuse the whole file
-        else {
-            o.append(s, i, len);
-            i += len;
-            continue;
-        }
-        ++i;
-    }
-    return o;
-}
-
-std::string render_json(const Report& r) {
-    // One schema for the writer and the fleet's ingest (lib/fleet/report_schema.hpp).
-    return fleet::dump_report(fleet::job_check_json(r));
 }
 
 }  // namespace gangway::preflight

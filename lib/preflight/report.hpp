@@ -117,7 +117,6 @@ int exit_code(Verdict v);
 std::vector<std::string> bad_nodes(const Report& r);
 
 std::string render_table(const Report& r);
-std::string render_json(const Report& r);
 
 // The heatmap (heatmap.cpp): one panel per fabric, a cell per measured pair up
 // to kHeatmapFullMax nodes; above, a cell per pair of blocks of nodes (at most
@@ -126,11 +125,5 @@ std::string render_json(const Report& r);
 inline constexpr std::size_t kHeatmapFullMax = 128;
 inline constexpr std::size_t kHeatmapBlocks = 64;
 std::string render_svg(const Report& r);
-
-// Text for XML 1.0 content or an attribute: < > & " escaped, and every
-// character XML 1.0 forbids (C0 controls but tab, newline and carriage
-// return; U+FFFE, U+FFFF; any byte that is not UTF-8) written as '?', so that
-// an SVG stays well-formed whatever a name holds.
-std::string xml_escape(const std::string& s);
 
 }  // namespace gangway::preflight

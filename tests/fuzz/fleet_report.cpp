@@ -16,10 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto j = fleet::parse_report_json(in);
         if (fleet::report_kind(j) == fleet::ReportKind::job_check) {
             const auto r = fleet::job_check_from_json(j);
-            (void)fleet::job_check_from_json(fleet::parse_report_json(preflight::render_json(r)));
+            (void)fleet::job_check_from_json(fleet::parse_report_json(fleet::render_job_check(r)));
         } else {
             const auto r = fleet::node_check_from_json(j);
-            (void)fleet::node_check_from_json(fleet::parse_report_json(health::render_json(r)));
+            (void)fleet::node_check_from_json(fleet::parse_report_json(fleet::render_node_check(r)));
         }
     });
     return 0;

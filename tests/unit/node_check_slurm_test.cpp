@@ -4,6 +4,7 @@
 #include "catch_compat.hpp"
 
 #include "../../lib/base/error.hpp"
+#include "../../lib/fleet/report_schema.hpp"
 #include "../../lib/health/confirm.hpp"
 #include "../../lib/health/judge.hpp"
 #include "../../lib/health/render.hpp"
@@ -193,7 +194,7 @@ TEST_CASE("records as JSON and as one line") {
     r.records = {bad(Check::pcie_width, "gpu 0000:17:00.0", "gpu 0000:17:00.0 PCIe x8 of x16"),
                  {Check::port_phys, "mlx5_1/1", "Polling", "", "LinkUp", Status::failed, "mlx5_1/1 physical link Polling", false}};
     r.records[0].confirmed = true;
-    const auto js = render_json(r);
+    const auto js = fleet::render_node_check(r);
     CHECK(std::count(js.begin(), js.end(), '\n') == 1);  // one line, for a log or a spool
     const auto j = nlohmann::json::parse(js);
     CHECK(j["kind"] == "gangway-node-check");

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "../../lib/base/saturate.hpp"
+#include "../../lib/fleet/report_schema.hpp"
 #include "../../lib/preflight/report.hpp"
 
 #include <nlohmann/json.hpp>
@@ -76,12 +77,12 @@ TEST_CASE("the JSON report carries nodes, links, stages and the verdict") {
     auto r = sample(NodeStatus::unreachable);
     r.nodes[0].reasons.push_back("quote \" and backslash \\ and\nnewline");
     r.deadline_s = 60;
-    const auto j = nlohmann::json::parse(render_json(r));
+    const auto j = nlohmann::json::parse(gangway::fleet::render_job_check(r));
     CHECK(j["deadline_s"] == 60);
     r.gpus.push_back({1, 3, "NVIDIA H100 80GB HBM3", "0000:9a:00.0", "", 5, 16, 53.25, std::nullopt});
     r.ports.push_back({2, "mlx5_0/1", 400, true});
     r.nccl.push_back({0, 8, 1073741824.0, 212.4, 371.7, true, ""});
-    const auto j2 = nlohmann::json::parse(render_json(r));
+    const auto j2 = nlohmann::json::parse(gangway::fleet::render_job_check(r));
     CHECK(j2["gpus"][0] == nlohmann::json::parse(R"({"node": "node09", "index": 3, "name": "NVIDIA H100 80GB HBM3", "bus_id": "0000:9a:00.0",
         "pcie_gen": 5, "pcie_width": 16, "h2d_gbps": 53.25, "d2h_gbps": null, "error": ""})"));
     CHECK(j2["ports"][0] == nlohmann::json::parse(R"({"node": "node10", "name": "mlx5_0/1", "rate_gbps": 400, "usable": true})"));
@@ -102,7 +103,7 @@ TEST_CASE("the JSON report carries nodes, links, stages and the verdict") {
     CHECK(j["links"][0]["ok"] == true);
     CHECK(j["links"][0]["bps"] == 1.2e9);
     CHECK(j["nodes"][0]["reasons"][0] == "quote \" and backslash \\ and\nnewline");
-    CHECK(render_json(r).find("quote \\\" and backslash \\\\ and\\nnewline") != std::string::npos);
+    CHECK(gangway::fleet::render_job_check(r).find("quote \\\" and backslash \\\\ and\\nnewline") != std::string::npos);
 }
 
 TEST_CASE("stage statuses keep their words in the table, the JSON and on the wire") {
@@ -115,7 +116,7 @@ TEST_CASE("stage statuses keep their words in the table, the JSON and on the wir
     r.stages.push_back({"rdma", StageStatus::failed, "1 faulty node(s)", 2});
     CHECK(render_table(r).find("  stage rdma: failed (1 faulty node(s))\n") != std::string::npos);
     CHECK(render_table(r).find("stage bandwidth") == std::string::npos);  // ok stages stay out of the table
-    const auto j = nlohmann::json::parse(render_json(r));
+    const auto j = nlohmann::json::parse(gangway::fleet::render_job_check(r));
     CHECK(j["stages"][0]["name"] == "bandwidth");
     CHECK(j["stages"][0]["status"] == "ok");
     CHECK(j["stages"][0]["detail"] == "4 links");
@@ -168,7 +169,7 @@ TEST_CASE("figures out of any integer's range render without undefined behaviour
     // A speaker's "bytes" is a u64 on the wire: 2^64-1 is beyond long long.
     r.nccl.push_back({0, 8, 18446744073709551615.0, 1.0, 1.0, true, ""});
     r.nccl.push_back({0, 8, std::nan(""), 1.0, 1.0, true, ""});
-    const auto j = nlohmann::json::parse(render_json(r));
+    const auto j = nlohmann::json::parse(gangway::fleet::render_job_check(r));
     CHECK(j["nccl"][0]["bytes"] == 9223372036854775807LL);
     CHECK(j["nccl"][1]["bytes"] == 0);
     // A NaN or infinite rate in the heatmap is a cell without a colour scale, not UB.

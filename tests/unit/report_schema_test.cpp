@@ -96,7 +96,7 @@ bool all_same(const std::vector<T>& a, const std::vector<T>& b) {
 
 TEST_CASE("report schema: a job check's report reads back as it was written") {
     const auto r = job();
-    const std::string text = preflight::render_json(r);
+    const std::string text = fleet::render_job_check(r);
     const auto back = job_check_from_json(parse_report_json(text));
     CHECK(back.id == r.id);
     CHECK(back.time == r.time);
@@ -139,12 +139,12 @@ TEST_CASE("report schema: a job check's report reads back as it was written") {
     CHECK(back.findings == r.findings);
     CHECK(back.notes == r.notes);
     // And the same text again: nothing lost or added on the way.
-    CHECK(preflight::render_json(back) == text);
+    CHECK(fleet::render_job_check(back) == text);
 }
 
 TEST_CASE("report schema: a node check's run reads back as it was written") {
     const auto r = node_run();
-    const std::string text = health::render_json(r);
+    const std::string text = fleet::render_node_check(r);
     const auto back = node_check_from_json(parse_report_json(text));
     CHECK(back.id == r.id);
     CHECK(back.node == r.node);
@@ -166,11 +166,11 @@ TEST_CASE("report schema: a node check's run reads back as it was written") {
     }
     CHECK(all_same(back.gpus, r.gpus));
     CHECK(all_same(back.nccl, r.nccl));
-    CHECK(health::render_json(back) == text);
+    CHECK(fleet::render_node_check(back) == text);
 }
 
 TEST_CASE("report schema: a job check's rows: per-node, per-pair and per-device figures in bytes per second") {
-    const std::string text = preflight::render_json(job());
+    const std::string text = fleet::render_job_check(job());
     const auto rec = parse_report(text, Source::job_check, 1001);
     CHECK(rec.check.id == "u1001-42.0.1700000000.00c0ffee");
     CHECK(rec.check.source == Source::job_check);
@@ -216,7 +216,7 @@ TEST_CASE("report schema: a job check's rows: per-node, per-pair and per-device 
 }
 
 TEST_CASE("report schema: a node check's rows, and an id that one user cannot take from another") {
-    const std::string text = health::render_json(node_run());
+    const std::string text = fleet::render_node_check(node_run());
     const auto rec = parse_report(text, Source::node_check, 0);
     CHECK(rec.check.id == "u0-node-check.node7.1700000100.deadbeef");
     CHECK(rec.check.verdict == "failed");
@@ -238,7 +238,7 @@ TEST_CASE("report schema: a node check's rows, and an id that one user cannot ta
     // No id: a hash of the text, the same each time.
     auto r = node_run();
     r.id.clear();
-    const std::string t2 = health::render_json(r);
+    const std::string t2 = fleet::render_node_check(r);
     CHECK(parse_report(t2, Source::node_check, 0).check.id == parse_report(t2, Source::node_check, 0).check.id);
     CHECK(parse_report(t2, Source::node_check, 0).check.id.rfind("u0-h", 0) == 0);
 }
@@ -254,7 +254,7 @@ TEST_CASE("report schema: size, depth, count, type, kind and version limits are 
             CHECK_THAT(m, ContainsSubstring(want));
         }
     };
-    const std::string good = preflight::render_json(job());
+    const std::string good = fleet::render_job_check(job());
     ReportLimits small;
     small.max_bytes = 100;
     one_line(good, "over the limit of 100", small);
@@ -286,7 +286,7 @@ TEST_CASE("report schema: size, depth, count, type, kind and version limits are 
     j = nlohmann::ordered_json::parse(good);
     j["time"] = 1e300;
     one_line(j.dump(), "time is not an integer");
-    j = nlohmann::ordered_json::parse(health::render_json(node_run()));
+    j = nlohmann::ordered_json::parse(fleet::render_node_check(node_run()));
     j["records"][0]["node"] = "another";
     one_line(j.dump(), "about another node");
     // Node names as SLURM spells them, nothing else (issue 31, item 11): no
@@ -296,7 +296,7 @@ TEST_CASE("report schema: size, depth, count, type, kind and version limits are 
         j = nlohmann::ordered_json::parse(good);
         j["nodes"][0]["name"] = bad;
         one_line(j.dump(), "is not a node name");
-        j = nlohmann::ordered_json::parse(health::render_json(node_run()));
+        j = nlohmann::ordered_json::parse(fleet::render_node_check(node_run()));
         j["node"] = bad;
         one_line(j.dump(), "is not a node name");
     }
@@ -315,10 +315,10 @@ TEST_CASE("report schema: size, depth, count, type, kind and version limits are 
 
 TEST_CASE("report schema: the writers' objects fit the parse's key cap") {
     // kMaxReportKeys is the widest object the writers print: both reports read back.
-    const auto a = nlohmann::ordered_json::parse(preflight::render_json(job()));
-    const auto b = nlohmann::ordered_json::parse(health::render_json(node_run()));
+    const auto a = nlohmann::ordered_json::parse(fleet::render_job_check(job()));
+    const auto b = nlohmann::ordered_json::parse(fleet::render_node_check(node_run()));
     CHECK(a.size() == kMaxReportKeys);
     CHECK(b.size() <= kMaxReportKeys);
-    CHECK_NOTHROW(parse_report(preflight::render_json(job()), Source::job_check, 1000));
-    CHECK_NOTHROW(parse_report(health::render_json(node_run()), Source::node_check, 0));
+    CHECK_NOTHROW(parse_report(fleet::render_job_check(job()), Source::job_check, 1000));
+    CHECK_NOTHROW(parse_report(fleet::render_node_check(node_run()), Source::node_check, 0));
 }
