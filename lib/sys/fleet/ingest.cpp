@@ -180,9 +180,10 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
 
     IngestResult res;
     // Names in the log are the users' (a newline or an escape sequence could
-    // forge a line or rewrite the admin's terminal): excerpt() prints them,
-    // control characters as '?', at most 255 characters (NAME_MAX).
-    auto shown = [](const std::string& name) { return excerpt(name, 255); };
+    // forge a line or rewrite the admin's terminal): printed through the
+    // readers' one sanitiser, printable_name (C0, DEL, C1 and bytes that are
+    // not UTF-8 as '?'), whole up to NAME_MAX.
+    auto shown = [](const std::string& name) { return printable_name(name, 255); };
 
     // Claims are named PID.SEQ: names of the ingest's own, never longer than
     // a user's name allows (PID. + a name of 250 characters was over
