@@ -3,8 +3,8 @@
 # reports of users' jobs and of root's node checks are stored, each once; a
 # report found again is a no-op; a bad file (not JSON, a newer schema, over
 # the size limit, a symbolic link, a FIFO) is set aside in rejected/ with one
-# line and never stops the ingest; the writer comes from the file's owner,
-# never its content; a user's directory planted at work/ stops the ingest
+# line and never stops the ingest; what a report is comes from its kind and
+# who vouches for it from the file's owner, never its content; a user's directory planted at work/ stops the ingest
 # with one line; two ingests at once store every report once and lose
 # none; a user cannot run it; `fleet show` lists the nodes. And the
 # ingest's own identities and limits: a name of 250 characters, hard links,
@@ -59,8 +59,8 @@ left=$(cd "$S" && ls -A | sort | tr '\n' ' ')
   && pass "the spool is empty but for a file still being written; the bad ones wait in rejected/ (0700)" \
   || fail "spool after the ingest: $left / work: $(ls -A "$S/work") / rejected: $(ls "$S/rejected")"
 src=$(q "select source || ':' || uid || ':' || count(*) from checks group by source, uid order by 1" | tr '\n' ' ')
-[ "$src" = "job_check:65534:7 node_check:0:3 " ] \
-  && pass "the writer comes from the owner: 6 job checks and the forged node check are uid 65534's job checks, 3 root's node checks" \
+[ "$src" = "job_check:65534:6 node_check:0:3 node_check:65534:1 " ] \
+  && pass "what a report is comes from its kind, who vouches for it from its owner: uid 65534's 6 job checks and its node check, root's 3 node checks" \
   || fail "sources: $src"
 figs=$(q "select count(*) from figures")
 [ "$(q "select count(distinct node) from figures where metric = 'link_bandwidth'")" -ge 4 ] && [ "$figs" -gt 300 ] \
@@ -191,6 +191,15 @@ ingest4 --user-caps 8,1000000,1000000
 "$GW" fleet ingest --spool "$S4" --db "$DB4" --report-caps 1,2 >"$W/out" 2>"$W/err"; rc=$?
 [ $rc = 2 ] && grep -q "report-caps wants NODES,FIGURES,FINDINGS" "$W/err" && pass "--report-caps: a bad value is a usage error" \
   || fail "report-caps usage: rc=$rc $(cat "$W/err")"
+# An admin's burn-in job (issue 34, item 4): a job check that root vouches
+# for, counted as a job check, and root's word in the trend (uid 0).
+spool admin
+cp "$1" "$S4/burnin.json"
+ingest4
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 1 stored" <<<"$out" \
+  && [ "$(q4 "select source || ':' || uid from checks where id like 'u0-%'")" = "job_check:0" ] \
+  && "$GW" fleet metrics --db "$DB4" | grep -q '^gangway_checks_total{source="job_check"} ' \
+  && pass "root's job check is a job check (uid 0), not a node check" || fail "admin job check: rc=$rc out=$out err=$err $(q4 "select id, source, uid from checks")"
 # The defaults hold a 2,048-node site: a job check of all 2,048 nodes and its links.
 spool site
 rm -rf "$W/gen6"; $PY "$SYNTH" job "$W/gen6" 1 2048 5 >/dev/null

@@ -12,11 +12,19 @@
 
 namespace gangway::fleet {
 
-// Who wrote a report. A node check runs as root on the node (SLURM's
-// HealthCheckProgram); a job check runs as the job's user, so its numbers
-// are that user's word only: a flag never rests on one user's numbers alone
-// (SECURITY.md). Known from the spooled file's owner, never from its content.
+// What a report is: a node check (`gangway node-check`) or a job check
+// (`gangway check`/`run`), from the report's own `kind`. It says nothing
+// about trust: who vouches for a report is its spooled file's owner (a
+// figure's uid, never the content's), and by_root below is the one rule.
+// An admin's burn-in job is a job check that root vouches for; a user's
+// `node-check --json` dropped in the spool is a node check that only that
+// user vouches for (issue 34, item 4).
 enum class Source { node_check, job_check };
+
+// Root's word: the file's owner was root (uid 0). Anyone else's numbers are
+// that user's word only: a flag never rests on one user's numbers alone
+// (SECURITY.md).
+inline bool by_root(std::uint32_t uid) { return uid == 0; }
 const char* to_string(Source s);
 std::optional<Source> parse_source(std::string_view s);
 
@@ -78,7 +86,8 @@ struct FindingRow {
 };
 
 // One check as the ingest stores it: a spooled report, parsed
-// (report_schema.hpp), with the source and uid from the file's owner.
+// (report_schema.hpp): its source from the report's kind, its uid from the
+// file's owner.
 struct CheckRecord {
     CheckRow check;
     std::vector<Figure> figures;
@@ -96,7 +105,7 @@ struct Flag {
     std::int64_t since = 0;    // unix seconds: the first recent figure below the line
     std::vector<std::string> checks;  // the evidence: check ids, oldest first
     std::size_t users = 0;     // distinct users whose job checks are in the evidence
-    bool node_check = false;   // a root node check is in the evidence
+    bool root = false;         // root vouches for some of the evidence (a node check or an admin's job check)
 };
 
 }  // namespace gangway::fleet

@@ -520,11 +520,11 @@ health::Run node_check_from_json(const nlohmann::ordered_json& j) {
 
 // ---- rows ------------------------------------------------------------------------
 
-CheckRecord to_record(const preflight::Report& r, Source source, std::uint32_t uid, std::string_view text) {
+CheckRecord to_record(const preflight::Report& r, std::uint32_t uid, std::string_view text) {
     CheckRecord rec;
     auto& c = rec.check;
     c.id = check_id(uid, r.id, text);
-    c.source = source;
+    c.source = Source::job_check;
     c.uid = uid;
     c.time = r.time;
     c.job_id = r.job_id;
@@ -574,11 +574,11 @@ CheckRecord to_record(const preflight::Report& r, Source source, std::uint32_t u
     return rec;
 }
 
-CheckRecord to_record(const health::Run& r, Source source, std::uint32_t uid, std::string_view text) {
+CheckRecord to_record(const health::Run& r, std::uint32_t uid, std::string_view text) {
     CheckRecord rec;
     auto& c = rec.check;
     c.id = check_id(uid, r.id, text);
-    c.source = source;
+    c.source = Source::node_check;
     c.uid = uid;
     c.time = r.time;
     c.verdict = to_string(r.verdict);
@@ -604,11 +604,11 @@ bool is_node_name(std::string_view name) {
     return true;
 }
 
-CheckRecord parse_report(std::string_view text, Source source, std::uint32_t uid, const ReportLimits& limits) {
+CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportLimits& limits) {
     CheckRecord rec = [&] {
         const auto j = parse_report_json(text, limits);
-        if (report_kind(j) == ReportKind::job_check) return to_record(job_check_from_json(j), source, uid, text);
-        return to_record(node_check_from_json(j), source, uid, text);
+        if (report_kind(j) == ReportKind::job_check) return to_record(job_check_from_json(j), uid, text);
+        return to_record(node_check_from_json(j), uid, text);
     }();
     // The per-report caps (the node cap is the parse's): what one file may add to the store.
     if (rec.figures.size() > limits.max_series)

@@ -85,14 +85,14 @@ ReportKind report_kind(const nlohmann::ordered_json& j);
 preflight::Report job_check_from_json(const nlohmann::ordered_json& j);
 health::Run node_check_from_json(const nlohmann::ordered_json& j);
 
-// The rows the store keeps of a report. `source` and `uid` are the spooled
-// file's owner's, never the content's; the check's id is "u<uid>-<report id>"
+// The rows the store keeps of a report. The source is the report's kind;
+// `uid` is the spooled file's owner's, never the content's; the check's id is "u<uid>-<report id>"
 // (a report without one: a hash of its text), so that one user's file can
 // never stand for, or block, another's check.
-CheckRecord to_record(const preflight::Report& r, Source source, std::uint32_t uid, std::string_view text);
-CheckRecord to_record(const health::Run& r, Source source, std::uint32_t uid, std::string_view text);
+CheckRecord to_record(const preflight::Report& r, std::uint32_t uid, std::string_view text);
+CheckRecord to_record(const health::Run& r, std::uint32_t uid, std::string_view text);
 
 // All of it: text -> rows.
-CheckRecord parse_report(std::string_view text, Source source, std::uint32_t uid, const ReportLimits& limits = {});
+CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportLimits& limits = {});
 
 }  // namespace gangway::fleet

@@ -91,7 +91,7 @@ std::optional<double> vouched_median(const std::vector<const Figure*>& rows, std
     if (e - b < std::max<std::size_t>(need, 1)) return std::nullopt;
     bool root = false, two = false;
     for (std::size_t k = b, first = e; k < e && !two && !root; ++k)
-        if (rows[k]->source == Source::node_check) root = true;
+        if (by_root(rows[k]->uid)) root = true;
         else if (first == e) first = k;
         else two = rows[k]->uid != rows[first]->uid;
     if (!root && !two) return std::nullopt;
@@ -108,12 +108,12 @@ std::optional<double> vouched_median(const std::vector<const Figure*>& rows, std
 std::optional<double> worst_median(const std::vector<const Figure*>& rows, std::size_t need, double sign) {
     struct V {
         double v;
-        std::size_t group;  // 0: root's node checks; i: the i-th job uid
+        std::size_t group;  // 0: root's figures; i: the i-th other uid
     };
     std::vector<std::pair<std::uint32_t, double>> jobs;
     std::vector<V> vals;
     for (const Figure* f : rows)
-        if (f->source == Source::job_check) jobs.emplace_back(f->uid, sign * f->value);
+        if (!by_root(f->uid)) jobs.emplace_back(f->uid, sign * f->value);
         else vals.push_back({sign * f->value, 0});
     std::sort(jobs.begin(), jobs.end());
     std::vector<std::size_t> size{vals.size()};
@@ -183,12 +183,12 @@ std::optional<Flag> judge(Series& s, const TrendSettings& set, const ClassNoise&
             fl.checks.push_back(f->check_id);
             if (fl.checks.size() > kFlagMaxChecks) fl.checks.erase(fl.checks.begin());
         }
-        if (f->source == Source::node_check) fl.node_check = true;
+        if (by_root(f->uid)) fl.root = true;
         else uids.push_back(f->uid);
     }
     std::sort(uids.begin(), uids.end());
     fl.users = static_cast<std::size_t>(std::unique(uids.begin(), uids.end()) - uids.begin());
-    if (!fl.node_check && fl.users < 2) return std::nullopt;  // SECURITY.md: never one user's word alone
+    if (!fl.root && fl.users < 2) return std::nullopt;  // SECURITY.md: never one user's word alone
     t.degrading = true;
     return fl;
 }

@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The heap budget (SECURITY.md): parse_report: 64 n + 1 MiB, the input's copy included.
     const fuzz::HeapBudget budget(size, 64, 1u << 20);
     const std::string in(fuzz::text(data, size));
-    fuzz::refusable([&] { (void)fleet::parse_report(in, fleet::Source::job_check, 1000); });
+    fuzz::refusable([&] { (void)fleet::parse_report(in, 1000); });
     fuzz::refusable([&] {
         const auto j = fleet::parse_report_json(in);
         if (fleet::report_kind(j) == fleet::ReportKind::job_check) {

@@ -89,7 +89,7 @@ TEST_CASE("fleet trends: a year of 256 nodes flags the degrading node and link w
             INFO("flag " << what(f) << " recent " << f.recent << " baseline " << f.baseline << " peers " << f.peers);
             if (f.node == node && f.peer.empty() && f.metric == Metric::gpu_h2d) {
                 node_flagged = true;
-                CHECK(f.node_check);  // root's node checks saw it
+                CHECK(f.root);  // root's node checks saw it
                 CHECK(f.since >= w.at(s.node_from_day));
                 CHECK(!f.checks.empty());
                 CHECK(f.checks.size() <= kFlagMaxChecks);
@@ -157,7 +157,21 @@ TEST_CASE("fleet trends: one user's jobs alone never flag a node, however many t
         REQUIRE(r.flags.size() == 1);
         CHECK(r.flags[0].node == "n003");
         CHECK(r.flags[0].users == 2);
-        CHECK_FALSE(r.flags[0].node_check);
+        CHECK_FALSE(r.flags[0].root);
+    }
+    SECTION("a user's node check is still that user's word; root's job check is root's (issue 34, item 4)") {
+        // What a report is (its kind) says nothing of trust: the owner does.
+        auto own = figs;
+        for (std::int64_t t = now - 3 * kDay + 120; t <= now; t += 3600)
+            own.push_back(fig("n003", t, 12.5e9, Source::node_check, 1001));
+        CHECK(compute_trends(own, now).flags.empty());
+        auto admin = figs;
+        for (std::int64_t t = now - 3 * kDay + 120; t <= now; t += 3600)
+            admin.push_back(fig("n003", t, 12.5e9, Source::job_check, 0));
+        r = compute_trends(admin, now);
+        REQUIRE(r.flags.size() == 1);
+        CHECK(r.flags[0].node == "n003");
+        CHECK(r.flags[0].root);
     }
     SECTION("nor can one user push a node's history up to make its honest figures look low") {
         // User 1001 reports n004 at twice its figure for the 27 days before
@@ -179,7 +193,7 @@ TEST_CASE("fleet trends: a drop root's node checks see is flagged, with its evid
     CHECK(f.node == "n002");
     CHECK(f.metric == Metric::gpu_h2d);
     CHECK(f.device == "gpu0");
-    CHECK(f.node_check);
+    CHECK(f.root);
     CHECK(f.users == 0);
     CHECK(f.recent == Approx(20e9).epsilon(0.03));
     CHECK(f.baseline == Approx(25e9).epsilon(0.03));

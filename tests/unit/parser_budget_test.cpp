@@ -340,7 +340,7 @@ TEST_CASE("fleet reports: a linear parse, objects of the schema's keys, findings
           "[budget][fleet]") {
     const fleet::ReportLimits lim;
     auto parse = [&](const std::string& in) {
-        return cost_of([&] { (void)fleet::parse_report(in, fleet::Source::job_check, 1000, lim); });
+        return cost_of([&] { (void)fleet::parse_report(in, 1000, lim); });
     };
     // 200,000 empty objects in an array: refused for its nodes' count, after a
     // parse of milliseconds (each `{}` an ordered_json and its map: 64 bytes a byte is room).
@@ -377,7 +377,7 @@ TEST_CASE("fleet reports: a linear parse, objects of the schema's keys, findings
     for (int i = 0; i < 120'000; ++i) in += (i ? ", \"n" : "\"n") + std::to_string(i % 32'768) + ": slow\"";
     in += "], " + job_tail();
     fleet::CheckRecord rec;
-    c = cost_of([&] { rec = fleet::parse_report(in, fleet::Source::job_check, 1000, wide); });
+    c = cost_of([&] { rec = fleet::parse_report(in, 1000, wide); });
     within(c, in.size(), 64, 1 << 20, "120,000 findings");
     REQUIRE_FALSE(c.refused);
     REQUIRE(rec.findings.size() == 120'000);

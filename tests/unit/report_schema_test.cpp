@@ -171,7 +171,7 @@ TEST_CASE("report schema: a node check's run reads back as it was written") {
 
 TEST_CASE("report schema: a job check's rows: per-node, per-pair and per-device figures in bytes per second") {
     const std::string text = fleet::render_job_check(job());
-    const auto rec = parse_report(text, Source::job_check, 1001);
+    const auto rec = parse_report(text, 1001);
     CHECK(rec.check.id == "u1001-42.0.1700000000.00c0ffee");
     CHECK(rec.check.source == Source::job_check);
     CHECK(rec.check.uid == 1001);
@@ -217,7 +217,7 @@ TEST_CASE("report schema: a job check's rows: per-node, per-pair and per-device 
 
 TEST_CASE("report schema: a node check's rows, and an id that one user cannot take from another") {
     const std::string text = fleet::render_node_check(node_run());
-    const auto rec = parse_report(text, Source::node_check, 0);
+    const auto rec = parse_report(text, 0);
     CHECK(rec.check.id == "u0-node-check.node7.1700000100.deadbeef");
     CHECK(rec.check.verdict == "failed");
     CHECK(rec.check.nodes == std::vector<std::string>{"node7"});
@@ -234,19 +234,19 @@ TEST_CASE("report schema: a node check's rows, and an id that one user cannot ta
     REQUIRE(rec.findings.size() == 1);
     CHECK(rec.findings[0].text == "mlx5_0/1 rate 200 of 400 Gb/s");
     // The same text from a user's file is that user's check, not root's.
-    CHECK(parse_report(text, Source::job_check, 1001).check.id == "u1001-node-check.node7.1700000100.deadbeef");
+    CHECK(parse_report(text, 1001).check.id == "u1001-node-check.node7.1700000100.deadbeef");
     // No id: a hash of the text, the same each time.
     auto r = node_run();
     r.id.clear();
     const std::string t2 = fleet::render_node_check(r);
-    CHECK(parse_report(t2, Source::node_check, 0).check.id == parse_report(t2, Source::node_check, 0).check.id);
-    CHECK(parse_report(t2, Source::node_check, 0).check.id.rfind("u0-h", 0) == 0);
+    CHECK(parse_report(t2, 0).check.id == parse_report(t2, 0).check.id);
+    CHECK(parse_report(t2, 0).check.id.rfind("u0-h", 0) == 0);
 }
 
 TEST_CASE("report schema: size, depth, count, type, kind and version limits are one line each") {
     auto one_line = [](const std::string& text, const std::string& want, const ReportLimits& lim = {}) {
         try {
-            parse_report(text, Source::job_check, 1000, lim);
+            parse_report(text, 1000, lim);
             FAIL("accepted: " << text.substr(0, 80));
         } catch (const Error& e) {
             const std::string m = e.what();
@@ -319,6 +319,6 @@ TEST_CASE("report schema: the writers' objects fit the parse's key cap") {
     const auto b = nlohmann::ordered_json::parse(fleet::render_node_check(node_run()));
     CHECK(a.size() == kMaxReportKeys);
     CHECK(b.size() <= kMaxReportKeys);
-    CHECK_NOTHROW(parse_report(fleet::render_job_check(job()), Source::job_check, 1000));
-    CHECK_NOTHROW(parse_report(fleet::render_node_check(node_run()), Source::node_check, 0));
+    CHECK_NOTHROW(parse_report(fleet::render_job_check(job()), 1000));
+    CHECK_NOTHROW(parse_report(fleet::render_node_check(node_run()), 0));
 }

@@ -236,9 +236,8 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
         Read r = read_claimed(work->get(), claimed, o.limits.max_bytes);
         std::optional<gangway::fleet::CheckRecord> rec;
         if (r.error.empty()) {
-            const auto source = r.owner == 0 ? gangway::fleet::Source::node_check : gangway::fleet::Source::job_check;
             try {
-                rec = gangway::fleet::parse_report(r.text, source, r.owner, o.limits);
+                rec = gangway::fleet::parse_report(r.text, r.owner, o.limits);
             } catch (const Error& e) {
                 r.error = e.what();
             }
