@@ -113,10 +113,16 @@ rm -f "$W/drain/gangway-drain.65.node09"
 # which sets SLURM_NODELIST only, the Epilog read SLURM_JOB_NODELIST and drained nothing, ever).
 printf 'reason=slow\n' >"$W/drain/gangway-drain.69.node09"
 epilog 69 SLURM_NODELIST=
-[ ! -e "$W/calls" ] && [ "$(grep -c 'SLURM_NODELIST not set' "$W/err")" = 1 ] && [ -e "$W/drain/gangway-drain.69.node09" ] \
+[ ! -e "$W/calls" ] && [ "$(grep -c 'SLURM_NODELIST (or SLURM_JOB_NODELIST) not set' "$W/err")" = 1 ] && [ -e "$W/drain/gangway-drain.69.node09" ] \
   && pass "without SLURM_NODELIST nothing is drained, the request is left, and one line names the variable" \
   || fail "no SLURM_NODELIST: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
-# SLURM_JOB_NODELIST too, where slurmd sets both: they must agree.
+# SLURM_JOB_NODELIST alone (24.11 and 26.05 set it beside SLURM_NODELIST, which a later
+# release may drop) is the job's list too.
+epilog 69 SLURM_NODELIST= SLURM_JOB_NODELIST='node[08-10]'
+[ "$(cat "$W/calls" 2>/dev/null)" = "update NodeName=node09 State=DRAIN Reason=gangway: slow (job 69)" ] \
+  && pass "SLURM_JOB_NODELIST alone: node09 drained" || fail "SLURM_JOB_NODELIST alone: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
+# Both, as 24.11 and 26.05 set them: they must agree.
+printf 'reason=slow\n' >"$W/drain/gangway-drain.69.node09"
 epilog 69 SLURM_JOB_NODELIST='node[08-10]'
 [ "$(cat "$W/calls" 2>/dev/null)" = "update NodeName=node09 State=DRAIN Reason=gangway: slow (job 69)" ] \
   && pass "SLURM_JOB_NODELIST and SLURM_NODELIST alike: node09 drained" || fail "both lists: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"

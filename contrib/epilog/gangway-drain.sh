@@ -71,9 +71,10 @@ mapfile -d '' -t files < <(job_files -uid "$uid" -print0 | head -z -n $((NAMES +
 [ ${#files[@]} = 0 ] && exit 0
 printable() { local s=${1//[^[:print:]]/?}; echo "${s:0:300}"; }
 # Which node decides: the job's first node. Both names come from slurmd: this
-# node's in SLURMD_NODENAME, the job's nodes in SLURM_NODELIST (every release)
-# and SLURM_JOB_NODELIST (where slurmd sets it too; gangway(1), SLURMD'S
-# VARIABLES, has the table). Nothing of the job's environment reaches an
+# node's in SLURMD_NODENAME, the job's nodes in SLURM_NODELIST (22.05, 24.11
+# and 26.05) and SLURM_JOB_NODELIST (24.11 and 26.05; not 22.05, where reading
+# it alone drained nothing, ever). gangway(1), NODE CHECK, "slurmd's
+# variables", has the table. Nothing of the job's environment reaches an
 # Epilog (tests/integration/slurmd_scripts.sh checks it on each release), so
 # neither is the user's; where both are set they must agree.
 here=${SLURMD_NODENAME:-} list=${SLURM_NODELIST:-}
@@ -86,7 +87,7 @@ if [ -n "${SLURM_JOB_NODELIST:-}" ] && [ "$SLURM_JOB_NODELIST" != "$list" ]; the
 fi
 unset_vars=
 [ -z "$here" ] && unset_vars="SLURMD_NODENAME"
-[ -z "$list" ] && unset_vars="${unset_vars:+$unset_vars and }SLURM_NODELIST"
+[ -z "$list" ] && unset_vars="${unset_vars:+$unset_vars and }SLURM_NODELIST (or SLURM_JOB_NODELIST)"
 if [ -n "$unset_vars" ]; then
   log "job $job: draining none: $unset_vars not set, so this node cannot tell whether it is the job's first node (slurmd sets them for the Epilog: run this script as slurmd's Epilog, or from it); requests left in $DIR"
   exit 0

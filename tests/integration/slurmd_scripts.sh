@@ -12,7 +12,8 @@
 #      gangway's reason naming the job;
 #  (b) job B on node[08,11] leaves a request for node09 (not its node) and is
 #      submitted with SLURM_JOB_NODELIST, SLURM_NODELIST and SLURMD_NODENAME
-#      set to node09 (and a probe variable) in its environment: nothing is
+#      set to node09 (and a probe variable) in its environment (sbatch
+#      --export=ALL; its script exports them too): nothing is
 #      drained but node10, and none of the job's values reach a Prolog or
 #      an Epilog;
 #  (c) the node-check Epilog runs the full level after job A (failed), on
@@ -90,6 +91,7 @@ request() {  # request NODE REASON: the job script's lines that ask to drain NOD
 # the first node), and the Epilog on each node when the job ends.
 cat >a.sbatch <<EOS
 #!/bin/sh
+echo "A ran as \$(id -u) probe=\${GANGWAY_PROBE:-}"
 srun true
 $(request node10 'unreachable no answer from node10 in 10 s')
 exit 1
@@ -97,6 +99,7 @@ EOS
 # B's own script sets them too: only the job's steps could see that.
 cat >b.sbatch <<EOS
 #!/bin/sh
+echo "B ran as \$(id -u) probe=\${GANGWAY_PROBE:-}"
 srun true
 $(request node09 'slow 0.4 Gb/s')
 export SLURM_JOB_NODELIST=node09 SLURM_NODELIST=node09 SLURMD_NODENAME=node09
@@ -104,9 +107,10 @@ exit 0
 EOS
 probe=gangway-probe-$$
 a=$(sbatch --parsable --uid=65534 --gid=65534 -N2 -w "$A_NODES" -o a.out a.sbatch) || fail "sbatch A failed"
+# --export=ALL: with a list (ALL,VAR=...) 26.05 also loads the user's login
+# environment (--get-user-env), which nobody has: the job is held.
 b=$(SLURM_JOB_NODELIST=node09 SLURM_NODELIST=node09 SLURMD_NODENAME=node09 GANGWAY_PROBE=$probe \
-  sbatch --parsable --uid=65534 --gid=65534 -N2 -w "$B_NODES" -o b.out \
-  --export=ALL,SLURM_JOB_NODELIST=node09,SLURM_NODELIST=node09,SLURMD_NODENAME=node09,GANGWAY_PROBE=$probe b.sbatch) \
+  sbatch --parsable --uid=65534 --gid=65534 -N2 -w "$B_NODES" -o b.out --export=ALL b.sbatch) \
   || fail "sbatch B failed"
 # Until both jobs are gone and each of their four nodes' Epilogs has finished.
 epilogs_done() {
@@ -119,8 +123,12 @@ until epilogs_done; do
   [ $((SECONDS - t0)) -ge 120 ] && break
   sleep 0.5
 done
-if epilogs_done; then pass "jobs A ($a, $A_NODES) and B ($b, $B_NODES) ran as nobody, and the four Epilogs ended ($((SECONDS - t0)) s)"
+if epilogs_done; then pass "jobs A ($a, $A_NODES) and B ($b, $B_NODES) ended, and so did their four Epilogs ($((SECONDS - t0)) s)"
 else fail "after $((SECONDS - t0)) s: A $(scontrol -o show job "$a" 2>&1 | grep -o 'JobState=[^ ]*'), B $(scontrol -o show job "$b" 2>&1 | grep -o 'JobState=[^ ]*'); Epilogs done: $(cat "$WORK"/log/epilog-done.* 2>/dev/null | tr '\n' ' ')"; fi
+# Both scripts ran, as nobody, and B's had the probe: it was in the job's environment.
+grep -qx "A ran as 65534 probe=" a.out 2>/dev/null && grep -qx "B ran as 65534 probe=$probe" b.out 2>/dev/null \
+  && pass "both job scripts ran as nobody, B's with the probe in its environment" \
+  || fail "the job scripts' output: A: $(cat a.out 2>&1) B: $(cat b.out 2>&1)"
 sleep 1  # scontrol's update reaches slurmctld before the Epilog ends; one more second for a slow machine
 
 state_of() { scontrol show node "$1" | sed -n 's/.* State=\([^ ]*\).*/\1/p'; }
