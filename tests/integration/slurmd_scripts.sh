@@ -25,8 +25,8 @@
 # does the same for HealthCheckProgram).
 . "$(dirname "$0")/lib.sh"
 CLUSTER=$top_srcdir/tests/cluster/cluster.sh
-A_NODES=node[09-10] B_NODES=node08,node11
-a= b=
+A_NODES='node[09-10]' B_NODES=node08,node11
+a='' b=''
 undo() {
   [ -n "$a" ] && scancel "$a" 2>/dev/null
   [ -n "$b" ] && scancel "$b" 2>/dev/null
@@ -43,8 +43,8 @@ chmod 755 "$WORK"
 # own spool (local to the node, as gangway-drain.sh asks), made as it says.
 mkdir -p "$WORK/env" "$WORK/state" "$WORK/log"
 mkdir -m 1777 "$WORK/out"
-for n in node08 node09 node10 node11; do mkdir -m 1733 -p "$WORK/drain/$n"; done
-chmod 1733 "$WORK"/drain/node*
+mkdir "$WORK/drain"
+for n in node08 node09 node10 node11; do mkdir -m 1733 "$WORK/drain/$n"; done
 # A node with no GPU and no HCA: healthy at every level, so the node check
 # drains nothing here (the node tests judge what it finds).
 mkdir -p "$WORK/tree/sys/bus/pci/devices"
@@ -140,8 +140,8 @@ logs() { tail -n 3 "$WORK"/log/drain-*.log 2>/dev/null | tr '\n' ' '; }
 if drained node10 && [ "$(reason_of node10)" = "gangway: unreachable no answer from node10 in 10 s (job $a)" ]; then
   pass "(a) job A's Epilog drained node10: \"$(reason_of node10)\""
 else fail "(a) node10 is $(state_of node10) \"$(reason_of node10)\"; drain logs: $(logs)"; fi
-[ -z "$(ls "$WORK"/drain/node*/ 2>/dev/null | grep gangway-drain)" ] && pass "(a) the requests were removed from the spools" \
-  || fail "(a) left in the spools: $(ls "$WORK"/drain/node*/ | grep gangway-drain | tr '\n' ' ')"
+left=$(cd "$WORK/drain" && find . -name 'gangway-drain.*' | sort | tr '\n' ' ')
+[ -z "$left" ] && pass "(a) the requests were removed from the spools" || fail "(a) left in the spools: $left"
 
 # (b) nothing else drained; B's request for a node outside it was refused, said so.
 others=""; for n in node08 node09 node11; do drained "$n" && others+=" $n ($(reason_of "$n"))"; done
