@@ -12,7 +12,8 @@ trap 'rm -rf "$W"' EXIT
 . "$(dirname "$0")/verdicts.sh"
 cat >"$W/scontrol" <<'SH'
 #!/bin/bash
-if [ "$1 $2" = "show hostnames" ]; then echo node08; echo node09; echo node10; exit 0; fi
+# The job's nodes: only node[08-10] is a list this stand-in knows.
+if [ "$1 $2" = "show hostnames" ]; then [ "$3" = 'node[08-10]' ] && printf 'node08\nnode09\nnode10\n'; exit 0; fi
 # The nodes as slurmctld shows them: the test writes "shown", or "shown_fails" to fail.
 if [ "$*" = "-o show node" ]; then
   [ -e "$(dirname "$0")/shown_fails" ] && exit 1
@@ -27,7 +28,7 @@ printf 'node=node10\njob=42\nreason=slow sending 0.4 Gb/s; $(rm -rf /) `x`\n' >"
 printf 'reason=unreachable\n' >"$W/drain/gangway-drain.42.node99"     # not a node of the job
 printf 'reason=slow\n' >"$W/drain/gangway-drain.43.node09"            # another job's request
 ln -s "$W/drain/gangway-drain.43.node09" "$W/drain/gangway-drain.42.node08"  # a symlink
-GANGWAY_DRAIN_DIR=$W/drain GANGWAY_SCONTROL=$W/scontrol SLURM_JOB_ID=42 SLURM_JOB_UID=$me SLURM_JOB_NODELIST='node[08-10]' SLURMD_NODENAME=node08 \
+GANGWAY_DRAIN_DIR=$W/drain GANGWAY_SCONTROL=$W/scontrol SLURM_JOB_ID=42 SLURM_JOB_UID=$me SLURM_NODELIST='node[08-10]' SLURMD_NODENAME=node08 \
   bash "$EPILOG" 2>"$W/err"; rc=$?
 calls=$(cat "$W/calls" 2>/dev/null)
 [ $rc = 0 ] && pass "the epilog exits 0" || fail "epilog exit $rc"
@@ -39,13 +40,13 @@ else fail "scontrol calls: $calls"; fi
 # A request owned by someone else than the job's user is ignored.
 rm -f "$W/calls"
 printf 'reason=slow\n' >"$W/drain/gangway-drain.44.node09"
-GANGWAY_DRAIN_DIR=$W/drain GANGWAY_SCONTROL=$W/scontrol SLURM_JOB_ID=44 SLURM_JOB_UID=$((me + 1)) SLURM_JOB_NODELIST='node[08-10]' SLURMD_NODENAME=node08 \
+GANGWAY_DRAIN_DIR=$W/drain GANGWAY_SCONTROL=$W/scontrol SLURM_JOB_ID=44 SLURM_JOB_UID=$((me + 1)) SLURM_NODELIST='node[08-10]' SLURMD_NODENAME=node08 \
   bash "$EPILOG" 2>/dev/null
 [ ! -e "$W/calls" ] && pass "a request not owned by the job's user drains nothing" || fail "foreign owner: $(cat "$W/calls")"
 run_epilog() {  # JOB [VAR=VALUE...]: the epilog for job JOB of node[08-10] on node08, bounded in time
   local j=$1; shift
   env GANGWAY_DRAIN_DIR="$W/drain" GANGWAY_SCONTROL="$W/scontrol" SLURM_JOB_ID="$j" SLURM_JOB_UID="$me" \
-    SLURM_JOB_NODELIST='node[08-10]' SLURMD_NODENAME=node08 "$@" timeout 20 bash "$EPILOG" 2>>"$W/err"
+    SLURM_NODELIST='node[08-10]' SLURMD_NODENAME=node08 "$@" timeout 20 bash "$EPILOG" 2>>"$W/err"
 }
 epilog() { rm -f "$W/calls" "$W/err"; run_epilog "$@"; }  # the same, with fresh calls and errors
 # A newline in the file's name makes two names: neither may reach scontrol.
@@ -108,6 +109,29 @@ epilog 65 SLURMD_NODENAME=
 [ ! -e "$W/calls" ] && grep -q 'SLURMD_NODENAME' "$W/err" && pass "without SLURMD_NODENAME nothing is drained, and a line says so" \
   || fail "no SLURMD_NODENAME: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
 rm -f "$W/drain/gangway-drain.65.node09"
+# Without the job's node list: the same, and the line names the variable (issue 35: on 22.05,
+# which sets SLURM_NODELIST only, the Epilog read SLURM_JOB_NODELIST and drained nothing, ever).
+printf 'reason=slow\n' >"$W/drain/gangway-drain.69.node09"
+epilog 69 SLURM_NODELIST=
+[ ! -e "$W/calls" ] && [ "$(grep -c 'SLURM_NODELIST (or SLURM_JOB_NODELIST) not set' "$W/err")" = 1 ] && [ -e "$W/drain/gangway-drain.69.node09" ] \
+  && pass "without SLURM_NODELIST nothing is drained, the request is left, and one line names the variable" \
+  || fail "no SLURM_NODELIST: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
+# SLURM_JOB_NODELIST alone (24.11 and 26.05 set it beside SLURM_NODELIST, which a later
+# release may drop) is the job's list too.
+epilog 69 SLURM_NODELIST= SLURM_JOB_NODELIST='node[08-10]'
+[ "$(cat "$W/calls" 2>/dev/null)" = "update NodeName=node09 State=DRAIN Reason=gangway: slow (job 69)" ] \
+  && pass "SLURM_JOB_NODELIST alone: node09 drained" || fail "SLURM_JOB_NODELIST alone: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
+# Both, as 24.11 and 26.05 set them: they must agree.
+printf 'reason=slow\n' >"$W/drain/gangway-drain.69.node09"
+epilog 69 SLURM_JOB_NODELIST='node[08-10]'
+[ "$(cat "$W/calls" 2>/dev/null)" = "update NodeName=node09 State=DRAIN Reason=gangway: slow (job 69)" ] \
+  && pass "SLURM_JOB_NODELIST and SLURM_NODELIST alike: node09 drained" || fail "both lists: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
+printf 'reason=slow\n' >"$W/drain/gangway-drain.70.node09"
+epilog 70 SLURM_JOB_NODELIST='node[09-10]'
+[ ! -e "$W/calls" ] && grep -q 'name different nodes' "$W/err" && [ -e "$W/drain/gangway-drain.70.node09" ] \
+  && pass "SLURM_JOB_NODELIST and SLURM_NODELIST that differ: nothing drained, a line says why" \
+  || fail "lists that differ: $(cat "$W/calls" 2>/dev/null) / $(cat "$W/err")"
+rm -f "$W/drain/gangway-drain.70.node09"
 
 # Nodes slurmctld already shows drained by gangway for this job (an earlier run of a requeued job)
 # count against the cap; a reason of another job that names this one in its own text does not.

@@ -13,7 +13,7 @@
 # or from your existing epilog script).
 #
 # One Epilog decides for a job: the one on the job's first node, the first
-# name of `scontrol show hostnames "$SLURM_JOB_NODELIST"`, recognised by
+# name of `scontrol show hostnames "$SLURM_NODELIST"`, recognised by
 # SLURMD_NODENAME (slurmd sets both for the Epilog; the user sets neither).
 # The Epilogs of the job's other nodes honour nothing and remove the job's
 # request files there: a user can write files into every node's spool, and
@@ -70,11 +70,32 @@ NAMES=64
 mapfile -d '' -t files < <(job_files -uid "$uid" -print0 | head -z -n $((NAMES + 1)))
 [ ${#files[@]} = 0 ] && exit 0
 printable() { local s=${1//[^[:print:]]/?}; echo "${s:0:300}"; }
-# Which node decides: the job's first node. Both names come from slurmd.
-mapfile -t nodes < <($SCONTROL show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null)
-here=${SLURMD_NODENAME:-} first=${nodes[0]:-}
-if [ -z "$here" ] || [ -z "$first" ]; then
-  log "job $job: draining none: cannot tell whether this is the job's first node (SLURMD_NODENAME and SLURM_JOB_NODELIST must be set, as slurmd sets them for the Epilog); requests left in $DIR"
+# Which node decides: the job's first node. Both names come from slurmd: this
+# node's in SLURMD_NODENAME, the job's nodes in SLURM_NODELIST (22.05, 24.11
+# and 26.05) and SLURM_JOB_NODELIST (24.11 and 26.05; not 22.05, where reading
+# it alone drained nothing, ever). gangway(1), NODE CHECK, "slurmd's
+# variables", has the table. Nothing of the job's environment reaches an
+# Epilog (tests/integration/slurmd_scripts.sh checks it on each release), so
+# neither is the user's; where both are set they must agree.
+here=${SLURMD_NODENAME:-} list=${SLURM_NODELIST:-}
+if [ -n "${SLURM_JOB_NODELIST:-}" ] && [ "$SLURM_JOB_NODELIST" != "$list" ]; then
+  if [ -n "$list" ]; then
+    log "job $job: draining none: SLURM_JOB_NODELIST ($(printable "$SLURM_JOB_NODELIST")) and SLURM_NODELIST ($(printable "$list")) name different nodes, so the job's first node is unknown; requests left in $DIR"
+    exit 0
+  fi
+  list=$SLURM_JOB_NODELIST
+fi
+unset_vars=
+[ -z "$here" ] && unset_vars="SLURMD_NODENAME"
+[ -z "$list" ] && unset_vars="${unset_vars:+$unset_vars and }SLURM_NODELIST (or SLURM_JOB_NODELIST)"
+if [ -n "$unset_vars" ]; then
+  log "job $job: draining none: $unset_vars not set, so this node cannot tell whether it is the job's first node (slurmd sets them for the Epilog: run this script as slurmd's Epilog, or from it); requests left in $DIR"
+  exit 0
+fi
+mapfile -t nodes < <($SCONTROL show hostnames "$list" 2>/dev/null)
+first=${nodes[0]:-}
+if [ -z "$first" ]; then
+  log "job $job: draining none: '$SCONTROL show hostnames' gave no node for the job's node list $(printable "$list"); requests left in $DIR"
   exit 0
 fi
 if [ "$here" != "$first" ]; then

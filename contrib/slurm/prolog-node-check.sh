@@ -1,5 +1,7 @@
 #!/bin/sh
-# Prolog (as root on each node of a job, before it starts): gangway's node
+# Prolog (as root on each node of a job: slurmd runs it before the job's first
+# step on the node, the batch script's on the first node; with
+# PrologFlags=Alloc, on every node when the job is allocated): gangway's node
 # check at the quick level. A node found bad (a failure confirmed by an
 # immediate re-test) is drained with a "gangway:" reason, so no later job
 # lands on it. Install it in the Prolog's directory (slurm.conf:

@@ -3,7 +3,7 @@
 # namespace with a management (eth0) and a data (eth1) interface.
 #
 #   cluster.sh up [-n N] [--task-plugin=task/none|task/affinity] [--cpus=C] [--release=22.05|24.11|26.05]
-#                 [--health-check=PROGRAM [--health-interval=SECONDS]]
+#                 [--health-check=PROGRAM [--health-interval=SECONDS]] [--prolog=PROGRAM] [--epilog=PROGRAM]
 #   cluster.sh down [--purge]
 #   cluster.sh status
 #   cluster.sh wait [TIMEOUT_SECONDS]
@@ -143,12 +143,16 @@ cmd_down() {
 
 # ---------------------------------------------------------------- up
 
-write_config() {  # write_config N TASK_PLUGIN CPUS HEALTH
-    local n=$1 task=$2 cpus=$3 health=$4 i lines="" host fqdn select=select/linear health_lines=""
-    # HealthCheckProgram on every node (tests/integration/node_check.sh); none by default.
+write_config() {  # write_config N TASK_PLUGIN CPUS HEALTH PROLOG EPILOG
+    local n=$1 task=$2 cpus=$3 health=$4 prolog=$5 epilog=$6 i lines="" host fqdn select=select/linear script_lines=""
+    # What slurmd runs besides jobs, none by default: HealthCheckProgram on
+    # every node (tests/integration/node_check.sh), Prolog and Epilog on a
+    # job's nodes (tests/integration/slurmd_scripts.sh).
     if [[ -n $health ]]; then
-        health_lines="HealthCheckProgram=${health%:*}"$'\n'"HealthCheckInterval=${health##*:}"$'\n'"HealthCheckNodeState=ANY"$'\n'
+        script_lines="HealthCheckProgram=${health%:*}"$'\n'"HealthCheckInterval=${health##*:}"$'\n'"HealthCheckNodeState=ANY"$'\n'
     fi
+    [[ -z $prolog ]] || script_lines+="Prolog=$prolog"$'\n'
+    [[ -z $epilog ]] || script_lines+="Epilog=$epilog"$'\n'
     # select/linear is gone since 23.02; cons_tres with the socket as the unit
     # (one per node here) allocates whole nodes the same way.
     [[ -n $ROOT ]] && select="select/cons_tres"$'\n'"SelectTypeParameters=CR_Socket"
@@ -162,11 +166,11 @@ write_config() {  # write_config N TASK_PLUGIN CPUS HEALTH
     done
     # awk, not sed: the node lines are multi-line.
     awk -v dir="$DIR" -v host="$host" -v port="$CTLD_PORT" -v mgmt="$MGMT_NET" -v task="$task" -v nodes="$lines" \
-        -v select="$select" -v health="$health_lines" '
+        -v select="$select" -v scripts="$script_lines" '
         { gsub(/@DIR@/, dir); gsub(/@CTLD_HOST@/, host); gsub(/@CTLD_PORT@/, port); gsub(/@MGMT_NET@/, mgmt);
           gsub(/@TASK_PLUGIN@/, task); gsub(/@SELECT@/, select) }
         /^@NODE_LINES@$/ { printf "%s", nodes; next }
-        /^@HEALTH_LINES@$/ { printf "%s", health; next }
+        /^@SLURMD_SCRIPTS@$/ { printf "%s", scripts; next }
         { print }' "$HERE/slurm.conf.in" >"$CONF.tmp"
     mv "$CONF.tmp" "$CONF"
     # Tests write plugstack.conf; a fresh cluster starts without plugins (one
@@ -462,14 +466,16 @@ source_sum() {
 }
 
 # Healthy and configured as asked: then `up` has nothing to do.
-is_up_as() {  # is_up_as N TASK_PLUGIN CPUS RELEASE HEALTH
-    local n=$1 task=$2 cpus=$3 release=$4 health=$5 node
+is_up_as() {  # is_up_as N TASK_PLUGIN CPUS RELEASE HEALTH PROLOG EPILOG
+    local n=$1 task=$2 cpus=$3 release=$4 health=$5 prolog=$6 epilog=$7 node
     [[ -r $DIR/cluster.state ]] || return 1
     grep -qx "RELEASE=$release" "$DIR/cluster.state" || return 1
     grep -qx "N=$n" "$DIR/cluster.state" || return 1
     grep -qx "TASK_PLUGIN=$task" "$DIR/cluster.state" || return 1
     grep -qx "CPUS=$cpus" "$DIR/cluster.state" || return 1
-    grep -qx "HEALTH=$health" "$DIR/cluster.state" || return 1
+    grep -qxF "HEALTH=$health" "$DIR/cluster.state" || return 1
+    grep -qxF "PROLOG=$prolog" "$DIR/cluster.state" || return 1
+    grep -qxF "EPILOG=$epilog" "$DIR/cluster.state" || return 1
     grep -qx "SRC=$HERE" "$DIR/cluster.state" || return 1
     grep -qx "SUM=$(source_sum)" "$DIR/cluster.state" || return 1
     pid_alive "$(read_pid "$DIR/run/slurmctld.pid")" || return 1
@@ -511,7 +517,7 @@ raise_neigh_limits() {
 
 cmd_up() {
     local n=4 task=${GANGWAY_TASK_PLUGIN:-task/none}
-    local cpus=${GANGWAY_CLUSTER_CPUS:-4} i node health_prog="" health_interval=5
+    local cpus=${GANGWAY_CLUSTER_CPUS:-4} i node health_prog="" health_interval=5 prolog="" epilog="" p
     while [[ $# -gt 0 ]]; do
         case $1 in
             -n) n=${2:?-n needs a number}; shift 2 ;;
@@ -524,6 +530,8 @@ cmd_up() {
             --release) RELEASE=${2:?}; shift 2 ;;
             --health-check=*) health_prog=${1#*=}; shift ;;
             --health-interval=*) health_interval=${1#*=}; shift ;;
+            --prolog=*) prolog=${1#*=}; shift ;;
+            --epilog=*) epilog=${1#*=}; shift ;;
             *) die "up: unknown argument '$1'" ;;
         esac
     done
@@ -532,6 +540,10 @@ cmd_up() {
     case $task in task/none | task/affinity) ;; *) die "up: --task-plugin must be task/none or task/affinity" ;; esac
     if [[ -n $health_prog && $health_prog != /* ]]; then die "up: --health-check must be an absolute path"; fi
     if ! [[ $health_interval =~ ^[0-9]+$ ]] || ((health_interval < 1)); then die "up: --health-interval must be seconds"; fi
+    # slurm.conf takes the rest of the line: a path, absolute, with no blank.
+    for p in "$prolog" "$epilog"; do
+        [[ -z $p || $p =~ ^/[^[:space:]]*$ ]] || die "up: --prolog and --epilog must be absolute paths without blanks, not '$p'"
+    done
     local health=""
     [[ -n $health_prog ]] && health="$health_prog:$health_interval"
     local suite cmd
@@ -548,7 +560,7 @@ cmd_up() {
         command -v "$cmd" >/dev/null || die "'$cmd' not found; install: apt-get install slurmctld slurmd slurm-client iproute2 util-linux"
     done
 
-    if is_up_as "$n" "$task" "$cpus" "$RELEASE" "$health"; then
+    if is_up_as "$n" "$task" "$cpus" "$RELEASE" "$health" "$prolog" "$epilog"; then
         log "already up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task, SLURM $RELEASE"
         return 0
     fi
@@ -560,7 +572,7 @@ cmd_up() {
     fi
     warn_foreign_daemons
 
-    write_config "$n" "$task" "$cpus" "$health"
+    write_config "$n" "$task" "$cpus" "$health" "$prolog" "$epilog"
     # Fresh logs and controller state for each cluster: no stale jobs, and
     # a failing test's logs contain only its cluster's life.
     rm -rf "$DIR/spool" "$DIR"/log/*
@@ -574,8 +586,8 @@ cmd_up() {
         make_node_net "$i"
         start_anchor "$i"
     done
-    printf 'N=%s\nTASK_PLUGIN=%s\nCPUS=%s\nSRC=%s\nSUM=%s\nRELEASE=%s\nROOT=%s\nHEALTH=%s\n' "$n" "$task" "$cpus" "$HERE" \
-        "$(source_sum)" "$RELEASE" "$ROOT" "$health" >"$DIR/cluster.state"
+    printf 'N=%s\nTASK_PLUGIN=%s\nCPUS=%s\nSRC=%s\nSUM=%s\nRELEASE=%s\nROOT=%s\nHEALTH=%s\nPROLOG=%s\nEPILOG=%s\n' "$n" "$task" "$cpus" \
+        "$HERE" "$(source_sum)" "$RELEASE" "$ROOT" "$health" "$prolog" "$epilog" >"$DIR/cluster.state"
 
     if [[ -n $ROOT ]]; then
         start_ctl_anchor

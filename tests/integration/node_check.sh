@@ -41,17 +41,22 @@ done
 "$MAKE" "$WORK/trees/node11-bad" gpu-x8
 "$MAKE" "$WORK/trees/node10-bad" port-polling
 : >"$WORK/node-check.conf"
-# What slurmd runs on each node: the node's own tree and state, one line per run in runs.log.
+# The package's wrapper (contrib/slurm/health-check.in), for this build's gangway.
+sed "s|@bindir@|$(dirname "$GANGWAY_BIN")|g" "$top_srcdir/contrib/slurm/health-check.in" >"$WORK/health-check"
+# What slurmd runs on each node: the environment slurmd gave it (man/gangway.1's
+# table is made from it), then the wrapper on the node's own tree and state;
+# one line per run in runs.log.
 cat >"$WORK/health-check.sh" <<SH
 #!/bin/sh
 n=\${SLURMD_NODENAME:-\$(hostname -s)}
 echo "\$(date +%s) \$n" >>'$WORK/runs.log'
+env >'$WORK'/env-health.\$n
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF='$SLURM_CONF'
-'$GANGWAY_BIN' node-check --slurm --sysfs-root='$WORK'/root-\$n --config='$WORK/node-check.conf' \\
+'$WORK/health-check' --sysfs-root='$WORK'/root-\$n --config='$WORK/node-check.conf' \\
   --state='$WORK'/state/\$n/state 2>>'$WORK'/check-\$n.log
 echo "\$(date +%s) \$n exit \$?" >>'$WORK'/check-\$n.log
 SH
-chmod 0755 "$WORK/health-check.sh"
+chmod 0755 "$WORK/health-check.sh" "$WORK/health-check"
 "$top_srcdir/tests/cluster/cluster.sh" up --health-check="$WORK/health-check.sh" --health-interval="$INTERVAL" >"$WORK/up.log" 2>&1 \
   || { echo "FAIL: the cluster did not come up with the health check: $(tail -5 "$WORK/up.log")"; exit 1; }
 cd "$WORK" || exit 1
@@ -118,4 +123,6 @@ if drained node08 && [ "$(reason_of node08)" = "admin: firmware update" ] && dra
   pass "(e) admin drains stay: node08 (healthy) and node10 (failing, said so in its log) keep the admin's reason after 3 runs"
 else fail "(e) node08 $(state_of node08) \"$(reason_of node08)\"; node10 $(state_of node10) \"$(reason_of node10)\""; fi
 ln -sfn "$WORK/trees/node10-ok" "$WORK/root-node10"
+# What slurmd gave the HealthCheckProgram, names only (its values are the node's).
+echo "variables of the HealthCheckProgram on SLURM ${GANGWAY_CLUSTER_RELEASE:-22.05}: $(cut -d= -f1 "$WORK/env-health.node08" | sort -u | tr '\n' ' ')"
 finish
