@@ -290,3 +290,54 @@ TEST_CASE("node check parts: a part that throws, however often, is inconclusive 
     CHECK(late.stages.at(0).detail == "not started: the run's deadline had passed");
     CHECK(late.inconclusive);
 }
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "../../lib/sys/health/node_facts.hpp"
+
+namespace {
+
+void put(const std::filesystem::path& p, const std::string& text) {
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text << "\n";
+}
+
+// A device below its bridge port as sysfs lays them out: /sys/devices/pciD:B/<bridge>/<dev>,
+// with /sys/bus/pci/devices/<dev> a link to it.
+std::string pci_tree(const std::string& bridge, const std::string& dev) {
+    const std::string root = std::filesystem::temp_directory_path() / ("gangway-pci-" + std::to_string(::getpid()) + "-" + dev);
+    std::filesystem::remove_all(root);
+    const auto br = std::filesystem::path(root) / "sys/devices/pci" / bridge;
+    put(br / "max_link_width", "16");
+    put(br / "current_link_width", "16");
+    put(br / "max_link_speed", "32.0 GT/s PCIe");
+    put(br / "current_link_speed", "32.0 GT/s PCIe");
+    put(br / dev / "max_link_width", "16");
+    put(br / dev / "current_link_width", "8");
+    put(br / dev / "max_link_speed", "32.0 GT/s PCIe");
+    put(br / dev / "current_link_speed", "16.0 GT/s PCIe");
+    std::filesystem::create_directories(std::filesystem::path(root) / "sys/bus/pci/devices");
+    std::filesystem::create_symlink(br / dev, std::filesystem::path(root) / "sys/bus/pci/devices" / dev);
+    return root;
+}
+
+}  // namespace
+
+TEST_CASE("node check sysfs: a PCI link and its bridge's, bus ids by the one parser (health::pci_bus_id)") {
+    for (const auto& [bridge, dev] : {std::pair<std::string, std::string>{"0000:16:01.0", "0000:17:00.0"},
+                                      // A VMD domain: sysfs writes domains above ffff with five digits.
+                                      {"10000:00:02.0", "10000:01:00.0"}}) {
+        const auto root = pci_tree(bridge, dev);
+        const auto d = sys::read_pci_link(root, dev);
+        CHECK(d.bus_id == dev);
+        CHECK(d.link.cur_width == 8);
+        CHECK(d.link.max_width == 16);
+        CHECK(d.link.cur_gen == 4);
+        REQUIRE(d.upstream);
+        CHECK(d.upstream->max_width == 16);
+        CHECK(d.upstream->max_gen == 5);
+        std::filesystem::remove_all(root);
+    }
+}
