@@ -20,6 +20,16 @@ const gpu::GpuResult* cuda_gpu(const Gathered& g, const std::string& bus) {
 
 }  // namespace
 
+SlurmFiles slurm_files(const SiteConf& c, const EnvMap& env) {
+    SlurmFiles f{c.slurm_conf, c.gres_conf};
+    if (f.slurm_conf.empty()) {
+        const auto it = env.find("SLURM_CONF");
+        f.slurm_conf = it != env.end() && !it->second.empty() ? it->second : "/etc/slurm/slurm.conf";
+    }
+    if (f.gres_conf.empty()) f.gres_conf = f.slurm_conf.substr(0, f.slurm_conf.rfind('/') + 1) + "gres.conf";
+    return f;
+}
+
 bool any_nvidia(const SysfsFacts& s) {
     return std::any_of(s.gpus.begin(), s.gpus.end(), [](const GpuFacts& x) { return x.vendor == kNvidia; });
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../env/step_view.hpp"  // EnvMap
 #include "../preflight/gpu_checks.hpp"
 #include "../preflight/report.hpp"
 #include "facts.hpp"
@@ -51,6 +52,14 @@ struct Gathered {
     std::optional<KmsgFacts> kmsg;
     std::optional<StageFacts> cuda, nccl, rdma;
 };
+
+// Where SLURM's files are that say what this node should have: the site
+// file's slurm_conf, else SLURM_CONF, else /etc/slurm/slurm.conf; the site
+// file's gres_conf, else the gres.conf beside slurm.conf (as slurmd looks).
+struct SlurmFiles {
+    std::string slurm_conf, gres_conf;
+};
+SlurmFiles slurm_files(const SiteConf& c, const EnvMap& env);
 
 // An NVIDIA GPU (vendor 0x10de) among the GPUs sysfs found.
 bool any_nvidia(const SysfsFacts& s);

@@ -66,6 +66,23 @@ TEST_CASE("node check plan: NVML and the kernel log are read where an NVIDIA GPU
     CHECK(reads_kmsg(s));
 }
 
+TEST_CASE("node check plan: SLURM's files that say what the node should have") {
+    SiteConf c;
+    auto f = slurm_files(c, {});
+    CHECK(f.slurm_conf == "/etc/slurm/slurm.conf");
+    CHECK(f.gres_conf == "/etc/slurm/gres.conf");
+    f = slurm_files(c, {{"SLURM_CONF", "/opt/slurm/etc/slurm.conf"}});
+    CHECK(f.slurm_conf == "/opt/slurm/etc/slurm.conf");
+    CHECK(f.gres_conf == "/opt/slurm/etc/gres.conf");  // beside slurm.conf, as slurmd looks
+    f = slurm_files(c, {{"SLURM_CONF", ""}});
+    CHECK(f.slurm_conf == "/etc/slurm/slurm.conf");
+    c.slurm_conf = "/site/slurm.conf";  // the site file wins over the environment
+    c.gres_conf = "/elsewhere/gres.conf";
+    f = slurm_files(c, {{"SLURM_CONF", "/opt/slurm/etc/slurm.conf"}});
+    CHECK(f.slurm_conf == "/site/slurm.conf");
+    CHECK(f.gres_conf == "/elsewhere/gres.conf");
+}
+
 TEST_CASE("node check plan: the stages that run by level, sysfs and busy GPUs") {
     auto p = plan_stages(false, true, {});
     CHECK(p.cuda);

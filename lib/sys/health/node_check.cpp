@@ -60,20 +60,14 @@ std::optional<health::StageFacts> facts_of(const std::optional<StageOutcome>& o)
 std::string read_small(const std::string& path) { return read_attr(path).value_or(""); }
 
 health::Expected expectations(const NodeCheckOptions& o) {
-    std::string slurm_conf = o.conf.slurm_conf;
-    if (slurm_conf.empty()) {
-        const auto it = o.env.find("SLURM_CONF");
-        slurm_conf = it != o.env.end() && !it->second.empty() ? it->second : "/etc/slurm/slurm.conf";
-    }
-    std::string gres_conf = o.conf.gres_conf;
-    if (gres_conf.empty()) gres_conf = slurm_conf.substr(0, slurm_conf.rfind('/') + 1) + "gres.conf";
+    const health::SlurmFiles where = health::slurm_files(o.conf, o.env);
     // slurm.conf with its Include lines followed, as slurmd reads it: sites
     // keep their NodeName lines in an included file. What cannot be followed
     // only leaves an expectation unknown: never a reason to drain.
     DiskFiles files;
-    const SlurmConf conf = read_slurm_conf(slurm_conf, files);
+    const SlurmConf conf = read_slurm_conf(where.slurm_conf, files);
     return health::expected_from(o.conf, health::gres_from_slurm_conf(conf.text, o.node),
-                                 health::gres_from_gres_conf(read_small(gres_conf), o.node));
+                                 health::gres_from_gres_conf(read_small(where.gres_conf), o.node));
 }
 
 }  // namespace
