@@ -59,6 +59,15 @@ StagePlan plan_stages(bool full, bool sysfs_read, const std::vector<std::string>
     return p;
 }
 
+CudaLevel cuda_level(bool full, const gpu::Thresholds& t) {
+    CudaLevel l;
+    if (!full) return l;
+    l.full = l.measure_copy = true;
+    l.iterations = 20;
+    l.copy_bytes = static_cast<std::size_t>(t.copy_bytes);
+    return l;
+}
+
 std::vector<Record> judge_run(const Gathered& g, const JudgeContext& c, bool retest) {
     std::vector<Record> out;
     auto add = [&](std::vector<Record> rs) { out.insert(out.end(), rs.begin(), rs.end()); };

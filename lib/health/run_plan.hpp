@@ -86,6 +86,17 @@ struct StagePlan {
 };
 StagePlan plan_stages(bool full, bool sysfs_read, const std::vector<std::string>& busy);
 
+// How much the cuda stage does at each level. Quick: one small round trip
+// per GPU (its link gets traffic, so its speed can be judged) and no
+// bandwidth figure; full: the thresholds' copy size, timed over 20 copies.
+struct CudaLevel {
+    bool full = false;
+    bool measure_copy = false;
+    int iterations = 1;
+    std::size_t copy_bytes = std::size_t(32) << 20;
+};
+CudaLevel cuda_level(bool full, const gpu::Thresholds& t);
+
 // What the judges need besides the gathered facts.
 struct JudgeContext {
     const SiteConf& conf;

@@ -107,6 +107,20 @@ TEST_CASE("node check plan: the stages that run by level, sysfs and busy GPUs") 
     CHECK(p.cuda_skip == "GPU(s) in use by a job (0000:18:00.0): tested when they are free");
 }
 
+TEST_CASE("node check plan: what the cuda stage does at each level") {
+    gpu::Thresholds t;
+    t.copy_bytes = double(1u << 30);
+    const auto q = cuda_level(false, t);
+    CHECK_FALSE(q.full);
+    CHECK_FALSE(q.measure_copy);
+    CHECK(q.iterations == 1);
+    CHECK(q.copy_bytes == std::size_t(32) << 20);  // traffic for the link, not a bandwidth figure
+    const auto f = cuda_level(true, t);
+    CHECK((f.full && f.measure_copy));
+    CHECK(f.iterations == 20);
+    CHECK(f.copy_bytes == std::size_t(1) << 30);  // the thresholds' size
+}
+
 TEST_CASE("node check plan: the first pass judges all that was gathered, the re-test only what can be re-read") {
     SiteConf conf;
     conf.xids = kDefaultXids;

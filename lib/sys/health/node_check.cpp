@@ -109,11 +109,12 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
         cuda = to_outcome("cuda", {StageStatus::skipped, plan.cuda_skip, {}}, 0);
         parts.note(*cuda);
     } else {
+        const health::CudaLevel level = health::cuda_level(o.full, t);
         CudaStageOptions c;
-        c.full = o.full;
-        c.measure_copy = o.full;
-        c.iterations = o.full ? 20 : 1;
-        c.copy_bytes = o.full ? static_cast<std::size_t>(t.copy_bytes) : std::size_t(32) << 20;
+        c.full = level.full;
+        c.measure_copy = level.measure_copy;
+        c.iterations = level.iterations;
+        c.copy_bytes = level.copy_bytes;
         c.env = env;
         c.root = o.root;
         c.t = t;
