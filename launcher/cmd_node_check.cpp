@@ -12,9 +12,8 @@
 #include "../lib/fleet/report_schema.hpp"
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
+#include "../lib/health/check_mode.hpp"
 #include "../lib/health/site_conf.hpp"
-#include "../lib/preflight/drain.hpp"
-#include "../lib/preflight/report.hpp"
 #include "../lib/sys/health/log.hpp"
 #include "../lib/sys/health/node_check.hpp"
 #include "../lib/sys/health/slurm_mode.hpp"
@@ -55,10 +54,9 @@ const char* kUsage =
     "(--slurm, --nhc: 0), 2 usage";
 
 constexpr const char* kDefaultConfig = "/etc/gangway/node-check.conf";
-// SLURM kills a health check after 60 s: the checks and both scontrol calls fit well inside.
-constexpr double kSlurmCheckMax = 40, kSlurmTotal = 55;
 
-enum class Mode { plain, slurm, nhc };
+using health::Mode;
+using health::NotChecked;
 
 struct Args {
     bool full = false, json = false;
@@ -66,7 +64,7 @@ struct Args {
     std::string fleet_spool = sys::fleet::kDefaultSpool;
     bool config_named = false;
     Mode mode = Mode::plain;
-    double timeout = -1;
+    std::optional<double> timeout;
 };
 
 std::string short_hostname() {
@@ -138,47 +136,38 @@ int cmd_node_check(int argc, char** argv) {
         } catch (const Error& e) {
             complain(a.mode, e.what());
             complain(a.mode, "not checking: fix " + a.config + " (gangway(1), NODE CHECK, lists its keys)");
-            return a.mode == Mode::slurm ? 0 : 2;
+            return health::exit_code(a.mode, NotChecked::bad_site_file);
         }
     } else if (a.config_named || ::access(a.config.c_str(), F_OK) == 0) {
         complain(a.mode, "cannot read " + a.config + "; not checking");
-        return a.mode == Mode::slurm ? 0 : 2;
+        return health::exit_code(a.mode, NotChecked::bad_site_file);
     }
-    if (a.timeout < 0) a.timeout = a.full ? 40 : 10;
-    if (a.mode == Mode::slurm && a.timeout > kSlurmCheckMax) a.timeout = kSlurmCheckMax;
     const std::string state_path = a.state.empty() ? conf.state_file : a.state;
-    const bool writes_state = a.mode != Mode::plain || !a.state.empty();
+    const bool writes_state = health::writes_state(a.mode, !a.state.empty());
 
     // The whole node: CUDA must see every GPU, whatever job's environment this runs in (a Prolog's).
     ::unsetenv("CUDA_VISIBLE_DEVICES");
     sys::NodeCheckOptions o;
-    o.env = sys::process_env();
-    // A drain follows from the site's thresholds alone (node-check.conf), never from a variable
-    // that happens to be in the environment: by hand, GANGWAY_* thresholds apply as to gpu-check.
-    if (a.mode != Mode::plain)
-        for (const auto& v : preflight::threshold_vars_set(o.env)) o.env.erase(v);
+    o.env = health::trusted_env(a.mode, sys::process_env());
     o.node = !a.node.empty() ? a.node : sys::env_or("SLURMD_NODENAME", short_hostname());
     o.root = a.root;
     o.full = a.full;
-    o.timeout_s = a.timeout;
+    o.timeout_s = health::run_timeout(a.mode, a.full, a.timeout);
     o.conf = conf;
     o.nccl_lib = a.nccl_lib;
     o.now = static_cast<std::int64_t>(std::time(nullptr));
     // One run at a time (HealthCheckProgram, a Prolog, an Epilog): a second one waits, then gives up.
     std::optional<sys::StateLock> lock;
     if (writes_state) {
-        auto l = sys::lock_state(state_path, a.mode == Mode::slurm ? 5 : a.full ? 30 : 5);
+        auto l = sys::lock_state(state_path, health::lock_wait_s(a.mode, a.full));
         if (!l) {
             complain(a.mode, l.error() + "; not checking this time");
-            return a.mode == Mode::slurm ? 0 : preflight::kExitCannotCheck;
+            return health::exit_code(a.mode, NotChecked::no_lock);
         }
         lock.emplace(std::move(*l));
     }
-    if (a.mode == Mode::slurm) {
-        // The wait for another run came out of SLURM's 60 s: the checks get what is left.
-        const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        o.timeout_s = std::min(o.timeout_s, kSlurmCheckMax - waited);
-    }
+    o.timeout_s = health::timeout_after_wait(a.mode, o.timeout_s,
+                                             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (auto st = sys::load_state(state_path)) o.previous = *st;
     else if (writes_state) complain(a.mode, "the state file is unusable (" + st.error() + "); starting afresh");
 
@@ -189,7 +178,7 @@ int cmd_node_check(int argc, char** argv) {
         // Never a drain for a fault of the check itself.
         complain(a.mode, std::string("could not check: ") + e.what());
         std::fflush(stderr);
-        std::_Exit(a.mode == Mode::slurm ? 0 : preflight::kExitCannotCheck);
+        std::_Exit(health::exit_code(a.mode, NotChecked::internal_error));
     }
     health::State next = health::next_state(o.previous, res.run.records, res.run.verdict, o.now, res.counters);
     if (res.kmsg_seq) next.kmsg_seq = res.kmsg_seq;
@@ -197,30 +186,28 @@ int cmd_node_check(int argc, char** argv) {
     auto& run = res.run;  // its id is set when it goes to the fleet spool
     const std::string unfinished = health::unfinished_line(run.stages);
     const std::string unjudged = health::unjudged_line(run.records);
-    int code = 0;
+    const int code = health::exit_code(a.mode, run.verdict);
     switch (a.mode) {
         case Mode::slurm: {
             sys::SlurmActOptions so;
             so.node = o.node;
             so.scontrol.path = sys::env_or("GANGWAY_SCONTROL", "scontrol");
-            const double left = kSlurmTotal - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            so.scontrol.timeout_s = std::max(1.0, std::min(conf.scontrol_timeout_s, (left - 1) / 2));
+            const auto budget = health::scontrol_budget(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), conf.scontrol_timeout_s);
+            so.scontrol.timeout_s = budget.timeout_s;
             so.resume_after = conf.resume_after;
-            so.jitter_s = std::min(1.0, std::max(0.0, left - 2 * so.scontrol.timeout_s - 1));
+            so.jitter_s = budget.jitter_s;
             if (run.verdict == health::Verdict::pending)
                 sys::tell(sys::LogLevel::warning, o.node + ": failed once, drains if it repeats: " + health::failure_line(run.records, false));
             if (!unfinished.empty())
                 sys::tell(sys::LogLevel::warning, o.node + ": no verdict on what did not finish (not a reason to drain): " + unfinished);
             if (!unjudged.empty()) sys::tell(sys::LogLevel::warning, o.node + ": " + unjudged);
             sys::act_on_slurm(run, next, so);
-            // SLURM ignores a health check's status; a Prolog or Epilog around it may not.
-            if (run.verdict == health::Verdict::failed) code = preflight::kExitDegraded;
             break;
         }
         case Mode::nhc:
             if (run.verdict == health::Verdict::failed) {
                 std::printf("%s\n", health::failure_line(run.records, true).c_str());
-                code = preflight::kExitDegraded;
             } else if (run.verdict == health::Verdict::pending) {
                 std::fprintf(stderr, "gangway node-check: failed once, fails if it repeats: %s\n", health::failure_line(run.records, false).c_str());
             } else if (!unfinished.empty()) {
@@ -230,9 +217,6 @@ int cmd_node_check(int argc, char** argv) {
             break;
         case Mode::plain:
             if (!a.json || !a.json_file.empty()) std::fputs(health::render_table(run).c_str(), stdout);
-            code = run.verdict == health::Verdict::healthy ? 0
-                   : run.verdict == health::Verdict::inconclusive ? preflight::kExitCannotCheck
-                                                                  : preflight::kExitDegraded;
             break;
     }
     // The site's fleet memory: the run under an id of its own, in the spool when there is one.

@@ -5,6 +5,7 @@
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
+#include "../../health/xid.hpp"  // pci_bus_id
 #include "../../pin/topology.hpp"
 #include "../../preflight/gpu_checks.hpp"
 #include "../node/hwloc_topology.hpp"
@@ -36,10 +37,11 @@ health::LinkEnd link_end(const fs::path& dev) {
     return l;
 }
 
-// "0000:17:00.0"
+// A sysfs PCI device name ("0000:17:00.0"): what the one bus-id parser
+// (health::pci_bus_id) writes back unchanged.
 bool is_bus_id(const std::string& s) {
-    if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
-    return std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
+    const auto b = health::pci_bus_id(s);
+    return b && *b == s;
 }
 
 health::PciDevice device_at(const fs::path& dev_dir, const std::string& bus_id) {

@@ -12,6 +12,8 @@
 #include "cuda_handles.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_stage.hpp"
+#include "../../health/xid.hpp"  // pci_bus_id
+#include "../health/node_facts.hpp"  // read_pci_link
 #include "../node/sysfs.hpp"
 
 namespace gangway::sys {
@@ -19,10 +21,11 @@ using preflight::StageStatus;
 namespace {
 
 // cuDeviceGetPCIBusId writes "0000:18:00.0" (some drivers: 8-digit domain,
-// upper case); sysfs names devices "0000:18:00.0".
+// upper case); sysfs names devices "0000:18:00.0": the one bus-id parser
+// (health::pci_bus_id) writes sysfs's form. What it cannot parse is kept, in lower case.
 std::string sysfs_bus_id(std::string id) {
+    if (auto b = health::pci_bus_id(id)) return *b;
     for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (auto colon = id.find(':'); colon != std::string::npos && colon > 4) id.erase(0, colon - 4);
     return id;
 }
 
@@ -139,16 +142,12 @@ bool round_trip(const cu::Api& a, const GpuMemory& m, std::size_t bytes, gpu::Gp
     return true;
 }
 
-// The GPU's PCIe link as sysfs reads it. Right after traffic: an idle GPU
-// drops its link to a low speed.
+// The GPU's PCIe link as sysfs reads it (the node check's reader,
+// read_pci_link). Right after traffic: an idle GPU drops its link to a low speed.
 void read_link(const CudaStageOptions& o, gpu::GpuResult& g) {
-    const std::string dev_dir = sysfs_base(o.root) + "/sys/bus/pci/devices/" + g.bus_id + "/";
-    g.pcie_gen = gpu::pcie_gen_from_speed(first_line(dev_dir + "current_link_speed"));
-    try {
-        g.pcie_width = std::stoi(first_line(dev_dir + "current_link_width"));
-    } catch (...) {
-        g.pcie_width = 0;
-    }
+    const health::LinkEnd l = read_pci_link(o.root, g.bus_id).link;
+    g.pcie_gen = l.cur_gen;
+    g.pcie_width = std::max(0, l.cur_width);  // 0: unknown, as before
 }
 
 // H2D then D2H: one untimed copy, then `iterations` back to back between two

@@ -35,24 +35,26 @@ StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, dou
     return o;
 }
 
+preflight::StageResult deadline_passed(const std::string& name, double seconds, double took_s, const std::string& hung) {
+    char b[64];
+    std::snprintf(b, sizeof b, "did not finish within %.1f s", seconds);
+    return {name, StageStatus::aborted, b + hung, took_s};
+}
+
+preflight::StageResult internal_error(const std::string& name, const std::string& what, double took_s) {
+    // An exception that escaped a part is gangway's own fault: aborted, as a deadline is.
+    return {name, StageStatus::aborted, "internal error: " + what, took_s};
+}
+
+preflight::StageResult not_started(const std::string& name) {
+    return {name, StageStatus::aborted, "not started: the run's deadline had passed", 0};
+}
+
 StageOutcome with_deadline(const std::string& name, double seconds, std::function<StageOutcome()> fn) {
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-        if (auto o = within<StageOutcome>(seconds, std::move(fn))) return *o;
-    } catch (const std::exception& e) {
-        // An exception that escaped a stage is gangway's own fault (the stages turn what
-        // the hardware says into a verdict themselves), never evidence against the node:
-        // aborted, as a deadline is, so that the node check counts it as inconclusive and
-        // no number of internal errors drains a node.
-        StageOutcome o;
-        o.result = {name, StageStatus::aborted, std::string("internal error: ") + e.what(),
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-        return o;
-    }
+    auto b = run_bounded<StageOutcome>(name, seconds, std::move(fn), " (a GPU, driver or HCA is hung)");
+    if (b.value) return std::move(*b.value);
     StageOutcome o;
-    char b[96];
-    std::snprintf(b, sizeof b, "did not finish within %.0f s (a GPU, driver or HCA is hung)", seconds);
-    o.result = {name, StageStatus::aborted, b, seconds};
+    o.result = std::move(b.aborted);
     return o;
 }
 

@@ -43,7 +43,8 @@ void add_device_records(const StageOutcome& o, unsigned node, preflight::Report&
 // Runs fn in a thread and waits up to `seconds` for its result: nullopt when
 // it has not returned by then (a hung CUDA, NCCL or verbs call cannot be
 // interrupted: its thread is left behind, detached, owning what it uses). An
-// exception from fn comes out of this call.
+// exception from fn comes out of this call. Use run_bounded() below, which
+// applies the one rule to both.
 template <class T>
 std::optional<T> within(double seconds, std::function<T()> fn) {
     auto task = std::make_shared<std::packaged_task<T()>>(std::move(fn));
@@ -53,10 +54,44 @@ std::optional<T> within(double seconds, std::function<T()> fn) {
     return fut.get();
 }
 
-// A stage under within(): past `seconds`, or when fn throws, it is "aborted" (the
-// node check's inconclusive), never "failed": neither a hang we cannot interrupt
-// nor our own internal error is evidence that the node is bad. The stages catch
-// what the hardware reports themselves and return it as a verdict.
+// What a part run under a deadline gave: its value, or, without one, the
+// "aborted" result that says why (the report's stage line).
+template <class T>
+struct Bounded {
+    std::optional<T> value;
+    preflight::StageResult aborted;  // when !value
+    double took_s = 0;
+};
+
+// The one deadline wrapper of the stages and of the node check's parts
+// (lib/sys/health/parts.hpp), with one rule: past `seconds`, or when fn
+// throws, the part is "aborted" (the node check's inconclusive), never
+// "failed": neither a hang we cannot interrupt nor our own internal error is
+// evidence that the node is bad, so no number of them drains a node. What the
+// hardware reports, the parts turn into a verdict themselves. `hung`: what a
+// deadline probably means, after "did not finish within N s".
+preflight::StageResult deadline_passed(const std::string& name, double seconds, double took_s, const std::string& hung);
+preflight::StageResult internal_error(const std::string& name, const std::string& what, double took_s);
+preflight::StageResult not_started(const std::string& name);  // too little of the deadline left to start
+
+template <class T>
+Bounded<T> run_bounded(const std::string& name, double seconds, std::function<T()> fn, const std::string& hung = "") {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto took = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    Bounded<T> b;
+    try {
+        b.value = within<T>(seconds, std::move(fn));
+        if (!b.value) b.aborted = deadline_passed(name, seconds, took(), hung);
+    } catch (const std::exception& e) {
+        b.aborted = internal_error(name, e.what(), took());
+    } catch (...) {
+        b.aborted = internal_error(name, "an exception of unknown type", took());
+    }
+    b.took_s = took();
+    return b;
+}
+
+// A stage under run_bounded(): its outcome, or one with the aborted result.
 StageOutcome with_deadline(const std::string& name, double seconds, std::function<StageOutcome()> fn);
 
 }  // namespace gangway::sys

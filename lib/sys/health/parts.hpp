@@ -1,0 +1,73 @@
+// The parts of one node check run (sysfs, NVML, the kernel log, the
+// preflight's stages), each under min(its cap, what is left of the run's
+// deadline), and how each ended. Every part goes through run_bounded()
+// (lib/sys/stages/stage.hpp), the one deadline wrapper with its one rule: a
+// deadline or an exception is aborted, and the run inconclusive, never failed.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../../preflight/report.hpp"
+#include "../stages/stage.hpp"
+
+namespace gangway::sys {
+
+class Parts {
+public:
+    using Clock = std::chrono::steady_clock;
+    explicit Parts(double timeout_s)
+        : end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))) {}
+    double left() const { return std::chrono::duration<double>(end_ - Clock::now()).count(); }
+
+    // A part that reads: `detail` says what it found, for its stage line.
+    template <class T>
+    std::optional<T> run(const std::string& name, double cap, std::function<T()> fn, std::function<std::string(const T&)> detail) {
+        const double budget = std::min(cap, left());
+        if (budget < 0.05) {
+            abort(not_started(name));
+            return std::nullopt;
+        }
+        auto b = run_bounded<T>(name, budget, std::move(fn));
+        if (!b.value) {
+            abort(std::move(b.aborted));
+            return std::nullopt;
+        }
+        stages.push_back({name, preflight::StageStatus::ok, detail(*b.value), b.took_s});
+        return b.value;
+    }
+
+    // A stage of the preflight under what is left of the deadline times
+    // `share`, less `keep` for what follows; with too little left (0.3 s),
+    // not started. Its outcome's result becomes the stage line.
+    std::optional<StageOutcome> stage(const std::string& name, double share, double keep, std::function<StageOutcome()> fn) {
+        const double budget = left() * share - keep;
+        StageOutcome o;
+        if (budget >= 0.3) o = with_deadline(name, budget, std::move(fn));
+        else o.result = not_started(name);
+        note(o);
+        return o;
+    }
+
+    // A stage's outcome that did not run under the deadline (skipped): its
+    // line; aborted (a hung CUDA call) makes the run inconclusive.
+    void note(const StageOutcome& o) {
+        stages.push_back(o.result);
+        if (o.result.status == preflight::StageStatus::aborted) inconclusive = true;
+    }
+
+    std::vector<preflight::StageResult> stages;
+    bool inconclusive = false;
+
+private:
+    void abort(preflight::StageResult r) {
+        stages.push_back(std::move(r));
+        inconclusive = true;
+    }
+    Clock::time_point end_;
+};
+
+}  // namespace gangway::sys
