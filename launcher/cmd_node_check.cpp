@@ -202,9 +202,8 @@ int cmd_node_check(int argc, char** argv) {
         case Mode::slurm: {
             sys::SlurmActOptions so;
             so.node = o.node;
-            so.scontrol.path = sys::env_or("GANGWAY_SCONTROL", "scontrol");
             const double left = kSlurmTotal - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            so.scontrol.timeout_s = std::max(1.0, std::min(conf.scontrol_timeout_s, (left - 1) / 2));
+            so.scontrol = sys::scontrol_client(std::max(1.0, std::min(conf.scontrol_timeout_s, (left - 1) / 2)));
             so.resume_after = conf.resume_after;
             so.jitter_s = std::min(1.0, std::max(0.0, left - 2 * so.scontrol.timeout_s - 1));
             if (run.verdict == health::Verdict::pending)

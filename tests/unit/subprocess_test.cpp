@@ -1,0 +1,87 @@
+// sys::run_command, gangway's one way to run another program: its output and
+// status, its cap, and what happens at the deadline: SIGTERM to the command's
+// process group first (a client may let go cleanly), SIGKILL after the grace.
+#include "catch_compat.hpp"
+
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../../lib/sys/node/subprocess.hpp"
+#include "temp_dir.hpp"
+
+using namespace gangway;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Whether a process still runs: gone, or a zombie waiting for its reaper, is not.
+bool running(const std::string& pid_text) {
+    const std::string pid = pid_text.substr(0, pid_text.find('\n'));
+    REQUIRE(!pid.empty());
+    std::ifstream in("/proc/" + pid + "/stat");
+    if (!in) return false;
+    std::string line;
+    std::getline(in, line);
+    const auto close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+}  // namespace
+
+TEST_CASE("run_command: output, status and the cap", "[subprocess]") {
+    auto r = sys::run_command({"sh", "-c", "echo out; echo err >&2; exit 3"}, 30);
+    REQUIRE(r);
+    CHECK(r->status == 3);
+    CHECK_THAT(r->output, ContainsSubstring("out"));
+    CHECK_THAT(r->output, ContainsSubstring("err"));
+
+    // More than the cap: the rest is read and dropped, the command still ends well.
+    r = sys::run_command({"sh", "-c", "head -c 200000 /dev/zero"}, 30, 1000);
+    REQUIRE(r);
+    CHECK(r->status == 0);
+    CHECK(r->output.size() == 1000);
+
+    const auto none = sys::run_command({"/nonexistent/gangway-no-such-program"}, 30);
+    REQUIRE(!none);
+    CHECK_THAT(none.error(), ContainsSubstring("cannot run /nonexistent/gangway-no-such-program"));
+}
+
+TEST_CASE("run_command: at the deadline a command gets SIGTERM first", "[subprocess]") {
+    test::TempDir t;
+    const auto flag = t.path / "term";
+    const auto ready = t.path / "ready";
+    // Traps TERM, says so in a file and exits; SIGKILL straight away would leave no file.
+    const std::string script = "trap 'echo term >" + flag.string() + "; exit 0' TERM; : >" + ready.string() +
+                               "; while :; do sleep 0.05; done";
+    const auto r = sys::run_command({"sh", "-c", script}, 1.5);
+    REQUIRE(!r);
+    CHECK_THAT(r.error(), ContainsSubstring("did not finish within 1.5 s"));
+    REQUIRE(std::filesystem::exists(ready));  // it was running when the deadline came
+    CHECK(slurp(flag) == "term\n");
+}
+
+TEST_CASE("run_command: a command that ignores SIGTERM is killed after the grace, its group too", "[subprocess]") {
+    test::TempDir t;
+    const auto me = t.path / "pid";
+    const auto child = t.path / "child";
+    // The shell and a child of its own both ignore TERM (an ignored signal stays
+    // ignored across exec); each notes its pid.
+    const std::string script = "trap '' TERM; echo $$ >" + me.string() + "; sleep 1000 & echo $! >" + child.string() +
+                               "; wait; while :; do sleep 1; done";
+    const auto r = sys::run_command({"sh", "-c", script}, 1, 64 * 1024, 0.2);
+    REQUIRE(!r);
+    CHECK_THAT(r.error(), ContainsSubstring("did not finish within 1 s"));
+    // Both were there, and neither is any more: SIGKILL reached the whole group.
+    CHECK(!running(slurp(me)));
+    CHECK(!running(slurp(child)));
+}
