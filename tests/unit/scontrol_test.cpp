@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,13 +20,6 @@ using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
 
 namespace {
-
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // A stand-in scontrol in `dir`: appends each argument on a line of its own,
 // then "--", to dir/argv, then runs `then` (its answer).
@@ -70,7 +62,7 @@ TEST_CASE("scontrol client: each call's argv, no shell", "[scontrol]") {
     const std::string reason = "gpu 3: xid 79; $(touch pwned) `id` 'x'";
     REQUIRE(sys::drain_node(s, "node10", reason));
     REQUIRE(sys::resume_node(s, "node10"));
-    CHECK(slurp(t.path / "argv") ==
+    CHECK(test::file_text(t.path / "argv") ==
           "-o\nshow\njob\n42\n--\n"
           "requeue\n42\n--\n"
           "update\nJobId=42\nExcNodeList=node[03,10]\n--\n"
@@ -95,7 +87,7 @@ TEST_CASE("scontrol client: a hung slurmctld costs the client's timeout, no more
     REQUIRE(!r);
     CHECK_THAT(r.error(), StartsWith("scontrol update JobId=42 ExcNodeList=node10: "));
     CHECK_THAT(r.error(), ContainsSubstring("did not finish within 0.5 s"));
-    CHECK(slurp(t.path / "argv") == "update\nJobId=42\nExcNodeList=node10\n--\n");  // it had been called
+    CHECK(test::file_text(t.path / "argv") == "update\nJobId=42\nExcNodeList=node10\n--\n");  // it had been called
 }
 
 TEST_CASE("drain spool: one request file, whole, readable by the Epilog", "[scontrol]") {
@@ -110,7 +102,7 @@ TEST_CASE("drain spool: one request file, whole, readable by the Epilog", "[scon
     const auto w = sys::write_drain_request(t.path.string(), d);
     REQUIRE(w);
     CHECK(*w == d.file);
-    CHECK(slurp(t.path / d.file) == d.text);
+    CHECK(test::file_text(t.path / d.file) == d.text);
     struct stat st{};
     REQUIRE(::stat((t.path / d.file).c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0644);
