@@ -23,11 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "../lib/base/text.hpp"
 #include "../lib/env/plugstack_check.hpp"
 #include "../lib/env/plugstack_text.hpp"
 #include "../lib/env/plugstack_walk.hpp"
 #include "../lib/env/slurm_conf_walk.hpp"
 #include "../lib/sys/conf_files.hpp"
+#include "../lib/sys/node/subprocess.hpp"
 #include "../lib/preflight/elf_plugin.hpp"
 #include "../lib/preflight/version_text.hpp"
 #include "commands.hpp"
@@ -61,15 +63,12 @@ std::string read_file(const std::string& path, std::size_t limit = std::size_t(2
     return out;
 }
 
-std::string run_capture(const std::string& cmd) {
-    std::string out;
-    // A client without slurm.conf looks the controller up in DNS: never wait long for it.
-    if (FILE* p = popen(("timeout 5 " + cmd + " 2>/dev/null").c_str(), "r")) {
-        char buf[256];
-        while (std::fgets(buf, sizeof buf, p)) out += buf;
-        pclose(p);
-    }
-    return out;
+// A command's output, "" when it cannot run or fails: through sys::run_command
+// (argv, a deadline, TERM then KILL, a cap). A client without slurm.conf
+// looks the controller up in DNS: never wait long for it.
+std::string run_capture(const std::vector<std::string>& argv) {
+    const auto r = sys::run_command(argv, 5, 64 * 1024);
+    return r && r->status == 0 ? r->output : std::string();
 }
 
 // What a shared object says about itself, read from the file.
@@ -117,9 +116,11 @@ struct Report {
 
 std::optional<std::pair<std::string, std::string>> running_slurm_version() {
     // srun and sinfo on login nodes, slurmd on compute nodes (often not on PATH).
-    for (const char* cmd : {"srun --version", "sinfo --version", "slurmd -V", "/usr/sbin/slurmd -V"}) {
-        const std::string out = run_capture(cmd);
-        if (auto v = slurm_version_in(out)) return std::make_pair(v->text(), std::string(cmd));
+    const std::vector<std::vector<std::string>> probes{
+        {"srun", "--version"}, {"sinfo", "--version"}, {"slurmd", "-V"}, {"/usr/sbin/slurmd", "-V"}};
+    for (const auto& argv : probes) {
+        const std::string out = run_capture(argv);
+        if (auto v = slurm_version_in(out)) return std::make_pair(v->text(), join(argv, " "));
     }
     return std::nullopt;
 }

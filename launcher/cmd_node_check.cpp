@@ -191,10 +191,9 @@ int cmd_node_check(int argc, char** argv) {
         case Mode::slurm: {
             sys::SlurmActOptions so;
             so.node = o.node;
-            so.scontrol.path = sys::env_or("GANGWAY_SCONTROL", "scontrol");
             const auto budget = health::scontrol_budget(
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), conf.scontrol_timeout_s);
-            so.scontrol.timeout_s = budget.timeout_s;
+            so.scontrol = sys::scontrol_client(budget.timeout_s);
             so.resume_after = conf.resume_after;
             so.jitter_s = budget.jitter_s;
             if (run.verdict == health::Verdict::pending)

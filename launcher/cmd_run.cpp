@@ -26,8 +26,9 @@
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/shared_dir_file.hpp"
-#include "../lib/sys/node/subprocess.hpp"
 #include "../lib/sys/fleet/spool.hpp"
+#include "../lib/sys/slurm/drain_spool.hpp"
+#include "../lib/sys/slurm/scontrol.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
@@ -191,29 +192,15 @@ bool write_file(const std::string& path, const std::string& text, std::string_vi
     return true;
 }
 
-// scontrol for the requeue, with a deadline (sys::run_command): a slurmctld that
-// does not answer must not hold the job's step forever. Its output, or why it
-// did not run, goes to `output`; -1 unless it exited 0..255.
+// Each scontrol call of the requeue under its own deadline (sys::Scontrol): a
+// slurmctld that does not answer must not hold the job's step forever.
 constexpr double kScontrolTimeoutS = 15;
-int run_scontrol(const std::vector<std::string>& args, std::string& output) {
-    std::vector<std::string> argv{"scontrol"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto r = sys::run_command(argv, kScontrolTimeoutS);
-    if (!r) {
-        output = r.error() + "\n";
-        return -1;
-    }
-    output = r->output;
-    return r->status;
-}
 
 // Drain requests for the admins' Epilog (contrib/epilog/gangway-drain.sh): one
 // file per bad node, only where the directory exists, and only on the job's
 // first node (`here` is this node's name), whose Epilog alone decides.
 void write_drain_requests(const PreflightOptions& opt, const preflight::Report& r, std::string here) {
-    if (opt.drain_dir.empty()) return;
-    struct stat st{};
-    if (::stat(opt.drain_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (!sys::drain_spool_exists(opt.drain_dir)) return;
     if (!opt.user_thresholds.empty() && !preflight::bad_nodes(r).empty())
         std::fprintf(stderr, "gangway: no drain request: the check used your own thresholds (%s); only the site's drain nodes\n",
                      join(opt.user_thresholds, ", ").c_str());
@@ -235,25 +222,11 @@ void write_drain_requests(const PreflightOptions& opt, const preflight::Report& 
         return;
     }
     for (const auto& d : requests) {
-        std::string name = d.file;
-        // 0644: root's Epilog reads it; the spool directory is everyone's.
-        auto w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644, "the drain request");
-        // The names are predictable, and in the sticky spool nobody may replace
-        // another user's file: one planted under this name would stop the
-        // request. Write it under a name of its own, NAME,RANDOM (',' is in no
-        // node name), which the Epilog reads as NAME.
-        struct stat planted{};
-        if (!w && ::lstat((opt.drain_dir + "/" + d.file).c_str(), &planted) == 0 && planted.st_uid != ::geteuid()) {
-            if (const auto r = sys::random_bytes(8)) {
-                name = d.file + "," + to_hex(*r);
-                w = sys::write_file_atomic(opt.drain_dir, name, d.text, 0644, "the drain request");
-            }
-        }
-        if (!w)
+        if (const auto w = sys::write_drain_request(opt.drain_dir, d); !w)
             std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
         else
             std::fprintf(stderr, "gangway: drain request for %s written to %s/%s\n", d.node.c_str(),
-                         opt.drain_dir.c_str(), name.c_str());
+                         opt.drain_dir.c_str(), w->c_str());
     }
 }
 
@@ -272,9 +245,9 @@ int requeue(const std::vector<std::string>& bad) {
                      job, restarts, max);
         return preflight::kExitUnreachable;
     }
-    std::string show;
-    if (run_scontrol({"-o", "show", "job", job}, show) != 0) show.clear();
-    const std::string list = join(preflight::requeue_exclusions(show, bad), ",");
+    const sys::Scontrol scontrol = sys::scontrol_client(kScontrolTimeoutS);
+    const auto shown = sys::show_job(scontrol, job);
+    const std::string list = join(preflight::requeue_exclusions(shown ? *shown : std::string(), bad), ",");
     // The requeue ends this step: finish the update before SIGTERM stops us.
     sigset_t block;
     sigemptyset(&block);
@@ -282,21 +255,20 @@ int requeue(const std::vector<std::string>& bad) {
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGHUP);
     sigprocmask(SIG_BLOCK, &block, nullptr);
-    std::string out;
-    if (run_scontrol({"requeue", job}, out) != 0) {
-        std::fprintf(stderr, "gangway: scontrol requeue %s failed (only batch jobs can be requeued): %s", job, out.c_str());
+    if (const auto r = sys::requeue_job(scontrol, job); !r) {
+        std::fprintf(stderr, "gangway: %s (only batch jobs can be requeued)\n", r.error().c_str());
         return preflight::kExitUnreachable;
     }
     // slurmctld may refuse the update while the requeue is under way: retried
     // for 10 s in all (each try under its own deadline too).
-    int rc = -1;
+    Result<void> updated = Failure{"not tried"};
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (rc != 0 && std::chrono::steady_clock::now() < until) {
-        rc = run_scontrol({"update", std::string("JobId=") + job, "ExcNodeList=" + list}, out);
-        if (rc != 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    while (!updated && std::chrono::steady_clock::now() < until) {
+        updated = sys::exclude_nodes(scontrol, job, list);
+        if (!updated) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    if (rc != 0)
-        std::fprintf(stderr, "gangway: job %s requeued, but excluding %s failed: %s", job, list.c_str(), out.c_str());
+    if (!updated)
+        std::fprintf(stderr, "gangway: job %s requeued, but excluding %s failed: %s\n", job, list.c_str(), updated.error().c_str());
     else
         std::fprintf(stderr, "gangway: job %s requeued, excluding %s\n", job, list.c_str());
     return preflight::kExitUnreachable;

@@ -102,6 +102,26 @@ if [ "${rcs[*]}" = "0 0 0 0 0 0" ] && [ "$n_rej" -le 10 ] && [ "$n_rej" -ge 1 ] 
   pass "a flood of 150 garbage connections: verdict ok, $n_rej lines and one count"
 else fail "flood: rcs ${rcs[*]}, $n_rej lines; $(grep -v '^gangway: rejected' "$W/err.0" | head -20)"; fi
 
+# 3c. --on-fail=requeue (issue 32 item 3): node 0 asks SLURM through the one client, so
+#     GANGWAY_SCONTROL's stand-in gets each call as argv: show job, requeue, then the
+#     missing node n3 excluded. (The real requeue: tests/integration/preflight_requeue.sh.)
+cat >"$W/scontrol" <<SH
+#!/bin/sh
+for a in "\$@"; do printf '%s\n' "\$a"; done >>"$W/scontrol.argv"
+echo -- >>"$W/scontrol.argv"
+[ "\$2" = show ] && echo 'JobId=77 JobName=x ExcNodeList=(null) Requeue=1'
+exit 0
+SH
+chmod +x "$W/scontrol"
+P=$(port); pids=(); rcs=()
+for r in 0 1 2 3 4; do task "$P" $r GANGWAY_SCONTROL="$W/scontrol" -- run --on-fail=requeue --join-timeout=2 -- true; done
+wait_all
+want=$(printf '%s\n' -o show job 77 -- requeue 77 -- update JobId=77 ExcNodeList=n3 --)
+if [ "${rcs[0]}" = 4 ] && [ "$(cat "$W/scontrol.argv" 2>/dev/null)" = "$want" ] \
+   && grep -q 'job 77 requeued, excluding n3' "$W/err.0"; then
+  pass "--on-fail=requeue: GANGWAY_SCONTROL gets show job, requeue and ExcNodeList=n3, as argv; exit 4"
+else fail "requeue: rcs ${rcs[*]}; calls: $(tr '\n' ' ' <"$W/scontrol.argv" 2>/dev/null); $(cat "$W/err.0")"; fi
+
 # 4. without GANGWAY_SECRET: a clear message, exit 5; with --on-fail=warn the command still runs.
 env -u GANGWAY_SECRET SLURM_JOB_ID=1 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n1 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=1 \
   SLURM_STEP_TASKS_PER_NODE=1 SLURM_PROCID=0 SLURM_NODEID=0 SLURM_LOCALID=0 PRIMARY_ADDR=127.0.0.1 PRIMARY_PORT=$(port) \

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -26,5 +28,13 @@ struct TempDir {
     // The fleet's database in it.
     std::string db() const { return (path / "fleet.db").string(); }
 };
+
+// A file's whole text, "" when it cannot be read: what a test's helper left.
+inline std::string file_text(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
 
 }  // namespace gangway::test

@@ -8,7 +8,7 @@
 
 #include "../../health/render.hpp"
 #include "../../health/state.hpp"
-#include "scontrol.hpp"
+#include "../slurm/scontrol.hpp"
 
 namespace gangway::sys {
 

@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "../net/sock.hpp"  // Fd
@@ -34,16 +36,40 @@ struct Spawn {
     Spawn& operator=(const Spawn&) = delete;
 };
 
-int reap(pid_t pid) {
+void reap(pid_t pid) {
     int st = 0;
     while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// Whether the child has ended, leaving it unreaped (WNOWAIT): while it is a
+// zombie its pid, and so its process group's id, cannot be reused, and the
+// group may still be signalled safely.
+bool ended(pid_t pid) {
+    siginfo_t info{};
+    for (;;) {
+        if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0) return info.si_pid == pid;
+        if (errno != EINTR) return true;  // not our child any more: nothing to wait for
+    }
+}
+
+// The deadline has passed: SIGTERM to the group, up to `grace_s` for the
+// command to end, then SIGKILL to whatever of the group is left (a child the
+// command left behind too), then the command reaped.
+Failure stop(pid_t pid, const std::string& name, double timeout_s, double grace_s) {
+    ::kill(-pid, SIGTERM);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, grace_s));
+    while (!ended(pid) && std::chrono::steady_clock::now() < until) ::usleep(5000);
+    ::kill(-pid, SIGKILL);
+    reap(pid);
+    char b[64];
+    std::snprintf(b, sizeof b, " did not finish within %g s", timeout_s);
+    return Failure{name + b};
 }
 
 }  // namespace
 
-Result<CommandOutput> run_command(const std::vector<std::string>& argv, double timeout_s, std::size_t max_bytes) {
+Result<CommandOutput> run_command(const std::vector<std::string>& argv, double timeout_s, std::size_t max_bytes, double grace_s) {
     if (argv.empty()) return Failure{"no command to run"};
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return Failure{std::string("cannot run ") + argv[0] + ": pipe: " + std::strerror(errno)};
@@ -73,13 +99,7 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv, double t
     char buf[4096];
     for (;;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
-        if (left <= 0) {
-            ::kill(-pid, SIGKILL);
-            reap(pid);
-            char b[64];
-            std::snprintf(b, sizeof b, " did not finish within %g s", timeout_s);
-            return Failure{argv[0] + b};
-        }
+        if (left <= 0) return stop(pid, argv[0], timeout_s, grace_s);
         pollfd p{rd.get(), POLLIN, 0};
         const int n = ::poll(&p, 1, static_cast<int>(left));
         if (n < 0 && errno == EINTR) continue;
@@ -98,13 +118,7 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv, double t
             return out;
         }
         if (r < 0 && errno != EINTR) return out;
-        if (std::chrono::steady_clock::now() >= end) {
-            ::kill(-pid, SIGKILL);
-            reap(pid);
-            char b[64];
-            std::snprintf(b, sizeof b, " did not finish within %g s", timeout_s);
-            return Failure{argv[0] + b};
-        }
+        if (std::chrono::steady_clock::now() >= end) return stop(pid, argv[0], timeout_s, grace_s);
         ::usleep(5000);
     }
 }

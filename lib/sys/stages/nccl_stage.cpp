@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../node/subprocess.hpp"
 #include "cuda_api.hpp"
 #include "nccl_api.hpp"
 #include "nccl_stage.hpp"
@@ -17,15 +18,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string run_out(const char* cmd) {
-    std::string out;
-    if (FILE* p = ::popen(cmd, "r")) {
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-        ::pclose(p);
-    }
-    return out;
+// `ldconfig -p`'s list of the libraries the loader knows ("" when neither
+// ldconfig runs): through sys::run_command, with a deadline and a cap, like
+// every other command gangway runs. /sbin first: a user's PATH may lack it.
+std::string ldconfig_list() {
+    constexpr double kTimeoutS = 10;
+    constexpr std::size_t kMaxBytes = std::size_t(8) << 20;  // a large image lists some 10^4 lines
+    for (const char* prog : {"/sbin/ldconfig", "ldconfig"})
+        if (const auto r = run_command({prog, "-p"}, kTimeoutS, kMaxBytes); r && r->status == 0) return r->output;
+    return {};
 }
 
 std::string getenv_or(const EnvMap& env, const char* k) {
@@ -40,7 +41,7 @@ NcclLib find_nccl(const std::string& explicit_path, const EnvMap& env) {
     std::vector<std::string> pys;
     for (int minor = 14; minor >= 8; --minor) pys.push_back("python3." + std::to_string(minor));
     const std::string chosen = explicit_path.empty() ? getenv_or(env, "GANGWAY_NCCL_LIB") : explicit_path;
-    const auto ldconfig = chosen.empty() ? run_out("/sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null") : "";
+    const auto ldconfig = chosen.empty() ? ldconfig_list() : "";
     const auto cands = gpu::nccl_candidates(chosen, gpu::site_packages_dirs(env, pys), getenv_or(env, "LD_LIBRARY_PATH"), ldconfig);
     for (const auto& c : cands) {
         std::error_code ec;

@@ -1,0 +1,46 @@
+// gangway's one SLURM client: every call to slurmctld goes through `scontrol`
+// here, as argv (never a shell, so a reason or a node list is one argument
+// whatever it holds), with the client's deadline (sys::run_command: TERM,
+// then KILL, to scontrol's process group). A node or a job step that cannot
+// reach slurmctld (slurmd not yet registered, the controller down) gets a
+// Failure naming the call, instead of hanging until SLURM kills it: the node
+// check tries again on its next run, `--on-fail=requeue` aborts the job.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "../../base/result.hpp"
+
+namespace gangway::sys {
+
+struct Scontrol {
+    std::string path = "scontrol";
+    double timeout_s = 10;  // each call's
+};
+
+// The client every caller uses: GANGWAY_SCONTROL names the program when set
+// (the tests' stand-in, as for the Epilog helper contrib/epilog/gangway-drain.sh),
+// else `scontrol` from PATH.
+Scontrol scontrol_client(double timeout_s);
+
+// `scontrol ARGS...`: its output (stdout and stderr) when it exits 0; else a
+// Failure that names the call, with its exit status and its first words.
+Result<std::string> scontrol_call(const Scontrol& s, const std::vector<std::string>& args);
+
+// `scontrol show node NODE`'s text.
+Result<std::string> show_node(const Scontrol& s, const std::string& node);
+// `scontrol update NodeName=NODE State=DRAIN Reason=REASON`. The reason is
+// passed as it is: callers make it one line (health::drain reasons, quiet_text).
+Result<void> drain_node(const Scontrol& s, const std::string& node, const std::string& reason);
+// `scontrol update NodeName=NODE State=RESUME`.
+Result<void> resume_node(const Scontrol& s, const std::string& node);
+
+// `scontrol -o show job JOB`'s one line.
+Result<std::string> show_job(const Scontrol& s, const std::string& job);
+// `scontrol requeue JOB`.
+Result<void> requeue_job(const Scontrol& s, const std::string& job);
+// `scontrol update JobId=JOB ExcNodeList=LIST` (LIST a hostlist; users may
+// change it only while the job is pending).
+Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std::string& list);
+
+}  // namespace gangway::sys
