@@ -4,7 +4,7 @@
 
 #include "../../base/text.hpp"
 #include "../net/sock.hpp"
-#include "../node/shared_dir_file.hpp"
+#include "../node/file.hpp"
 
 namespace gangway::sys::fleet {
 

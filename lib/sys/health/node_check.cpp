@@ -15,6 +15,7 @@
 #include "../../health/xid.hpp"
 #include "../../env/slurm_conf_walk.hpp"
 #include "../conf_files.hpp"
+#include "../node/file.hpp"
 #include "../node/sysfs.hpp"
 #include "../stages/cuda_stage.hpp"
 #include "../stages/nccl_stage.hpp"
@@ -101,7 +102,7 @@ private:
     Clock::time_point end_;
 };
 
-std::string read_small(const std::string& path) { return read_attr(path).value_or(""); }
+std::string read_small(const std::string& path) { auto t = read_config_file(path); return t ? *t : ""; }
 
 health::Expected expectations(const NodeCheckOptions& o) {
     std::string slurm_conf = o.conf.slurm_conf;
