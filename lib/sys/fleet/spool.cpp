@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include "../../base/text.hpp"
-#include "../net/sock.hpp"
 #include "../node/file.hpp"
 
 namespace gangway::sys::fleet {
