@@ -64,37 +64,38 @@ Result<std::string> random_bytes(std::size_t n) {
     return s;
 }
 
-FileRead read_file_at(int dirfd, const std::string& name, const ReadOptions& o) {
-    FileRead r;
-    const auto fail = [&](ReadProblem p, int e = 0) {
-        r.problem = p;
-        r.err = e;
-        std::string().swap(r.text);
-        return std::move(r);
-    };
+namespace {
+
+// The reading itself: the problem, with errno in r.err where there is one.
+// One function that returns a code, and one place below that clears the
+// text: the plugin carries this, so it is kept small.
+ReadProblem read_into(FileRead& r, int dirfd, const std::string& name, const ReadOptions& o) {
     // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
     Fd fd(::openat(dirfd, name.c_str(),
                    O_RDONLY | O_CLOEXEC | O_NOCTTY | (o.follow_links ? 0 : O_NOFOLLOW) | (o.may_block ? 0 : O_NONBLOCK)));
     if (!fd) {
-        const int e = errno;
+        r.err = errno;
         // What is there, for a caller that names its owner (the fleet's rejections).
         if (::fstatat(dirfd, name.c_str(), &r.st, AT_SYMLINK_NOFOLLOW) != 0) r.st = {};
-        return fail(!o.follow_links && e == ELOOP ? ReadProblem::link : ReadProblem::open, e);
+        return !o.follow_links && r.err == ELOOP ? ReadProblem::link : ReadProblem::open;
     }
-    if (::fstat(fd.get(), &r.st) != 0) return fail(ReadProblem::stat, errno);
+    if (::fstat(fd.get(), &r.st) != 0) {
+        r.err = errno;
+        return ReadProblem::stat;
+    }
     const bool regular = S_ISREG(r.st.st_mode);
-    if (o.regular_only && !regular) return fail(ReadProblem::not_regular);
-    if (o.owner && r.st.st_uid != *o.owner) return fail(ReadProblem::owner);
-    if (o.closed_to_others && (r.st.st_mode & 077) != 0) return fail(ReadProblem::open_to_others);
+    if (o.regular_only && !regular) return ReadProblem::not_regular;
+    if (o.owner && r.st.st_uid != *o.owner) return ReadProblem::owner;
+    if (o.closed_to_others && (r.st.st_mode & 077) != 0) return ReadProblem::open_to_others;
     // "The owner is the writer" holds only for a file nobody else could have
     // written: a second name (a hard link to a file someone else may write)
     // or a group or other write bit breaks it.
-    if (o.written_by_owner_only && r.st.st_nlink != 1) return fail(ReadProblem::hard_links);
-    if (o.written_by_owner_only && (r.st.st_mode & (S_IWGRP | S_IWOTH))) return fail(ReadProblem::written_by_others);
+    if (o.written_by_owner_only && r.st.st_nlink != 1) return ReadProblem::hard_links;
+    if (o.written_by_owner_only && (r.st.st_mode & (S_IWGRP | S_IWOTH))) return ReadProblem::written_by_others;
     const std::size_t cap = o.max_bytes + 1;  // one byte past the limit: to know there is more
     if (regular && o.over == ReadOptions::Over::Refuse &&
         (r.st.st_size < 0 || static_cast<unsigned long long>(r.st.st_size) > o.max_bytes))
-        return fail(ReadProblem::too_large);
+        return ReadProblem::too_large;
     // The file's size and one byte (to see it grew), not the limit: a 16 MiB
     // buffer zeroed in every step cost each node's slurmstepd some 60 ms.
     // sysfs and /proc give 4096 or 0 as the size: start from a page.
@@ -104,7 +105,10 @@ FileRead read_file_at(int dirfd, const std::string& name, const ReadOptions& o) 
     while (got < r.text.size()) {
         const ssize_t n = ::read(fd.get(), r.text.data() + got, r.text.size() - got);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return fail(ReadProblem::read, errno);
+        if (n < 0) {
+            r.err = errno;
+            return ReadProblem::read;
+        }
         if (n == 0) break;
         got += static_cast<std::size_t>(n);
         // Grown since fstat (or a file whose size the kernel does not say): read on, up to the limit.
@@ -112,14 +116,24 @@ FileRead read_file_at(int dirfd, const std::string& name, const ReadOptions& o) 
     }
     r.text.resize(got);
     if (got > o.max_bytes) {
-        if (o.over == ReadOptions::Over::Refuse) return fail(ReadProblem::too_large);
+        if (o.over == ReadOptions::Over::Refuse) return ReadProblem::too_large;
         r.text.resize(o.max_bytes);
         r.truncated = true;
     }
+    return ReadProblem::none;
+}
+
+}  // namespace
+
+FileRead read_file_at(int dirfd, const std::string& name, const ReadOptions& o) {
+    FileRead r;
+    r.problem = read_into(r, dirfd, name, o);
+    if (r.problem != ReadProblem::none) std::string().swap(r.text);
     return r;
 }
 
-std::string describe(const std::string& path, const FileRead& r, const ReadOptions& o) {
+// Cold: only a failure reaches it (smaller code in the plugin).
+[[gnu::cold]] std::string describe(const std::string& path, const FileRead& r, const ReadOptions& o) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(r.st.st_mode & 07777));
     switch (r.problem) {

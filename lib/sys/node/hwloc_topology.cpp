@@ -298,15 +298,19 @@ void keep_io(hwloc_topology_t t) {
 // below parse, and pure parsing throws.
 constexpr std::size_t kMaxTopologyFile = 64u << 20;
 
+[[gnu::cold]] Failure slurp_failure(const std::string& path, const FileRead& r, const char* what_to_do) {
+    if (r.problem == ReadProblem::too_large)
+        return Failure{path + " is larger than " + std::to_string(kMaxTopologyFile >> 20) +
+                       " MiB, more than any topology; " + what_to_do};
+    return Failure{path + " cannot be read (" + std::strerror(r.err) + "); " + what_to_do};
+}
+
 Result<std::string> slurp(const std::string& path, const char* what_to_do) {
     ReadOptions o{kMaxTopologyFile};
     o.may_block = true;
     o.regular_only = false;
     auto r = read_file_at(AT_FDCWD, path, o);
-    if (r.problem == ReadProblem::too_large)
-        return Failure{path + " is larger than " + std::to_string(kMaxTopologyFile >> 20) +
-                       " MiB, more than any topology; " + what_to_do};
-    if (!r.ok()) return Failure{path + " cannot be read (" + std::strerror(r.err) + "); " + what_to_do};
+    if (!r.ok()) return slurp_failure(path, r, what_to_do);
     return std::move(r.text);
 }
 
