@@ -13,12 +13,10 @@
 
 #include <algorithm>
 #include <cerrno>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +27,7 @@
 #include "../lib/env/plugstack_walk.hpp"
 #include "../lib/env/slurm_conf_walk.hpp"
 #include "../lib/sys/conf_files.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/subprocess.hpp"
 #include "../lib/preflight/elf_plugin.hpp"
 #include "../lib/preflight/version_text.hpp"
@@ -53,14 +52,15 @@ std::string rebuild_hint(const SlurmVersion& running) {
            "rpmbuild -ba contrib/rpm/gangway.spec, or make install";
 }
 
-// At most `limit` bytes: a plugin path may name /dev/zero or a huge file.
-std::string read_file(const std::string& path, std::size_t limit = std::size_t(256) << 20) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    std::string out;
-    char buf[65536];
-    while (out.size() < limit && in.read(buf, sizeof buf).gcount() > 0) out.append(buf, static_cast<std::size_t>(in.gcount()));
-    return out;
+// At most 256 MiB: a plugin path may name /dev/zero or a huge file (read as
+// far as the limit, as before), or a FIFO (not waited on). "" when it cannot
+// be read.
+std::string read_plugin_file(const std::string& path) {
+    sys::ReadOptions o{std::size_t(256) << 20};
+    o.over = sys::ReadOptions::Over::Truncate;
+    o.regular_only = false;
+    auto r = sys::read_file_at(AT_FDCWD, path, o);
+    return r.ok() ? std::move(r.text) : std::string();
 }
 
 // A command's output, "" when it cannot run or fails: through sys::run_command
@@ -73,7 +73,7 @@ std::string run_capture(const std::vector<std::string>& argv) {
 
 // What a shared object says about itself, read from the file.
 preflight::PluginInfo inspect_plugin(const std::string& path) {
-    const std::string f = read_file(path);
+    const std::string f = read_plugin_file(path);
     if (f.empty()) {
         preflight::PluginInfo info;
         info.error = "cannot be read";

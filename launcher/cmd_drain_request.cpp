@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "../lib/sys/node/shared_dir_file.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "commands.hpp"
 
 namespace gangway::cli {

@@ -15,7 +15,7 @@
 #include "../lib/fleet/trend.hpp"
 #include "../lib/fleet/trend_svg.hpp"
 #include "../lib/fleet/trend_text.hpp"
-#include "../lib/sys/node/shared_dir_file.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "../lib/sys/fleet/ingest.hpp"
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/fleet/store.hpp"

@@ -12,7 +12,7 @@
 #include "../lib/sys/fleet/http_serve.hpp"
 #include "../lib/sys/fleet/metrics_input.hpp"
 #include "../lib/sys/fleet/store.hpp"
-#include "../lib/sys/node/shared_dir_file.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "commands.hpp"
 
 namespace gangway::cli {

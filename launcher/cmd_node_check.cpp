@@ -130,7 +130,7 @@ int cmd_node_check(int argc, char** argv) {
     // The site file: a missing default is no site file; a named one must be there.
     health::SiteConf conf;
     conf.xids = health::kDefaultXids;
-    if (const auto text = sys::read_attr(a.config)) {
+    if (const auto text = sys::read_config_file(a.config)) {
         try {
             conf = health::parse_site_conf(*text, a.config);
         } catch (const Error& e) {

@@ -1,7 +1,5 @@
 #include "local.hpp"
 
-#include <sys/random.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +8,7 @@
 
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "log.hpp"
 #include "options.hpp"
 #include "state.hpp"
@@ -37,18 +36,12 @@ int init_post_opt(spank_t sp) {
 }
 
 int user_init(spank_t) {
-    unsigned char key[32];
-    std::size_t got = 0;
-    while (got < sizeof key) {
-        const ssize_t n = getrandom(key + got, sizeof key - got, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            log_error(std::string("cannot create the step's secret: getrandom: ") + std::strerror(errno));
-            return -1;
-        }
-        got += static_cast<std::size_t>(n);
+    const auto key = sys::random_bytes(32);
+    if (!key) {
+        log_error("cannot create the step's secret: " + key.error());
+        return -1;
     }
-    const std::string secret = to_hex(std::string_view(reinterpret_cast<const char*>(key), sizeof key));
+    const std::string secret = to_hex(*key);
     // Overwrite: an srun inside a step or batch script makes a new step, with a new secret.
     if (setenv("GANGWAY_SECRET", secret.c_str(), 1) != 0) {
         log_error("cannot put the step's secret in the environment");

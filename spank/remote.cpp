@@ -11,7 +11,7 @@
 
 #include "../lib/base/error.hpp"
 #include "../lib/sys/node/addrs.hpp"
-#include "../lib/sys/node/shared_dir_file.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/topology_file.hpp"
 #include "../lib/env/data_addr.hpp"

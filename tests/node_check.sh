@@ -325,4 +325,18 @@ nc ok -- --nhc --state="$W/st-inc/state"
 : >"$W/etc/slurm.conf"
 nc ok -- --level=fast
 [ $rc = 2 ] && grep -q "level is quick or full" <<<"$err" && pass "--level=fast refused" || fail "level: $rc $err"
+# 9. A FIFO in node-check.conf's or gres.conf's place (issue 32): one line at
+# once, never waited on (they were read with the sysfs attribute reader, which
+# opened them blocking). `timeout` only bounds the old hang.
+mkfifo "$W/fifo.conf" "$W/gres.fifo"
+env SLURMD_NODENAME=node08 SLURM_CONF="$W/etc/slurm.conf" GANGWAY_SCONTROL="$W/slurm/scontrol" GANGWAY_SYSFS_ROOT="$W/ok" \
+  timeout 20 "$GW" node-check --config="$W/fifo.conf" >"$W/out" 2>"$W/err"; rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$W/err")" = 1 ] && grep -q "cannot read $W/fifo.conf; not checking" "$W/err" \
+  && pass "a FIFO as node-check.conf: one line, exit 2, not waited on" || fail "fifo node-check.conf: rc=$rc $(cat "$W/err")"
+printf 'gres_conf=%s\n' "$W/gres.fifo" >"$W/gres-fifo.conf"
+env LD_LIBRARY_PATH="$W/fakes" GANGWAY_FAKE_GPUS=2 GANGWAY_FAKE_GPU_NAME="NVIDIA H100 80GB HBM3" SLURMD_NODENAME=node08 \
+  SLURM_CONF="$W/etc/slurm.conf" GANGWAY_SCONTROL="$W/slurm/scontrol" GANGWAY_SYSFS_ROOT="$W/ok" \
+  timeout 20 "$GW" node-check --nhc --config="$W/gres-fifo.conf" --state="$W/st-fifo/state" >"$W/out" 2>"$W/err"; rc=$?
+[ $rc = 0 ] && pass "a FIFO as gres.conf: not waited on, no expectation from it (exit 0)" \
+  || fail "fifo gres.conf: rc=$rc $(cat "$W/out" "$W/err")"
 finish

@@ -3,12 +3,8 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-
-#include "fd.hpp"
+#include "node/file.hpp"
 
 namespace gangway::sys {
 
@@ -27,24 +23,11 @@ std::optional<ConfFiles::Id> DiskFiles::identify(const std::string& path) {
 }
 
 std::optional<ConfFiles::Text> DiskFiles::read(const std::string& path, std::size_t limit) {
-    const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (!fd) return std::nullopt;
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-    Text t;
-    char buf[65536];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        const std::size_t room = limit - t.text.size();
-        t.text.append(buf, std::min(room, static_cast<std::size_t>(n)));
-        if (static_cast<std::size_t>(n) > room) {
-            t.truncated = true;
-            break;
-        }
-    }
-    return t;
+    ReadOptions o{limit};
+    o.over = ReadOptions::Over::Truncate;
+    auto r = read_file_at(AT_FDCWD, path, o);
+    if (!r.ok()) return std::nullopt;
+    return Text{std::move(r.text), r.truncated};
 }
 
 }  // namespace gangway::sys

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "temp_dir.hpp"
-#include "../../lib/sys/node/shared_dir_file.hpp"
+#include "../../lib/sys/node/file.hpp"
 
 using namespace gangway::sys;
 namespace fs = std::filesystem;

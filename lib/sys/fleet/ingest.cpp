@@ -18,6 +18,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../fd.hpp"
+#include "../node/file.hpp"
 
 namespace gangway::sys::fleet {
 namespace {
@@ -67,54 +68,49 @@ struct Read {
     std::string error;  // set: reject
 };
 
+// Through the one reader (file.hpp), in the words the rejected/ log has always used.
 Read read_claimed(int work, const std::string& name, std::size_t max_bytes) {
+    sys::ReadOptions o{max_bytes};
+    o.follow_links = false;
+    o.written_by_owner_only = true;  // a writer's file has one name and mode 0600 (spool_report)
+    auto f = sys::read_file_at(work, name, o);
     Read r;
-    Fd fd(::openat(work, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-    if (!fd) {
-        r.error = errno == ELOOP ? "a symbolic link, not a report" : "cannot open it: " + errno_text();
-        struct stat st{};
-        if (::fstatat(work, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) r.owner = st.st_uid;
-        return r;
+    r.owner = f.st.st_uid;
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", unsigned(f.st.st_mode & 07777));
+    switch (f.problem) {
+        case sys::ReadProblem::none:
+            // A file that grew or shrank while read: its size at the open is not what was read.
+            if (f.text.size() != std::uint64_t(f.st.st_size)) r.error = "changed while it was read";
+            r.text = std::move(f.text);
+            break;
+        case sys::ReadProblem::link:
+            r.error = "a symbolic link, not a report";
+            break;
+        case sys::ReadProblem::open:
+            r.error = "cannot open it: " + std::string(std::strerror(f.err));
+            break;
+        case sys::ReadProblem::stat:
+            r.error = "cannot stat it: " + std::string(std::strerror(f.err));
+            break;
+        case sys::ReadProblem::not_regular:
+            r.error = "not a regular file";
+            break;
+        case sys::ReadProblem::hard_links:
+            r.error = std::to_string(f.st.st_nlink) + " hard links to it: a report has one name, so that its owner is its writer";
+            break;
+        case sys::ReadProblem::written_by_others:
+            r.error = std::string("mode ") + mode + ": others than its owner may write it, so its owner need not be its writer";
+            break;
+        case sys::ReadProblem::too_large:
+            r.error = std::uint64_t(f.st.st_size) > max_bytes
+                          ? std::to_string(f.st.st_size) + " bytes, over the limit of " + std::to_string(max_bytes)
+                          : "changed while it was read";
+            break;
+        default:
+            r.error = "changed while it was read";
+            break;
     }
-    struct stat st{};
-    if (::fstat(fd.get(), &st) != 0) {
-        r.error = "cannot stat it: " + errno_text();
-        return r;
-    }
-    r.owner = st.st_uid;
-    if (!S_ISREG(st.st_mode)) {
-        r.error = "not a regular file";
-        return r;
-    }
-    // "The owner is the writer" holds only for a file nobody else could have
-    // written: a second name (a hard link to a file someone else may write,
-    // made in the spool by a user) or a group or other write bit breaks it.
-    // A writer's file has one name and mode 0600 (spool_report).
-    if (st.st_nlink != 1) {
-        r.error = std::to_string(st.st_nlink) + " hard links to it: a report has one name, so that its owner is its writer";
-        return r;
-    }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
-        r.error = std::string("mode ") + mode + ": others than its owner may write it, so its owner need not be its writer";
-        return r;
-    }
-    if (std::uint64_t(st.st_size) > max_bytes) {
-        r.error = std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(max_bytes);
-        return r;
-    }
-    r.text.resize(std::size_t(st.st_size));
-    std::size_t got = 0;
-    while (got < r.text.size()) {
-        const ssize_t n = ::read(fd.get(), r.text.data() + got, r.text.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += std::size_t(n);
-    }
-    // A file that grows while read is cut at its size at the open: read one more byte to be sure.
-    char extra;
-    if (got != r.text.size() || ::read(fd.get(), &extra, 1) > 0) r.error = "changed while it was read";
     return r;
 }
 

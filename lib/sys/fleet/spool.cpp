@@ -3,8 +3,7 @@
 #include <sys/stat.h>
 
 #include "../../base/text.hpp"
-#include "../net/sock.hpp"
-#include "../node/shared_dir_file.hpp"
+#include "../node/file.hpp"
 
 namespace gangway::sys::fleet {
 

@@ -12,6 +12,7 @@
 #include "../../health/run_plan.hpp"
 #include "../../health/xid.hpp"
 #include "../conf_files.hpp"
+#include "../node/file.hpp"
 #include "../node/sysfs.hpp"
 #include "../stages/cuda_stage.hpp"
 #include "../stages/nccl_stage.hpp"
@@ -57,7 +58,7 @@ std::optional<health::StageFacts> facts_of(const std::optional<StageOutcome>& o)
     return health::StageFacts{o->result, o->findings, o->gpus};
 }
 
-std::string read_small(const std::string& path) { return read_attr(path).value_or(""); }
+std::string read_small(const std::string& path) { auto t = read_config_file(path); return t ? *t : ""; }
 
 health::Expected expectations(const NodeCheckOptions& o) {
     const health::SlurmFiles where = health::slurm_files(o.conf, o.env);

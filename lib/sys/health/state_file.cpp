@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "../../base/error.hpp"
-#include "../node/shared_dir_file.hpp"
+#include "../node/file.hpp"
 
 namespace gangway::sys {
 namespace {

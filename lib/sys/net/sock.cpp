@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -160,18 +159,6 @@ Result<std::string> recv_exact(int fd, std::size_t n, Deadline d) {
         return Failure{std::string("recv: ") + std::strerror(errno)};
     }
     return out;
-}
-
-Result<std::string> random_bytes(std::size_t n) {
-    std::string s(n, '\0');
-    std::size_t off = 0;
-    while (off < n) {
-        const ssize_t r = ::getrandom(s.data() + off, n - off, 0);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return Failure{std::string("getrandom: ") + std::strerror(errno)};
-        off += static_cast<std::size_t>(r);
-    }
-    return s;
 }
 
 // Sealing and opening frames is pure and throws gangway::Error on a frame

@@ -13,6 +13,7 @@
 
 #include "../../base/result.hpp"
 #include "../fd.hpp"
+#include "../node/file.hpp"  // random_bytes: the nonces
 #include "../../preflight/wire.hpp"
 
 namespace gangway::sys {
@@ -39,7 +40,6 @@ Result<void> send_all(int fd, std::string_view data, Deadline d);
 Result<std::string> recv_exact(int fd, std::size_t n, Deadline d);
 // Whether fd has something to read (or has closed) before the deadline.
 bool wait_readable(int fd, Deadline d);
-Result<std::string> random_bytes(std::size_t n);
 
 // An authenticated connection: each side sends its nonce first (wire.hpp);
 // then frames both ways. recv fails on EOF, timeout or a frame that fails

@@ -14,7 +14,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "cpu_sysfs.hpp"
-#include "shared_dir_file.hpp"
+#include "file.hpp"
 #include "sysfs.hpp"
 
 namespace gangway::sys {
@@ -290,37 +290,35 @@ void keep_io(hwloc_topology_t t) {
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 }
 
-// A whole file by plain POSIX reads: with `topology=` set this runs in every
-// slurmstepd, where an ifstream's first use (libstdc++'s locale set-up) cost
-// about a millisecond. Files past kMaxTopologyFile are refused, not read.
+// A whole file through the one reader (file.hpp): with `topology=` set this
+// runs in every slurmstepd, where an ifstream's first use (libstdc++'s locale
+// set-up) cost about a millisecond. Files past kMaxTopologyFile are refused,
+// not read. It may block: a file named on the command line may be a pipe
+// (`gangway topo --xml <(lstopo --of xml)`). I/O, so a Result; the callers
+// below parse, and pure parsing throws.
 constexpr std::size_t kMaxTopologyFile = 64u << 20;
 
-std::string slurp(const std::string& path, const char* what_to_do) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        const int e = errno;
-        throw Error(path + " cannot be read (" + std::strerror(e) + "); " + what_to_do);
-    }
-    std::string text;
-    char buf[65536];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int e = errno;
-            ::close(fd);
-            throw Error(path + " cannot be read (" + std::strerror(e) + "); " + what_to_do);
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > kMaxTopologyFile) {
-            ::close(fd);
-            throw Error(path + " is larger than " + std::to_string(kMaxTopologyFile >> 20) +
-                        " MiB, more than any topology; " + what_to_do);
-        }
-    }
-    ::close(fd);
-    return text;
+[[gnu::cold]] Failure slurp_failure(const std::string& path, const FileRead& r, const char* what_to_do) {
+    if (r.problem == ReadProblem::too_large)
+        return Failure{path + " is larger than " + std::to_string(kMaxTopologyFile >> 20) +
+                       " MiB, more than any topology; " + what_to_do};
+    return Failure{path + " cannot be read (" + std::strerror(r.err) + "); " + what_to_do};
+}
+
+Result<std::string> slurp(const std::string& path, const char* what_to_do) {
+    ReadOptions o{kMaxTopologyFile};
+    o.may_block = true;
+    o.regular_only = false;
+    auto r = read_file_at(AT_FDCWD, path, o);
+    if (!r.ok()) return slurp_failure(path, r, what_to_do);
+    return std::move(r.text);
+}
+
+// The text, or the reader's line as this file's callers throw it.
+std::string slurp_or_throw(const std::string& path, const char* what_to_do) {
+    auto text = slurp(path, what_to_do);
+    if (!text) throw Error(text.error());
+    return std::move(*text);
 }
 
 }  // namespace
@@ -452,7 +450,7 @@ Topology load_topology_xml(const std::string& path) {
         ok = hwloc_topology_set_xml(h.t, path.c_str()) == 0 && hwloc_topology_load(h.t) == 0;
         hwloc_says = reason.text();
     }
-    if (!ok) throw Error(refusal(path, slurp(path, "pass an hwloc XML file"), hwloc_says));
+    if (!ok) throw Error(refusal(path, slurp_or_throw(path, "pass an hwloc XML file"), hwloc_says));
     return convert(h.t);
 }
 
@@ -465,7 +463,7 @@ void write_topology_cache(const Topology& topo, const std::string& path) {
 
 Topology read_topology_cache(const std::string& path) {
     const std::string text =
-        slurp(path, ("write it with `gangway topo --write-cache " + path + "` on the node").c_str());
+        slurp_or_throw(path, ("write it with `gangway topo --write-cache " + path + "` on the node").c_str());
     return parse_topology(text, path);
 }
 
@@ -473,7 +471,7 @@ Topology load_topology(const std::string& path, IoScope io) {
     if (path.empty() && io == IoScope::CpusOnly)
         if (auto cpus = read_cpu_topology(sysfs_root())) return std::move(*cpus);
     if (path.empty()) return load_live_topology(io);
-    const std::string text = slurp(path, "pass an hwloc XML file or a cache written by `gangway topo --write-cache`");
+    const std::string text = slurp_or_throw(path, "pass an hwloc XML file or a cache written by `gangway topo --write-cache`");
     if (text.rfind("gangway-topology", 0) == 0) return parse_topology(text, path);
     return load_topology_xml(path);
 }

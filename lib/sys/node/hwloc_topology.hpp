@@ -25,7 +25,7 @@ Topology load_live_topology(IoScope io = IoScope::Devices);
 Topology load_topology_xml(const std::string& path);
 
 // The cache: gangway's own small text format (see topology.hpp). Written by
-// write_file_atomic (shared_dir_file.hpp: a private random name created with
+// write_file_atomic (file.hpp: a private random name created with
 // O_EXCL|O_NOFOLLOW, renamed into place, mode 0644), so concurrent readers
 // never see half a file and a link planted in the directory is never written
 // through. Both throw gangway::Error with the path and what to do.

@@ -1,11 +1,13 @@
 #include "node_card.hpp"
 
+#include "file.hpp"
 #include "sysfs.hpp"
 #include "../../base/saturate.hpp"
 #include "../../base/text.hpp"
 #include "../../preflight/version_text.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
@@ -17,7 +19,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
@@ -126,9 +127,9 @@ std::map<std::string, std::string> read_versions(const std::string& root) {
     if (drv.empty()) drv = preflight::driver_version_from_proc(first_line(b + "/proc/driver/nvidia/version"));
     v["driver"] = drv.empty() ? "none" : drv;
 
-    std::ifstream in(b + "/usr/local/cuda/version.json");
-    std::string cuda =
-        preflight::cuda_version_from_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    // Through the one reader, bounded: a few hundred bytes, never a FIFO waited on.
+    ReadOptions o{kMaxAttr};
+    std::string cuda = preflight::cuda_version_from_json(read_file_at(AT_FDCWD, b + "/usr/local/cuda/version.json", o).text);
     if (cuda.empty()) cuda = preflight::cuda_version_from_txt(first_line(b + "/usr/local/cuda/version.txt"));
     v["cuda"] = cuda.empty() ? "none" : cuda;
 

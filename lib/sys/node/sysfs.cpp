@@ -5,12 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <optional>
 #include <string_view>
 
 #include "../../base/text.hpp"
 #include "../../pin/topology.hpp"
+#include "file.hpp"
 #include "process_env.hpp"
 
 namespace gangway::sys {
@@ -36,25 +36,17 @@ std::vector<fs::path> entries(const fs::path& dir) {
 }
 
 std::optional<std::string> read_attr(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    std::string text;
-    char buf[4096];
-    bool ok = true;
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0) break;
-        if (n < 0 || text.size() + static_cast<std::size_t>(n) > kMaxAttr) {
-            ok = false;
-            break;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    if (!ok) return std::nullopt;
-    text.erase(trim_right(text, "\n\r ").size());
-    return text;
+    // The kernel's attributes: links followed (sysfs is made of them), and
+    // opened as the kernel means them to be. A configuration file a site
+    // writes is never read here (a FIFO in its place would block): see
+    // file.hpp's read_file.
+    ReadOptions o{kMaxAttr};
+    o.may_block = true;
+    o.regular_only = false;
+    auto r = read_file_at(AT_FDCWD, path, o);
+    if (!r.ok()) return std::nullopt;
+    r.text.erase(trim_right(r.text, "\n\r ").size());
+    return std::move(r.text);
 }
 
 namespace {

@@ -1,52 +1,27 @@
 #include "topology_file.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "../../base/error.hpp"
-#include "../fd.hpp"
+#include "file.hpp"
 
 namespace gangway::sys {
 namespace {
 
 // ENOENT is "not there" (the caller tries the next place); anything else fails.
 Result<std::string> read_config(const std::string& path, bool& absent) {
-    absent = false;
-    // O_NONBLOCK: a FIFO put in the file's place returns at once instead of
-    // holding the step's launch. Links are followed: configless SLURM and
+    // Not blocking: a FIFO put in the file's place is refused at once instead
+    // of holding the step's launch. Links are followed: configless SLURM and
     // sites link their configuration files.
-    Fd f(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-    if (f.get() < 0) {
-        absent = errno == ENOENT;
-        return Failure{path + ": " + std::strerror(errno)};
-    }
-    struct stat st{};
-    if (::fstat(f.get(), &st) != 0) return Failure{path + ": " + std::strerror(errno)};
-    if (!S_ISREG(st.st_mode)) return Failure{path + " is not a regular file"};
-    if (static_cast<unsigned long long>(st.st_size) > kMaxTopologyFileBytes)
+    ReadOptions o{kMaxTopologyFileBytes};
+    auto r = read_file_at(AT_FDCWD, path, o);
+    absent = r.problem == ReadProblem::open && r.err == ENOENT;
+    if (r.problem == ReadProblem::too_large)
         return Failure{path + " is larger than " + std::to_string(kMaxTopologyFileBytes >> 20) + " MiB"};
-    // The file's size and one byte (to see it grew), not the limit: 16 MiB
-    // zeroed in every step cost each node's slurmstepd some 60 ms.
-    std::string out(static_cast<std::size_t>(st.st_size) + 1, '\0');
-    std::size_t got = 0;
-    while (got < out.size()) {
-        const ssize_t n = ::read(f.get(), out.data() + got, out.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return Failure{path + ": " + std::strerror(errno)};
-        if (n == 0) break;
-        got += static_cast<std::size_t>(n);
-        // Grown since fstat: read on, up to the limit.
-        if (got == out.size() && out.size() <= kMaxTopologyFileBytes)
-            out.resize(std::min(out.size() * 2, kMaxTopologyFileBytes + 1));
-    }
-    if (got > kMaxTopologyFileBytes)
-        return Failure{path + " is larger than " + std::to_string(kMaxTopologyFileBytes >> 20) + " MiB"};
-    out.resize(got);
-    return out;
+    if (!r.ok()) return Failure{describe(path, r, o)};
+    return std::move(r.text);
 }
 
 bool yaml_name(const std::string& p) {
