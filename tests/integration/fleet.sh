@@ -4,8 +4,9 @@
 # by root and one run by a user (nobody), and `gangway node-check --json` on
 # every node (srun, as root, on a fixture node tree), drop their reports
 # into a spool made as gangway(1) says (root's, mode 1733); `gangway fleet
-# ingest` stores them (the user's as a job check of its uid, root's as node
-# checks: the owner decides), a second ingest finds nothing new, and
+# ingest` stores them (what each is from its kind, who vouches for it from
+# its owner: root's job check is a job check of uid 0, the user's one of its
+# uid, root's node checks uid 0's), a second ingest finds nothing new, and
 # `gangway fleet show` lists the four nodes with their TCP figures from the
 # job checks and their port rates from the node checks.
 . "$(dirname "$0")/lib.sh"
@@ -41,12 +42,12 @@ nodes=$(cd "$SP" && ls node-*.json 2>/dev/null | sed 's/^node-\(node[0-9]*\)\..*
   && pass "(b) node-check --json on 4 nodes: 4 reports in the spool (rc $rc)" \
   || fail "(b) node checks: rc=$rc spooled: $nodes; $(tail -3 "$WORK/nc.err")"
 
-# (c) The ingest stores all six, by owner; again, nothing new.
+# (c) The ingest stores all six, each as its kind, with its owner; again, nothing new.
 out=$(gangway fleet ingest --spool "$SP" --db "$DB" 2>&1); rc=$?
 src=$(q "select source || ':' || uid || ':' || count(*) from checks group by source, uid order by source")
 if [ $rc = 0 ] && grep -q "6 stored, 0 already there, 0 rejected" <<<"$out" \
-   && [ "$src" = "job_check:65534:1 node_check:0:5" ] && [ -z "$(cd "$SP" && ls *.json 2>/dev/null)" ]; then
-  pass "(c) fleet ingest: 6 checks stored (the user's job check as uid 65534's, root's 5 as node checks), the spool empty"
+   && [ "$src" = "job_check:0:1 job_check:65534:1 node_check:0:4" ] && [ -z "$(cd "$SP" && ls *.json 2>/dev/null)" ]; then
+  pass "(c) fleet ingest: 6 checks stored (root's and the user's job checks as job checks of their uids, root's 4 node checks), the spool empty"
 else fail "(c) ingest: rc=$rc $out; sources: $src; left: $(ls "$SP")"; fi
 out=$(gangway fleet ingest --spool "$SP" --db "$DB" 2>&1)
 grep -q "0 stored, 0 already there, 0 rejected" <<<"$out" && pass "(c) a second ingest finds nothing new" || fail "(c) again: $out"
