@@ -167,7 +167,8 @@ TEST_CASE("node check plan: the first pass judges all that was gathered, the re-
     Gathered nolog = g;
     nolog.kmsg = KmsgFacts{};
     nolog.kmsg->why = "not root";
-    const auto* x = find(judge_run(nolog, c, false), Check::gpu_xid, "node");
+    const auto nolog_records = judge_run(nolog, c, false);  // kept: find points into it
+    const auto* x = find(nolog_records, Check::gpu_xid, "node");
     REQUIRE(x);
     CHECK(x->status == Status::skipped);
     CHECK(x->reason == "not root");
