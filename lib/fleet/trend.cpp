@@ -9,6 +9,7 @@
 
 #include "../base/error.hpp"
 #include "../base/keyed_hash.hpp"
+#include "../base/stats.hpp"  // median, mad
 
 namespace gangway::fleet {
 namespace {
@@ -16,23 +17,10 @@ namespace {
 // 1.4826 x MAD estimates a normal distribution's standard deviation.
 constexpr double kMadToSigma = 1.4826;
 
-double median_of(std::vector<double> v) {
-    const std::size_t n = v.size(), h = n / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
-    const double hi = v[h];
-    if (n % 2) return hi;
-    const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h));
-    return (lo + hi) / 2;
-}
-
 // A robust spread as a fraction: 1.4826 x the MAD of `r`; nullopt when there are fewer than `need`.
 std::optional<double> spread(const std::vector<double>& r, std::size_t need) {
     if (r.size() < std::max<std::size_t>(need, 1)) return std::nullopt;
-    const double m = median_of(r);
-    std::vector<double> dev;
-    dev.reserve(r.size());
-    for (double x : r) dev.push_back(std::fabs(x - m));
-    return kMadToSigma * median_of(std::move(dev));
+    return kMadToSigma * mad(r);
 }
 
 // The median of sorted `v` with element `skip` left out (v.size() >= 2).
@@ -98,7 +86,7 @@ std::optional<double> vouched_median(const std::vector<const Figure*>& rows, std
     v.clear();
     for (std::size_t k = b; k < e; ++k) v.push_back(rows[k]->value);
     n = v.size();
-    return median_of(v);
+    return median(v);
 }
 
 // The largest lower median of `rows` with any one user's job figures taken
@@ -239,7 +227,7 @@ TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now,
         auto med = [&](std::size_t b, std::size_t e) {
             v.clear();
             for (std::size_t k = b; k < e; ++k) v.push_back(s.rows[k]->value);
-            return median_of(v);
+            return median(v);
         };
         if (t.recent_n >= set.min_recent) t.recent = med(s.cut, s.rows.size());
         if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);
@@ -264,7 +252,7 @@ TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now,
         for (auto& [x, _] : rec) vals.push_back(x);
         std::vector<std::optional<double>> own_peers(j - i);  // what each vouched series' own ratio is taken against
         if (rec.size() > set.min_peers) {  // at least min_peers others for every series
-            const double all = median_of(vals);
+            const double all = median(vals);
             for (std::size_t k = i; k < j; ++k)
                 if (series[k].t.recent) series[k].t.peers = all;
             for (std::size_t p = 0; p < rec.size(); ++p) {
