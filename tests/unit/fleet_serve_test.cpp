@@ -101,6 +101,15 @@ std::size_t count(std::string_view hay, std::string_view needle) {
     return n;
 }
 
+// The responses in what a connection received: status lines, at its start or
+// at a line's start (a body such as "up 1\n" ends with a bare LF). Not every
+// "HTTP/1.1 ": a newer libmicrohttpd (26.05's) answers a request with two
+// Content-Lengths itself, and its error page quotes "HTTP/1.1 request with
+// multiple ...".
+std::size_t responses(std::string_view bytes) {
+    return (bytes.starts_with("HTTP/1.1 ") ? 1 : 0) + count(bytes, "\nHTTP/1.1 ");
+}
+
 const std::string kGet = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
 
 }  // namespace
@@ -120,7 +129,7 @@ TEST_CASE("fleet serve: a request framed two ways is refused with 400, its conne
         send_all(c, head + "0\r\n\r\n" + kGet);
         const Reply r = read_to_close(c);
         CHECK(r.bytes.starts_with("HTTP/1.1 400 "));
-        CHECK(count(r.bytes, "HTTP/1.1 ") == 1);
+        CHECK(responses(r.bytes) == 1);
         CHECK(r.closed);
     }
 }
@@ -133,7 +142,7 @@ TEST_CASE("fleet serve: a request with a body is refused and its connection clos
         const Reply r = read_to_close(c);
         CHECK(r.bytes.starts_with("HTTP/1.1 400 "));
         CHECK_THAT(r.bytes, Catch::Matchers::ContainsSubstring("takes no body"));
-        CHECK(count(r.bytes, "HTTP/1.1 ") == 1);
+        CHECK(responses(r.bytes) == 1);
         CHECK(r.closed);
     }
     {
@@ -141,7 +150,7 @@ TEST_CASE("fleet serve: a request with a body is refused and its connection clos
         send_all(c, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nx=1" + kGet);
         const Reply r = read_to_close(c);
         CHECK(r.bytes.starts_with("HTTP/1.1 405 "));
-        CHECK(count(r.bytes, "HTTP/1.1 ") == 1);
+        CHECK(responses(r.bytes) == 1);
         CHECK(r.closed);
     }
     {
