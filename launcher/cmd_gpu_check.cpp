@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "../lib/fleet/report_schema.hpp"
 #include "../lib/base/error.hpp"
+#include "../lib/fleet/report_schema.hpp"
 #include "../lib/preflight/gpu_checks.hpp"
 #include "../lib/preflight/local_report.hpp"
 #include "../lib/preflight/report.hpp"

@@ -9,18 +9,18 @@
 #include <ctime>
 #include <string>
 
-#include "../lib/fleet/report_schema.hpp"
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
+#include "../lib/fleet/report_schema.hpp"
 #include "../lib/health/check_mode.hpp"
 #include "../lib/health/site_conf.hpp"
+#include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/health/log.hpp"
 #include "../lib/sys/health/node_check.hpp"
 #include "../lib/sys/health/slurm_mode.hpp"
-#include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/health/state_file.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/process_env.hpp"
-#include "../lib/sys/node/shared_dir_file.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
 

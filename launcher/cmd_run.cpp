@@ -15,21 +15,21 @@
 #include <thread>
 #include <vector>
 
-#include "../lib/fleet/report_schema.hpp"
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
+#include "../lib/fleet/report_schema.hpp"
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/drain.hpp"
 #include "../lib/preflight/report.hpp"
 #include "../lib/preflight/requeue.hpp"
+#include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/net/sock.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/process_env.hpp"
-#include "../lib/sys/node/shared_dir_file.hpp"
-#include "../lib/sys/fleet/spool.hpp"
+#include "../lib/sys/node/sysfs.hpp"
 #include "../lib/sys/slurm/drain_spool.hpp"
 #include "../lib/sys/slurm/scontrol.hpp"
-#include "../lib/sys/node/sysfs.hpp"
 #include "commands.hpp"
 #include "preflight.hpp"
 
@@ -183,7 +183,7 @@ Args parse(int argc, char** argv, bool is_run) {
 
 // The report and the heatmap: the user's own files (0666 less the umask, as
 // a shell's `>` makes them), through the one writer that never follows a
-// planted link and leaves the whole file or none (shared_dir_file.hpp).
+// planted link and leaves the whole file or none (lib/sys/node/file.hpp).
 bool write_file(const std::string& path, const std::string& text, std::string_view what) {
     if (auto w = sys::write_file_atomic(path, text, 0666, what); !w) {
         std::fprintf(stderr, "gangway: %s\n", w.error().c_str());

@@ -456,7 +456,7 @@ Topology load_topology_xml(const std::string& path) {
 
 void write_topology_cache(const Topology& topo, const std::string& path) {
     // Usually run as root, maybe into a directory others can write: through
-    // the one writer that never follows a planted link (shared_dir_file.hpp).
+    // the one writer that never follows a planted link (lib/sys/node/file.hpp).
     // 0644: slurmstepd reads it as the job's user.
     if (auto w = write_file_atomic(path, serialize_topology(topo), 0644, "the topology cache"); !w) throw Error(w.error());
 }

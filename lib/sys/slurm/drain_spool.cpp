@@ -5,7 +5,7 @@
 
 #include "../../base/text.hpp"
 #include "../net/sock.hpp"  // random_bytes
-#include "../node/shared_dir_file.hpp"
+#include "../node/file.hpp"
 
 namespace gangway::sys {
 
