@@ -189,7 +189,7 @@ panels = [(p["title"], t["expr"]) for p in dash["panels"] for t in p.get("target
 if len(panels) < (10 if not titles else 1):
     print("only", len(panels), "queries in the dashboard"); sys.exit(1)
 empty = []
-deadline = time.time() + 10
+deadline = time.time() + 20
 for title, e in panels:
     q = e
     for k, v in subst.items():

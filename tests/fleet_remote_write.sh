@@ -4,7 +4,9 @@
 # (Debian's victoria-metrics), with the files of contrib/prometheus/:
 #  - promtool (Debian's, 2.42) accepts contrib/prometheus/prometheus.yml (the
 #    scrape job, the rule file, the remote_write block) and its recording
-#    rules (gangway.rules.yml);
+#    rules (gangway.rules.yml), and its unit tests of them pass
+#    (gangway.rules.test.yml: two stores' nodes of one name kept apart, none
+#    degrading counted 0);
 #  - a store of three weeks of checks and one real node check with GPUs and
 #    ports (tests/fleet_prom_lib.sh, as tests/fleet_prometheus.sh), served by
 #    `fleet serve` on loopback; VictoriaMetrics and Prometheus on loopback
@@ -37,6 +39,8 @@ out=$(promtool check config "$C/prometheus.yml" 2>&1) && grep -q 'SUCCESS: 1 rul
   && pass "promtool check config: contrib/prometheus/prometheus.yml, its rule file found" || fail "check config: $out"
 out=$(promtool check rules "$C/gangway.rules.yml" 2>&1) && grep -q 'SUCCESS: 6 rules found' <<<"$out" \
   && pass "promtool check rules: gangway.rules.yml, 6 recording rules" || fail "check rules: $out"
+out=$(cd "$C" && promtool test rules gangway.rules.test.yml 2>&1) && grep -q SUCCESS <<<"$out" \
+  && pass "promtool test rules: each rule's answer on two stores with a node of the same name (gangway.rules.test.yml)" || fail "test rules: $out"
 
 # 2. The store, and fleet serve on it.
 S=$W/spool DB=$W/fleet.db
