@@ -173,7 +173,7 @@ PY
 # Grafana dashboard (those whose title matches the regex TITLES, when given)
 # through API's /api/v1/query (Prometheus' or VictoriaMetrics'), the
 # dashboard's variables substituted ($node: NODE as a regex, all nodes when
-# none given or .*). Each query is asked again for up to 10 s (rate() and increase()
+# none given or .*). Each query is asked again until 20 s have passed (rate() and increase()
 # want two samples in their window). Prints "ok N" (N queries), or "no data:"
 # and the panels whose queries returned nothing, by title.
 dashboard_panels() {
