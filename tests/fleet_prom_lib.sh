@@ -172,8 +172,8 @@ PY
 # dashboard_panels API [NODE [TITLES]]: every query of every panel of the
 # Grafana dashboard (those whose title matches the regex TITLES, when given)
 # through API's /api/v1/query (Prometheus' or VictoriaMetrics'), the
-# dashboard's variables substituted ($node: NODE as a regex, all nodes when
-# none given or .*). Each query is asked again until 20 s have passed (rate() and increase()
+# dashboard's variables substituted ($node: NODE, which must be one of the
+# values the variable's own query offers; its "All" value when none given or .*). Each query is asked again until 20 s have passed (rate() and increase()
 # want two samples in their window). Prints "ok N" (N queries), or "no data:"
 # and the panels whose queries returned nothing, by title.
 dashboard_panels() {
@@ -183,7 +183,19 @@ api, dash, node, titles = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
 def get(path, **q):
     with urllib.request.urlopen(api + path + "?" + urllib.parse.urlencode(q), timeout=5) as r:
         return json.load(r)
+# The node variable's choices, as Grafana asks for them (label_values(METRIC, node)):
+# "All" is its allValue, and a node asked for must be one of them.
+var = [v for v in dash["templating"]["list"] if v["name"] == "node"][0]
+m = re.fullmatch(r"label_values\((\w+), *(\w+)\)", var["definition"])
+choices = get("/api/v1/label/%s/values" % m.group(2), **{"match[]": m.group(1)})["data"]
+if node == ".*":
+    node = var["allValue"]
+elif node not in choices:
+    print("no data: the node variable offers %s, not %s" % (choices, node)); sys.exit(1)
 subst = {"$__rate_interval": "15s", "$__range": "1m", "$__interval": "1s", "${node}": node, "$node": node}
+untargeted = [p["title"] for p in dash["panels"] if p.get("type") != "row" and not any(t.get("expr") for t in p.get("targets", []))]
+if untargeted:
+    print("no data: panels without a query:", untargeted); sys.exit(1)
 panels = [(p["title"], t["expr"]) for p in dash["panels"] for t in p.get("targets", [])
           if re.search(titles, p["title"])]
 if len(panels) < (10 if not titles else 1):
