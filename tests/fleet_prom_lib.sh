@@ -10,6 +10,16 @@ skip() {
   echo "SKIP: $1"; exit 77
 }
 
+# fleet_requires [COMMAND...]: root (fleet ingest, and the spool's files given
+# their owners), Debian's prometheus and promtool, and each COMMAND, or skip.
+fleet_requires() {
+  local p
+  [ "$(id -u)" = 0 ] || skip "needs root (fleet ingest, and the spool's files given their owners)"
+  for p in prometheus promtool "$@"; do
+    command -v "$p" >/dev/null || skip "$p is not installed (contrib/dev/install-deps.sh installs it)"
+  done
+}
+
 # fleet_workdir NAME: W, a fresh directory every service user can enter;
 # every process started by start_* is stopped and W removed on exit (KEEP=1 keeps W).
 FLEET_PIDS=()

@@ -25,8 +25,7 @@ set -u
 GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
 . "$(dirname "$0")/verdicts.sh"
 . "$(dirname "$0")/fleet_prom_lib.sh"
-[ "$(id -u)" = 0 ] || skip "needs root (fleet ingest, and the spool's files given their owners)"
-for p in prometheus promtool; do command -v $p >/dev/null || skip "$p is not installed (apt-get install prometheus)"; done
+fleet_requires
 
 fleet_workdir fleet-prom
 S=$W/spool DB=$W/fleet.db

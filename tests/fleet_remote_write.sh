@@ -27,10 +27,7 @@ set -u
 GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
 . "$(dirname "$0")/verdicts.sh"
 . "$(dirname "$0")/fleet_prom_lib.sh"
-[ "$(id -u)" = 0 ] || skip "needs root (fleet ingest, and the spool's files given their owners)"
-for p in prometheus promtool; do command -v $p >/dev/null || skip "$p is not installed (apt-get install prometheus)"; done
-command -v victoria-metrics >/dev/null || skip "victoria-metrics is not installed (apt-get install victoria-metrics)"
-command -v ss >/dev/null || skip "ss is not installed (apt-get install iproute2)"
+fleet_requires victoria-metrics ss
 C=$top_srcdir/contrib/prometheus
 fleet_workdir fleet-rw
 
