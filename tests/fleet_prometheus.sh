@@ -2,7 +2,9 @@
 # gangway fleet metrics and fleet serve against the real thing (issue 25):
 # a store filled by `gangway fleet ingest` with three weeks of synthetic
 # checks (root's node checks and two users' job checks; one node's NCCL
-# figure and one link fall in the last days), then
+# figure and one link fall in the last days) and one node check that
+# `gangway node-check --level=full --json` wrote on a fixture node with the
+# GPU and RDMA test doubles (GPUs, NCCL and ports: issue 34), then
 #  - `promtool check metrics` (Debian's, 2.42) accepts `fleet metrics` in
 #    both formats, and the degrading node and link are in it;
 #  - `fleet serve` on loopback answers /metrics in the format the Accept
@@ -12,75 +14,30 @@
 #    (framing, bodies and busy keep-alive connections:
 #    tests/unit/fleet_serve_test.cpp);
 #  - Debian's Prometheus scrapes it every second, the target is up, and
-#    every query of contrib/grafana/gangway-fleet.json returns data through
-#    Prometheus' HTTP API;
+#    every panel of contrib/grafana/gangway-fleet.json returns data through
+#    Prometheus' HTTP API (a failure names the panel); the GPU, NCCL and
+#    port panels also for the real node check's node alone;
 #  - SIGTERM stops fleet serve cleanly.
+# The path on into VictoriaMetrics: tests/fleet_remote_write.sh.
 set -u
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-PY=/usr/bin/python3
 . "$(dirname "$0")/verdicts.sh"
-skip() {
-  [ "${CI:-}" = true ] && { echo "FAIL: $1, and CI has it"; exit 1; }
-  echo "SKIP: $1"; exit 77
-}
-[ "$(id -u)" = 0 ] || skip "needs root (fleet ingest, and the spool's files given their owners)"
-for p in prometheus promtool; do command -v $p >/dev/null || skip "$p is not installed (apt-get install prometheus)"; done
+. "$(dirname "$0")/fleet_prom_lib.sh"
+fleet_requires
 
-W=$(mktemp -d /tmp/gangway-fleet-prom.XXXXXX)
-chmod 755 "$W"
-SERVE= SERVE2= PROM=
-cleanup() {
-  for p in $SERVE $SERVE2 $PROM; do kill "$p" 2>/dev/null; done
-  for p in $SERVE $SERVE2 $PROM; do wait "$p" 2>/dev/null; done
-  [ -n "${KEEP:-}" ] || rm -rf "$W"
-}
-trap cleanup EXIT
+fleet_workdir fleet-prom
 S=$W/spool DB=$W/fleet.db
 mkdir -m 1733 "$S"
 
-# 1. Three weeks of checks: every node's node check twice a day (root's),
-# one job check a day from each of two users. gpu00003's NCCL bus bandwidth
-# (in every check) and the link gpu00000 -> gpu00001 lose half in the last
-# two days.
-$PY - "$top_srcdir/bench" "$S" <<'PY' || { echo "FAIL: the synthetic reports"; exit 1; }
-import json, os, random, sys, time
-sys.path.insert(0, sys.argv[1])
-import fleet_synth as fs
-spool = sys.argv[2]
-rnd = random.Random(25)
-now = int(time.time())
-days, nodes = 21, 6
-def put(rid, r, uid):
-    path = os.path.join(spool, rid + ".json")
-    with open(path, "w") as f:
-        json.dump(r, f)
-    os.chown(path, uid, uid)
-for d in range(days):
-    late = d >= days - 2
-    for half in (0, 1):
-        t = now - (days - d) * 86400 + half * 43200 + 600
-        for k in range(nodes):
-            rid, r = fs.node(k, rnd, t + k)
-            if late and r["node"] == "gpu00003":
-                for n in r["nccl"]:
-                    n["busbw_gbps"] = round(n["busbw_gbps"] / 2, 2)
-            put(rid, r, 0)
-    for u, uid in enumerate((65534, 65533)):
-        rid, r = fs.job(nodes, 0, rnd, now - (days - d) * 86400 + 3600 * (u + 1))
-        if late:
-            for l in r["links"]:
-                if l["from"] == "gpu00000" and l["to"] == "gpu00001":
-                    l["bps"] /= 2
-            for n in r["nccl"]:
-                if n["node"] == "gpu00003":
-                    n["busbw_gbps"] = round(n["busbw_gbps"] / 2, 2)
-        put(rid, r, uid)
-PY
+# 1. Three weeks of checks (tests/fleet_prom_lib.sh), and node08's real node check.
+fleet_history "$S" || { echo "FAIL: the synthetic reports"; exit 1; }
+out=$(fleet_real_node_check "$S") && pass "gangway node-check --level=full --json on a fixture node: a report with GPUs, NCCL and ports" \
+  || { fail "the real node check: $out"; finish; }
 "$GW" fleet ingest --spool "$S" --db "$DB" >"$W/ingest" 2>&1 \
-  && grep -q "^gangway fleet ingest: 294 stored, 0 already there, 0 rejected" "$W/ingest" \
-  && pass "294 synthetic checks ingested" || { fail "ingest: $(cat "$W/ingest")"; finish; }
+  && grep -q "^gangway fleet ingest: 295 stored, 0 already there, 0 rejected" "$W/ingest" \
+  && pass "294 synthetic checks and the real node check ingested" || { fail "ingest: $(cat "$W/ingest")"; finish; }
 
 # 2. fleet metrics, and promtool on both formats.
 "$GW" fleet metrics --db "$DB" >"$W/om.txt" 2>"$W/om.err"; rc=$?
@@ -101,9 +58,9 @@ else fail "flags: $(grep -E 'degrading' "$W/om.txt" | grep -v ' 0$')"; fi
 flagged=$("$GW" fleet flagged --db "$DB" | cut -d' ' -f1,2 | tr '\n' ' ')
 [ "$flagged" = "gpu00000->gpu00001 link_bandwidth gpu00003 nccl_busbw " ] \
   && pass "the same flags as gangway fleet flagged" || fail "fleet flagged: $flagged"
-grep -q '^gangway_checks_total{source="node_check"} 252$' "$W/om.txt" && grep -q '^gangway_checks_total{source="job_check"} 42$' "$W/om.txt" \
+grep -q '^gangway_checks_total{source="node_check"} 253$' "$W/om.txt" && grep -q '^gangway_checks_total{source="job_check"} 42$' "$W/om.txt" \
   && grep -q '^gangway_rejected_files_total 0$' "$W/om.txt" && grep -q '^gangway_fleet_last_ingest_timestamp_seconds [0-9]*$' "$W/om.txt" \
-  && pass "the ingest's counters: 252 node checks, 42 job checks, 0 rejected, the last ingest's time" \
+  && pass "the ingest's counters: 253 node checks, 42 job checks, 0 rejected, the last ingest's time" \
   || fail "counters: $(grep -E '^gangway_(checks|rejected|fleet_last)' "$W/om.txt")"
 # A service user of the store's group reads it without root and without
 # write access to its directory (the store keeps its -wal and -shm files).
@@ -113,12 +70,13 @@ out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$GW" fleet metrics --d
   || fail "as uid 65534: $(head -c 300 <<<"$out"); $(ls -l "$W")"
 ! grep -q 'peer=' <(grep -v '^gangway_link_degrading_bytes_per_second' "$W/om.txt") \
   && pass "no per-pair series but the flagged link's" || fail "per-pair series: $(grep 'peer=' "$W/om.txt" | head -3)"
+n08=$(grep -cE '^gangway_(gpu_h2d|gpu_d2h|port_rate)_bytes_per_second\{node="node08",|^gangway_node_nccl_busbw_bytes_per_second\{node="node08"\}' "$W/om.txt")
+[ "$n08" = 7 ] && pass "the real node check's figures exported: node08's 2 GPUs both ways, 2 ports, its NCCL bus bandwidth" \
+  || fail "node08's series: $n08 of 7; $(grep 'node08' "$W/om.txt" | head -8)"
 
 # 3. fleet serve on loopback, a port the kernel chooses.
-"$GW" fleet serve --listen 127.0.0.1:0 --db "$DB" --cache 0 2>"$W/serve.log" &
-SERVE=$!
-for _ in $(seq 50); do grep -q 'serving http' "$W/serve.log" && break; sleep 0.1; done
-url=$(grep -o 'http://[^ ]*/metrics' "$W/serve.log")
+start_serve "$W/serve.log" --db "$DB" --cache 0
+url=$SERVE_URL
 [ -n "$url" ] && pass "fleet serve: $url" || { fail "fleet serve did not start: $(cat "$W/serve.log")"; finish; }
 out=$($PY - "$url" <<'PY'
 import sys, urllib.request, urllib.error
@@ -180,10 +138,9 @@ PY
 #     (10 s) never ends, and which held every connection an address may have before: with
 #     --request-deadline 2 each connection is cut about 2 s after it opened (the watchdog looks
 #     every second), and the next request from that address is answered.
-"$GW" fleet serve --listen 127.0.0.1:0 --db "$DB" --request-deadline 2 2>"$W/serve2.log" &
-SERVE2=$!
-for _ in $(seq 50); do grep -q 'serving http' "$W/serve2.log" && break; sleep 0.1; done
-url2=$(grep -o 'http://[^ ]*/metrics' "$W/serve2.log")
+SERVE1=$SERVE
+start_serve "$W/serve2.log" --db "$DB" --request-deadline 2
+SERVE2=$SERVE SERVE=$SERVE1 url2=$SERVE_URL
 out=$($PY - "$url2" <<'PY'
 import socket, sys, time
 host, port = sys.argv[1].split("/")[2].split(":")
@@ -241,12 +198,12 @@ after=$before
 for _ in $(seq 50); do after=$(checks); [ "$after" != "$before" ] && break; sleep 0.1; done
 [ "$after" = $((before + 1)) ] 2>/dev/null && pass "an ingest reaches fleet serve's text in the background: node checks $before, then $after" \
   || fail "background rebuild: node checks $before, then $after; $(tail -3 "$W/serve2.log")"
-kill -TERM $SERVE2 2>/dev/null; wait $SERVE2 2>/dev/null; SERVE2=
+fleet_stop "$SERVE2"
 if [ "${out%% *}" = ok ] && grep -q 'closed [0-9]* connections\{0,1\} open for over 2 s (--request-deadline)' "$W/serve2.log"; then
   pass "8 clients trickling their headers: cut by --request-deadline 2 (the last at ${out#ok } s), the next request answered"
 else fail "request deadline: $out; $(tail -3 "$W/serve2.log")"; fi
 
-# 4. Prometheus scrapes it; every query of the dashboard returns data.
+# 4. Prometheus scrapes it; every panel of the dashboard returns data.
 hostport=${url#http://}; hostport=${hostport%/metrics}
 mkdir "$W/prom"
 cat >"$W/prom/prometheus.yml" <<EOF
@@ -258,59 +215,18 @@ scrape_configs:
     static_configs:
       - targets: ['$hostport']
 EOF
-prometheus --config.file="$W/prom/prometheus.yml" --storage.tsdb.path="$W/prom/data" \
-  --web.listen-address=127.0.0.1:0 >"$W/prom/log" 2>&1 &
-PROM=$!
-api=
-for _ in $(seq 100); do
-  api=$(grep -o 'msg="Listening on" address=127.0.0.1:[0-9]*' "$W/prom/log" | grep -o '127.0.0.1:[0-9]*$')
-  [ -n "$api" ] && break; sleep 0.1
-done
-[ -n "$api" ] || { fail "prometheus did not start: $(tail -5 "$W/prom/log")"; finish; }
-out=$($PY - "http://$api" "$top_srcdir/contrib/grafana/gangway-fleet.json" <<'PY'
-import json, sys, time, urllib.parse, urllib.request
-api, dash = sys.argv[1], json.load(open(sys.argv[2]))
-def get(path, **q):
-    with urllib.request.urlopen(api + path + ("?" + urllib.parse.urlencode(q) if q else ""), timeout=5) as r:
-        return json.load(r)
-deadline = time.time() + 30
-while True:
-    targets = get("/api/v1/targets")["data"]["activeTargets"]
-    if targets and targets[0]["health"] == "up":
-        break
-    if time.time() > deadline:
-        print("target not up:", targets); sys.exit(1)
-    time.sleep(0.25)
-# rate() and increase() want two samples in their window.
-time.sleep(3)
-subst = {"$__rate_interval": "15s", "$__range": "1m", "$__interval": "1s", "${node}": ".*", "$node": ".*"}
-exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
-if len(exprs) < 10:
-    print("only", len(exprs), "queries in the dashboard"); sys.exit(1)
-empty = []
-for e in exprs:
-    q = e
-    for k, v in subst.items():
-        q = q.replace(k, v)
-    if "$" in q:
-        print("a Grafana variable left in:", q); sys.exit(1)
-    for _ in range(20):
-        r = get("/api/v1/query", query=q)
-        if r["status"] == "success" and r["data"]["result"]:
-            break
-        time.sleep(0.5)
-    else:
-        empty.append(q)
-print("ok %d" % len(exprs) if not empty else "no data: " + " | ".join(empty))
-PY
-)
-[ "${out%% *}" = ok ] && pass "Prometheus 2.42 scrapes fleet serve; all ${out#ok } dashboard queries return data" \
-  || fail "Prometheus: $out; $(grep -i 'error\|warn' "$W/prom/log" | tail -3)"
+start_prometheus "$W/prom" || { fail "prometheus did not start: $(tail -5 "$W/prom/log")"; finish; }
+out=$(prometheus_target_up "$PROM_API") && pass "Prometheus 2.42 scrapes fleet serve: the target is up" \
+  || { fail "Prometheus: $out; $(grep -i 'error\|warn' "$W/prom/log" | tail -3)"; finish; }
+out=$(dashboard_panels "$PROM_API")
+[ "${out%% *}" = ok ] && pass "every panel of the dashboard returns data (${out#ok } queries)" \
+  || fail "dashboard through Prometheus: $out; $(grep -i 'error\|warn' "$W/prom/log" | tail -3)"
+out=$(dashboard_panels "$PROM_API" node08 'GPU|NCCL|Port|last check')
+[ "${out%% *}" = ok ] && pass "its GPU, NCCL, port and last-check panels for node08 alone: the real node check's figures (${out#ok } queries)" \
+  || fail "node08's panels: $out"
 
 # 5. SIGTERM: fleet serve stops cleanly.
-kill -TERM $SERVE
-for _ in $(seq 50); do kill -0 $SERVE 2>/dev/null || break; sleep 0.1; done
-wait $SERVE; rc=$?; SERVE=
+fleet_stop "$SERVE"; rc=$?
 [ $rc = 0 ] && grep -q 'stopped on SIGTERM' "$W/serve.log" && pass "SIGTERM: fleet serve stopped, exit 0" \
   || fail "stop: rc=$rc $(tail -2 "$W/serve.log")"
 finish

@@ -98,7 +98,7 @@ for other in "$top"/_deb-*/gangway_*.deb; do
 done
 if step install in_root dpkg -i "$deb"; then
   step contents in_root test -x /usr/bin/gangway -a -f "$plugin" -a -f /etc/slurm/plugstack.conf.d/gangway.conf \
-    -a -x /usr/libexec/gangway/health-check -a -f /usr/share/gangway/nhc/gangway.nhc \
+    -a -x /usr/libexec/gangway/health-check -a -f /usr/share/gangway/nhc/gangway.nhc -a -f /usr/share/gangway/prometheus/prometheus.yml \
     -a -f /usr/share/doc/gangway/examples/node-check.slurm.conf || true
   step doctor in_root /usr/bin/gangway doctor || true
   # The cluster tests, as make check runs them, with the installed files (seen

@@ -12,6 +12,9 @@ pkgs=(
   slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
   # a real Prometheus (and promtool) scraping gangway fleet serve (tests/fleet_prometheus.sh)
   prometheus
+  # a long-term store behind it: Prometheus remote_writes to VictoriaMetrics' single-node server
+  # (tests/fleet_remote_write.sh); the package's service is not used, the test starts its own
+  victoria-metrics
   # a dead path between two test nodes (tests/integration/lib.sh cut_pair)
   nftables
   # an MPI program (Open MPI) under srun --mpi=pmix after the check
