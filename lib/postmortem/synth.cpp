@@ -66,7 +66,8 @@ std::vector<NodeRecord> synth_job(const SynthJob& j) {
             if (j.dumps && j.scenario != Scenario::healthy) {
                 RankDump d;
                 d.rank = rank;
-                const std::uint32_t entered = j.scenario == Scenario::hang && victim ? j.collectives - 1 : j.collectives;
+                const std::uint32_t entered =
+                    j.scenario == Scenario::hang && victim && j.collectives ? j.collectives - 1 : j.collectives;
                 for (std::uint32_t s = 0; s < entered; ++s) d.entered.push_back(s);
                 for (std::uint32_t s = 0; s + 1 < j.collectives; ++s) d.completed.push_back(s);
                 if (j.scenario == Scenario::same_exception) d.exception = "ValueError: loss is nan";

@@ -250,3 +250,32 @@ TEST_CASE("a node's record: the limits hold, at the value that crosses them", "[
     CHECK_THAT(c.error, ContainsSubstring("lacks \"kind\""));
     CHECK(c.peak_bytes < 64 * 1024);
 }
+
+TEST_CASE("a node's record: the worst 16 MiB texts stay within 3 n + 1 MiB of heap", "[postmortem][record][budget]") {
+    using gangway::test::cost_of;
+    auto fill_to = [](std::string head, const std::string& item, const std::string& tail) {
+        while (head.size() + item.size() + tail.size() < kMaxRecordBytes) head += item;
+        if (head.back() == ',') head.pop_back();
+        return head + tail;
+    };
+    std::string sevens;  // 4,096 sequence numbers, a dump's most
+    for (std::size_t i = 0; i < kMaxSeqs; ++i) sevens += i ? ",7" : "7";
+    const std::string texts[] = {
+        // sequence numbers: refused at the millionth and one
+        fill_to(R"({"dumps":[)", R"({"rank":1,"entered":[)" + sevens + R"(],"completed":[],"exception":""},)", "]}"),
+        // the longest node names, as many as fit
+        fill_to(R"({"job_nodes":[)", "\"" + std::string(255, 'n') + "\",", "]}"),
+        // the longest exceptions
+        fill_to(R"({"dumps":[)", R"({"rank":1,"entered":[],"completed":[],"exception":")" + std::string(4096, 'e') + "\"},", "]}"),
+        // the most tasks (refused at 4,097), then nothing
+        fill_to(R"({"tasks":[)", R"({"t_ns":1,"node":"n","job":1,"step":0,"rank":0,"local_rank":0,"pid":1,"wait_status":0,"oom_kills":0,"requeue_on_fail":false},)", "]}"),
+    };
+    for (const auto& t : texts) {
+        REQUIRE(t.size() <= kMaxRecordBytes);
+        const auto c = cost_of([&] { parse_node_record(t); });
+        INFO(t.substr(0, 80) << "...: " << t.size() << " bytes, " << c.peak_bytes << " bytes of heap, refused: " << c.error);
+        CHECK(c.refused);  // none is a whole record
+        CHECK(c.peak_bytes <= 3 * t.size() + (1u << 20));
+        CHECK(c.error.size() < 400);
+    }
+}
