@@ -167,6 +167,7 @@ std::string render_timeline(const Verdict& v, const std::vector<NodeRecord>& rec
     constexpr std::size_t kMaxRanks = 64, kMaxEvidencePerNode = 16, kMaxOtherEvidence = 32, kMaxGroups = 8;
     std::string out = render_line(v) + "\n";
     auto rel = [&](std::int64_t t) {
+        if (t == 0) return std::string("  time ?  ");  // a reader that could not time it (retired pages)
         char b[48];
         std::snprintf(b, sizeof b, "%+9.3f s", double(t - v.t_ns) / 1e9);
         return std::string(b);

@@ -56,6 +56,23 @@ NodeRecord sample_record() {
     return r;
 }
 
+// `parse` refuses `input` with one short line naming `what`; the line, for more checks.
+template <class F>
+std::string refused_in_one_line(F&& parse, const std::string& input, const std::string& what) {
+    INFO(input.substr(0, 200));
+    try {
+        parse();
+    } catch (const Error& e) {
+        const std::string m = e.what();
+        CHECK(m.find('\n') == std::string::npos);
+        CHECK(m.size() < 400);
+        CHECK_THAT(m, ContainsSubstring(what));
+        return m;
+    }
+    FAIL("taken");
+    return "";
+}
+
 }  // namespace
 
 TEST_CASE("a task's end: the plugin's line round-trips", "[postmortem][record]") {
@@ -113,18 +130,7 @@ TEST_CASE("a task's end: anything else is refused in one line", "[postmortem][re
         good + "x",                                              // after the newline
         good + std::string(600, 'x'),
     };
-    for (const auto& line : bad) {
-        INFO(line);
-        try {
-            parse_task_end(line);
-            FAIL("taken");
-        } catch (const Error& e) {
-            const std::string m = e.what();
-            CHECK(m.find('\n') == std::string::npos);
-            CHECK(m.size() < 300);
-            CHECK_THAT(m, ContainsSubstring("task record"));
-        }
-    }
+    for (const auto& line : bad) refused_in_one_line([&] { parse_task_end(line); }, line, "task record");
 }
 
 TEST_CASE("a node's record: JSON round-trips", "[postmortem][record]") {
@@ -204,17 +210,8 @@ TEST_CASE("a node's record: anything else is refused in one line naming the fiel
         {replaced(R"("node":"r1-gpu100","job":1234)", R"("node":"","job":1234)"), "empty"},
     };
     for (const auto& [text, says] : bad) {
-        INFO(text.substr(0, 200));
-        try {
-            parse_node_record(text);
-            FAIL("taken");
-        } catch (const Error& e) {
-            const std::string m = e.what();
-            CHECK(m.find('\n') == std::string::npos);
-            CHECK(m.size() < 400);
-            CHECK_THAT(m, ContainsSubstring("node record"));
-            CHECK_THAT(m, ContainsSubstring(says));
-        }
+        const std::string m = refused_in_one_line([&] { parse_node_record(text); }, text, "node record");
+        CHECK_THAT(m, ContainsSubstring(says));
     }
 }
 

@@ -446,6 +446,13 @@ TEST_CASE("the timeline: the line, the first failure, root's evidence, the casca
     CHECK_THAT(t, ContainsSubstring("n04  gpu_xid  0000:17:00.0  Xid 79"));
     CHECK_THAT(t, ContainsSubstring("+0.300 s  n01  rank 0 (local 0)  exit 1"));
 
+    SECTION("evidence no reader could time is shown as such, and is no cause") {
+        j.node("n01").evidence.push_back(ev(Sign::retired_pages, 0, "0000:3b:00.0", 2, 0, "retired pages pending"));
+        const Verdict w = j.judge();
+        CHECK(w.node == "n04");
+        CHECK_THAT(render_timeline(w, j.recs), ContainsSubstring("  time ?    n01  retired_pages  0000:3b:00.0  retired pages pending"));
+    }
+
     SECTION("512 ranks: cut, saying how many more") {
         SynthJob s;
         s.scenario = Scenario::xid;
