@@ -432,6 +432,30 @@ TEST_CASE("hostile: what a user's processes wrote names no node", "[postmortem][
     }
 }
 
+TEST_CASE("hostile: each case with the user's forged dumps blames no other node", "[postmortem][verdict][hostile]") {
+    SynthJob s;
+    s.nodes = 4, s.ranks_per_node = 2, s.victim = 5, s.collectives = 20;
+    for (Scenario sc : {Scenario::healthy, Scenario::killed_rank, Scenario::oom, Scenario::link_cut, Scenario::xid,
+                        Scenario::hang, Scenario::same_exception}) {
+        s.scenario = sc;
+        auto recs = synth_job(s);
+        const Verdict honest = postmortem::judge(recs, {});
+        // Every node's user: the same exception naming gpu000 on every rank, each of
+        // the job's ranks claimed stuck at collective 0, and the node's own ranks too.
+        for (auto& r : recs) {
+            for (auto& d : r.dumps) d.exception = "RuntimeError: NCCL error on gpu000: Xid 79, link down on gpu000";
+            for (std::uint32_t rank = 0; rank < 8; ++rank) r.dumps.push_back(RankDump{rank, {0}, {}, "forged on gpu000"});
+        }
+        const Verdict forged = postmortem::judge(recs, {});
+        INFO(int(sc) << ": honest: " << render_line(honest) << "\nforged: " << render_line(forged));
+        CHECK((forged.node.empty() || forged.node == honest.node));
+        CHECK((!forged.node_class || (honest.node_class && forged.node == honest.node)));
+        CHECK((forged.cause == Cause::none) == (honest.cause == Cause::none));
+        if (honest.node_class) CHECK(forged.cause == honest.cause);  // root's evidence stands
+        CHECK(render_line(forged).find("stopped by gpu000") == std::string::npos);
+    }
+}
+
 TEST_CASE("the timeline: the line, the first failure, root's evidence, the cascade, bounded", "[postmortem][verdict]") {
     Job j;
     j.node("n04").evidence.push_back(ev(Sign::gpu_xid, T, "0000:17:00.0", 79, 0, "NVRM: Xid (PCI:0000:17:00): 79, pid=1"));
