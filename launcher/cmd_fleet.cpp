@@ -52,7 +52,7 @@ const char* kUsage =
     "  serve --listen ADDR:PORT [--db FILE] [--cache SECONDS]\n"
     "         serve them on /metrics for Prometheus to scrape, until SIGTERM or SIGINT\n"
     "\n"
-    "See gangway(1), FLEET.\n";
+    "See gangway-fleet(8).\n";
 
 int usage_error(const std::string& line) {
     std::fprintf(stderr, "gangway fleet: %s; see gangway fleet --help\n", line.c_str());

@@ -1,5 +1,5 @@
 // `gangway fleet metrics` and `gangway fleet serve`: the fleet memory as
-// Prometheus reads it (gangway(1), FLEET). `metrics` prints the text once,
+// Prometheus reads it (gangway-fleet(8)). `metrics` prints the text once,
 // or writes it atomically for node_exporter's textfile collector; `serve`
 // answers Prometheus' scrapes of /metrics until SIGTERM or SIGINT.
 #include <csignal>
@@ -31,7 +31,7 @@ const char* kMetricsHelp =
     "file, e.g. every few minutes from a timer:\n"
     "  gangway fleet metrics --format text --output /var/lib/prometheus/node-exporter/gangway.prom\n"
     "No sample carries a timestamp (the textfile collector rejects a file that has one).\n"
-    "Names and the bound on the number of series: gangway(1), FLEET.\n";
+    "Names and the bound on the number of series: gangway-fleet(8).\n";
 
 const char* kServeHelp =
     "usage: gangway fleet serve --listen ADDR:PORT [--db FILE] [--cache SECONDS] [--request-deadline SECONDS]\n"

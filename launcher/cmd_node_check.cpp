@@ -135,7 +135,7 @@ int cmd_node_check(int argc, char** argv) {
             conf = health::parse_site_conf(*text, a.config);
         } catch (const Error& e) {
             complain(a.mode, e.what());
-            complain(a.mode, "not checking: fix " + a.config + " (gangway(1), NODE CHECK, lists its keys)");
+            complain(a.mode, "not checking: fix " + a.config + " (node-check.conf(5) lists its keys)");
             return health::exit_code(a.mode, NotChecked::bad_site_file);
         }
     } else if (a.config_named || ::access(a.config.c_str(), F_OK) == 0) {

@@ -31,7 +31,8 @@ void usage(std::FILE* out) {
         "  version           print the version and the SLURM it was built for\n"
         "  help              this text\n"
         "\n"
-        "See gangway(1) and gangway.so(8).\n",
+        "See gangway(1) and gangway.so(8); for admins gangway-doctor(8), gangway-node-check(8),\n"
+        "node-check.conf(5) and gangway-fleet(8).\n",
         out);
 }
 

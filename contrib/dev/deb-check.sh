@@ -12,6 +12,9 @@
 #               tree kept in _deb-SUITE/work/gangway-VERSION/_build
 #   depends     the package depends on that release and no other:
 #               slurm-wlm-basic-plugins (>= R~), (<< NEXT~)
+#   man-pages   the .deb holds the six man pages (gangway(1), gangway.so(8),
+#               gangway-doctor(8), gangway-node-check(8), gangway-fleet(8),
+#               node-check.conf(5))
 #   refuses-OTHER-package
 #               another release's package (when an earlier run left one in
 #               _deb-OTHER/) is refused by dpkg there, for SLURM's release
@@ -75,6 +78,16 @@ depends_on_release() {
     || { echo "want slurm-wlm-basic-plugins (>= $release~), (<< $next~)"; return 1; }
 }
 step depends depends_on_release || true
+# The man pages are in the package (read from the .deb: a root may leave
+# /usr/share/man out when it installs).
+ships_man_pages() {
+  local list p; list=$(dpkg-deb -c "$deb")
+  for p in man1/gangway.1 man8/gangway.so.8 man8/gangway-doctor.8 man8/gangway-node-check.8 man8/gangway-fleet.8 \
+    man5/node-check.conf.5; do
+    grep -qE "/usr/share/man/$p(\.gz)?\$" <<<"$list" || { echo "the package lacks /usr/share/man/$p"; return 1; }
+  done
+}
+step man-pages ships_man_pages || true
 
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 plugin=/usr/lib/$multiarch/slurm/gangway.so

@@ -73,7 +73,7 @@ printable() { local s=${1//[^[:print:]]/?}; echo "${s:0:300}"; }
 # Which node decides: the job's first node. Both names come from slurmd: this
 # node's in SLURMD_NODENAME, the job's nodes in SLURM_NODELIST (22.05, 24.11
 # and 26.05) and SLURM_JOB_NODELIST (24.11 and 26.05; not 22.05, where reading
-# it alone drained nothing, ever). gangway(1), NODE CHECK, "slurmd's
+# it alone drained nothing, ever). gangway-node-check(8), "slurmd's
 # variables", has the table. Nothing of the job's environment reaches an
 # Epilog (tests/integration/slurmd_scripts.sh checks it on each release), so
 # neither is the user's; where both are set they must agree.

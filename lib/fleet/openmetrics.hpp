@@ -9,7 +9,7 @@
 // as the name's suffix (bytes per second, seconds), `_total` on counters,
 // and no sample timestamps (node_exporter's textfile collector rejects a
 // whole file that has one). The metric names (openmetrics.cpp, listed in
-// gangway(1), FLEET) are an interface: dashboards and alerts name them.
+// gangway-fleet(8)) are an interface: dashboards and alerts name them.
 //
 // Cardinality: no series per pair of nodes. A link's figures appear only as
 // the node's slowest link (gangway_node_link_min_bytes_per_second) and, for

@@ -7,7 +7,7 @@
 // Pure: figures and a time in, rows and flags out; nothing here reads a clock
 // or a file.
 //
-// The rule (gangway(1), FLEET, says the same):
+// The rule (gangway-fleet(8) says the same):
 //   recent    the median of a series' figures in [now - recent_s, now]
 //   baseline  the median of its figures in [now - history_s, now - recent_s)
 //   vouched   what a series gives its class's statistics (peers, noise,

@@ -29,7 +29,7 @@ inline constexpr std::size_t kTableMaxRows = 16384;
 inline constexpr std::size_t kTableMaxClasses = 64;
 std::string render_trend_table(const std::vector<ShowRow>& rows, const TrendResult& r, bool fleet_footer);
 
-// One line per flag, for scripts (gangway(1), FLEET, documents the fields):
+// One line per flag, for scripts (gangway-fleet(8) documents the fields):
 //   NODE[->PEER] METRIC DEVICE|- RECENT BASELINE PEERS SINCE
 // the figures in bytes per second (integers), SINCE in UTC (ISO 8601); names
 // through printable_name, as in the table. `nodes`

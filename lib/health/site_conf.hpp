@@ -1,8 +1,8 @@
 // The site's node check file (/etc/gangway/node-check.conf): key=value
 // lines stating what the node is expected to have and how strict to be.
 // Nothing in it is needed: without it the node is judged against its own
-// hardware (each link's maximum, the best rate among its ports). gangway(1),
-// NODE CHECK, lists the keys.
+// hardware (each link's maximum, the best rate among its ports). node-check.conf(5)
+// lists the keys.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -50,7 +50,7 @@ inline const std::vector<unsigned> kDefaultXids = {48, 61, 62, 64, 74, 79, 92, 9
 // wrong and what is wanted.
 SiteConf parse_site_conf(std::string_view text, const std::string& origin);
 
-// The keys, in the order gangway(1) lists them.
+// The keys, in the order node-check.conf(5) lists them.
 const std::vector<std::string>& site_conf_keys();
 
 }  // namespace gangway::health

@@ -3,7 +3,7 @@
 # The fleet memory end to end on the real 4-node cluster: a job check run
 # by root and one run by a user (nobody), and `gangway node-check --json` on
 # every node (srun, as root, on a fixture node tree), drop their reports
-# into a spool made as gangway(1) says (root's, mode 1733); `gangway fleet
+# into a spool made as gangway-fleet(8) says (root's, mode 1733); `gangway fleet
 # ingest` stores them (what each is from its kind, who vouches for it from
 # its owner: root's job check is a job check of uid 0, the user's one of its
 # uid, root's node checks uid 0's), a second ingest finds nothing new, and

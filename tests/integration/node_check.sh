@@ -43,7 +43,7 @@ done
 : >"$WORK/node-check.conf"
 # The package's wrapper (contrib/slurm/health-check.in), for this build's gangway.
 sed "s|@bindir@|$(dirname "$GANGWAY_BIN")|g" "$top_srcdir/contrib/slurm/health-check.in" >"$WORK/health-check"
-# What slurmd runs on each node: the environment slurmd gave it (man/gangway.1's
+# What slurmd runs on each node: the environment slurmd gave it (man/gangway-node-check.8's
 # table is made from it), then the wrapper on the node's own tree and state;
 # one line per run in runs.log.
 cat >"$WORK/health-check.sh" <<SH

@@ -21,7 +21,7 @@
 #      the quick level on the nodes of both.
 # The Prolog and Epilog write the environment slurmd gave them under
 # $WORK/env, and the test prints the variables' names per context
-# (man/gangway.1's table of them is made from these lines; node_check.sh
+# (man/gangway-node-check.8's table of them is made from these lines; node_check.sh
 # does the same for HealthCheckProgram).
 . "$(dirname "$0")/lib.sh"
 CLUSTER=$top_srcdir/tests/cluster/cluster.sh

@@ -161,7 +161,7 @@ TEST_CASE("fleet readers: one user's made-up nodes at 1 GB/s do not hide a node 
 
 TEST_CASE("fleet readers: made-up nodes that a second user vouches for do count in the class") {
     // Two users naming the same nodes is the rule's "two users' word": they
-    // are then peers (gangway(1), FLEET), and the node root saw down is hidden.
+    // are then peers (gangway-fleet(8)), and the node root saw down is hidden.
     const auto figs = root_fleet([](int n) { return n == 2 ? 0.7 : 1.0; });
     auto two = figs;
     add_fakes(two, 1e9, 1001);

@@ -163,7 +163,7 @@ void tally_in(Tally& t, const gangway::fleet::CheckRecord& rec) {
 
 Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
     Fd spool(::open(o.spool.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!spool) return Failure{"cannot open the fleet spool " + o.spool + ": " + errno_text() + " (see gangway(1), FLEET)"};
+    if (!spool) return Failure{"cannot open the fleet spool " + o.spool + ": " + errno_text() + " (see gangway-fleet(8))"};
     struct stat st{};
     if (::fstat(spool.get(), &st) != 0) return Failure{"cannot stat the fleet spool " + o.spool + ": " + errno_text()};
     if (st.st_uid != ::geteuid() || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))

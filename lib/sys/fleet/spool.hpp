@@ -1,5 +1,5 @@
 // The fleet spool: the directory every check drops its report into, for
-// `gangway fleet ingest` on the admin host (gangway(1), FLEET). The site
+// `gangway fleet ingest` on the admin host (gangway-fleet(8)). The site
 // makes it root's, sticky and open to all (mode 1733, as the drain spool):
 // a user's job can add a file but not list, read, replace or remove
 // another's; the ingest knows a file's writer from its owner (root: a node
