@@ -50,6 +50,48 @@ std::vector<ShowRow> show_rows(const std::vector<Figure>& figures) {
     return out;
 }
 
+void ShowBuilder::add(const std::string& node, Metric m, std::int64_t time, double value, std::uint64_t check, bool folded,
+                      std::uint32_t count) {
+    Acc& a = acc_[{node, m}];
+    if (folded) a.folded += count;
+    else {
+        a.checks.push_back(check);
+        // Kept sorted and unique every time it doubles: memory in the checks, not their figures.
+        if (a.checks.size() >= 2 * a.unique + 64) {
+            std::sort(a.checks.begin(), a.checks.end());
+            a.checks.erase(std::unique(a.checks.begin(), a.checks.end()), a.checks.end());
+            a.unique = a.checks.size();
+        }
+    }
+    const std::pair<bool, std::uint64_t> id{!folded, folded ? 0 : check};
+    if (time > a.last_time || (time == a.last_time && id > a.last_check)) {
+        a.last_time = time;
+        a.last_check = id;
+        a.last_values.clear();
+    }
+    if (time == a.last_time && id == a.last_check) a.last_values.push_back(value);
+}
+
+std::vector<ShowRow> ShowBuilder::rows() {
+    std::vector<ShowRow> out;
+    for (auto& [k, a] : acc_) {
+        std::sort(a.checks.begin(), a.checks.end());
+        a.checks.erase(std::unique(a.checks.begin(), a.checks.end()), a.checks.end());
+        ShowRow r;
+        r.node = k.first;
+        r.metric = k.second;
+        auto& v = a.last_values;
+        std::sort(v.begin(), v.end());
+        r.last = v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+        r.last_figures = v.size();
+        r.last_time = a.last_time;
+        r.checks = a.checks.size() + a.folded;
+        out.push_back(std::move(r));
+    }
+    acc_.clear();
+    return out;
+}
+
 std::string human_rate(Metric m, double bps) {
     char b[64];
     const bool bytes = m == Metric::gpu_h2d || m == Metric::gpu_d2h || m == Metric::nccl_busbw;
