@@ -50,9 +50,10 @@ std::vector<ShowRow> show_rows(const std::vector<Figure>& figures) {
     return out;
 }
 
-void ShowBuilder::add(const std::string& node, Metric m, std::int64_t time, double value, std::uint64_t check, bool folded,
-                      std::uint32_t count) {
-    Acc& a = acc_[{node, m}];
+ShowBuilder::Row ShowBuilder::row(const std::string& node, Metric m) { return &acc_[{node, m}]; }
+
+void ShowBuilder::add(Row r, std::int64_t time, double value, std::uint64_t check, bool folded, std::uint32_t count) {
+    Acc& a = *r;
     if (folded) a.folded += count;
     else {
         a.checks.push_back(check);

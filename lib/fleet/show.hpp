@@ -28,11 +28,20 @@ std::vector<ShowRow> show_rows(const std::vector<Figure>& figures);
 // handles, not the figures. The same rows as show_rows, except that two
 // checks at the same second are told apart by their handles, not their ids.
 class ShowBuilder {
+    struct Acc;
+
 public:
-    // A figure of `node`: `check` is its check's handle (equal for the same
-    // check); a folded one (a day's median) stands for `count` figures.
+    // A row's handle, for add (stable until rows()).
+    using Row = Acc*;
+    Row row(const std::string& node, Metric m);
+    // A figure of the row's node and metric: `check` is its check's handle
+    // (equal for the same check); a folded one (a day's median) stands for
+    // `count` figures.
+    void add(Row r, std::int64_t time, double value, std::uint64_t check, bool folded, std::uint32_t count);
     void add(const std::string& node, Metric m, std::int64_t time, double value, std::uint64_t check, bool folded,
-             std::uint32_t count);
+             std::uint32_t count) {
+        add(row(node, m), time, value, check, folded, count);
+    }
     std::vector<ShowRow> rows();
 
 private:

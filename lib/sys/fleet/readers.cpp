@@ -35,12 +35,16 @@ Result<StoreView> read_store(Store& store, const ReadPlan& plan) {
             group_of[id] = it->second;
         }
     }
-    std::vector<bool> shown_node;  // per series: show wants its node
+    // Per series: its row of the table (null: a node not shown), found once.
+    std::vector<gangway::fleet::ShowBuilder::Row> show_row;
     if (plan.show) {
-        shown_node.resize(names->size());
-        for (std::size_t id = 0; id < names->size(); ++id)
-            shown_node[id] = plan.show_nodes.empty() || std::find(plan.show_nodes.begin(), plan.show_nodes.end(),
-                                                                  (*names)[id].node) != plan.show_nodes.end();
+        show_row.resize(names->size());
+        for (std::size_t id = 0; id < names->size(); ++id) {
+            const SeriesName& n = (*names)[id];
+            if (n.known && (plan.show_nodes.empty() ||
+                            std::find(plan.show_nodes.begin(), plan.show_nodes.end(), n.node) != plan.show_nodes.end()))
+                show_row[id] = show.row(n.node, n.metric);
+        }
     }
 
     const std::int64_t since = plan.now - set.history_s;
@@ -67,9 +71,8 @@ Result<StoreView> read_store(Store& store, const ReadPlan& plan) {
             for (; j < pts.size() && group_of[pts[j].series] == g; ++j) {
                 const StoredPoint& p = pts[j];
                 tp.push_back({p.time, p.value, p.uid, p.folded ? 0 : std::uint64_t(p.check)});
-                const SeriesName& n = (*names)[p.series];
-                if (plan.show && shown_node[p.series] && in(p, show_until))
-                    show.add(n.node, n.metric, p.time, p.value, p.check, p.folded, p.count);
+                if (plan.show && show_row[p.series] && in(p, show_until))
+                    show.add(show_row[p.series], p.time, p.value, p.check, p.folded, p.count);
                 if (plan.latest && in(p, plan.latest_until)) {
                     auto [it, added] = latest.try_emplace(p.series, p);
                     if (!added && p.time >= it->second.time) it->second = p;

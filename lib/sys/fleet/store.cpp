@@ -87,23 +87,34 @@ struct Store::SeriesCache {
             if (!st->ok()) return st->error();
         return "";
     }
-    // node -> "metric NUL device NUL peer NUL peer_class" -> id (ordered maps:
-    // the names are users' text, and a tree cannot be collided into a list).
-    std::map<std::string, std::map<std::string, std::uint32_t>, std::less<>> nodes;
+    // A node's series: (metric, device, peer, peer_class) -> id. Ordered
+    // maps: the names are users' text, and a tree cannot be collided into a
+    // list; a report's figures come node by node, so the node's map is
+    // looked up once per run of them (`last`).
+    struct Name {
+        Metric metric;
+        std::string device, peer, cls;
+    };
+    struct View {
+        Metric metric;
+        std::string_view device, peer, cls;
+    };
+    struct Less {
+        using is_transparent = void;
+        static View v(const Name& n) { return {n.metric, n.device, n.peer, n.cls}; }
+        static View v(const View& n) { return n; }
+        template <class A, class B>
+        bool operator()(const A& a, const B& b) const {
+            const View x = v(a), y = v(b);
+            return std::tie(x.metric, x.device, x.peer, x.cls) < std::tie(y.metric, y.device, y.peer, y.cls);
+        }
+    };
+    using Node = std::map<Name, std::uint32_t, Less>;
+    std::map<std::string, Node, std::less<>> nodes;
+    std::pair<const std::string, Node>* last = nullptr;
     Stmt of_node, add, find, put, check, node, finding;
 };
 
-namespace {
-std::string series_key(std::string_view metric, std::string_view device, std::string_view peer, std::string_view cls) {
-    std::string k;
-    k.reserve(metric.size() + device.size() + peer.size() + cls.size() + 3);
-    k.append(metric).push_back('\0');
-    k.append(device).push_back('\0');
-    k.append(peer).push_back('\0');
-    k.append(cls);
-    return k;
-}
-}  // namespace
 
 Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
 Store::Store(Store&&) noexcept = default;
@@ -179,17 +190,21 @@ Result<bool> Store::has_check(const std::string& id) {
 Result<std::uint32_t> Store::series_id(const Figure& f) {
     SeriesCache& c = *cache_;
     const std::string_view metric = gangway::fleet::to_string(f.metric);
-    auto [node, fresh] = c.nodes.try_emplace(f.node);
-    if (fresh) {
-        c.of_node.reset();
-        c.of_node.bind(1, f.node);
-        while (c.of_node.step())
-            node->second.emplace(series_key(c.of_node.text(1), c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)),
-                                 std::uint32_t(c.of_node.int64(0)));
-        if (!c.of_node.error().empty()) return fail(c.of_node);
+    if (!c.last || c.last->first != f.node) {
+        auto [it, fresh] = c.nodes.try_emplace(f.node);
+        c.last = &*it;
+        if (fresh) {
+            c.of_node.reset();
+            c.of_node.bind(1, f.node);
+            while (c.of_node.step())
+                if (const auto m = gangway::fleet::parse_metric(c.of_node.text(1)))
+                    it->second.emplace(SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
+                                       std::uint32_t(c.of_node.int64(0)));
+            if (!c.of_node.error().empty()) return fail(c.of_node);
+        }
     }
-    std::string key = series_key(metric, f.device, f.peer, f.peer_class);
-    if (auto it = node->second.find(key); it != node->second.end()) return it->second;
+    SeriesCache::Node& node = c.last->second;
+    if (auto it = node.find(SeriesCache::View{f.metric, f.device, f.peer, f.peer_class}); it != node.end()) return it->second;
     c.add.reset();
     c.add.bind(1, f.node).bind(2, f.device).bind(3, f.peer).bind(4, f.peer_class).bind(5, metric);
     if (!c.add.run()) return fail(c.add);
@@ -203,7 +218,7 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
         c.find.reset();
     }
     if (id <= 0 || id > std::int64_t(UINT32_MAX)) return Failure{"the fleet store has more series than it can number"};
-    node->second.emplace(std::move(key), std::uint32_t(id));
+    node.emplace(SeriesCache::Name{f.metric, f.device, f.peer, f.peer_class}, std::uint32_t(id));
     return std::uint32_t(id);
 }
 
@@ -364,17 +379,19 @@ Result<void> Store::scan(std::int64_t since, std::int64_t until,
     if (!nodes.ok()) return fail(nodes);
     if (!rows.ok()) return fail(rows);
     // Days that overlap [since, until): a folded point stands at its day's start.
-    std::vector<StoredPoint> pts, day_pts;
+    std::vector<StoredPoint> pts;
     while (nodes.step()) {
         const std::string node = nodes.text(0);
         rows.reset();
         rows.bind(1, node).bind(2, day_of(since) - kDay).bind(3, until);
         pts.clear();
         while (rows.step()) {
-            day_pts.clear();
-            decode_points(rows.blob(1), rows.int64(0), day_pts);
-            for (const StoredPoint& p : day_pts)
-                if (p.folded ? (p.time < until && p.time > since - kDay) : (p.time >= since && p.time < until)) pts.push_back(p);
+            const std::size_t from = pts.size();
+            decode_points(rows.blob(1), rows.int64(0), pts);
+            auto out_of_range = [&](const StoredPoint& p) {
+                return !(p.folded ? (p.time < until && p.time > since - kDay) : (p.time >= since && p.time < until));
+            };
+            pts.erase(std::remove_if(pts.begin() + std::ptrdiff_t(from), pts.end(), out_of_range), pts.end());
         }
         if (!rows.error().empty()) return fail(rows);
         if (!pts.empty()) each(node, pts);
