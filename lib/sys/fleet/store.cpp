@@ -112,6 +112,17 @@ struct Store::SeriesCache {
     using Node = std::map<Name, std::uint32_t, Less>;
     std::map<std::string, Node, std::less<>> nodes;
     std::pair<const std::string, Node>* last = nullptr;
+    std::size_t held = 0;  // series in `nodes`
+    // At most this many series are remembered from one report to the next
+    // (some 5 MB): many small reports share the nodes' lookups, and an
+    // ingest of large reports of ever other nodes starts over rather than
+    // grow.
+    static constexpr std::size_t kMaxHeld = 1u << 16;
+    void forget_names() {
+        nodes.clear();
+        last = nullptr;
+        held = 0;
+    }
     Stmt of_node, add, find, put, check, node, finding;
 };
 
@@ -198,8 +209,10 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
             c.of_node.bind(1, f.node);
             while (c.of_node.step())
                 if (const auto m = gangway::fleet::parse_metric(c.of_node.text(1)))
-                    it->second.emplace(SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
-                                       std::uint32_t(c.of_node.int64(0)));
+                    c.held += it->second
+                                  .emplace(SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
+                                           std::uint32_t(c.of_node.int64(0)))
+                                  .second;
             if (!c.of_node.error().empty()) return fail(c.of_node);
         }
     }
@@ -219,6 +232,7 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
     }
     if (id <= 0 || id > std::int64_t(UINT32_MAX)) return Failure{"the fleet store has more series than it can number"};
     node.emplace(SeriesCache::Name{f.metric, f.device, f.peer, f.peer_class}, std::uint32_t(id));
+    ++c.held;
     return std::uint32_t(id);
 }
 
@@ -298,6 +312,7 @@ Result<bool> Store::insert(const CheckRecord& rec) {
         }
     } forget{cache_};
     SeriesCache& sc = *cache_;
+    if (sc.held > SeriesCache::kMaxHeld) sc.forget_names();
     Transaction tx(db);
     if (auto r = tx.begin(); !r) return Failure{r.error()};
     const auto& c = rec.check;
