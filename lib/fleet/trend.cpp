@@ -24,6 +24,16 @@ std::optional<double> spread(const std::vector<double>& r, std::size_t need) {
     return kMadToSigma * mad(r);
 }
 
+// gangway::median of `v`, which it reorders (no copy: the readers take a
+// median of every series' two windows, issue 34).
+double median_here(std::vector<double>& v) {
+    if (v.empty()) return 0;
+    const auto m = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), m, v.end());
+    if (v.size() % 2) return *m;
+    return (*std::max_element(v.begin(), m) + *m) / 2;
+}
+
 // The median of sorted `v` with element `skip` left out (v.size() >= 2).
 double median_without(const std::vector<double>& v, std::size_t skip) {
     const std::size_t m = v.size() - 1;
@@ -88,7 +98,7 @@ std::optional<double> vouched_median(const std::vector<TrendPoint>& rows, std::s
     v.clear();
     for (std::size_t k = b; k < e; ++k) v.push_back(rows[k].value);
     n = v.size();
-    return median(v);
+    return median_here(v);
 }
 
 // The largest lower median of `rows` with any one user's job figures taken
@@ -233,7 +243,7 @@ void TrendBuilder::add(SeriesKey key, std::vector<TrendPoint> rows) {
     auto med = [&](std::size_t b, std::size_t e) {
         v.clear();
         for (std::size_t k = b; k < e; ++k) v.push_back(rows[k].value);
-        return median(v);
+        return median_here(v);
     };
     if (t.recent_n >= set.min_recent) t.recent = med(s.cut, rows.size());
     if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);

@@ -18,6 +18,7 @@ void append_point(std::string& blob, const StoredPoint& p, std::int64_t day_star
 }
 
 void decode_points(std::string_view blob, std::int64_t day_start, std::vector<StoredPoint>& out) {
+    out.reserve(out.size() + blob.size() / kPointBytes);
     for (std::size_t at = 0; at + kPointBytes <= blob.size(); at += kPointBytes) {
         const char* b = blob.data() + at;
         StoredPoint p;
