@@ -224,6 +224,19 @@ TEST_CASE("fleet store: a report is one row per node and day, however many figur
     REQUIRE(back);
     CHECK(back->size() == r.figures.size());
     for (const Figure& f : *back) CHECK(f.check_id == "job-1");
+
+    // A link whose first node by name (its row's) has no figure of its own is read all the same.
+    CheckRecord only;
+    only.check = CheckRow{"job-2", Source::job_check, 1001, 1800000100, "8", "ok", {"z", "y"}};
+    Figure zy;
+    zy.node = "z", zy.peer = "y", zy.metric = Metric::link_bandwidth, zy.value = 2e9;
+    only.figures.push_back(zy);
+    REQUIRE(*s->insert(only));
+    auto all = s->figures(0, 1900000000, {"z"});
+    REQUIRE(all);
+    REQUIRE(all->size() == 1);
+    CHECK((*all)[0].peer == "y");
+    CHECK((*all)[0].value == 2e9);
 }
 
 TEST_CASE("fleet store: schema 1 is converted by the first ingest; a reader refuses it until then") {

@@ -386,10 +386,11 @@ Result<void> Store::scan(std::int64_t since, std::int64_t until,
         ~End() { sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr); }
     } end{db};
     if (since > until) return {};
-    // The nodes that hold rows: the series' nodes (a link's rows are under
-    // one of its nodes, which has series of its own direction or another
-    // kind), from the series table's index, far smaller than the rows'.
-    Stmt nodes(db, "SELECT DISTINCT node FROM series ORDER BY node");
+    // The nodes that may hold rows: the series' nodes and the links' peers
+    // (a link's rows are under the first of its nodes by name, which may
+    // have no figure of its own), from the series table, far smaller than
+    // the rows'.
+    Stmt nodes(db, "SELECT node FROM series UNION SELECT peer FROM series WHERE metric = 'link_bandwidth' ORDER BY 1");
     Stmt rows(db, "SELECT day, data FROM points WHERE node = ?1 AND day > ?2 AND day < ?3 ORDER BY day");
     if (!nodes.ok()) return fail(nodes);
     if (!rows.ok()) return fail(rows);
