@@ -5,9 +5,12 @@
 # 15 of 64, 4 of 512, 1 of all 2,048; bench/fleet_synth.py, ingested by
 # `gangway fleet ingest` day by day), then the wall time and peak resident
 # memory (/usr/bin/time) of `fleet show`, `fleet flagged`, `fleet metrics`
-# and one cold scrape of `fleet serve`, each of which reads every figure of
-# the window. Root (the ingest is root's).
+# and one cold scrape of `fleet serve`, each of which reads the window series
+# by series (issue 34). Root (the ingest is root's).
 # Usage: bench/fleet_read_bench.sh [GANGWAY] [DAYS]
+# FLEET_BENCH_DB=FILE: build the store there and keep it, or, when FILE is
+# already there, time the readers on it without building (REPEAT=N: each
+# reader N times).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 GW=${1:-${GANGWAY_BIN:-$here/../_build/launcher/gangway}}
@@ -16,10 +19,13 @@ PY=/usr/bin/python3
 [ "$(id -u)" = 0 ] || { echo "run it as root: gangway fleet ingest is root's" >&2; exit 1; }
 W=$(mktemp -d /var/tmp/gangway-fleet-read.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
-DB=$W/fleet.db
+DB=${FLEET_BENCH_DB:-$W/fleet.db}
+REPEAT=${REPEAT:-1}
 now=$(date +%s)
 t_ingest=0
-for d in $(seq "$DAYS" -1 1); do
+build=$DAYS
+[ -e "$DB" ] && build=0
+for d in $(seq "$build" -1 1); do
   S=$W/spool
   rm -rf "$S" && mkdir -m 1733 "$S"
   t0=$(( now - d * 86400 ))
@@ -33,17 +39,20 @@ for d in $(seq "$DAYS" -1 1); do
   "$GW" fleet ingest --spool "$S" --db "$DB" >/dev/null
   t_ingest=$(awk -v a="$t_ingest" -v s="$s" -v e="$(date +%s.%N)" 'BEGIN { print a + e - s }')
 done
-figs=$($PY -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from figures").fetchone()[0])' "$DB")
-echo "store: $DAYS days, $figs raw figures, $(du -sh "$DB" | cut -f1) ($(ls "$DB"*)), ingested in ${t_ingest} s"
+# Schema 2: a node's figures of a day are one row of 24-byte points.
+figs=$($PY -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select coalesce(sum(length(data)), 0) / 24 from points").fetchone()[0])' "$DB")
+echo "store: $DAYS days, $figs figures, $(du -sh "$DB" | cut -f1) ($(ls "$DB"*)), ingested in ${t_ingest} s (0: built before)"
 measure() {  # measure NAME CMD...: wall seconds and peak resident MB
   local out
   /usr/bin/time -o "$W/time" -f '%e %M' "$@" >/dev/null 2>&1 || true
   out=$(tail -1 "$W/time")
   printf '%-16s %8s s %8.0f MB\n' "$2 $3" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN { print k / 1024 }')"
 }
-measure "$GW" fleet show --db "$DB"
-measure "$GW" fleet flagged --db "$DB"
-measure "$GW" fleet metrics --db "$DB"
+for _ in $(seq "$REPEAT"); do
+  measure "$GW" fleet show --db "$DB"
+  measure "$GW" fleet flagged --db "$DB"
+  measure "$GW" fleet metrics --db "$DB"
+done
 # fleet serve: with --cache 0 a scrape rebuilds the text from the store (the
 # cost of one rebuild); by default the text is built before serve listens and
 # rebuilt in the background, so a scrape only copies it.
@@ -62,5 +71,7 @@ scrape() {  # scrape NAME CACHE-ARGS...
     "$(awk '/VmHWM/ { print int($2 / 1024) }' /proc/$pid/status)"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
-scrape "serve --cache 0" --cache 0
-scrape "serve (default)"
+for _ in $(seq "$REPEAT"); do
+  scrape "serve --cache 0" --cache 0
+  scrape "serve (default)"
+done

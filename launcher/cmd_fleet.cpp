@@ -17,6 +17,7 @@
 #include "../lib/fleet/trend_text.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/fleet/ingest.hpp"
+#include "../lib/sys/fleet/readers.hpp"
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/fleet/store.hpp"
 #include "commands.hpp"
@@ -154,14 +155,18 @@ int parse_trend_args(int argc, char** argv, const char* sub, bool svg_ok, TrendA
     return 0;
 }
 
-// The figures of the whole fleet over the window (peers need them all) and
-// the trends at `now`; nullopt after one line on stderr.
+// The trends at `now` over the window, read from the store series by series
+// (lib/sys/fleet/readers.hpp: peers need the whole fleet, but not its
+// figures all at once), and fleet show's rows; nullopt after one line on
+// stderr. `figures` only for --svg, whose plots draw every figure of the
+// window.
 struct Trends {
     std::vector<fleet::Figure> figures;
     fleet::TrendSettings settings;
     fleet::TrendResult result;
+    std::vector<fleet::ShowRow> show;
 };
-std::optional<Trends> load_trends(const TrendArgs& a, const char* sub, std::int64_t now) {
+std::optional<Trends> load_trends(const TrendArgs& a, const char* sub, std::int64_t now, bool show) {
     auto store = sys::fleet::Store::open(a.db, sys::fleet::OpenMode::read_only);
     if (!store) {
         std::fprintf(stderr, "gangway fleet %s: %s\n", sub, store.error().c_str());
@@ -171,13 +176,26 @@ std::optional<Trends> load_trends(const TrendArgs& a, const char* sub, std::int6
     t.settings.history_s = std::int64_t(a.days) * 86400;
     t.settings.recent_s = a.recent_days ? std::int64_t(a.recent_days) * 86400
                                         : std::min<std::int64_t>(3 * 86400, t.settings.history_s / 2);
-    auto figs = store->figures(now - t.settings.history_s, now + 1, {});
-    if (!figs) {
-        std::fprintf(stderr, "gangway fleet %s: %s\n", sub, figs.error().c_str());
+    sys::fleet::ReadPlan plan;
+    plan.now = now;
+    plan.settings = t.settings;
+    plan.show = show;
+    plan.show_nodes = a.nodes;
+    auto view = sys::fleet::read_store(*store, plan);
+    if (!view) {
+        std::fprintf(stderr, "gangway fleet %s: %s\n", sub, view.error().c_str());
         return std::nullopt;
     }
-    t.figures = std::move(*figs);
-    t.result = fleet::compute_trends(t.figures, now, t.settings);
+    t.result = std::move(view->trends);
+    t.show = std::move(view->show);
+    if (!a.svg.empty()) {
+        auto figs = store->figures(now - t.settings.history_s, now + 1, {});
+        if (!figs) {
+            std::fprintf(stderr, "gangway fleet %s: %s\n", sub, figs.error().c_str());
+            return std::nullopt;
+        }
+        t.figures = std::move(*figs);
+    }
     return t;
 }
 
@@ -185,13 +203,10 @@ int fleet_show(int argc, char** argv) {
     TrendArgs a;
     if (int rc = parse_trend_args(argc, argv, "show", true, a)) return rc;
     const std::int64_t now = std::time(nullptr);
-    auto t = load_trends(a, "show", now);
+    auto t = load_trends(a, "show", now, true);
     if (!t) return 1;
-    // The table's rows are the named nodes' (all when none is named); the trends need the whole fleet.
-    std::vector<fleet::Figure> mine;
-    for (const auto& f : t->figures)
-        if (a.nodes.empty() || std::find(a.nodes.begin(), a.nodes.end(), f.node) != a.nodes.end()) mine.push_back(f);
-    std::fputs(fleet::render_trend_table(fleet::show_rows(mine), t->result, a.nodes.empty()).c_str(), stdout);
+    // The table's rows are the named nodes' (all when none is named); the trends are the whole fleet's.
+    std::fputs(fleet::render_trend_table(t->show, t->result, a.nodes.empty()).c_str(), stdout);
     if (!a.svg.empty()) {
         auto w = sys::write_file_atomic(a.svg, fleet::render_trend_svg(t->figures, t->result, now, t->settings, a.nodes), 0644,
                                         "the trend plots");
@@ -207,7 +222,7 @@ int fleet_show(int argc, char** argv) {
 int fleet_flagged(int argc, char** argv) {
     TrendArgs a;
     if (int rc = parse_trend_args(argc, argv, "flagged", false, a)) return rc;
-    auto t = load_trends(a, "flagged", std::time(nullptr));
+    auto t = load_trends(a, "flagged", std::time(nullptr), false);
     if (!t) return 3;
     std::fputs(fleet::render_flagged(t->result, a.nodes).c_str(), stdout);
     return fleet::flags_for(t->result, a.nodes).empty() ? 0 : 1;

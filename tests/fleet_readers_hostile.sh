@@ -23,12 +23,20 @@ DB=$W/fleet.db
 "$GW" fleet ingest --spool "$W/spool" --db "$DB" >"$W/out" 2>&1 || { fail "an empty store: $(cat "$W/out")"; finish; }
 
 $PY - "$DB" <<'EOF' || { fail "writing the rows"; finish; }
-import sqlite3, sys, time
+import sqlite3, struct, sys, time
 db = sqlite3.connect(sys.argv[1])
 now = int(time.time()) - 60
 names = ["r0%d" % i for i in range(8)] + [
     "r01\x00x", "r09\nr02         gpu_h2d         424.0 GB/s     1 2026-01-01 00:00 - - - 1",
     "r10\x1b[2J\x1b[H", "r11\u009b2J", "r13\x01<&>\"", "r14\ufffe"]
+# Schema 2 (issue 34): each name a series; its figures 24-byte points (value, series, uid, seconds
+# into the day, check row) in one row per node and day.
+series = {}
+for n in names:
+    cur = db.execute("INSERT INTO series(node, device, peer, peer_class, metric) "
+                     "VALUES(?, '0000:1b:00.0', '', 'NVIDIA H100 80GB HBM3', 'gpu_h2d')", (n,))
+    series[n] = cur.lastrowid
+rows = {}
 k = 0
 for t in range(now - 30 * 86400 + 3600, now, 6 * 3600):
     k += 1
@@ -36,9 +44,10 @@ for t in range(now - 30 * 86400 + 3600, now, 6 * 3600):
                      ("node-%d" % k, t))
     for i, n in enumerate(names):
         v = 53e9 * (1 + 0.01 * ((k + 7 * i) % 5 - 2))
-        db.execute("INSERT INTO figures(check_row, node, device, peer, peer_class, metric, value, time, source, uid) "
-                   "VALUES(?, ?, '0000:1b:00.0', '', 'NVIDIA H100 80GB HBM3', 'gpu_h2d', ?, ?, 'node_check', 0)",
-                   (cur.lastrowid, n, v, t))
+        day = t // 86400 * 86400
+        rows[(n, day)] = rows.get((n, day), b"") + struct.pack("<dIIII", v, series[n], 0, t - day, cur.lastrowid)
+for (n, day), data in rows.items():
+    db.execute("INSERT INTO points(node, day, folded, data) VALUES(?, ?, 0, ?)", (n, day, data))
 db.commit()
 EOF
 

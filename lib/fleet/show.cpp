@@ -12,6 +12,23 @@
 
 namespace gangway::fleet {
 
+namespace {
+
+// A row from its last check's figures (reordered here) and its count of checks.
+ShowRow make_row(const std::string& node, Metric m, std::vector<double>& v, std::int64_t last_time, std::size_t checks) {
+    ShowRow r;
+    r.node = node;
+    r.metric = m;
+    std::sort(v.begin(), v.end());
+    r.last = v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    r.last_figures = v.size();
+    r.last_time = last_time;
+    r.checks = checks;
+    return r;
+}
+
+}  // namespace
+
 std::vector<ShowRow> show_rows(const std::vector<Figure>& figures) {
     struct Acc {
         std::int64_t last_time = INT64_MIN;
@@ -36,17 +53,42 @@ std::vector<ShowRow> show_rows(const std::vector<Figure>& figures) {
     }
     std::vector<ShowRow> out;
     for (auto& [k, a] : acc) {
-        ShowRow r;
-        r.node = k.first;
-        r.metric = k.second;
-        auto& v = a.last_values;
-        std::sort(v.begin(), v.end());
-        r.last = v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-        r.last_figures = v.size();
-        r.last_time = a.last_time;
-        r.checks = a.checks.size() + a.folded;
-        out.push_back(std::move(r));
+        out.push_back(make_row(k.first, k.second, a.last_values, a.last_time, a.checks.size() + a.folded));
     }
+    return out;
+}
+
+ShowBuilder::Row ShowBuilder::row(const std::string& node, Metric m) { return &acc_[{node, m}]; }
+
+void ShowBuilder::add(Row r, std::int64_t time, double value, std::uint64_t check, bool folded, std::uint32_t count) {
+    Acc& a = *r;
+    if (folded) a.folded += count;
+    else {
+        a.checks.push_back(check);
+        // Kept sorted and unique every time it doubles: memory in the checks, not their figures.
+        if (a.checks.size() >= 2 * a.unique + 64) {
+            std::sort(a.checks.begin(), a.checks.end());
+            a.checks.erase(std::unique(a.checks.begin(), a.checks.end()), a.checks.end());
+            a.unique = a.checks.size();
+        }
+    }
+    const std::pair<bool, std::uint64_t> id{!folded, folded ? 0 : check};
+    if (time > a.last_time || (time == a.last_time && id > a.last_check)) {
+        a.last_time = time;
+        a.last_check = id;
+        a.last_values.clear();
+    }
+    if (time == a.last_time && id == a.last_check) a.last_values.push_back(value);
+}
+
+std::vector<ShowRow> ShowBuilder::rows() {
+    std::vector<ShowRow> out;
+    for (auto& [k, a] : acc_) {
+        std::sort(a.checks.begin(), a.checks.end());
+        a.checks.erase(std::unique(a.checks.begin(), a.checks.end()), a.checks.end());
+        out.push_back(make_row(k.first, k.second, a.last_values, a.last_time, a.checks.size() + a.folded));
+    }
+    acc_.clear();
     return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -21,6 +22,16 @@ constexpr double kMadToSigma = 1.4826;
 std::optional<double> spread(const std::vector<double>& r, std::size_t need) {
     if (r.size() < std::max<std::size_t>(need, 1)) return std::nullopt;
     return kMadToSigma * mad(r);
+}
+
+// gangway::median of `v`, which it reorders (no copy: the readers take a
+// median of every series' two windows, issue 34).
+double median_here(std::vector<double>& v) {
+    if (v.empty()) return 0;
+    const auto m = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), m, v.end());
+    if (v.size() % 2) return *m;
+    return (*std::max_element(v.begin(), m) + *m) / 2;
 }
 
 // The median of sorted `v` with element `skip` left out (v.size() >= 2).
@@ -55,8 +66,9 @@ struct KeyHash {
 };
 
 struct Series {
-    Key key;
-    std::vector<const Figure*> rows;  // by time
+    // Only for a series that can still be flagged (TrendBuilder::add): its
+    // figures by time; empty for the rest.
+    std::vector<TrendPoint> rows;
     std::size_t cut = 0;              // rows[0, cut) history, [cut, end) recent
     SeriesTrend t;
     // What the series gives its class's statistics (vouched_median): unset
@@ -74,35 +86,35 @@ struct Series {
 // a root-measured node out, but their medians are noisier: the synthetic
 // fleet's degrading node was then flagged days later.) `n`: how many
 // figures the median is of.
-std::optional<double> vouched_median(const std::vector<const Figure*>& rows, std::size_t b, std::size_t e,
+std::optional<double> vouched_median(const std::vector<TrendPoint>& rows, std::size_t b, std::size_t e,
                                      std::size_t need, std::size_t& n, std::vector<double>& v) {
     if (e - b < std::max<std::size_t>(need, 1)) return std::nullopt;
     bool root = false, two = false;
     for (std::size_t k = b, first = e; k < e && !two && !root; ++k)
-        if (by_root(rows[k]->uid)) root = true;
+        if (by_root(rows[k].uid)) root = true;
         else if (first == e) first = k;
-        else two = rows[k]->uid != rows[first]->uid;
+        else two = rows[k].uid != rows[first].uid;
     if (!root && !two) return std::nullopt;
     v.clear();
-    for (std::size_t k = b; k < e; ++k) v.push_back(rows[k]->value);
+    for (std::size_t k = b; k < e; ++k) v.push_back(rows[k].value);
     n = v.size();
-    return median(v);
+    return median_here(v);
 }
 
 // The largest lower median of `rows` with any one user's job figures taken
 // out (or none), by binary search over the values: O(n log n). nullopt when
 // taking one user out leaves fewer than `need` figures: then that user's
 // word alone would decide. `sign` -1 gives the smallest (of the negated values).
-std::optional<double> worst_median(const std::vector<const Figure*>& rows, std::size_t need, double sign) {
+std::optional<double> worst_median(const std::vector<TrendPoint>& rows, std::size_t need, double sign) {
     struct V {
         double v;
         std::size_t group;  // 0: root's figures; i: the i-th other uid
     };
     std::vector<std::pair<std::uint32_t, double>> jobs;
     std::vector<V> vals;
-    for (const Figure* f : rows)
-        if (!by_root(f->uid)) jobs.emplace_back(f->uid, sign * f->value);
-        else vals.push_back({sign * f->value, 0});
+    for (const TrendPoint& f : rows)
+        if (!by_root(f.uid)) jobs.emplace_back(f.uid, sign * f.value);
+        else vals.push_back({sign * f.value, 0});
     std::sort(jobs.begin(), jobs.end());
     std::vector<std::size_t> size{vals.size()};
     for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -138,7 +150,8 @@ std::optional<double> worst_median(const std::vector<const Figure*>& rows, std::
     return sign * sorted[lo];
 }
 
-std::optional<Flag> judge(Series& s, const TrendSettings& set, const ClassNoise& c) {
+std::optional<Flag> judge(Series& s, const TrendSettings& set, const ClassNoise& c,
+                          const std::function<std::string(std::uint64_t)>& check_id) {
     SeriesTrend& t = s.t;
     if (!t.recent || !t.baseline || !t.peers) return std::nullopt;
     // A series with fewer recent figures than the class's typical one has a
@@ -150,10 +163,11 @@ std::optional<Flag> judge(Series& s, const TrendSettings& set, const ClassNoise&
     t.t_peers = std::max(set.min_margin, set.k * c.noise_peers * scale);
     const double peer_line = *t.peers * (1 - t.t_peers);
     if (!(*t.recent < std::min(*t.baseline * (1 - t.t_own), peer_line))) return std::nullopt;
+    if (s.rows.empty()) return std::nullopt;  // not kept: TrendBuilder::add showed it cannot get here
     // One user's figures alone can neither pull the recent median down nor
     // push the baseline up: both are taken at their worst with any one
     // user's job figures left out.
-    const std::vector<const Figure*> hist(s.rows.begin(), s.rows.begin() + static_cast<std::ptrdiff_t>(s.cut)),
+    const std::vector<TrendPoint> hist(s.rows.begin(), s.rows.begin() + static_cast<std::ptrdiff_t>(s.cut)),
         rec(s.rows.begin() + static_cast<std::ptrdiff_t>(s.cut), s.rows.end());
     const auto recent_hi = worst_median(rec, set.min_recent, 1);
     const auto baseline_lo = worst_median(hist, set.min_baseline, -1);
@@ -164,15 +178,16 @@ std::optional<Flag> judge(Series& s, const TrendSettings& set, const ClassNoise&
     fl.node = t.node, fl.peer = t.peer, fl.device = t.device, fl.metric = t.metric;
     fl.recent = *t.recent, fl.baseline = *t.baseline, fl.peers = *t.peers;
     std::vector<std::uint32_t> uids;
-    for (const Figure* f : rec) {
-        if (!(f->value < line)) continue;
-        if (fl.checks.empty()) fl.since = f->time;
-        if (std::find(fl.checks.begin(), fl.checks.end(), f->check_id) == fl.checks.end()) {
-            fl.checks.push_back(f->check_id);
+    for (const TrendPoint& f : rec) {
+        if (!(f.value < line)) continue;
+        if (fl.checks.empty()) fl.since = f.time;
+        std::string id = check_id(f.check);
+        if (std::find(fl.checks.begin(), fl.checks.end(), id) == fl.checks.end()) {
+            fl.checks.push_back(std::move(id));
             if (fl.checks.size() > kFlagMaxChecks) fl.checks.erase(fl.checks.begin());
         }
-        if (by_root(f->uid)) fl.root = true;
-        else uids.push_back(f->uid);
+        if (by_root(f.uid)) fl.root = true;
+        else uids.push_back(f.uid);
     }
     std::sort(uids.begin(), uids.end());
     fl.users = static_cast<std::size_t>(std::unique(uids.begin(), uids.end()) - uids.begin());
@@ -188,53 +203,70 @@ std::optional<double> SeriesTrend::change() const {
     return *recent / *baseline - 1;
 }
 
-TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now, const TrendSettings& set) {
+struct TrendBuilder::State {
+    std::int64_t now = 0, from = 0, cut = 0;
+    TrendSettings set;
+    std::vector<Series> series;
+    std::vector<double> v;  // scratch
+};
+
+TrendBuilder::TrendBuilder(std::int64_t now, const TrendSettings& set) : st_(std::make_unique<State>()) {
     if (set.recent_s <= 0 || set.history_s <= set.recent_s)
         throw Error("trend settings: the recent window must be positive and shorter than the history window");
     if (!(set.k >= 0) || !(set.min_margin >= 0) || !(set.min_margin < 1))
         throw Error("trend settings: k and the margin must be at least 0 (the margin under 1)");
     if (set.min_recent == 0) throw Error("trend settings: a series needs at least one recent figure");
-    const std::int64_t from = now - set.history_s, cut = now - set.recent_s;
-    static const std::string none;
+    st_->now = now, st_->set = set;
+    st_->from = now - set.history_s, st_->cut = now - set.recent_s;
+}
+TrendBuilder::TrendBuilder(TrendBuilder&&) noexcept = default;
+TrendBuilder& TrendBuilder::operator=(TrendBuilder&&) noexcept = default;
+TrendBuilder::~TrendBuilder() = default;
 
-    // Group the window's figures by series: one hash lookup each, O(n).
-    std::vector<Series> series;
-    std::unordered_map<Key, std::size_t, KeyHash> index;
-    for (const Figure& f : figures) {
-        if (f.time < from || f.time > now || !std::isfinite(f.value) || f.value < 0) continue;
-        const bool link = f.metric == Metric::link_bandwidth;
-        Key k{f.metric, &f.peer_class, &f.node, link ? &f.peer : &none, &f.device};
-        if (link && *k.b < *k.a) std::swap(k.a, k.b);
-        const auto [it, added] = index.try_emplace(k, series.size());
-        if (added) series.push_back({k, {}, 0, {}, {}, {}, 0});
-        series[it->second].rows.push_back(&f);
-    }
-    index.clear();
+void TrendBuilder::add(SeriesKey key, std::vector<TrendPoint> rows) {
+    State& st = *st_;
+    const TrendSettings& set = st.set;
+    std::erase_if(rows, [&](const TrendPoint& f) {
+        return f.time < st.from || f.time > st.now || !std::isfinite(f.value) || f.value < 0;
+    });
+    if (rows.empty()) return;
+    std::stable_sort(rows.begin(), rows.end(), [](const TrendPoint& x, const TrendPoint& y) { return x.time < y.time; });
+    Series s;
+    s.cut = static_cast<std::size_t>(
+        std::partition_point(rows.begin(), rows.end(), [&](const TrendPoint& f) { return f.time < st.cut; }) - rows.begin());
+    SeriesTrend& t = s.t;
+    t.node = std::move(key.node), t.peer = std::move(key.peer), t.device = std::move(key.device);
+    t.peer_class = std::move(key.peer_class), t.metric = key.metric;
+    t.baseline_n = s.cut, t.recent_n = rows.size() - s.cut;
+    t.last = rows.back().value, t.last_time = rows.back().time;
+    std::vector<double>& v = st.v;
+    auto med = [&](std::size_t b, std::size_t e) {
+        v.clear();
+        for (std::size_t k = b; k < e; ++k) v.push_back(rows[k].value);
+        return median_here(v);
+    };
+    if (t.recent_n >= set.min_recent) t.recent = med(s.cut, rows.size());
+    if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);
+    std::size_t unused = 0;
+    s.class_recent = vouched_median(rows, s.cut, rows.size(), set.min_recent, s.class_recent_n, v);
+    s.class_baseline = vouched_median(rows, 0, s.cut, set.min_baseline, unused, v);
+    // The line is at most baseline x (1 - min_margin) whatever the noise
+    // (judge: t_own >= min_margin): a series whose recent median is not below
+    // that is never flagged, and its figures are not needed again.
+    if (t.recent && t.baseline && *t.recent < *t.baseline * (1 - set.min_margin)) s.rows = std::move(rows);
+    else s.cut = 0;
+    st.series.push_back(std::move(s));
+}
+
+TrendResult TrendBuilder::finish(const std::function<std::string(std::uint64_t)>& check_id) {
+    State& st = *st_;
+    const TrendSettings& set = st.set;
+    std::vector<Series>& series = st.series;
     // Classes (metric, peer_class) become runs, series in name order within them.
     std::sort(series.begin(), series.end(), [](const Series& x, const Series& y) {
-        return std::tie(x.key.metric, *x.key.cls, *x.key.a, *x.key.b, *x.key.dev) <
-               std::tie(y.key.metric, *y.key.cls, *y.key.a, *y.key.b, *y.key.dev);
+        return std::tie(x.t.metric, x.t.peer_class, x.t.node, x.t.peer, x.t.device) <
+               std::tie(y.t.metric, y.t.peer_class, y.t.node, y.t.peer, y.t.device);
     });
-    std::vector<double> v;
-    for (Series& s : series) {
-        std::stable_sort(s.rows.begin(), s.rows.end(), [](const Figure* x, const Figure* y) { return x->time < y->time; });
-        s.cut = static_cast<std::size_t>(
-            std::partition_point(s.rows.begin(), s.rows.end(), [&](const Figure* f) { return f->time < cut; }) - s.rows.begin());
-        SeriesTrend& t = s.t;
-        t.node = *s.key.a, t.peer = *s.key.b, t.device = *s.key.dev, t.peer_class = *s.key.cls, t.metric = s.key.metric;
-        t.baseline_n = s.cut, t.recent_n = s.rows.size() - s.cut;
-        t.last = s.rows.back()->value, t.last_time = s.rows.back()->time;
-        auto med = [&](std::size_t b, std::size_t e) {
-            v.clear();
-            for (std::size_t k = b; k < e; ++k) v.push_back(s.rows[k]->value);
-            return median(v);
-        };
-        if (t.recent_n >= set.min_recent) t.recent = med(s.cut, s.rows.size());
-        if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);
-        std::size_t unused = 0;
-        s.class_recent = vouched_median(s.rows, s.cut, s.rows.size(), set.min_recent, s.class_recent_n, v);
-        s.class_baseline = vouched_median(s.rows, 0, s.cut, set.min_baseline, unused, v);
-    }
 
     TrendResult out;
     for (std::size_t i = 0; i < series.size();) {
@@ -280,19 +312,43 @@ TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now,
         if (so && sp) {
             c.noise_own = *so, c.noise_peers = *sp;
             for (std::size_t k = i; k < j; ++k)
-                if (auto fl = judge(series[k], set, c)) out.flags.push_back(std::move(*fl));
+                if (auto fl = judge(series[k], set, c, check_id)) out.flags.push_back(std::move(*fl));
         }
         out.classes.push_back(c);
         i = j;
     }
     out.series.reserve(series.size());
     for (Series& s : series) out.series.push_back(std::move(s.t));
+    series.clear();
     auto order = [](const auto& x, const auto& y) {
         return std::tie(x.node, x.metric, x.device, x.peer) < std::tie(y.node, y.metric, y.device, y.peer);
     };
     std::sort(out.series.begin(), out.series.end(), order);
     std::sort(out.flags.begin(), out.flags.end(), order);
     return out;
+}
+
+TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now, const TrendSettings& set) {
+    TrendBuilder b(now, set);
+    const std::int64_t from = now - set.history_s;
+    static const std::string none;
+    // Group the window's figures by series: one hash lookup each, O(n); each
+    // series' figures in the order given (the builder's sort is stable).
+    std::vector<std::pair<Key, std::vector<TrendPoint>>> series;
+    std::unordered_map<Key, std::size_t, KeyHash> index;
+    for (std::size_t i = 0; i < figures.size(); ++i) {
+        const Figure& f = figures[i];
+        if (f.time < from || f.time > now || !std::isfinite(f.value) || f.value < 0) continue;
+        const bool link = f.metric == Metric::link_bandwidth;
+        Key k{f.metric, &f.peer_class, &f.node, link ? &f.peer : &none, &f.device};
+        if (link && *k.b < *k.a) std::swap(k.a, k.b);
+        const auto [it, added] = index.try_emplace(k, series.size());
+        if (added) series.emplace_back(k, std::vector<TrendPoint>{});
+        series[it->second].second.push_back(TrendPoint{f.time, f.value, f.uid, i});
+    }
+    index.clear();
+    for (auto& [k, rows] : series) b.add(SeriesKey{k.metric, *k.cls, *k.a, *k.b, *k.dev}, std::move(rows));
+    return b.finish([&](std::uint64_t i) { return figures[i].check_id; });
 }
 
 }  // namespace gangway::fleet

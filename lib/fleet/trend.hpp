@@ -37,10 +37,21 @@
 // shows what is known and it is never flagged.
 //
 // Cost: one sort of the figures in the window (O(n log n)), then linear work
-// per series and per class; memory O(n). Figures outside the window are
-// skipped before the sort.
+// per series and per class. Figures outside the window are skipped before
+// the sort.
+//
+// Memory (issue 34, item 1): TrendBuilder takes the figures one series at a
+// time and keeps of each only its summary (the medians, the counts, the
+// newest figure), plus the figures of the few series that can still be
+// flagged: those whose recent median is below their baseline by more than
+// min_margin (no noise can make the line closer than that). So a reader
+// that streams the store series by series holds O(series), not O(figures).
+// compute_trends below is the same builder fed from a vector, so both paths
+// give the same answers by construction.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,5 +106,41 @@ struct TrendResult {
 // Throws gangway::Error on settings that make no sense (a recent window not
 // inside the history window, k or the margin negative).
 TrendResult compute_trends(const std::vector<Figure>& figures, std::int64_t now, const TrendSettings& s = {});
+
+// One figure as the trends read it: no names (its series says them).
+struct TrendPoint {
+    std::int64_t time = 0;
+    double value = 0;
+    std::uint32_t uid = 0;
+    std::uint64_t check = 0;  // the caller's handle for its check: named by finish()'s check_id, for evidence only
+};
+
+// A series' identity: a link's two nodes in name order (node < peer), so
+// that both directions' figures are one series.
+struct SeriesKey {
+    Metric metric = Metric::tcp_send;
+    std::string peer_class, node, peer, device;
+};
+
+// The trends, one series at a time (see Memory above).
+class TrendBuilder {
+public:
+    // Throws gangway::Error on settings that make no sense (as compute_trends).
+    TrendBuilder(std::int64_t now, const TrendSettings& s = {});
+    TrendBuilder(TrendBuilder&&) noexcept;
+    TrendBuilder& operator=(TrendBuilder&&) noexcept;
+    ~TrendBuilder();
+    // One series, all its figures (any order; ties in time keep the order
+    // given; those outside [now - history_s, now], not finite or negative
+    // are skipped). Each series once.
+    void add(SeriesKey key, std::vector<TrendPoint> points);
+    // The classes' statistics and the judgements. `check_id` names a point's
+    // check for a flag's evidence (called only for flagged series).
+    TrendResult finish(const std::function<std::string(std::uint64_t)>& check_id);
+
+private:
+    struct State;
+    std::unique_ptr<State> st_;
+};
 
 }  // namespace gangway::fleet

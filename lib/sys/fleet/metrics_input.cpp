@@ -1,6 +1,7 @@
 #include "metrics_input.hpp"
 
 #include "../../fleet/trend.hpp"
+#include "readers.hpp"
 #include "store.hpp"
 
 namespace gangway::sys::fleet {
@@ -14,13 +15,18 @@ Result<gangway::fleet::MetricsInput> read_metrics_input(const std::string& db, s
     auto store = Store::open(db, OpenMode::read_only);
     if (!store) return Failure{store.error()};
     gangway::fleet::MetricsInput in;
-    // The trends' whole window: the flags need it, and the latest figure of
-    // every series that still matters is in it. Nothing dated after now and
-    // the clocks' skew: a row from the future would be a series' latest for good.
-    auto figures = store->figures(now - gangway::fleet::TrendSettings{}.history_s, now + kMaxClockSkewS + 1, {});
-    if (!figures) return Failure{figures.error()};
-    in.figures = std::move(*figures);
-    in.flags = flags_for_metrics(in.figures, now);
+    // The trends' whole window, in one pass series by series (readers.hpp):
+    // the flags need it, and the latest figure of every series that still
+    // matters is in it. Nothing dated after now and the clocks' skew: a row
+    // from the future would be a series' latest for good.
+    ReadPlan plan;
+    plan.now = now;  // the trends' defaults, as `gangway fleet show` and `fleet flagged` judge
+    plan.latest = true;
+    plan.latest_until = now + kMaxClockSkewS + 1;
+    auto view = read_store(*store, plan);
+    if (!view) return Failure{view.error()};
+    in.figures = std::move(view->latest);
+    in.flags = std::move(view->trends.flags);
     auto counts = store->ingest_counts();
     if (!counts) return Failure{counts.error()};
     in.counts = *counts;

@@ -1,6 +1,7 @@
 // What `gangway fleet metrics` and `fleet serve` read from the store for
-// the OpenMetrics text (lib/fleet/openmetrics.hpp): the figures of the
-// trends' window (the latest of each series among them becomes its gauge),
+// the OpenMetrics text (lib/fleet/openmetrics.hpp): the latest figure of
+// each series in the trends' window (its gauge; readers.hpp reads the
+// window series by series, issue 34),
 // the flags the trends give for them, and the ingest's counts. Opened read
 // only and closed again on every call, so that a server started before the
 // first ingest, or kept running across a database moved into place, reads

@@ -31,6 +31,11 @@ Stmt& Stmt::bind(int i, std::string_view v) {
     return *this;
 }
 
+Stmt& Stmt::bind_blob(int i, std::string_view v) {
+    sqlite3_bind_blob(st_, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
+    return *this;
+}
+
 bool Stmt::step() {
     const int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
@@ -58,6 +63,11 @@ double Stmt::real(int col) const { return sqlite3_column_double(st_, col); }
 std::string Stmt::text(int col) const {
     const auto* p = sqlite3_column_text(st_, col);
     return p ? std::string(reinterpret_cast<const char*>(p), std::size_t(sqlite3_column_bytes(st_, col))) : std::string();
+}
+
+std::string_view Stmt::blob(int col) const {
+    const void* p = sqlite3_column_blob(st_, col);
+    return p ? std::string_view(static_cast<const char*>(p), std::size_t(sqlite3_column_bytes(st_, col))) : std::string_view();
 }
 
 Result<void> exec(sqlite3* db, const char* sql) {

@@ -30,6 +30,7 @@ public:
     Stmt& bind(int i, std::int64_t v);
     Stmt& bind(int i, double v);
     Stmt& bind(int i, std::string_view v);
+    Stmt& bind_blob(int i, std::string_view v);
     // One step: true when a row is there, false when done; error() set on failure.
     bool step();
     // Runs a statement that returns no rows; false (and error()) on failure.
@@ -39,6 +40,8 @@ public:
     std::int64_t int64(int col) const;
     double real(int col) const;
     std::string text(int col) const;
+    // The column's bytes, valid until the next step or reset.
+    std::string_view blob(int col) const;
 
 private:
     sqlite3* db_;

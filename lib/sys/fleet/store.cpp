@@ -31,21 +31,26 @@ CREATE INDEX IF NOT EXISTS checks_time ON checks(time);
 CREATE TABLE IF NOT EXISTS check_nodes(
   check_row INTEGER NOT NULL, node TEXT NOT NULL, PRIMARY KEY(check_row, node)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS check_nodes_node ON check_nodes(node);
-CREATE TABLE IF NOT EXISTS figures(
-  check_row INTEGER NOT NULL, node TEXT NOT NULL, device TEXT NOT NULL, peer TEXT NOT NULL,
-  peer_class TEXT NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL, time INTEGER NOT NULL,
-  source TEXT NOT NULL, uid INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS figures_node_time ON figures(node, time);
-CREATE INDEX IF NOT EXISTS figures_time ON figures(time);
+CREATE TABLE IF NOT EXISTS series(
+  id INTEGER PRIMARY KEY, node TEXT NOT NULL, device TEXT NOT NULL, peer TEXT NOT NULL,
+  peer_class TEXT NOT NULL, metric TEXT NOT NULL, UNIQUE(node, metric, device, peer, peer_class));
+CREATE TABLE IF NOT EXISTS points(
+  node TEXT NOT NULL, day INTEGER NOT NULL, folded INTEGER NOT NULL DEFAULT 0, data BLOB NOT NULL,
+  PRIMARY KEY(node, day));
+CREATE INDEX IF NOT EXISTS points_unfolded ON points(day) WHERE folded = 0;
 CREATE TABLE IF NOT EXISTS findings(
   check_row INTEGER NOT NULL, node TEXT NOT NULL, text TEXT NOT NULL, time INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS findings_time ON findings(time);
-CREATE TABLE IF NOT EXISTS daily(
-  node TEXT NOT NULL, day INTEGER NOT NULL, device TEXT NOT NULL, peer TEXT NOT NULL,
-  peer_class TEXT NOT NULL, metric TEXT NOT NULL, source TEXT NOT NULL, uid INTEGER NOT NULL,
-  value REAL NOT NULL, count INTEGER NOT NULL,
-  PRIMARY KEY(node, day, device, peer, peer_class, metric, source, uid)) WITHOUT ROWID;
 )sql";
+
+// The UTC day's start of `t` (floor, also before 1970).
+std::int64_t day_of(std::int64_t t) { return (t >= 0 ? t / kDay : -((-t + kDay - 1) / kDay)) * kDay; }
+
+// The node whose rows keep a figure: a link's first node by name (both
+// directions together), else its own.
+const std::string& home_node(const Figure& f) {
+    return f.metric == Metric::link_bandwidth && !f.peer.empty() && f.peer < f.node ? f.peer : f.node;
+}
 
 // "?2,?3,..." for a node filter whose values are bound from `first` on.
 std::string placeholders(std::size_t n, int first) {
@@ -59,6 +64,68 @@ Failure fail(const Stmt& st) { return Failure{st.error()}; }
 }  // namespace
 
 void Store::Closer::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+
+// The ingest's view of the series table: each node's series as the node's
+// first figure loaded them (one query per node, not one per figure), and the
+// statements, prepared once per store and reused (issue 34, item 2). Dropped
+// whenever a transaction that may have added a series does not commit.
+struct Store::SeriesCache {
+    explicit SeriesCache(sqlite3* db)
+        : of_node(db, "SELECT id, metric, device, peer, peer_class FROM series WHERE node = ?1"),
+          add(db, "INSERT INTO series(node, device, peer, peer_class, metric) VALUES(?1, ?2, ?3, ?4, ?5) "
+                  "ON CONFLICT DO NOTHING"),
+          find(db, "SELECT id FROM series WHERE node = ?1 AND metric = ?2 AND device = ?3 AND peer = ?4 AND peer_class = ?5"),
+          put(db, "INSERT INTO points(node, day, folded, data) VALUES(?1, ?2, 0, ?3) "
+                  "ON CONFLICT(node, day) DO UPDATE SET data = CAST(data || excluded.data AS BLOB), folded = 0"),
+          check(db, "INSERT INTO checks(id, source, uid, time, job_id, verdict) VALUES(?1, ?2, ?3, ?4, ?5, ?6) "
+                    "ON CONFLICT(id) DO NOTHING"),
+          node(db, "INSERT OR IGNORE INTO check_nodes(check_row, node) VALUES(?1, ?2)"),
+          finding(db, "INSERT INTO findings(check_row, node, text, time) VALUES(?1, ?2, ?3, ?4)") {}
+    bool ok() const { return of_node.ok() && add.ok() && find.ok() && put.ok() && check.ok() && node.ok() && finding.ok(); }
+    std::string error() const {
+        for (const Stmt* st : {&of_node, &add, &find, &put, &check, &node, &finding})
+            if (!st->ok()) return st->error();
+        return "";
+    }
+    // A node's series: (metric, device, peer, peer_class) -> id. Ordered
+    // maps: the names are users' text, and a tree cannot be collided into a
+    // list; a report's figures come node by node, so the node's map is
+    // looked up once per run of them (`last`).
+    struct Name {
+        Metric metric;
+        std::string device, peer, cls;
+    };
+    struct View {
+        Metric metric;
+        std::string_view device, peer, cls;
+    };
+    struct Less {
+        using is_transparent = void;
+        static View v(const Name& n) { return {n.metric, n.device, n.peer, n.cls}; }
+        static View v(const View& n) { return n; }
+        template <class A, class B>
+        bool operator()(const A& a, const B& b) const {
+            const View x = v(a), y = v(b);
+            return std::tie(x.metric, x.device, x.peer, x.cls) < std::tie(y.metric, y.device, y.peer, y.cls);
+        }
+    };
+    using Node = std::map<Name, std::uint32_t, Less>;
+    std::map<std::string, Node, std::less<>> nodes;
+    std::pair<const std::string, Node>* last = nullptr;
+    std::size_t held = 0;  // series in `nodes`
+    // At most this many series are remembered from one report to the next
+    // (some 5 MB): many small reports share the nodes' lookups, and an
+    // ingest of large reports of ever other nodes starts over rather than
+    // grow.
+    static constexpr std::size_t kMaxHeld = 1u << 16;
+    void forget_names() {
+        nodes.clear();
+        last = nullptr;
+        held = 0;
+    }
+    Stmt of_node, add, find, put, check, node, finding;
+};
+
 
 Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
 Store::Store(Store&&) noexcept = default;
@@ -97,14 +164,25 @@ Result<Store> Store::open(const std::string& path, OpenMode mode) {
         Transaction tx(raw);
         if (auto r = tx.begin(); !r) return Failure{where + ": " + r.error()};
         if (auto r = exec(raw, kSchemaSql); !r) return Failure{where + ": " + r.error()};
+        // A new store is schema 2; a store of schema 1 keeps its word until converted below.
         Stmt put(raw, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', ?1)");
         if (!put.ok() || !put.bind(1, std::int64_t(kStoreSchema)).run()) return fail(put);
         if (auto r = tx.commit(); !r) return Failure{where + ": " + r.error()};
     }
-    Stmt get(raw, "SELECT value FROM meta WHERE key = 'schema'");
-    if (!get.ok()) return Failure{where + " is not a gangway fleet store (" + get.error() + ")"};
-    if (!get.step()) return Failure{where + " is not a gangway fleet store (it has no schema version)"};
-    const std::string v = get.text(0);
+    std::string v;
+    {
+        Stmt get(raw, "SELECT value FROM meta WHERE key = 'schema'");
+        if (!get.ok()) return Failure{where + " is not a gangway fleet store (" + get.error() + ")"};
+        if (!get.step()) return Failure{where + " is not a gangway fleet store (it has no schema version)"};
+        v = get.text(0);
+    }
+    if (v == "1" && mode == OpenMode::read_write) {
+        if (auto r = s.convert_schema1(); !r) return Failure{where + ": converting it from schema 1: " + r.error()};
+        v = std::to_string(kStoreSchema);
+    }
+    if (v == "1")
+        return Failure{where + " has schema 1 (a row per figure), which the next `gangway fleet ingest` converts to " +
+                       std::to_string(kStoreSchema) + " in place: run it (as root), then read"};
     if (v != std::to_string(kStoreSchema))
         return Failure{where + " has schema " + v + ", this gangway reads " + std::to_string(kStoreSchema) +
                        ": use the gangway that made it, or start a new store with --db"};
@@ -120,81 +198,266 @@ Result<bool> Store::has_check(const std::string& id) {
     return there;
 }
 
+Result<std::uint32_t> Store::series_id(const Figure& f) {
+    SeriesCache& c = *cache_;
+    const std::string_view metric = gangway::fleet::to_string(f.metric);
+    if (!c.last || c.last->first != f.node) {
+        auto [it, fresh] = c.nodes.try_emplace(f.node);
+        c.last = &*it;
+        if (fresh) {
+            c.of_node.reset();
+            c.of_node.bind(1, f.node);
+            while (c.of_node.step())
+                if (const auto m = gangway::fleet::parse_metric(c.of_node.text(1)))
+                    c.held += it->second
+                                  .emplace(SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
+                                           std::uint32_t(c.of_node.int64(0)))
+                                  .second;
+            if (!c.of_node.error().empty()) return fail(c.of_node);
+        }
+    }
+    SeriesCache::Node& node = c.last->second;
+    if (auto it = node.find(SeriesCache::View{f.metric, f.device, f.peer, f.peer_class}); it != node.end()) return it->second;
+    c.add.reset();
+    c.add.bind(1, f.node).bind(2, f.device).bind(3, f.peer).bind(4, f.peer_class).bind(5, metric);
+    if (!c.add.run()) return fail(c.add);
+    std::int64_t id = 0;
+    if (sqlite3_changes(db_.get()) == 1) id = sqlite3_last_insert_rowid(db_.get());
+    else {  // another ingest added it since this one loaded the node's series
+        c.find.reset();
+        c.find.bind(1, f.node).bind(2, metric).bind(3, f.device).bind(4, f.peer).bind(5, f.peer_class);
+        if (!c.find.step()) return Failure{c.find.error().empty() ? "the fleet store lost a series" : c.find.error()};
+        id = c.find.int64(0);
+        c.find.reset();
+    }
+    if (id <= 0 || id > std::int64_t(UINT32_MAX)) return Failure{"the fleet store has more series than it can number"};
+    node.emplace(SeriesCache::Name{f.metric, f.device, f.peer, f.peer_class}, std::uint32_t(id));
+    ++c.held;
+    return std::uint32_t(id);
+}
+
+Result<void> Store::convert_schema1() {
+    sqlite3* db = db_.get();
+    Transaction tx(db);
+    if (auto r = tx.begin(); !r) return r;
+    cache_ = std::make_unique<SeriesCache>(db);
+    if (!cache_->ok()) {
+        Failure e{cache_->error()};
+        cache_.reset();
+        return e;
+    }
+    struct Forget {
+        std::unique_ptr<SeriesCache>& c;
+        ~Forget() { c.reset(); }
+    } forget{cache_};
+    // Every figure and daily row, appended to its node's day as the ingest
+    // would have; a million points at a time in memory.
+    Stmt sel(db, "SELECT check_row, node, device, peer, peer_class, metric, value, time, source, uid, 0, 1 FROM figures "
+                 "UNION ALL SELECT 0, node, device, peer, peer_class, metric, value, day, source, uid, 1, count FROM daily");
+    if (!sel.ok()) return fail(sel);
+    std::map<std::pair<std::string, std::int64_t>, std::string> rows;
+    std::size_t held = 0;
+    auto flush = [&]() -> Result<void> {
+        for (const auto& [k, blob] : rows) {
+            cache_->put.reset();
+            if (!cache_->put.bind(1, k.first).bind(2, k.second).bind_blob(3, blob).run()) return fail(cache_->put);
+        }
+        rows.clear();
+        held = 0;
+        return {};
+    };
+    while (sel.step()) {
+        const auto met = gangway::fleet::parse_metric(sel.text(5));
+        const auto src = gangway::fleet::parse_source(sel.text(8));
+        if (!met || !src) continue;  // a name this gangway does not know: schema 1's readers left it out too
+        Figure f;
+        f.node = sel.text(1), f.device = sel.text(2), f.peer = sel.text(3), f.peer_class = sel.text(4), f.metric = *met;
+        auto id = series_id(f);
+        if (!id) return Failure{id.error()};
+        StoredPoint p;
+        p.value = sel.real(6), p.series = *id, p.uid = std::uint32_t(sel.int64(9)), p.time = sel.int64(7), p.source = *src;
+        p.folded = sel.int64(10) != 0;
+        p.count = std::uint32_t(std::clamp<std::int64_t>(sel.int64(11), 1, kMaxCheckRow));
+        p.check = std::uint32_t(std::clamp<std::int64_t>(sel.int64(0), 0, kMaxCheckRow));
+        const std::int64_t day = day_of(p.time);
+        append_point(rows[{home_node(f), day}], p, day);
+        if (++held >= (1u << 20))
+            if (auto r = flush(); !r) return r;
+    }
+    if (!sel.error().empty()) return fail(sel);
+    if (auto r = flush(); !r) return r;
+    if (auto r = exec(db, "DROP TABLE IF EXISTS figures; DROP TABLE IF EXISTS daily; "
+                          "UPDATE meta SET value = '2' WHERE key = 'schema';");
+        !r)
+        return r;
+    return tx.commit();
+}
+
 Result<bool> Store::insert(const CheckRecord& rec) {
     sqlite3* db = db_.get();
+    if (!cache_) {
+        cache_ = std::make_unique<SeriesCache>(db);
+        if (!cache_->ok()) {
+            Failure e{cache_->error()};
+            cache_.reset();
+            return e;
+        }
+    }
+    // A transaction that does not commit may have added series: the cache forgets them.
+    struct Forget {
+        std::unique_ptr<SeriesCache>& c;
+        bool keep = false;
+        ~Forget() {
+            if (!keep) c.reset();
+        }
+    } forget{cache_};
+    SeriesCache& sc = *cache_;
+    if (sc.held > SeriesCache::kMaxHeld) sc.forget_names();
     Transaction tx(db);
     if (auto r = tx.begin(); !r) return Failure{r.error()};
     const auto& c = rec.check;
     const char* src = gangway::fleet::to_string(c.source);
-    Stmt ins(db, "INSERT INTO checks(id, source, uid, time, job_id, verdict) VALUES(?1, ?2, ?3, ?4, ?5, ?6) "
-                 "ON CONFLICT(id) DO NOTHING");
-    if (!ins.ok()) return fail(ins);
+    Stmt& ins = sc.check;
+    ins.reset();
     ins.bind(1, c.id).bind(2, std::string_view(src)).bind(3, std::int64_t(c.uid)).bind(4, c.time).bind(5, c.job_id).bind(6, c.verdict);
     if (!ins.run()) return fail(ins);
-    if (sqlite3_changes(db) == 0) return false;  // already stored: the transaction rolls back, nothing changed
+    if (sqlite3_changes(db) == 0) {  // already stored: the transaction rolls back, nothing changed
+        forget.keep = true;
+        return false;
+    }
     const std::int64_t row = sqlite3_last_insert_rowid(db);
+    if (row > kMaxCheckRow) return Failure{"the fleet store holds more checks than it can number: start a new one with --db"};
 
-    Stmt node(db, "INSERT OR IGNORE INTO check_nodes(check_row, node) VALUES(?1, ?2)");
-    if (!node.ok()) return fail(node);
     for (const auto& n : c.nodes) {
-        node.reset();
-        if (!node.bind(1, row).bind(2, n).run()) return fail(node);
+        sc.node.reset();
+        if (!sc.node.bind(1, row).bind(2, n).run()) return fail(sc.node);
     }
-    Stmt fig(db, "INSERT INTO figures(check_row, node, device, peer, peer_class, metric, value, time, source, uid) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-    if (!fig.ok()) return fail(fig);
+    // One row per node and day (all of a check's figures share its day):
+    // each node's points appended to its row in one statement.
+    const std::int64_t day = day_of(c.time);
+    std::map<std::string_view, std::string> rows;
     for (const auto& f : rec.figures) {
-        fig.reset();
+        auto id = series_id(f);
+        if (!id) return Failure{id.error()};
         // The check's time, source and uid, whatever the row says: they are the ingest's word.
-        fig.bind(1, row).bind(2, f.node).bind(3, f.device).bind(4, f.peer).bind(5, f.peer_class)
-            .bind(6, std::string_view(gangway::fleet::to_string(f.metric))).bind(7, f.value).bind(8, c.time)
-            .bind(9, std::string_view(src)).bind(10, std::int64_t(c.uid));
-        if (!fig.run()) return fail(fig);
+        StoredPoint p;
+        p.value = f.value, p.series = *id, p.uid = c.uid, p.time = c.time, p.source = c.source;
+        p.check = std::uint32_t(row);
+        append_point(rows[home_node(f)], p, day);
     }
-    Stmt fnd(db, "INSERT INTO findings(check_row, node, text, time) VALUES(?1, ?2, ?3, ?4)");
-    if (!fnd.ok()) return fail(fnd);
+    for (const auto& [node, blob] : rows) {
+        sc.put.reset();
+        if (!sc.put.bind(1, node).bind(2, day).bind_blob(3, blob).run()) return fail(sc.put);
+    }
     for (const auto& f : rec.findings) {
-        fnd.reset();
-        if (!fnd.bind(1, row).bind(2, f.node).bind(3, f.text).bind(4, c.time).run()) return fail(fnd);
+        sc.finding.reset();
+        if (!sc.finding.bind(1, row).bind(2, f.node).bind(3, f.text).bind(4, c.time).run()) return fail(sc.finding);
     }
     if (auto r = tx.commit(); !r) return Failure{r.error()};
+    forget.keep = true;
     return true;
 }
 
-Result<std::vector<Figure>> Store::figures(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes) {
-    const std::string in = nodes.empty() ? "" : placeholders(nodes.size(), 3);
-    const std::string sql =
-        "SELECT c.id, f.time, f.source, f.uid, f.node, f.device, f.peer, f.peer_class, f.metric, f.value, 0, 1 "
-        "FROM figures f JOIN checks c ON c.row = f.check_row WHERE f.time >= ?1 AND f.time < ?2" +
-        (in.empty() ? "" : " AND f.node IN (" + in + ")") +
-        " UNION ALL SELECT '', day, source, uid, node, device, peer, peer_class, metric, value, 1, count "
-        "FROM daily WHERE day < ?2 AND day > ?1 - 86400" +
-        (in.empty() ? "" : " AND node IN (" + in + ")") + " ORDER BY 5, 2, 1, 9, 6, 7";
-    Stmt st(db_.get(), sql.c_str());
+Result<std::vector<SeriesName>> Store::series_names() {
+    Stmt st(db_.get(), "SELECT id, node, device, peer, peer_class, metric FROM series ORDER BY id");
     if (!st.ok()) return fail(st);
-    st.bind(1, since).bind(2, until);
-    for (std::size_t i = 0; i < nodes.size(); ++i) st.bind(3 + int(i), nodes[i]);
-    std::vector<Figure> out;
+    std::vector<SeriesName> out;
     while (st.step()) {
-        const auto src = gangway::fleet::parse_source(st.text(2));
-        const auto met = gangway::fleet::parse_metric(st.text(8));
-        if (!src || !met) continue;  // a name this gangway does not know (a newer one's): left out
-        Figure f;
-        f.check_id = st.text(0);
-        f.time = st.int64(1);
-        f.source = *src;
-        f.uid = std::uint32_t(st.int64(3));
-        f.node = st.text(4);
-        f.device = st.text(5);
-        f.peer = st.text(6);
-        f.peer_class = st.text(7);
-        f.metric = *met;
-        f.value = st.real(9);
-        f.daily = st.int64(10) != 0;
-        f.count = std::uint32_t(st.int64(11));
-        out.push_back(std::move(f));
+        const std::int64_t id = st.int64(0);
+        if (id <= 0 || id > std::int64_t(UINT32_MAX)) continue;
+        if (std::size_t(id) >= out.size()) out.resize(std::size_t(id) + 1);
+        SeriesName& n = out[std::size_t(id)];
+        n.node = st.text(1), n.device = st.text(2), n.peer = st.text(3), n.peer_class = st.text(4);
+        const auto m = gangway::fleet::parse_metric(st.text(5));
+        n.known = m.has_value();
+        if (m) n.metric = *m;
     }
     if (!st.error().empty()) return fail(st);
+    return out;
+}
+
+Result<void> Store::scan(std::int64_t since, std::int64_t until,
+                         const std::function<void(const std::string&, std::vector<StoredPoint>&)>& each) {
+    sqlite3* db = db_.get();
+    // One read transaction: the nodes and their rows as of one moment, while an ingest writes.
+    if (auto r = exec(db, "BEGIN"); !r) return r;
+    struct End {
+        sqlite3* db;
+        ~End() { sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr); }
+    } end{db};
+    if (since > until) return {};
+    // The nodes that may hold rows: the series' nodes and the links' peers
+    // (a link's rows are under the first of its nodes by name, which may
+    // have no figure of its own), from the series table, far smaller than
+    // the rows'.
+    Stmt nodes(db, "SELECT node FROM series UNION SELECT peer FROM series WHERE metric = 'link_bandwidth' ORDER BY 1");
+    Stmt rows(db, "SELECT day, data FROM points WHERE node = ?1 AND day > ?2 AND day < ?3 ORDER BY day");
+    if (!nodes.ok()) return fail(nodes);
+    if (!rows.ok()) return fail(rows);
+    // Days that overlap [since, until): a folded point stands at its day's start.
+    std::vector<StoredPoint> pts;
+    while (nodes.step()) {
+        const std::string node = nodes.text(0);
+        rows.reset();
+        rows.bind(1, node).bind(2, day_of(since) - kDay).bind(3, until);
+        pts.clear();
+        while (rows.step()) {
+            const std::size_t from = pts.size();
+            decode_points(rows.blob(1), rows.int64(0), pts);
+            auto out_of_range = [&](const StoredPoint& p) {
+                return !(p.folded ? (p.time < until && p.time > since - kDay) : (p.time >= since && p.time < until));
+            };
+            pts.erase(std::remove_if(pts.begin() + std::ptrdiff_t(from), pts.end(), out_of_range), pts.end());
+        }
+        if (!rows.error().empty()) return fail(rows);
+        if (!pts.empty()) each(node, pts);
+    }
+    if (!nodes.error().empty()) return fail(nodes);
+    return {};
+}
+
+Result<std::string> Store::check_id(std::uint32_t row) {
+    Stmt st(db_.get(), "SELECT id FROM checks WHERE row = ?1");
+    if (!st.ok()) return fail(st);
+    st.bind(1, std::int64_t(row));
+    std::string id = st.step() ? st.text(0) : std::string();
+    if (!st.error().empty()) return fail(st);
+    return id;
+}
+
+Result<std::vector<Figure>> Store::figures(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes) {
+    auto names = series_names();
+    if (!names) return Failure{names.error()};
+    // The checks' ids, for the points of the range (a raw point's time is its check's).
+    std::map<std::uint32_t, std::string> ids;
+    {
+        Stmt st(db_.get(), "SELECT row, id FROM checks WHERE time >= ?1 AND time < ?2");
+        if (!st.ok()) return fail(st);
+        st.bind(1, since).bind(2, until);
+        while (st.step()) ids.emplace(std::uint32_t(st.int64(0)), st.text(1));
+        if (!st.error().empty()) return fail(st);
+    }
+    std::vector<Figure> out;
+    auto r = scan(since, until, [&](const std::string&, std::vector<StoredPoint>& pts) {
+        for (const StoredPoint& p : pts) {
+            if (p.series >= names->size() || !(*names)[p.series].known) continue;  // a name this gangway does not know
+            const SeriesName& n = (*names)[p.series];
+            if (!nodes.empty() && std::find(nodes.begin(), nodes.end(), n.node) == nodes.end()) continue;
+            Figure f;
+            if (!p.folded)
+                if (auto it = ids.find(p.check); it != ids.end()) f.check_id = it->second;
+            f.time = p.time, f.source = p.source, f.uid = p.uid;
+            f.node = n.node, f.device = n.device, f.peer = n.peer, f.peer_class = n.peer_class, f.metric = n.metric;
+            f.value = p.value, f.daily = p.folded, f.count = p.count;
+            out.push_back(std::move(f));
+        }
+    });
+    if (!r) return Failure{r.error()};
+    // As schema 1 gave them: by node, time, check id, metric (by name), device, peer.
+    std::stable_sort(out.begin(), out.end(), [](const Figure& a, const Figure& b) {
+        const std::string_view ma = gangway::fleet::to_string(a.metric), mb = gangway::fleet::to_string(b.metric);
+        return std::tie(a.node, a.time, a.check_id, ma, a.device, a.peer) < std::tie(b.node, b.time, b.check_id, mb, b.device, b.peer);
+    });
     return out;
 }
 
@@ -247,7 +510,7 @@ Result<std::vector<FindingRow>> Store::findings(std::int64_t since, std::int64_t
 
 Result<std::vector<std::string>> Store::nodes() {
     Stmt st(db_.get(),
-            "SELECT node FROM check_nodes UNION SELECT node FROM figures UNION SELECT node FROM daily ORDER BY 1");
+            "SELECT node FROM check_nodes UNION SELECT node FROM series ORDER BY 1");
     if (!st.ok()) return fail(st);
     std::vector<std::string> out;
     while (st.step())
@@ -259,47 +522,74 @@ Result<std::vector<std::string>> Store::nodes() {
 Result<FoldResult> Store::fold(std::int64_t now, int keep_days) {
     if (keep_days < 1) return Failure{"the fleet store keeps at least one day of raw figures (--keep-days 1 or more)"};
     // Whole UTC days only, so that a day is folded once, when it is all there.
-    const std::int64_t cut = (now - std::int64_t(keep_days) * kDay) / kDay * kDay;
+    const std::int64_t cut = day_of(now - std::int64_t(keep_days) * kDay);
     sqlite3* db = db_.get();
-    Transaction tx(db);
-    if (auto r = tx.begin(); !r) return Failure{r.error()};
-    Stmt sel(db, "SELECT node, device, peer, peer_class, metric, source, uid, time / 86400 * 86400 AS day, value FROM figures "
-                 "WHERE time < ?1 ORDER BY node, device, peer, peer_class, metric, source, uid, day, value");
+    // The rows with raw points before the cut: the partial index has only
+    // those (a folded row leaves it), so a year's store is not walked. In
+    // batches, each its own transaction (a row's fold stands alone), so that
+    // a first fold of months holds one batch in memory, not the months.
+    Stmt sel(db, "SELECT rowid, day, data FROM points WHERE folded = 0 AND day < ?1 LIMIT 256");
+    Stmt put(db, "UPDATE points SET data = ?2, folded = 1 WHERE rowid = ?1");
     if (!sel.ok()) return fail(sel);
-    sel.bind(1, cut);
-    // A day folded before (figures that arrived late) merges by a
-    // count-weighted mean of the two medians: close enough for a baseline.
-    Stmt put(db, "INSERT INTO daily(node, day, device, peer, peer_class, metric, source, uid, value, count) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
-                 "ON CONFLICT DO UPDATE SET value = (value * count + excluded.value * excluded.count) / (count + excluded.count), "
-                 "count = count + excluded.count");
     if (!put.ok()) return fail(put);
     FoldResult res;
-    using Key = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, std::int64_t, std::int64_t>;
-    Key cur;
-    std::vector<double> vals;
-    auto flush = [&]() -> bool {
-        if (vals.empty()) return true;
-        const std::size_t n = vals.size();
-        const double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;  // sorted by the query
-        put.reset();
-        put.bind(1, std::get<0>(cur)).bind(2, std::get<7>(cur)).bind(3, std::get<1>(cur)).bind(4, std::get<2>(cur))
-            .bind(5, std::get<3>(cur)).bind(6, std::get<4>(cur)).bind(7, std::get<5>(cur)).bind(8, std::get<6>(cur))
-            .bind(9, med).bind(10, std::int64_t(n));
-        ++res.daily;
-        res.figures += n;
-        vals.clear();
-        return put.run();
-    };
-    while (sel.step()) {
-        Key k{sel.text(0), sel.text(1), sel.text(2), sel.text(3), sel.text(4), sel.text(5), sel.int64(6), sel.int64(7)};
-        if (k != cur && !flush()) return fail(put);
-        cur = std::move(k);
-        vals.push_back(sel.real(8));
+    std::vector<StoredPoint> pts;
+    std::vector<std::pair<std::int64_t, std::string>> done;  // written after the batch's read (no update under a live read)
+    for (;;) {
+        Transaction tx(db);
+        if (auto r = tx.begin(); !r) return Failure{r.error()};
+        done.clear();
+        sel.reset();
+        sel.bind(1, cut);
+        while (sel.step()) {
+            const std::int64_t day = sel.int64(1);
+            pts.clear();
+            decode_points(sel.blob(2), day, pts);
+            // Per series, source and uid: the day's median, merged with what an
+            // earlier fold made of the same day (figures that arrived late) by a
+            // count-weighted mean of the two medians: close enough for a baseline.
+            using Key = std::tuple<std::uint32_t, int, std::uint32_t>;
+            std::map<Key, std::vector<double>> raw;
+            std::map<Key, StoredPoint> old;
+            for (const StoredPoint& p : pts) {
+                const Key k{p.series, int(p.source), p.uid};
+                if (p.folded) old[k] = p;
+                else raw[k].push_back(p.value);
+            }
+            std::string blob;
+            for (auto& [k, vals] : raw) {
+                std::sort(vals.begin(), vals.end());
+                const std::size_t n = vals.size();
+                StoredPoint f;
+                f.value = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
+                f.count = std::uint32_t(std::min<std::size_t>(n, kMaxCheckRow));
+                if (auto it = old.find(k); it != old.end()) {
+                    const double c0 = it->second.count;
+                    f.value = (it->second.value * c0 + f.value * double(n)) / (c0 + double(n));
+                    f.count = std::uint32_t(std::min<double>(c0 + double(n), double(kMaxCheckRow)));
+                    old.erase(it);
+                }
+                f.series = std::get<0>(k), f.source = gangway::fleet::Source(std::get<1>(k)), f.uid = std::get<2>(k);
+                f.time = day, f.folded = true;
+                append_point(blob, f, day);
+                ++res.daily;
+                res.figures += n;
+            }
+            for (const auto& [k, p] : old) append_point(blob, p, day);
+            done.emplace_back(sel.int64(0), std::move(blob));
+        }
+        if (!sel.error().empty()) return fail(sel);
+        sel.reset();
+        for (const auto& [rowid, blob] : done) {
+            put.reset();
+            if (!put.bind(1, rowid).bind_blob(2, blob).run()) return fail(put);
+        }
+        if (auto r = tx.commit(); !r) return Failure{r.error()};
+        if (done.empty()) break;
     }
-    if (!sel.error().empty()) return fail(sel);
-    if (!flush()) return fail(put);
-    for (const char* sql : {"DELETE FROM figures WHERE time < ?1", "DELETE FROM findings WHERE time < ?1",
+    Transaction tx(db);
+    if (auto r = tx.begin(); !r) return Failure{r.error()};
+    for (const char* sql : {"DELETE FROM findings WHERE time < ?1",
                             "DELETE FROM check_nodes WHERE check_row IN (SELECT row FROM checks WHERE time < ?1)"}) {
         Stmt del(db, sql);
         if (!del.ok() || !del.bind(1, cut).run()) return fail(del);

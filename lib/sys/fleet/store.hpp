@@ -8,20 +8,26 @@
 //   checks   one row per check: its id (unique: the same report stored twice
 //            is one check), source, uid, time, job id, verdict
 //   check_nodes  the nodes each check covered
-//   figures  one row per figure (node, device, peer, peer_class, metric,
-//            value in bytes per second, time, source, uid), indexed by
-//            (node, time) and by time
+//   series   one row per series: node, device, peer, peer_class, metric
+//            (unique), named once for all its figures
+//   points   one row per node and UTC day (primary key): a blob of that
+//            node's figures of the day, 24 bytes each (points.hpp says
+//            the layout and why), a link's under the first of its nodes by
+//            name; `folded` 1 once the day is folded
 //   findings the one-line findings of each check
-//   daily    figures older than the raw window, folded per node, device,
-//            peer, peer_class, metric, source, uid and UTC day: the median
-//            and how many figures it folds
-// Retention (fold): raw figures, findings and check_nodes rows older than
-// keep_days are folded into `daily` and deleted; the check's own row stays
-// (a few dozen bytes), so that an old report found again is still a no-op.
+// Retention (fold): the points of days older than keep_days are folded in
+// place, per series, source, uid and day, into the day's median and how many
+// figures it folds; findings and check_nodes rows that old are deleted; the
+// check's own row stays (a few dozen bytes), so that an old report found
+// again is still a no-op.
+//
+// Schema 1 (a row per figure, and a `daily` table) is read no more: the
+// first ingest by this gangway converts it in place (convert_schema1).
 #pragma once
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +35,7 @@
 #include "../../base/result.hpp"
 #include "../../fleet/model.hpp"
 #include "../../fleet/openmetrics.hpp"
+#include "points.hpp"
 
 struct sqlite3;
 
@@ -39,7 +46,7 @@ using gangway::fleet::CheckRow;
 using gangway::fleet::Figure;
 using gangway::fleet::FindingRow;
 
-inline constexpr int kStoreSchema = 1;
+inline constexpr int kStoreSchema = 2;
 inline constexpr int kDefaultKeepDays = 90;
 // How long a writer waits for another (a second ingest, a fold) before it
 // gives up with one line: two ingests at once take turns, never fail.
@@ -64,6 +71,14 @@ struct FoldResult {
 // The read queries' filter: [since, until) in unix seconds, and the nodes
 // (empty: all). A figure or finding matches on its node; a check matches
 // when it covered one of the nodes.
+// A series as the `series` table names it; known false when its metric is
+// one this gangway does not know (a newer one's): its points are left out.
+struct SeriesName {
+    std::string node, device, peer, peer_class;
+    gangway::fleet::Metric metric = gangway::fleet::Metric::tcp_send;
+    bool known = false;
+};
+
 struct Query {
     std::int64_t since = 0;
     std::int64_t until = INT64_MAX;
@@ -99,6 +114,18 @@ public:
     Result<std::vector<CheckRow>> checks(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes);
     // Findings of the checks in the range (raw window only).
     Result<std::vector<FindingRow>> findings(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes);
+    // Every series, by id (index 0 and ids not there: known false).
+    Result<std::vector<SeriesName>> series_names();
+    // The points with since <= time < until (a folded point: when its day
+    // overlaps the range), node by node in name order, as stored: `each` is
+    // called once per node that has some, with that node's points (a link's
+    // both directions under the first of its nodes), day by day. Memory: one
+    // node's points at a time.
+    Result<void> scan(std::int64_t since, std::int64_t until,
+                      const std::function<void(const std::string& node, std::vector<StoredPoint>& points)>& each);
+    // A check's id by its row; "" when there is none.
+    Result<std::string> check_id(std::uint32_t row);
+
     // Every node the store has a figure or a check for, sorted.
     Result<std::vector<std::string>> nodes();
 
@@ -118,11 +145,16 @@ public:
 
 private:
     Store(sqlite3* db, std::string path);
+    struct SeriesCache;
+    // The series' ids for the ingest, node by node as its reports name them.
+    Result<std::uint32_t> series_id(const Figure& f);
+    Result<void> convert_schema1();
     struct Closer {
         void operator()(sqlite3* db) const;
     };
     std::unique_ptr<sqlite3, Closer> db_;
     std::string path_;
+    std::unique_ptr<SeriesCache> cache_;
 };
 
 }  // namespace gangway::sys::fleet
