@@ -11,6 +11,7 @@
 #include "../lib/base/text.hpp"
 #include "../lib/pin/pin_env.hpp"
 #include "../lib/sys/node/hwloc_topology.hpp"
+#include "../lib/sys/node/pci_devices.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "env_access.hpp"
 #include "log.hpp"

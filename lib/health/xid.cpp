@@ -1,5 +1,6 @@
 #include "xid.hpp"
 
+#include <cctype>
 #include <cstdio>
 
 #include "../base/text.hpp"
@@ -35,6 +36,13 @@ std::optional<std::string> pci_bus_id(std::string_view s) {
     char out[24];
     std::snprintf(out, sizeof out, "%04x:%02x:%02x.%c", static_cast<unsigned>(*d), *b, *v, function[0]);
     return std::string(out);
+}
+
+std::string sysfs_bus_id(std::string_view library_id) {
+    if (auto b = pci_bus_id(library_id)) return *b;
+    std::string id(library_id);
+    for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return id;
 }
 
 std::vector<Xid> parse_kmsg_xids(std::string_view text) {

@@ -25,6 +25,11 @@ inline constexpr std::string_view kXidTag = "NVRM: Xid (PCI:";
 // nullopt for anything else.
 std::optional<std::string> pci_bus_id(std::string_view s);
 
+// A bus id as a GPU library reports it (cuDeviceGetPCIBusId, NVML: an
+// 8-digit domain, upper case) in sysfs's spelling, so that it names the
+// device's directory: pci_bus_id's, else the text as it is, in lower case.
+std::string sysfs_bus_id(std::string_view library_id);
+
 // /dev/kmsg records -> the driver's Xid records (kernel_text with kXidTag,
 // then "BUSID): NUMBER" and "," or the end), with their sequence numbers.
 // Anything else is passed over.

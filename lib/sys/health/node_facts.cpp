@@ -3,25 +3,18 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../health/xid.hpp"  // pci_bus_id
 #include "../../pin/topology.hpp"
 #include "../../preflight/gpu_checks.hpp"
 #include "../node/hwloc_topology.hpp"
+#include "../node/ib_ports.hpp"
+#include "../node/pci_devices.hpp"
 #include "../node/sysfs.hpp"
-#include "../stages/verbs_stage.hpp"
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
 namespace {
-
-std::optional<unsigned long> hex_attr(const fs::path& p) {
-    std::string s = first_line(p);
-    if (s.starts_with("0x")) s.erase(0, 2);
-    if (s.empty()) return std::nullopt;
-    return parse_uint<unsigned long>(s, 16);
-}
 
 int width_attr(const fs::path& p) {
     const auto v = parse_uint<unsigned>(first_line(p));
@@ -64,24 +57,18 @@ health::PciDevice device_at(const fs::path& dev_dir, const std::string& bus_id) 
 
 std::vector<health::GpuFacts> read_pci_gpus(const std::string& root) {
     std::vector<health::GpuFacts> out;
-    for (const auto& p : entries(sysfs_base(root) + "/sys/bus/pci/devices")) {
-        const auto cls = hex_attr(p / "class");
-        if (!cls || (*cls >> 16) != 0x03) continue;
-        const auto vendor = hex_attr(p / "vendor");
-        const auto device = hex_attr(p / "device");
-        if (!vendor || !is_gpu_pci(static_cast<std::uint16_t>(*vendor), static_cast<std::uint16_t>(device.value_or(0)),
-                                   static_cast<std::uint16_t>(*cls >> 8)))
-            continue;
+    const fs::path dir = pci_devices_dir(root);
+    for (const auto& f : pci_gpus(root)) {
         health::GpuFacts g;
-        g.pci = device_at(p, p.filename().string());
-        g.vendor = static_cast<std::uint16_t>(*vendor);
+        g.pci = device_at(dir / f.bus_id, f.bus_id);
+        g.vendor = f.vendor;
         out.push_back(std::move(g));
     }
     return out;
 }
 
 health::PciDevice read_pci_link(const std::string& root, const std::string& bus_id) {
-    return device_at(fs::path(sysfs_base(root) + "/sys/bus/pci/devices") / bus_id, bus_id);
+    return device_at(fs::path(pci_devices_dir(root)) / bus_id, bus_id);
 }
 
 std::vector<std::string> compute_rdma_nics(const std::string& root, const NicFilter& filter) {
@@ -98,8 +85,7 @@ std::vector<std::string> compute_rdma_nics(const std::string& root, const NicFil
         }
         // no topology: every RDMA device below
     }
-    for (const auto& dev : entries(sysfs_base(root) + "/sys/class/infiniband")) {
-        const auto name = dev.filename().string();
+    for (const auto& name : ib_devices(root)) {
         if (listed(filter.exclude, name)) continue;
         if (!filter.include.empty() && !listed(filter.include, name)) continue;
         out.push_back(name);
@@ -110,7 +96,7 @@ std::vector<std::string> compute_rdma_nics(const std::string& root, const NicFil
 std::vector<health::NicFacts> read_nic_facts(const std::string& root, const std::vector<std::string>& nics) {
     std::vector<health::NicFacts> out;
     for (const auto& n : nics) {
-        const fs::path dev = fs::path(sysfs_base(root) + "/sys/class/infiniband") / n / "device";
+        const fs::path dev = fs::path(ib_class_dir(root)) / n / "device";
         std::error_code ec;
         const fs::path real = fs::canonical(dev, ec);
         const std::string bus = !ec && is_bus_id(real.filename().string()) ? real.filename().string() : "";
@@ -124,8 +110,7 @@ std::vector<health::PortFacts> read_ports(const std::string& root, const std::ve
     if (nics.empty()) return out;
     for (auto& p : read_ib_ports(root, nics)) {
         health::PortFacts f;
-        const fs::path counters = fs::path(sysfs_base(root) + "/sys/class/infiniband") / p.hca / "ports" /
-                                  std::to_string(p.port) / "counters";
+        const fs::path counters = fs::path(ib_port_dir(root, p.hca, p.port)) / "counters";
         for (const char* k : health::kErrorCounters)
             if (const auto v = parse_uint<std::uint64_t>(first_line(counters / k))) f.counters[k] = *v;
         f.port = std::move(p);

@@ -10,19 +10,16 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
 
-#include "../../base/error.hpp"
 #include "../../pin/placement.hpp"
 #include "dl_handle.hpp"
 #include "verbs_stage.hpp"
 #include "../node/hwloc_topology.hpp"
-#include "../node/sysfs.hpp"
+#include "../node/ib_ports.hpp"
 
 #if __has_include(<infiniband/verbs.h>)
 #include <infiniband/verbs.h>
@@ -31,53 +28,6 @@
 
 namespace gangway::sys {
 using preflight::StageStatus;
-namespace fs = std::filesystem;
-
-std::vector<verbs::Port> read_ib_ports(const std::string& root, const std::vector<std::string>& hcas) {
-    std::vector<verbs::Port> out;
-    for (const auto& dev : entries(sysfs_base(root) + "/sys/class/infiniband")) {
-        const auto hca = dev.filename().string();
-        if (!hcas.empty() && std::find(hcas.begin(), hcas.end(), hca) == hcas.end()) continue;
-        for (const auto& pd : entries(dev / "ports")) {
-            verbs::Port p;
-            p.hca = hca;
-            try {
-                p.port = static_cast<unsigned>(std::stoul(pd.filename().string()));
-            } catch (...) {
-                continue;
-            }
-            std::tie(p.state, p.state_name) = verbs::parse_state(first_line(pd / "state"));
-            std::tie(p.phys_state, p.phys_name) = verbs::parse_state(first_line(pd / "phys_state"));
-            p.link_layer = first_line(pd / "link_layer");
-            const auto r = verbs::parse_rate(first_line(pd / "rate"));
-            p.rate_gbps = r.gbps;
-            p.width = r.width;
-            p.speed = r.speed;
-            for (const auto& g : entries(pd / "gids")) {
-                const auto text = first_line(g);
-                if (text.empty() || verbs::zero_gid(text)) continue;
-                verbs::Gid gid;
-                try {
-                    gid.index = static_cast<unsigned>(std::stoul(g.filename().string()));
-                } catch (...) {
-                    continue;
-                }
-                gid.gid = text;
-                gid.type = first_line(pd / "gid_attrs" / "types" / g.filename());
-                gid.ndev = first_line(pd / "gid_attrs" / "ndevs" / g.filename());
-                if (p.netdev_mtu < 0 && !gid.ndev.empty()) {
-                    try {
-                        p.netdev_mtu = std::stoi(first_line(sysfs_base(root) + "/sys/class/net/" + gid.ndev + "/mtu"));
-                    } catch (...) {
-                    }
-                }
-                p.gids.push_back(std::move(gid));
-            }
-            out.push_back(std::move(p));
-        }
-    }
-    return out;
-}
 
 std::vector<std::string> compute_hcas(const EnvMap& env) {
     auto list = [&](const char* k) {

@@ -15,10 +15,8 @@
 
 namespace gangway::sys {
 
-// /sys/class/infiniband/<hca>/ports/<p>/{state,phys_state,rate,link_layer,
-// gids/N,gid_attrs/types/N,gid_attrs/ndevs/N} under `root`, plus the netdev
-// MTU of RoCE ports from <root>/sys/class/net/<ndev>/mtu. `hcas` empty: all.
-std::vector<verbs::Port> read_ib_ports(const std::string& root, const std::vector<std::string>& hcas = {});
+// The ports themselves come from the one sysfs reader, read_ib_ports
+// (lib/sys/node/ib_ports.hpp).
 
 struct VerbsStageOptions {
     std::string root = "/";
