@@ -16,19 +16,11 @@
 #    Prometheus' HTTP API;
 #  - SIGTERM stops fleet serve cleanly.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-PY=/usr/bin/python3
-. "$(dirname "$0")/verdicts.sh"
-skip() {
-  [ "${CI:-}" = true ] && { echo "FAIL: $1, and CI has it"; exit 1; }
-  echo "SKIP: $1"; exit 77
-}
-[ "$(id -u)" = 0 ] || skip "needs root (fleet ingest, and the spool's files given their owners)"
-for p in prometheus promtool; do command -v $p >/dev/null || skip "$p is not installed (apt-get install prometheus)"; done
+. "$(dirname "$0")/lib/script_env.sh"
+test_needs_root "fleet ingest, and the spool's files given their owners"
+for p in prometheus promtool; do command -v $p >/dev/null || test_skip "$p is not installed (apt-get install prometheus)"; done
 
-W=$(mktemp -d /tmp/gangway-fleet-prom.XXXXXX)
+test_workdir fleet-prom  # the EXIT trap below (cleanup) replaces its own
 chmod 755 "$W"
 SERVE= SERVE2= PROM=
 cleanup() {
