@@ -11,7 +11,7 @@
 #   pin                        base env
 #   preflight                  base env
 #   health                     base env preflight
-#   fleet                      base preflight health (the schema reads the writers' structs)
+#   fleet                      base preflight health (the schema reads the checks' reports)
 #   sys/*                      the pure rooms and each other
 #   spank                      base env pin sys/node (never preflight, health, fleet: tests/plugin_contents.sh)
 #   launcher                   everything
