@@ -360,6 +360,7 @@ TEST_CASE("node check parts: a part that throws, however often, is inconclusive 
 #include <unistd.h>
 
 #include "../../lib/sys/health/node_facts.hpp"
+#include "../../lib/sys/node/pci_link.hpp"
 
 namespace {
 
@@ -389,7 +390,7 @@ std::string pci_tree(const std::string& bridge, const std::string& dev) {
 
 }  // namespace
 
-TEST_CASE("node check sysfs: a PCI link and its bridge's, bus ids by the one parser (health::pci_bus_id)") {
+TEST_CASE("node check sysfs: a PCI link and its bridge's, bus ids by the one parser (pci_bus_id)") {
     for (const auto& [bridge, dev] : {std::pair<std::string, std::string>{"0000:16:01.0", "0000:17:00.0"},
                                       // A VMD domain: sysfs writes domains above ffff with five digits.
                                       {"10000:00:02.0", "10000:01:00.0"}}) {

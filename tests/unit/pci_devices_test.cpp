@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "../../lib/health/xid.hpp"
+#include "../../lib/base/pci_bus_id.hpp"
 #include "../../lib/sys/health/node_facts.hpp"
 #include "../../lib/sys/node/ib_ports.hpp"
 #include "../../lib/sys/node/node_card.hpp"
@@ -52,7 +52,9 @@ TEST_CASE("one PCI GPU reader: the plugin, the node card and the node check coun
     CHECK(gpus[1].device == 0x74a1);
     CHECK(gpus[2].bus_id == "0000:c1:00.0");
     CHECK(gpus[2].pci_class == 0x030200);
-    CHECK(sys::pci_gpus(r.string(), 1).size() == 1);
+    int visited = 0;
+    sys::each_pci_gpu(r.string(), [&](const sys::PciFunction&) { return ++visited < 2; });
+    CHECK(visited == 2);  // the walk stops when told
     CHECK(sys::pci_has_gpu(r.string()));
     // The node check's GPUs are these; the card counts NVIDIA's of them, the
     // 0x0380 one too (it counted 3D and VGA controllers only, so a node whose
@@ -108,8 +110,8 @@ TEST_CASE("one RDMA port reader: brief for the card, full for the judges", "[sys
 }
 
 TEST_CASE("a GPU library's bus id in sysfs's spelling, by one function", "[sysfs][pci]") {
-    CHECK(health::sysfs_bus_id("00000000:17:00.0") == "0000:17:00.0");  // NVML
-    CHECK(health::sysfs_bus_id("0000:1A:00.0") == "0000:1a:00.0");      // cuDeviceGetPCIBusId, upper case
-    CHECK(health::sysfs_bus_id("00000001:17:00.0") == "0001:17:00.0");
-    CHECK(health::sysfs_bus_id("GPU-XYZ") == "gpu-xyz");                // kept, lower case
+    CHECK(sysfs_bus_id("00000000:17:00.0") == "0000:17:00.0");  // NVML
+    CHECK(sysfs_bus_id("0000:1A:00.0") == "0000:1a:00.0");      // cuDeviceGetPCIBusId, upper case
+    CHECK(sysfs_bus_id("00000001:17:00.0") == "0001:17:00.0");
+    CHECK(sysfs_bus_id("GPU-XYZ") == "gpu-xyz");                // kept, lower case
 }

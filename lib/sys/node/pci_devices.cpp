@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -45,25 +46,36 @@ std::optional<PciFunction> gpu_at(const std::string& dir, const char* name) {
 
 std::string pci_devices_dir(const std::string& root) { return sysfs_base(root) + "/sys/bus/pci/devices"; }
 
-std::vector<PciFunction> pci_gpus(const std::string& root, std::size_t limit) {
-    std::vector<PciFunction> out;
-    if (limit == 0) return out;
+void each_pci_gpu(const std::string& root, const std::function<bool(const PciFunction&)>& visit) {
     // readdir, not std::filesystem: this runs in every slurmstepd (pci_has_gpu).
     const std::string dir = pci_devices_dir(root) + "/";
     DIR* d = ::opendir(dir.c_str());
-    if (!d) return out;
+    if (!d) return;
     while (const dirent* e = ::readdir(d)) {
         if (e->d_name[0] == '.') continue;
-        if (auto f = gpu_at(dir, e->d_name)) {
-            out.push_back(std::move(*f));
-            if (out.size() >= limit) break;
-        }
+        if (auto f = gpu_at(dir, e->d_name); f && !visit(*f)) break;
     }
     ::closedir(d);
+}
+
+std::vector<PciFunction> pci_gpus(const std::string& root) {
+    std::vector<PciFunction> out;
+    each_pci_gpu(root, [&](const PciFunction& f) {
+        out.push_back(f);
+        return true;
+    });
     std::sort(out.begin(), out.end(), [](const PciFunction& a, const PciFunction& b) { return natural_less(a.bus_id, b.bus_id); });
     return out;
 }
 
-bool pci_has_gpu(const std::string& root) { return !pci_gpus(root, 1).empty(); }
+bool pci_has_gpu(const std::string& root) {
+    // The first GPU answers: nothing collected, nothing sorted (the plugin links this alone).
+    bool found = false;
+    each_pci_gpu(root, [&](const PciFunction&) {
+        found = true;
+        return false;
+    });
+    return found;
+}
 
 }  // namespace gangway::sys

@@ -8,7 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <limits>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,9 +25,12 @@ struct PciFunction {
 std::string pci_devices_dir(const std::string& root);
 
 // The functions that are GPUs by the pinning's rule (is_gpu_pci, lib/pin/
-// topology.hpp), in bus-id order. With a `limit`, the walk stops after that
-// many, in the directory's order (pci_has_gpu asks for any one).
-std::vector<PciFunction> pci_gpus(const std::string& root, std::size_t limit = std::numeric_limits<std::size_t>::max());
+// topology.hpp), in bus-id order.
+std::vector<PciFunction> pci_gpus(const std::string& root);
+
+// The walk itself: `visit` for each GPU in the directory's order, until it
+// returns false.
+void each_pci_gpu(const std::string& root, const std::function<bool(const PciFunction&)>& visit);
 
 // Whether the PCI bus under `root` holds a GPU: a few microseconds, so the
 // plugin asks it before choosing a discovery with or without PCI.

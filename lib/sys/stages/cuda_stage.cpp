@@ -11,8 +11,8 @@
 #include "cuda_handles.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_stage.hpp"
-#include "../../health/xid.hpp"  // sysfs_bus_id
-#include "../health/node_facts.hpp"  // read_pci_link
+#include "../../base/pci_bus_id.hpp"
+#include "../node/pci_link.hpp"
 #include "../node/sysfs.hpp"
 
 namespace gangway::sys {
@@ -177,7 +177,7 @@ void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuR
     a.device_name(name, sizeof name - 1, dev);
     a.device_bus_id(bus, sizeof bus - 1, dev);
     g.name = name;
-    g.bus_id = health::sysfs_bus_id(bus);  // cuDeviceGetPCIBusId: some drivers write an 8-digit domain, upper case
+    g.bus_id = sysfs_bus_id(bus);  // cuDeviceGetPCIBusId: some drivers write an 8-digit domain, upper case
     cu::PrimaryContext ctx(a);  // before m: released after m's objects are gone
     if ((r = ctx.retain(dev)) != cu::kSuccess || (r = ctx.make_current()) != cu::kSuccess) {
         g.error = "context creation failed: " + a.err(r);

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "../../health/xid.hpp"  // sysfs_bus_id
+#include "../../base/pci_bus_id.hpp"
 #include "../node/process_env.hpp"
 #include "dl_handle.hpp"
 
@@ -85,7 +85,7 @@ void read_gpu(const Nvml& n, unsigned i, health::NvmlGpu& g) {
     if (Ret r = n.handle(i, &d); r != kSuccess) return fail("NVML cannot open it", r);
     PciInfo pci{};
     if (Ret r = n.pci(d, &pci); r != kSuccess) return fail("NVML cannot read its bus id", r);
-    g.bus_id = health::sysfs_bus_id(pci.busId);  // "00000000:17:00.0" -> "0000:17:00.0"
+    g.bus_id = sysfs_bus_id(pci.busId);  // "00000000:17:00.0" -> "0000:17:00.0"
     char name[96] = {};
     if (n.name(d, name, sizeof name - 1) == kSuccess) g.name = name;
     if (n.pages_pending) {
