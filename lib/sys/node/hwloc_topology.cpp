@@ -445,6 +445,14 @@ std::string refusal(const std::string& path, std::string_view text, const std::s
            "; " + export_it;
 }
 
+// The refusal of an XML hwloc would not load, from its text: out of line, a
+// failure path (the plugin's cache reads never come here).
+[[gnu::cold, gnu::noinline]] Failure xml_refusal(const std::string& path, const std::string& hwloc_says) {
+    auto text = slurp(path, "pass an hwloc XML file");
+    if (!text) return Failure{text.error()};
+    return Failure{refusal(path, *text, hwloc_says)};
+}
+
 }  // namespace
 
 Result<Topology> load_topology_xml(const std::string& path) {
@@ -463,11 +471,7 @@ Result<Topology> load_topology_xml(const std::string& path) {
         ok = hwloc_topology_set_xml(h.t, path.c_str()) == 0 && hwloc_topology_load(h.t) == 0;
         hwloc_says = reason.text();
     }
-    if (!ok) {
-        auto text = slurp(path, "pass an hwloc XML file");
-        if (!text) return Failure{text.error()};
-        return Failure{refusal(path, *text, hwloc_says)};
-    }
+    if (!ok) return xml_refusal(path, hwloc_says);
     return convert(h.t);
 }
 
