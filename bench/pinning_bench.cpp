@@ -18,6 +18,7 @@
 #include "../lib/base/text.hpp"
 #include "../lib/pin/placement.hpp"
 #include "../lib/sys/node/hwloc_topology.hpp"
+#include "../tests/unit/must.hpp"
 
 using namespace gangway;
 
@@ -73,21 +74,21 @@ int main(int argc, char** argv) {
     }
     try {
         const std::string cache = "/var/tmp/gangway-bench-" + std::to_string(::getpid()) + ".cache";
-        const Topology live = sys::load_live_topology();
-        sys::write_topology_cache(live, cache);
+        const Topology live = must(sys::load_live_topology());
+        must(sys::write_topology_cache(live, cache));
         std::size_t sink = 0;
         const double t_live = median_us(n, [&] {
-            const Topology t = sys::load_live_topology();
+            const Topology t = must(sys::load_live_topology());
             sink += plan_placement(t, all_of(t)).tasks.size();
         });
         const double t_cache = median_us(n, [&] {
-            const Topology t = sys::read_topology_cache(cache);
+            const Topology t = must(sys::read_topology_cache(cache));
             sink += plan_placement(t, all_of(t)).tasks.size();
         });
         // A task start with the cache: read, plan, bind (to the whole node, so nothing is narrowed between runs).
         const CpuList everything = all_cpus(live);
         const double t_task = median_us(n, [&] {
-            const Topology t = sys::read_topology_cache(cache);
+            const Topology t = must(sys::read_topology_cache(cache));
             const Placement p = plan_placement(t, all_of(t));
             sink += p.tasks.size();
             bind(everything);
@@ -100,15 +101,15 @@ int main(int argc, char** argv) {
         std::printf("  cache read + plan + bind     %10.1f us   (a task start with the cache)\n", t_task);
         std::printf("  plan only                    %10.1f us\n", t_plan);
         if (!xml.empty()) {
-            const Topology x = sys::load_topology_xml(xml);
+            const Topology x = must(sys::load_topology_xml(xml));
             const std::string xcache = cache + ".xml";
-            sys::write_topology_cache(x, xcache);
+            must(sys::write_topology_cache(x, xcache));
             const double t_xml = median_us(n, [&] {
-                const Topology t = sys::load_topology_xml(xml);
+                const Topology t = must(sys::load_topology_xml(xml));
                 sink += plan_placement(t, all_of(t)).tasks.size();
             });
             const double t_xcache = median_us(n, [&] {
-                const Topology t = sys::read_topology_cache(xcache);
+                const Topology t = must(sys::read_topology_cache(xcache));
                 sink += plan_placement(t, all_of(t)).tasks.size();
             });
             std::printf("%s (%zu CPUs, %zu GPUs, %zu NICs)\n", xml.c_str(), x.pus.size(), x.gpus.size(), x.nics.size());

@@ -67,7 +67,10 @@ int main(int argc, char** argv) {
                     else failed++;
                 }
             });
-        coord.gather(n, sys::after_ms(10000));
+        if (auto g = coord.gather(n, sys::after_ms(10000)); !g) {
+            std::fprintf(stderr, "rendezvous_bench: %s\n", g.error().c_str());
+            return 1;
+        }
         const double gathered = sys::seconds_since(t0);
         for (auto& m : coord.members()) coord.send(m, preflight::kWelcome, {}, sys::after_ms(2000));
         for (auto& c : clients) c.join();

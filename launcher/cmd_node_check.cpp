@@ -13,6 +13,7 @@
 #include "../lib/base/text.hpp"
 #include "../lib/fleet/report_schema.hpp"
 #include "../lib/health/check_mode.hpp"
+#include "../lib/health/render.hpp"
 #include "../lib/health/site_conf.hpp"
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/health/log.hpp"

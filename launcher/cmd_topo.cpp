@@ -130,9 +130,11 @@ int cmd_topo(int argc, char** argv) {
     }
     try {
         if (ranks) return show_ranks(rank_nodes, topology_file);
-        const Topology topo = sys::load_topology(topology);
+        auto loaded = sys::load_topology(topology);
+        if (!loaded) throw Error(loaded.error());
+        const Topology& topo = *loaded;
         if (!write_cache.empty()) {
-            sys::write_topology_cache(topo, write_cache);
+            if (auto w = sys::write_topology_cache(topo, write_cache); !w) throw Error(w.error());
             std::printf("wrote %s: %zu CPUs, %zu NUMA nodes, %zu GPUs, %zu NICs\n", write_cache.c_str(),
                         topo.pus.size(), topo.numa_nodes.size(), topo.gpus.size(), topo.nics.size());
             return 0;

@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "../lib/base/error.hpp"
 #include "../lib/env/rank_order.hpp"
 #include "../lib/preflight/card.hpp"
 #include "../lib/preflight/cards_check.hpp"
@@ -386,7 +387,8 @@ Report Coordination::run() {
     // alive) only each node's speaker. The join timeout counts from the start.
     auto tj = Clock::now();
     const Deadline join_by = std::min(overall, boot.start + std::chrono::milliseconds(static_cast<long>(opt.join_timeout_s * 1000)));
-    coord.gather(boot.pmix ? step.nnodes : step.ntasks, join_by);
+    // poll() failing is no verdict on any node: the run stops with its line, as any internal error does.
+    if (auto g = coord.gather(boot.pmix ? step.nnodes : step.ntasks, join_by); !g) throw Error(g.error());
     const auto& ms = coord.members();
     const JoinShape shape{step.nnodes, step.ntasks, step.tasks_per_node, step.nodes, boot.pmix,
                           opt.join_timeout_s};

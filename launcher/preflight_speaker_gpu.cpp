@@ -169,28 +169,39 @@ Kv GpuSpeaker::rdma(const Kv& cmd) {
             const auto bytes = static_cast<std::size_t>(std::clamp<std::uint64_t>(kv_u64(cmd, "bytes"), 4096, 64 << 20));
             Kv out{{"ok", "1"}};
             if (kv_str(cmd, "send") == "1") {
-                send_ = std::make_unique<sys::RdmaEndpoint>(port, *gid, bytes);
+                auto e = sys::RdmaEndpoint::open(port, *gid, bytes);
+                if (!e) return failure(e.error());
+                send_ = std::move(*e);
                 verbs::qp_info_to_kv(send_->local(), "s.", out);
             }
             if (kv_str(cmd, "recv") == "1") {
-                recv_ = std::make_unique<sys::RdmaEndpoint>(port, *gid, bytes);
+                auto e = sys::RdmaEndpoint::open(port, *gid, bytes);
+                if (!e) return failure(e.error());
+                recv_ = std::move(*e);
                 verbs::qp_info_to_kv(recv_->local(), "r.", out);
             }
             return out;
         }
         if (phase == "connect") {
             // A peer whose prep failed sends no queue pair: that side stays idle.
-            if (send_ && cmd.count("to.qpn")) send_->connect(verbs::qp_info_from_kv(cmd, "to."));
-            else send_.reset();
-            if (recv_ && cmd.count("from.qpn")) recv_->connect(verbs::qp_info_from_kv(cmd, "from."));
-            else recv_.reset();
+            if (send_ && cmd.count("to.qpn")) {
+                if (auto c = send_->connect(verbs::qp_info_from_kv(cmd, "to.")); !c) return failure(c.error());
+            } else {
+                send_.reset();
+            }
+            if (recv_ && cmd.count("from.qpn")) {
+                if (auto c = recv_->connect(verbs::qp_info_from_kv(cmd, "from.")); !c) return failure(c.error());
+            } else {
+                recv_.reset();
+            }
             return {{"ok", "1"}};
         }
         if (phase == "go") {
             if (!send_) return {{"ok", "1"}};
-            const double bps = send_->write_for(static_cast<long>(kv_u64(cmd, "ms")),
-                                                static_cast<std::size_t>(kv_u64(cmd, "msg_bytes")));
-            return {{"ok", "1"}, {"bps", num(bps)}};
+            const auto bps = send_->write_for(static_cast<long>(kv_u64(cmd, "ms")),
+                                              static_cast<std::size_t>(kv_u64(cmd, "msg_bytes")));
+            if (!bps) return failure(bps.error());
+            return {{"ok", "1"}, {"bps", num(*bps)}};
         }
         if (phase == "done") {
             send_.reset();

@@ -11,6 +11,7 @@
 #include "../lib/base/text.hpp"
 #include "../lib/pin/pin_env.hpp"
 #include "../lib/sys/node/hwloc_topology.hpp"
+#include "../lib/sys/node/pci_devices.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "env_access.hpp"
 #include "log.hpp"
@@ -62,7 +63,9 @@ void plan_node(spank_t sp, const Config& cfg, const StepView& step) {
     // near a GPU), unless the site names NICs itself: a GPU-less node is
     // discovered without its PCI bus, which is most of a discovery's cost.
     const bool devices = !cfg.nic_include.empty() || sys::pci_has_gpu(sys::sysfs_root());
-    const Topology topo = sys::load_topology(source, devices ? sys::IoScope::Devices : sys::IoScope::CpusOnly);
+    auto loaded = sys::load_topology(source, devices ? sys::IoScope::Devices : sys::IoScope::CpusOnly);
+    if (!loaded) throw Error(loaded.error());  // plan_node's callers report an Error as the step's one line
+    const Topology& topo = *loaded;
     auto& s = state();
     s.step_gpus.clear();
     if (auto gpus = get_env(sp, "SLURM_STEP_GPUS"); gpus && !gpus->empty()) {

@@ -10,12 +10,9 @@
 # nobody and give one finding each. The deadlines are raised so that a loaded
 # machine cannot turn into a verdict.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
+. "$(dirname "$0")/lib/script_env.sh"
 SIM=$top_builddir/bench/coordinator_sim
-W=$(mktemp -d /tmp/gangway-coordinator-sim.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-. "$(dirname "$0")/verdicts.sh"
+test_workdir coordinator-sim
 N=${COORDINATOR_SIM_NODES:-256}
 need=$((N + 256))
 if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt $need ]; then

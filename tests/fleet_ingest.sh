@@ -11,18 +11,10 @@
 # write bits, a report dated 2100, names with control characters, a directory
 # that cannot take its name in rejected/, the per-user caps, a 2,048-node job.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-PY=/usr/bin/python3
+. "$(dirname "$0")/lib/script_env.sh"
 SYNTH=$top_srcdir/bench/fleet_synth.py
-. "$(dirname "$0")/verdicts.sh"
-if [ "$(id -u)" != 0 ]; then
-  [ "${CI:-}" = true ] && { echo "FAIL: needs root (chown of the spool's files), and CI runs as root"; exit 1; }
-  echo "SKIP: needs root to give the spool's files their owners"; exit 77
-fi
-W=$(mktemp -d /tmp/gangway-fleet.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+test_needs_root "chown of the spool's files"
+test_workdir fleet
 chmod 755 "$W"
 S=$W/spool DB=$W/fleet.db
 mkdir -m 1733 "$S"

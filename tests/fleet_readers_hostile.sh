@@ -8,16 +8,9 @@
 # on their own. Each name is one row, no control character reaches the
 # terminal, and the SVG parses as XML.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-PY=/usr/bin/python3
-. "$(dirname "$0")/verdicts.sh"
-if [ "$(id -u)" != 0 ]; then
-  [ "${CI:-}" = true ] && { echo "FAIL: needs root (fleet ingest makes the store), and CI runs as root"; exit 1; }
-  echo "SKIP: needs root: fleet ingest makes the store"; exit 77
-fi
-W=$(mktemp -d /tmp/gangway-fleet-hostile.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+. "$(dirname "$0")/lib/script_env.sh"
+test_needs_root "fleet ingest makes the store"
+test_workdir fleet-hostile
 mkdir -m 1733 "$W/spool"
 DB=$W/fleet.db
 "$GW" fleet ingest --spool "$W/spool" --db "$DB" >"$W/out" 2>&1 || { fail "an empty store: $(cat "$W/out")"; finish; }

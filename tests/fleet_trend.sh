@@ -8,16 +8,9 @@
 # with no flag gives exit 0; a usage error 2; no store 3. `fleet show` has
 # the trend columns and `--svg` writes a well-formed SVG.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-PY=/usr/bin/python3
-. "$(dirname "$0")/verdicts.sh"
-if [ "$(id -u)" != 0 ]; then
-  [ "${CI:-}" = true ] && { echo "FAIL: needs root (chown of the spool's files), and CI runs as root"; exit 1; }
-  echo "SKIP: needs root to give the spool's files their owners"; exit 77
-fi
-W=$(mktemp -d /tmp/gangway-fleet-trend.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+. "$(dirname "$0")/lib/script_env.sh"
+test_needs_root "chown of the spool's files"
+test_workdir fleet-trend
 chmod 755 "$W"
 S=$W/spool DB=$W/fleet.db
 mkdir -m 1733 "$S"

@@ -11,7 +11,7 @@
 #   pin                        base env
 #   preflight                  base env
 #   health                     base env preflight
-#   fleet                      base preflight health (the schema reads the writers' structs)
+#   fleet                      base preflight health (the schema reads the checks' reports)
 #   postmortem                 base (the records and the verdict of a job's stop, issue 33)
 #   sys/*                      the pure rooms and each other
 #   spank                      base env pin postmortem sys/node (never preflight, health, fleet:

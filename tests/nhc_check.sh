@@ -5,12 +5,8 @@
 # faulty one fails with gangway's one line; gangway missing, a bad site file
 # or a check that could not finish never fails the node.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-W=$(mktemp -d /tmp/gangway-nhc.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-. "$(dirname "$0")/verdicts.sh"
+. "$(dirname "$0")/lib/script_env.sh"
+test_workdir nhc
 "$top_srcdir/tests/fixtures/node/make-node.sh" "$W/ok"
 "$top_srcdir/tests/fixtures/node/make-node.sh" "$W/bad" port-polling
 : >"$W/node-check.conf"

@@ -12,12 +12,8 @@
 # timeout or a hung scontrol; the state file is written safely; a bad site
 # file gives one line per bad line.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-W=$(mktemp -d /tmp/gangway-node-check.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
-. "$(dirname "$0")/verdicts.sh"
+. "$(dirname "$0")/lib/script_env.sh"
+test_workdir node-check
 MAKE=$top_srcdir/tests/fixtures/node/make-node.sh
 "$top_srcdir/tests/fakes/build.sh" "$W/fakes" || { echo "FAIL: the GPU test doubles do not build"; exit 1; }
 

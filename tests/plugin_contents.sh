@@ -2,7 +2,7 @@
 # What SLURM loads into every srun, sbatch and slurmstepd carries only what
 # the plugin runs: the environment contract, pinning and the topology reader.
 # No preflight, GPU, RDMA, report, network, fleet or crypto code (that is the
-# launcher's: libgangway_preflight), no PMIx, CUDA or verbs library; both
+# launcher's: libgangway_preflight, _health and _fleet), no PMIx, CUDA or verbs library; both
 # binaries hardened (full RELRO, stack protector, _FORTIFY_SOURCE when the
 # build sets it). Holds the plugin stripped to 600 KiB (BENCHMARKS.md, "The
 # plugin's size", keeps what each part costs).

@@ -14,12 +14,8 @@
 # whose NCCL fails at init is faulty and left out of the cross-node run; a
 # node whose network path makes NCCL slow is named by the pairs.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-W=$(mktemp -d /tmp/gangway-preflight-gpu.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
-. "$(dirname "$0")/verdicts.sh"
+. "$(dirname "$0")/lib/script_env.sh"
+test_workdir preflight-gpu
 FAKES=$W/fakes
 "$top_srcdir/tests/fakes/build.sh" "$FAKES" --selftest || { echo "FAIL: the GPU test doubles do not build"; exit 1; }
 SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')

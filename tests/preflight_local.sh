@@ -5,11 +5,8 @@
 # with another secret and a sender of garbage are rejected and do not count),
 # the missing-secret message, and --on-fail=warn.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-W=$(mktemp -d /tmp/gangway-preflight-local.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-. "$(dirname "$0")/verdicts.sh"
+. "$(dirname "$0")/lib/script_env.sh"
+test_workdir preflight-local
 SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 OTHER=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 calc() { awk "BEGIN { print ($*) }"; }  # float arithmetic and comparisons (1/0) without bc

@@ -1,4 +1,5 @@
-# Sourced by the script tests that count their checks (preflight_local.sh,
+# Sourced (through tests/lib/script_env.sh, or directly) by the script tests
+# that count their checks (preflight_local.sh,
 # preflight_gpu.sh, epilog_drain.sh, and the cluster tests through
 # integration/lib.sh): one "ok:"/"FAIL:" line per check, one summary line,
 # exit status 1 when any check failed.

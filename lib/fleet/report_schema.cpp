@@ -322,7 +322,7 @@ nlohmann::ordered_json job_check_json(const preflight::Report& r) {
     return o;
 }
 
-nlohmann::ordered_json node_check_json(const health::Run& r) {
+nlohmann::ordered_json node_check_json(const health::Report& r) {
     json o;
     o["kind"] = kNodeCheckKind;
     o["schema"] = kNodeCheckSchema;
@@ -483,9 +483,9 @@ preflight::Report job_check_from_json(const nlohmann::ordered_json& j) {
     return r;
 }
 
-health::Run node_check_from_json(const nlohmann::ordered_json& j) {
+health::Report node_check_from_json(const nlohmann::ordered_json& j) {
     if (report_kind(j) != ReportKind::node_check) throw Error("the report is a job check's, not a node check's");
-    health::Run r;
+    health::Report r;
     const std::string w = "report";
     r.id = str(j, "id", w);
     r.node = node_name(j, w, "node");
@@ -574,7 +574,7 @@ CheckRecord to_record(const preflight::Report& r, std::uint32_t uid, std::string
     return rec;
 }
 
-CheckRecord to_record(const health::Run& r, std::uint32_t uid, std::string_view text) {
+CheckRecord to_record(const health::Report& r, std::uint32_t uid, std::string_view text) {
     CheckRecord rec;
     auto& c = rec.check;
     c.id = check_id(uid, r.id, text);
@@ -627,6 +627,6 @@ CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportL
 
 std::string render_job_check(const preflight::Report& r) { return dump_report(job_check_json(r)); }
 
-std::string render_node_check(const health::Run& r) { return dump_line(node_check_json(r)) + "\n"; }
+std::string render_node_check(const health::Report& r) { return dump_line(node_check_json(r)) + "\n"; }
 
 }  // namespace gangway::fleet

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "../health/render.hpp"
+#include "../health/report.hpp"
 #include "../preflight/report.hpp"
 #include "model.hpp"
 
@@ -59,7 +59,7 @@ enum class ReportKind { job_check, node_check };
 
 // The JSON objects the writers print.
 nlohmann::ordered_json job_check_json(const preflight::Report& r);
-nlohmann::ordered_json node_check_json(const health::Run& r);
+nlohmann::ordered_json node_check_json(const health::Report& r);
 
 // The reports as the writers print them (`gangway check --report`, the
 // spooled copies, `gangway node-check --json`): the job check's as
@@ -67,7 +67,7 @@ nlohmann::ordered_json node_check_json(const health::Run& r);
 // rooms (preflight, health) know nothing of this schema: the launcher
 // composes their structs with these (no include cycle, tests/layering.sh).
 std::string render_job_check(const preflight::Report& r);
-std::string render_node_check(const health::Run& r);
+std::string render_node_check(const health::Report& r);
 
 // The text of a report: `line` on one line with ", " and ": " between
 // items (the node check's, a log's); `report` one line per top-level key and
@@ -83,14 +83,14 @@ ReportKind report_kind(const nlohmann::ordered_json& j);
 // The writers' structs back from their JSON (round trip). Fields the JSON
 // does not carry (a link's node indices come from names) are rebuilt.
 preflight::Report job_check_from_json(const nlohmann::ordered_json& j);
-health::Run node_check_from_json(const nlohmann::ordered_json& j);
+health::Report node_check_from_json(const nlohmann::ordered_json& j);
 
 // The rows the store keeps of a report. The source is the report's kind;
 // `uid` is the spooled file's owner's, never the content's; the check's id is "u<uid>-<report id>"
 // (a report without one: a hash of its text), so that one user's file can
 // never stand for, or block, another's check.
 CheckRecord to_record(const preflight::Report& r, std::uint32_t uid, std::string_view text);
-CheckRecord to_record(const health::Run& r, std::uint32_t uid, std::string_view text);
+CheckRecord to_record(const health::Report& r, std::uint32_t uid, std::string_view text);
 
 // All of it: text -> rows.
 CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportLimits& limits = {});

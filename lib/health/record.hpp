@@ -2,7 +2,8 @@
 // check and device, with its figure, what was expected and a one-line reason.
 // The judges (inventory.hpp, links.hpp, ports.hpp, gpu_health.hpp) make them
 // from figures read elsewhere (lib/sys/health); confirm.hpp decides which
-// failures are confirmed; render.hpp writes them for people, NHC and JSON.
+// failures are confirmed; report.hpp holds them in a run's Report, render.hpp
+// writes them for people and NHC, lib/fleet/report_schema.hpp as JSON.
 #pragma once
 #include <optional>
 #include <string>

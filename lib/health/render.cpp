@@ -16,7 +16,7 @@ const char* mark(const Record& r) {
 
 }  // namespace
 
-std::string render_table(const Run& r) {
+std::string render_table(const Report& r) {
     std::string out;
     char b[512];
     std::snprintf(b, sizeof b, "gangway node-check on %s (%s, %.2f s): %s\n", r.node.c_str(), r.level.c_str(), r.seconds,

@@ -1,33 +1,16 @@
-// A run of the node check written out: a table for the admin at a terminal,
-// one line for NHC and the logs, and JSON records (node, check, device,
-// figure, unit, expected, status) in the spirit of the job check's report
-// (lib/preflight/report.hpp), so that a fleet store can keep both.
+// A run of the node check written out for people: a table for the admin at
+// a terminal, and the lines for NHC and the logs. Its JSON is the fleet's
+// schema's (lib/fleet/report_schema.hpp), beside the job check's.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "../preflight/report.hpp"  // StageResult
-#include "confirm.hpp"
 #include "record.hpp"
+#include "report.hpp"
 
 namespace gangway::health {
 
-struct Run {
-    std::string id;                             // unique per check when spooled for the fleet ("" otherwise)
-    std::string node;
-    std::string level;                          // "quick", "full"
-    std::int64_t time = 0;                      // its start, seconds since the epoch
-    double seconds = 0;
-    Verdict verdict = Verdict::healthy;
-    std::vector<preflight::StageResult> stages;  // each part of the check, how it ended
-    std::vector<Record> records;
-    // The measured figures for the fleet memory, in the job check's shapes
-    // (node index 0: this node): each GPU's copy rates, the local all-reduce.
-    std::vector<preflight::GpuRecord> gpus;
-    std::vector<preflight::NcclRecord> nccl;
-};
-
-std::string render_table(const Run& r);
+std::string render_table(const Report& r);
 
 // The failures for one line: each record's reason, "; " between them, the
 // confirmed ones only when `confirmed_only`.

@@ -138,6 +138,18 @@ RetestSelection select_retest(const std::vector<Record>& records) {
 
 bool retest_fits(double left_s, double delay_s) { return left_s > delay_s + 0.5; }
 
+double read_budget(double cap_s, double left_s) {
+    const double b = std::min(cap_s, left_s);
+    return b < kMinReadS ? 0 : b;
+}
+
+double stage_budget(StageShare s, double left_s) {
+    const double b = left_s * s.share - s.keep_s;
+    return b < kMinStageS ? 0 : b;
+}
+
+double nccl_abort_s(double left_s) { return std::max(1.0, left_s * 0.5); }
+
 std::set<Key> failed_again(const RetestSelection& s, const std::vector<Record>& retest_records) {
     std::set<Key> again;
     for (const auto& r : retest_records)

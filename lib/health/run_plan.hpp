@@ -123,6 +123,38 @@ struct RetestSelection {
 };
 RetestSelection select_retest(const std::vector<Record>& records);
 
+// Each part's time out of the run's deadline. A part that reads (sysfs,
+// NVML, the kernel log, and the re-test's reads) runs under min(its cap,
+// what is left): the cap bounds a hung read (NVML's init on a wedged GPU)
+// so that the stages after it still run. A preflight stage runs under what
+// is left times its share, less what it keeps for the stages after it.
+struct ReadCaps {
+    double sysfs_s = 5;   // attribute files: milliseconds when healthy
+    double nvml_s = 10;   // NVML's init alone takes seconds on a large node
+    double kmsg_s = 3;    // one pass over the kernel's ring buffer
+};
+inline constexpr ReadCaps kReadCaps{};
+
+struct StageShare {
+    double share = 1;     // of what is left when the stage starts
+    double keep_s = 0;    // kept for the stages after it
+};
+// cuda and rdma keep a fifth of a second for what follows (the re-test, the
+// state file); nccl takes six tenths, so a hung NCCL leaves rdma its turn.
+inline constexpr StageShare kCudaShare{1, 0.2}, kNcclShare{0.6, 0}, kRdmaShare{1, 0.2};
+
+// Too little left to start a part: it is recorded as not started (the run
+// inconclusive) rather than run to a certain abort.
+inline constexpr double kMinReadS = 0.05, kMinStageS = 0.3;
+
+// A reading part's budget: min(cap, left); 0 when under kMinReadS (not started).
+double read_budget(double cap_s, double left_s);
+// A stage's budget: left x share - keep; 0 when under kMinStageS (not started).
+double stage_budget(StageShare s, double left_s);
+// The NCCL stage's own abort (its communicator's timeout), before the
+// stage's deadline, the backstop: half of what is left, at least a second.
+double nccl_abort_s(double left_s);
+
 // Whether the re-test fits in what is left of the run's deadline: its delay
 // and half a second to read again.
 bool retest_fits(double left_s, double delay_s);

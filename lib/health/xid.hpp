@@ -11,19 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "../base/pci_bus_id.hpp"  // the driver's bus ids, read by the one parser
 #include "facts.hpp"
 
 namespace gangway::health {
 
 // The driver's tag: the start of an Xid record's message.
 inline constexpr std::string_view kXidTag = "NVRM: Xid (PCI:";
-
-// A bus id as the driver or sysfs writes it, hex digits only:
-// DOMAIN:BUS:DEVICE[.FUNCTION], a domain of 4 to 8 digits, bus and device of
-// 2 (device at most 1f), function 0-7 -> sysfs's spelling, "0000:17:00.0"
-// (lower case, a 4-digit domain where it fits, function 0 when not given);
-// nullopt for anything else.
-std::optional<std::string> pci_bus_id(std::string_view s);
 
 // /dev/kmsg records -> the driver's Xid records (kernel_text with kXidTag,
 // then "BUSID): NUMBER" and "," or the end), with their sequence numbers.

@@ -2,8 +2,8 @@
 // step gets on one node. A pure function of plain data (topology.hpp); the
 // plugin calls it once per node and applies the result per task:
 //
-//   Topology topo = sys::load_topology(path)   // the cache, an hwloc XML, or "": live discovery
-//                                              // (lib/sys/node/hwloc_topology.hpp)
+//   Result<Topology> topo = sys::load_topology(path)  // the cache, an hwloc XML, or "": live discovery
+//                                                     // (lib/sys/node/hwloc_topology.hpp)
 //   Placement p  = plan_placement(topo, {local_tasks, step_gpus, step_cpus, site_nics});
 //   p.tasks[local_rank] -> CUDA_VISIBLE_DEVICES / UCX_NET_DEVICES / sched_setaffinity
 //   p.nccl_ib_hca       -> NCCL_IB_HCA (identical in every task of the node)

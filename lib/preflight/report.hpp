@@ -1,6 +1,9 @@
-// The preflight's results as plain data, the verdict and exit code derived
-// from them, and their three renderings: a table for humans (stderr), JSON
-// (schema in gangway(1)) and an SVG heatmap of node-to-node bandwidth.
+// The job check's report (the preflight's results) as plain data, the
+// verdict and exit code derived from them, and two of its renderings: a
+// table for humans (stderr) and an SVG heatmap of node-to-node bandwidth.
+// Its JSON is the fleet's schema's (lib/fleet/report_schema.hpp). What it
+// shares with the node check's report (lib/health/report.hpp) is in
+// check_records.hpp.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -9,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "stage_status.hpp"
+#include "check_records.hpp"
 
 namespace gangway::preflight {
 
@@ -37,37 +40,6 @@ struct LinkResult {
     std::optional<double> bps;             // bandwidth stages
     std::optional<double> ms;              // reach: connect time
     std::string error;
-};
-
-struct StageResult {
-    std::string name;
-    StageStatus status = StageStatus::ok;
-    std::string detail;
-    double seconds = 0;
-};
-
-// Each GPU's and compute port's figures from the GPU and RDMA stages, for a
-// site's records over time (the verdict is in the nodes and findings).
-struct GpuRecord {
-    unsigned node = 0;                     // index into nodes
-    int index = 0;                         // CUDA ordinal
-    std::string name, bus_id, error;
-    int pcie_gen = 0, pcie_width = 0;      // the trained link; 0 unknown
-    std::optional<double> h2d_gbps, d2h_gbps;
-};
-struct NcclRecord {
-    unsigned node = 0;
-    unsigned nranks = 0;                   // the node's GPUs, one rank each
-    double bytes = 0;
-    std::optional<double> algbw_gbps, busbw_gbps;  // nccl-tests' definitions; none when it failed
-    bool data_ok = true;
-    std::string error;
-};
-struct PortRecord {
-    unsigned node = 0;
-    std::string name;                      // mlx5_0/1
-    double rate_gbps = 0;
-    bool usable = false;                   // ACTIVE and LinkUp
 };
 
 struct Report {

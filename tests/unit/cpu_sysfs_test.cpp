@@ -14,6 +14,7 @@
 #include "../../lib/pin/topology.hpp"
 #include "../../lib/sys/node/cpu_sysfs.hpp"
 #include "../../lib/sys/node/hwloc_topology.hpp"
+#include "must.hpp"
 
 using namespace gangway;
 namespace fs = std::filesystem;
@@ -123,7 +124,7 @@ private:
 // hwloc's Linux backend on the tree, as the plugin would call it on such a node.
 Topology hwloc_on(const fs::path& root) {
     Env fsroot("HWLOC_FSROOT", root.string());
-    return sys::load_live_topology(sys::IoScope::CpusOnly);
+    return must(sys::load_live_topology(sys::IoScope::CpusOnly));
 }
 
 bool has_memory_only_node(const Topology& t) {
@@ -145,7 +146,7 @@ TEST_CASE("sysfs CPU reader: every fixture machine as hwloc reads the same files
         if (entry.path().extension() != ".xml") continue;
         const std::string name = entry.path().filename().string();
         INFO(name);
-        const Topology fixed = sys::load_topology_xml(entry.path().string());
+        const Topology fixed = must(sys::load_topology_xml(entry.path().string()));
         Tree tree(name);
         write_sysfs(fixed, tree.dir);
         const auto mine = sys::read_cpu_topology(tree.dir.string());
@@ -188,7 +189,7 @@ TEST_CASE("sysfs CPU reader: interleaved numbering keeps hwloc's core order (SLU
 }
 
 TEST_CASE("sysfs CPU reader: offline CPUs are left out, odd trees go to hwloc", "[topo][cpu_sysfs]") {
-    const Topology fixed = sys::load_topology_xml(fixture("cpu-2numa.xml"));
+    const Topology fixed = must(sys::load_topology_xml(fixture("cpu-2numa.xml")));
     Tree tree("odd");
     write_sysfs(fixed, tree.dir);
     const fs::path sys = tree.dir / "sys/devices/system";
@@ -241,7 +242,7 @@ TEST_CASE("sysfs CPU reader: this machine, as hwloc discovers it", "[topo][cpu_s
     // reader must take this machine, not fall back.
     const auto mine = sys::read_cpu_topology("/");
     REQUIRE(mine.has_value());
-    CHECK(cpu_part(*mine) == cpu_part(sys::load_live_topology(sys::IoScope::CpusOnly)));
+    CHECK(cpu_part(*mine) == cpu_part(must(sys::load_live_topology(sys::IoScope::CpusOnly))));
 }
 
 TEST_CASE("sysfs CPU reader: NUMA nodes interleaved inside a package keep hwloc's core order", "[topo][cpu_sysfs]") {

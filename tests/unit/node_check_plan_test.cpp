@@ -279,6 +279,38 @@ TEST_CASE("node check mode: the exit codes") {
     CHECK(exit_code(Mode::nhc, NotChecked::internal_error) == 5);
 }
 
+TEST_CASE("each part's time out of the run's deadline is the plan's, by name", "[node-check][plan]") {
+    // A read runs under its cap or what is left, whichever is less; with
+    // under kMinReadS left it is not started (0).
+    CHECK(read_budget(kReadCaps.nvml_s, 40) == 10);
+    CHECK(read_budget(kReadCaps.sysfs_s, 40) == 5);
+    CHECK(read_budget(kReadCaps.kmsg_s, 40) == 3);
+    CHECK(read_budget(kReadCaps.nvml_s, 2) == 2);
+    CHECK(read_budget(kReadCaps.sysfs_s, 0.04) == 0);
+    // cuda and rdma: all that is left less 0.2 s; nccl: six tenths, its own
+    // abort at half of what is left (at least a second), before the stage's
+    // deadline, the backstop.
+    CHECK(stage_budget(kCudaShare, 10) == Approx(9.8));
+    CHECK(stage_budget(kRdmaShare, 10) == Approx(9.8));
+    CHECK(stage_budget(kNcclShare, 10) == Approx(6));
+    CHECK(nccl_abort_s(10) == 5);
+    CHECK(nccl_abort_s(0.5) == 1);
+    CHECK(nccl_abort_s(10) < stage_budget(kNcclShare, 10));
+    // Under kMinStageS: not started (0.45 s left, 0.25 s after the 0.2 kept).
+    CHECK(stage_budget(kRdmaShare, 0.45) == 0);
+    CHECK(stage_budget(kCudaShare, 0.5) == Approx(0.3));
+    // As SLURM's HealthCheckProgram, every read hung to its cap still leaves
+    // the stages time within the run's deadline (kSlurmCheckMax).
+    CHECK(kReadCaps.sysfs_s + kReadCaps.nvml_s + kReadCaps.kmsg_s < kSlurmCheckMax);
+    // Parts reads the same plan: a part given a cap runs under it.
+    sys::Parts parts(40);
+    CHECK(parts.run<int>("sysfs", kReadCaps.sysfs_s, [] { return 1; }, [](const int&) { return std::string("one"); }));
+    sys::Parts late(0.1);
+    late.stage("cuda", kCudaShare, [] { return sys::StageOutcome{}; });
+    CHECK(late.stages.at(0).status == preflight::StageStatus::aborted);
+    CHECK_THAT(late.stages.at(0).detail, ContainsSubstring("not started"));
+}
+
 TEST_CASE("node check parts: a part that throws, however often, is inconclusive and never drains") {
     const SlurmNode idle{"n1", "IDLE", ""};
     State previous;
@@ -288,7 +320,7 @@ TEST_CASE("node check parts: a part that throws, however often, is inconclusive 
         const auto s = parts.run<SysfsFacts>(
             "sysfs", 5, []() -> SysfsFacts { throw Error("read_pci_gpus: bad"); }, [](const SysfsFacts&) { return std::string(); });
         CHECK_FALSE(s);
-        const auto o = parts.stage("cuda", 1, 0.2, []() -> sys::StageOutcome { throw Error("cuInit: out of memory"); });
+        const auto o = parts.stage("cuda", kCudaShare, []() -> sys::StageOutcome { throw Error("cuInit: out of memory"); });
         REQUIRE(parts.stages.size() == 2);
         CHECK(parts.stages[0].status == preflight::StageStatus::aborted);
         CHECK(parts.stages[0].detail == "internal error: read_pci_gpus: bad");
@@ -328,6 +360,7 @@ TEST_CASE("node check parts: a part that throws, however often, is inconclusive 
 #include <unistd.h>
 
 #include "../../lib/sys/health/node_facts.hpp"
+#include "../../lib/sys/node/pci_link.hpp"
 
 namespace {
 
@@ -357,7 +390,7 @@ std::string pci_tree(const std::string& bridge, const std::string& dev) {
 
 }  // namespace
 
-TEST_CASE("node check sysfs: a PCI link and its bridge's, bus ids by the one parser (health::pci_bus_id)") {
+TEST_CASE("node check sysfs: a PCI link and its bridge's, bus ids by the one parser (pci_bus_id)") {
     for (const auto& [bridge, dev] : {std::pair<std::string, std::string>{"0000:16:01.0", "0000:17:00.0"},
                                       // A VMD domain: sysfs writes domains above ffff with five digits.
                                       {"10000:00:02.0", "10000:01:00.0"}}) {

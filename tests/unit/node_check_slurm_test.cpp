@@ -185,7 +185,7 @@ TEST_CASE("drain, resume or leave alone") {
 }
 
 TEST_CASE("records as JSON and as one line") {
-    Run r;
+    health::Report r;
     r.node = "node08";
     r.level = "quick";
     r.time = 1700000000;

@@ -18,6 +18,7 @@
 #include "../../lib/pin/placement.hpp"
 #include "../../lib/pin/placement_format.hpp"
 #include "../../lib/sys/node/hwloc_topology.hpp"
+#include "must.hpp"
 
 using namespace gangway;
 
@@ -212,7 +213,7 @@ TEST_CASE("random requests over every fixture keep the placement invariants", "[
     unsigned plans = 0;
     for (const auto& file : files) {
         INFO(file);
-        const Topology t = sys::load_topology_xml(file);
+        const Topology t = must(sys::load_topology_xml(file));
         const Topology cached = parse_topology(serialize_topology(t), file + " (cache)");
         // SLURM's order: bus ids ascending unless AMD's RSMI/OpenCL order is known.
         if (t.gpu_order == GpuOrder::PciBus || t.gpu_order == GpuOrder::AmdPciBus)

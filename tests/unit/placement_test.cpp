@@ -14,6 +14,7 @@
 #include "../../lib/pin/placement.hpp"
 #include "../../lib/pin/placement_format.hpp"
 #include "../../lib/sys/node/hwloc_topology.hpp"
+#include "must.hpp"
 
 using namespace gangway;
 
@@ -30,7 +31,7 @@ std::string fixture_dir() {
 const Topology& fixture(std::string_view name) {
     static std::map<std::string, Topology, std::less<>> cache;
     auto it = cache.find(name);
-    if (it == cache.end()) it = cache.emplace(name, sys::load_topology_xml(fixture_dir() + std::string(name) + ".xml")).first;
+    if (it == cache.end()) it = cache.emplace(name, must(sys::load_topology_xml(fixture_dir() + std::string(name) + ".xml"))).first;
     return it->second;
 }
 

@@ -54,9 +54,9 @@ preflight::Report job() {
     return r;
 }
 
-health::Run node_run() {
+health::Report node_run() {
     using namespace health;
-    Run r;
+    health::Report r;
     r.id = "node-check.node7.1700000100.deadbeef";
     r.node = "node7";
     r.level = "full";

@@ -169,7 +169,7 @@ TEST_CASE("rendezvous: an oversized first frame is refused at its length") {
     big += std::string("\x00\x10\x00\x00", 4);  // a 1 MiB frame follows...
     big += std::string(1000, 'x');              // ...of which this much arrives
     REQUIRE(send_all(raw->get(), big, after_ms(1000)));
-    coord.gather(1, after_ms(1500));
+    CHECK(coord.gather(1, after_ms(1500)));
     CHECK(coord.rejected() == 1);
     CHECK(coord.members().empty());
 }
@@ -189,7 +189,7 @@ TEST_CASE("rendezvous: stalled connections beyond the cap are dropped, oldest fi
     REQUIRE(idle.size() == 400);
     Result<Conn> joined = Failure{"not run"};
     std::thread task([&] { joined = join({"127.0.0.1"}, port, key, {{"rank", "0"}, {"node_rank", "0"}, {"local", "0"}, {"speaker", "0"}}, after_ms(4000)); });
-    coord.gather(1, after_ms(4000));
+    CHECK(coord.gather(1, after_ms(4000)));
     task.join();
     CHECK(joined);
     CHECK(coord.members().size() == 1);

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -16,6 +18,7 @@
 #include "../../lib/sys/node/hwloc_topology.hpp"
 #include "../../lib/pin/topology.hpp"
 #include "cost_meter.hpp"
+#include "must.hpp"
 
 using namespace gangway;
 
@@ -87,7 +90,7 @@ TEST_CASE("PCI distance walks both ancestries", "[topo]") {
 }
 
 TEST_CASE("hwloc loads the DGX H100 fixture with its I/O tree", "[topo]") {
-    const Topology t = sys::load_topology_xml(fixture("dgx-h100.xml"));
+    const Topology t = must(sys::load_topology_xml(fixture("dgx-h100.xml")));
     REQUIRE(t.pus.size() == 32);
     CHECK(t.cores.size() == 16);
     REQUIRE(t.numa_nodes.size() == 2);
@@ -136,7 +139,7 @@ TEST_CASE("every fixture loads, with the GPUs and NICs it documents", "[topo]") 
                           Want{"mi50-pci.xml", 8, 2, 2, 32}, Want{"ac922.xml", 4, 5, 6, 16},
                           Want{"elcap-mi300a.xml", 4, 4, 4, 32}}) {
         INFO(w.file);
-        const Topology t = sys::load_topology_xml(fixture(w.file));
+        const Topology t = must(sys::load_topology_xml(fixture(w.file)));
         CHECK(t.gpus.size() == w.gpus);
         CHECK(t.nics.size() == w.nics);
         CHECK(t.numa_nodes.size() == w.numa);
@@ -148,7 +151,7 @@ TEST_CASE("every fixture loads, with the GPUs and NICs it documents", "[topo]") 
 }
 
 TEST_CASE("SNC: NUMA nodes inside a package, devices attached to their NUMA group", "[topo]") {
-    const Topology t = sys::load_topology_xml(fixture("snc-2s.xml"));
+    const Topology t = must(sys::load_topology_xml(fixture("snc-2s.xml")));
     REQUIRE(t.gpus.size() == 4);
     CHECK(t.gpus[2].pci.numa == 2);
     CHECK(t.gpus[2].pci.package == 1);
@@ -160,7 +163,7 @@ TEST_CASE("SNC: NUMA nodes inside a package, devices attached to their NUMA grou
 }
 
 TEST_CASE("DGX A100: both GPUs of a switch see both of its HCAs at switch distance", "[topo]") {
-    const Topology t = sys::load_topology_xml(fixture("dgx-a100.xml"));
+    const Topology t = must(sys::load_topology_xml(fixture("dgx-a100.xml")));
     REQUIRE(t.gpus.size() == 8);
     CHECK(t.gpus[0].pci.bus_id == "0000:07:00.0");
     CHECK(t.gpus[0].pci.numa == 3);
@@ -174,10 +177,10 @@ TEST_CASE("DGX A100: both GPUs of a switch see both of its HCAs at switch distan
 TEST_CASE("the topology cache round-trips", "[topo]") {
     for (const char* f : {"dgx-h100.xml", "dgx-a100.xml", "pcie-4gpu.xml", "snc-2s.xml", "cpu-2numa.xml"}) {
         INFO(f);
-        const Topology t = sys::load_topology_xml(fixture(f));
+        const Topology t = must(sys::load_topology_xml(fixture(f)));
         const std::string path = temp_path("cache");
-        sys::write_topology_cache(t, path);
-        const Topology back = sys::read_topology_cache(path);
+        must(sys::write_topology_cache(t, path));
+        const Topology back = must(sys::read_topology_cache(path));
         CHECK(serialize_topology(back) == serialize_topology(t));
         CHECK(back.pus.size() == t.pus.size());
         for (size_t i = 0; i < t.pus.size(); ++i) {
@@ -193,7 +196,7 @@ TEST_CASE("the topology cache round-trips", "[topo]") {
         r.cpus = all_cpus(t);
         CHECK(format_placement_json(plan_placement(back, r)) == format_placement_json(plan_placement(t, r)));
         // load_topology tells a cache from XML by its first line.
-        CHECK(serialize_topology(sys::load_topology(path)) == serialize_topology(t));
+        CHECK(serialize_topology(must(sys::load_topology(path))) == serialize_topology(t));
         std::remove(path.c_str());
     }
 }
@@ -210,8 +213,8 @@ TEST_CASE("the cache is never written through a link planted at its names", "[to
     // At the old predictable temporary name (this process's pid) and at the final name.
     REQUIRE(::symlink(victim.c_str(), (path + ".tmp." + std::to_string(::getpid())).c_str()) == 0);
     REQUIRE(::symlink(victim2.c_str(), path.c_str()) == 0);
-    const Topology t = sys::load_topology_xml(fixture("pcie-4gpu.xml"));
-    sys::write_topology_cache(t, path);
+    const Topology t = must(sys::load_topology_xml(fixture("pcie-4gpu.xml")));
+    must(sys::write_topology_cache(t, path));
     auto slurp = [](const std::string& f) {
         std::ifstream in(f);
         return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -222,45 +225,67 @@ TEST_CASE("the cache is never written through a link planted at its names", "[to
     REQUIRE(::lstat(path.c_str(), &st) == 0);
     CHECK(S_ISREG(st.st_mode));
     CHECK((st.st_mode & 0777) == (0644 & ~[] { const mode_t m = ::umask(0); ::umask(m); return m; }()));
-    CHECK(serialize_topology(sys::read_topology_cache(path)) == serialize_topology(t));
+    CHECK(serialize_topology(must(sys::read_topology_cache(path))) == serialize_topology(t));
     std::string cmd = "rm -rf '" + dir + "'";
     CHECK(std::system(cmd.c_str()) == 0);
 }
 
 TEST_CASE("a missing or corrupt cache is a clear error", "[topo]") {
     const std::string path = temp_path("bad");
-    CHECK_THROWS_WITH(sys::read_topology_cache(path),
+    CHECK_THROWS_WITH(must(sys::read_topology_cache(path)),
                       Catch::Matchers::ContainsSubstring("cannot be read") && Catch::Matchers::ContainsSubstring("--write-cache"));
     auto write = [&](const std::string& text) {
         std::ofstream(path) << text;
     };
     write("");
-    CHECK_THROWS_WITH(sys::read_topology_cache(path), Catch::Matchers::ContainsSubstring("is empty"));
+    CHECK_THROWS_WITH(must(sys::read_topology_cache(path)), Catch::Matchers::ContainsSubstring("is empty"));
     write("hello\n");
-    CHECK_THROWS_WITH(sys::read_topology_cache(path), Catch::Matchers::ContainsSubstring("not a gangway topology cache"));
-    const Topology t = sys::load_topology_xml(fixture("pcie-4gpu.xml"));
+    CHECK_THROWS_WITH(must(sys::read_topology_cache(path)), Catch::Matchers::ContainsSubstring("not a gangway topology cache"));
+    const Topology t = must(sys::load_topology_xml(fixture("pcie-4gpu.xml")));
     const std::string good = serialize_topology(t);
     write(good.substr(0, good.size() / 2));
-    CHECK_THROWS_WITH(sys::read_topology_cache(path), Catch::Matchers::ContainsSubstring("corrupt"));
+    CHECK_THROWS_WITH(must(sys::read_topology_cache(path)), Catch::Matchers::ContainsSubstring("corrupt"));
     write("gangway-topology 1\ncore 0-x\nend\n");
-    CHECK_THROWS_WITH(sys::read_topology_cache(path), Catch::Matchers::ContainsSubstring("line 2"));
+    CHECK_THROWS_WITH(must(sys::read_topology_cache(path)), Catch::Matchers::ContainsSubstring("line 2"));
     write("gangway-topology 1\nnuma 0 0 0-3\nend\n");
-    CHECK_THROWS_WITH(sys::read_topology_cache(path), Catch::Matchers::ContainsSubstring("no CPUs"));
+    CHECK_THROWS_WITH(must(sys::read_topology_cache(path)), Catch::Matchers::ContainsSubstring("no CPUs"));
     write("gangway-topology 1\ncore 0,1\ncore 1\nend\n");
-    CHECK_THROWS_WITH(sys::read_topology_cache(path), Catch::Matchers::ContainsSubstring("two cores"));
+    CHECK_THROWS_WITH(must(sys::read_topology_cache(path)), Catch::Matchers::ContainsSubstring("two cores"));
     std::remove(path.c_str());
-    CHECK_THROWS_WITH(sys::write_topology_cache(t, "/nonexistent-dir/cache"), Catch::Matchers::ContainsSubstring("cannot write"));
+    CHECK_THROWS_WITH(must(sys::write_topology_cache(t, "/nonexistent-dir/cache")), Catch::Matchers::ContainsSubstring("cannot write"));
+}
+
+// I/O returns a Result (lib/base/result.hpp): a refusal, I/O or parse, is the
+// loader's Failure with the user's line, never an exception to catch.
+TEST_CASE("the topology loaders return their refusal, they do not throw", "[topo]") {
+    const std::string path = temp_path("result");
+    std::ofstream(path) << "gangway-topology 1\ncore 0-x\nend\n";
+    for (const auto& load : {std::function<Result<Topology>()>([&] { return sys::read_topology_cache(path); }),
+                             std::function<Result<Topology>()>([&] { return sys::load_topology(path); }),
+                             std::function<Result<Topology>()>([] { return sys::load_topology_xml("/nonexistent.xml"); }),
+                             std::function<Result<Topology>()>([] { return sys::load_topology("/nonexistent.xml"); })}) {
+        std::optional<Result<Topology>> r;
+        REQUIRE_NOTHROW(r.emplace(load()));
+        CHECK_FALSE(*r);
+        CHECK_FALSE(r->error().empty());
+    }
+    CHECK_THAT(sys::read_topology_cache(path).error(), Catch::Matchers::ContainsSubstring("line 2"));
+    std::optional<Result<void>> w;
+    REQUIRE_NOTHROW(w.emplace(sys::write_topology_cache(must(sys::load_topology_xml(fixture("pcie-4gpu.xml"))),
+                                                        "/nonexistent-dir/cache")));
+    CHECK_THAT(w->error(), Catch::Matchers::ContainsSubstring("cannot write"));
+    std::remove(path.c_str());
 }
 
 TEST_CASE("a missing or broken XML is a clear error", "[topo]") {
-    CHECK_THROWS_WITH(sys::load_topology_xml("/nonexistent.xml"), Catch::Matchers::ContainsSubstring("cannot be read"));
+    CHECK_THROWS_WITH(must(sys::load_topology_xml("/nonexistent.xml")), Catch::Matchers::ContainsSubstring("cannot be read"));
     const std::string path = temp_path("xml");
     std::ofstream(path) << "<topology><nonsense";
     // Truncated: said so, with hwloc's own reason.
-    CHECK_THROWS_WITH(sys::load_topology_xml(path), Catch::Matchers::ContainsSubstring("is truncated") &&
+    CHECK_THROWS_WITH(must(sys::load_topology_xml(path)), Catch::Matchers::ContainsSubstring("is truncated") &&
                                                         Catch::Matchers::ContainsSubstring("hwloc: "));
     std::ofstream(path) << "";
-    CHECK_THROWS_WITH(sys::load_topology_xml(path), Catch::Matchers::ContainsSubstring("is empty"));
+    CHECK_THROWS_WITH(must(sys::load_topology_xml(path)), Catch::Matchers::ContainsSubstring("is empty"));
     {
         std::ifstream in(fixture("cpu-2numa.xml"));
         std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -270,7 +295,7 @@ TEST_CASE("a missing or broken XML is a clear error", "[topo]") {
     // hwloc 2.9 refuses the version; 2.12 and later read this file (its content is still v2):
     // where it is refused, the advice must be the hwloc 3 one.
     try {
-        sys::load_topology_xml(path);
+        must(sys::load_topology_xml(path));
         SUCCEED("this hwloc reads a version=\"3.0\" file");
     } catch (const std::exception& e) {
         CHECK_THAT(std::string(e.what()), Catch::Matchers::ContainsSubstring("hwloc 3's XML format") &&
@@ -289,17 +314,17 @@ TEST_CASE("display chips are not GPUs: ES1000, ASPEED, Matrox", "[topo]") {
     CHECK(is_gpu_pci(0x1002, 0x6860, 0x0300));        // MI25, a VGA-class Instinct
     CHECK(is_gpu_pci(0x10de, 0x2230, 0x0300));        // RTX A6000, VGA class
     CHECK(is_gpu_pci(0x10de, 0x2330, 0x0302));        // H100
-    const Topology es = sys::load_topology_xml(fixture("es1000-2gpu.xml"));
+    const Topology es = must(sys::load_topology_xml(fixture("es1000-2gpu.xml")));
     REQUIRE(es.gpus.size() == 2);
     CHECK(es.gpus[0].pci.bus_id == "0000:04:00.0");
-    const Topology xm = sys::load_topology_xml(fixture("xeonmax-flat.xml"));
+    const Topology xm = must(sys::load_topology_xml(fixture("xeonmax-flat.xml")));
     CHECK(xm.gpus.empty());
-    const Topology mi = sys::load_topology_xml(fixture("mi50-rsmi.xml"));
+    const Topology mi = must(sys::load_topology_xml(fixture("mi50-rsmi.xml")));
     CHECK(mi.gpus.size() == 8);  // the ASPEED VGA at c2:00.0 is not one
 }
 
 TEST_CASE("AMD GPUs in SLURM's RSMI order where hwloc recorded it, else PCI order with a note", "[topo]") {
-    const Topology r = sys::load_topology_xml(fixture("mi50-rsmi.xml"));
+    const Topology r = must(sys::load_topology_xml(fixture("mi50-rsmi.xml")));
     CHECK(r.gpu_order == GpuOrder::AmdRsmi);
     std::vector<std::string> buses;
     for (const auto& g : r.gpus) buses.push_back(g.pci.bus_id.substr(5, 2));
@@ -309,11 +334,11 @@ TEST_CASE("AMD GPUs in SLURM's RSMI order where hwloc recorded it, else PCI orde
     const Topology back = parse_topology(serialize_topology(r), "cache");
     CHECK(back.gpu_order == GpuOrder::AmdRsmi);
     CHECK(back.gpus[0].pci.bus_id == "0000:63:00.0");
-    const Topology p = sys::load_topology_xml(fixture("mi50-pci.xml"));
+    const Topology p = must(sys::load_topology_xml(fixture("mi50-pci.xml")));
     CHECK(p.gpu_order == GpuOrder::AmdPciBus);
     CHECK(p.gpus[0].pci.bus_id == "0000:03:00.0");
     CHECK(std::string(describe(p.gpu_order)).find("SLURM's RSMI order can differ") != std::string::npos);
-    CHECK(sys::load_topology_xml(fixture("dgx-h100.xml")).gpu_order == GpuOrder::PciBus);
+    CHECK(must(sys::load_topology_xml(fixture("dgx-h100.xml"))).gpu_order == GpuOrder::PciBus);
     // OpenCL names count when there are no rsmi ones.
     Topology o;
     for (auto [bus, name] : {std::pair{"0000:03:00.0", "opencl0d1"}, std::pair{"0000:43:00.0", "opencl0d0"}}) {
@@ -329,11 +354,11 @@ TEST_CASE("AMD GPUs in SLURM's RSMI order where hwloc recorded it, else PCI orde
 }
 
 TEST_CASE("memory-only NUMA nodes do not take their parent's CPUs", "[topo]") {
-    const Topology k = sys::load_topology_xml(fixture("knl-flat.xml"));
+    const Topology k = must(sys::load_topology_xml(fixture("knl-flat.xml")));
     REQUIRE(k.numa_nodes.size() == 2);
     CHECK(k.numa_nodes[1].cpus == k.numa_nodes[0].cpus);  // hwloc 2 gives MCDRAM the package's cpuset
     for (const auto& pu : k.pus) CHECK(pu.numa == 0);
-    const Topology a = sys::load_topology_xml(fixture("ac922.xml"));
+    const Topology a = must(sys::load_topology_xml(fixture("ac922.xml")));
     CHECK(a.numa_nodes.size() == 6);  // 0, 8 and the GPUs' memory 252-255
     CHECK(a.gpus[0].pci.numa == 0);
     CHECK(a.gpus[3].pci.numa == 8);
@@ -343,13 +368,13 @@ TEST_CASE("memory-only NUMA nodes do not take their parent's CPUs", "[topo]") {
 // whose libpciaccess leaks ~1 KiB, which fails the AddressSanitizer run of the
 // unit tests. tests/topo_cli.sh covers the live path in the normal build.
 TEST_CASE("this machine loads live", "[.][topo][live]") {
-    const Topology t = sys::load_live_topology();
+    const Topology t = must(sys::load_live_topology());
     CHECK_FALSE(t.pus.empty());
     CHECK_FALSE(t.cores.empty());
 }
 
 TEST_CASE("SLURM core ids map to PUs", "[topo]") {
-    const Topology t = sys::load_topology_xml(fixture("dgx-h100.xml"));
+    const Topology t = must(sys::load_topology_xml(fixture("dgx-h100.xml")));
     CHECK(pus_of_cores(t, {0, 1, 8}) == CpuList{0, 1, 8, 16, 17, 24});
     CHECK_THROWS_WITH(pus_of_cores(t, {16}), Catch::Matchers::ContainsSubstring("core 16 is not on this node"));
 }
@@ -425,13 +450,13 @@ TEST_CASE("a topology cache's CPU lists are bounded in all") {
 }
 
 TEST_CASE("NICs keep their PCI ids, in the cache too; a version 1 cache still loads (issue 23 item 10)", "[topo]") {
-    const Topology t = sys::load_topology_xml(fixture("elcap-mi300a.xml"));
+    const Topology t = must(sys::load_topology_xml(fixture("elcap-mi300a.xml")));
     const Nic& hsi0 = nic_named(t, "hsi0");
     CHECK(hsi0.vendor == 0x17db);
     CHECK(hsi0.device == 0x0501);
     CHECK_FALSE(hsi0.rdma);
     CHECK(hsi0.netdev == "hsi0");
-    CHECK(nic_named(sys::load_topology_xml(fixture("dgx-h100.xml")), "mlx5_0").vendor == 0x15b3);
+    CHECK(nic_named(must(sys::load_topology_xml(fixture("dgx-h100.xml"))), "mlx5_0").vendor == 0x15b3);
     const std::string cache = serialize_topology(t);
     CHECK(cache.rfind("gangway-topology 2\n", 0) == 0);
     CHECK(cache.find("nic hsi0 0000:01:00.0 hsi0 0 - 0 0 0-3,16-19 0000:00:01.1,host:0000:00 17db 0501\n") !=

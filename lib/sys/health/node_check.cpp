@@ -85,19 +85,19 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
     const std::string root = o.root;
     const health::SiteConf conf = o.conf;
     g.sysfs = parts.run<health::SysfsFacts>(
-        "sysfs", 5, [root, conf] { return read_sysfs(root, conf); },
+        "sysfs", health::kReadCaps.sysfs_s, [root, conf] { return read_sysfs(root, conf); },
         [](const health::SysfsFacts& f) {
             return std::to_string(f.gpus.size()) + " GPU(s), " + std::to_string(f.nics.size()) + " compute NIC(s), " +
                    std::to_string(f.ports.size()) + " port(s)";
         });
     if (health::reads_nvml(g.sysfs))
-        g.nvml = parts.run<health::NvmlFacts>("nvml", 10, [] { return read_nvml(); }, [](const health::NvmlFacts& n) {
+        g.nvml = parts.run<health::NvmlFacts>("nvml", health::kReadCaps.nvml_s, [] { return read_nvml(); }, [](const health::NvmlFacts& n) {
             return n.loaded && !n.init_error ? std::to_string(n.gpus.size()) + " GPU(s)" : n.why;
         });
     const auto after = o.previous.time > 0 ? o.previous.kmsg_seq : std::nullopt;
     if (health::reads_kmsg(g.sysfs))
         g.kmsg = parts.run<health::KmsgFacts>(
-            "kmsg", 3, [root, after] { return read_kmsg_facts(root, after); },
+            "kmsg", health::kReadCaps.kmsg_s, [root, after] { return read_kmsg_facts(root, after); },
             [](const health::KmsgFacts& k) {
                 if (!k.why.empty()) return k.why;
                 return std::to_string(k.xids.size()) + " new Xid(s)" +
@@ -119,22 +119,22 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
         c.env = env;
         c.root = o.root;
         c.t = t;
-        cuda = parts.stage("cuda", 1, 0.2, [c] { return run_cuda_stage(c); });
+        cuda = parts.stage("cuda", health::kCudaShare, [c] { return run_cuda_stage(c); });
     }
     if (plan.nccl) {
         NcclStageOptions n;
         n.nccl_lib = o.nccl_lib;
         n.env = env;
         n.t = t;
-        n.deadline_s = std::max(1.0, parts.left() * 0.5);  // its own abort first; the stage's deadline is the backstop
-        nccl = parts.stage("nccl", 0.6, 0, [n] { return run_nccl_stage_local(n); });
+        n.deadline_s = health::nccl_abort_s(parts.left());  // its own abort first; the stage's deadline is the backstop
+        nccl = parts.stage("nccl", health::kNcclShare, [n] { return run_nccl_stage_local(n); });
     }
     if (plan.rdma) {
         std::vector<verbs::Port> ports;
         for (const auto& p : g.sysfs->ports) ports.push_back(p.port);
         LoopbackOptions lo;
         lo.t = t;
-        rdma = parts.stage("rdma", 1, 0.2, [ports, lo] { return run_rdma_loopback(ports, lo); });
+        rdma = parts.stage("rdma", health::kRdmaShare, [ports, lo] { return run_rdma_loopback(ports, lo); });
     }
     g.cuda = facts_of(cuda);
     g.nccl = facts_of(nccl);
@@ -150,9 +150,9 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
         std::this_thread::sleep_for(std::chrono::duration<double>(o.conf.retest_delay_s));
         health::Gathered g2;
         g2.cuda = g.cuda;  // its GPU models and names; its links are not re-used (retest)
-        g2.sysfs = parts.run<health::SysfsFacts>("retest", 5, [root, conf] { return read_sysfs(root, conf); },
+        g2.sysfs = parts.run<health::SysfsFacts>("retest", health::kReadCaps.sysfs_s, [root, conf] { return read_sysfs(root, conf); },
                                                  [&](const health::SysfsFacts&) { return std::to_string(sel.keys.size()) + " failure(s) measured again"; });
-        if (sel.nvml) g2.nvml = parts.run<health::NvmlFacts>("retest-nvml", 10, [] { return read_nvml(); },
+        if (sel.nvml) g2.nvml = parts.run<health::NvmlFacts>("retest-nvml", health::kReadCaps.nvml_s, [] { return read_nvml(); },
                                                              [](const health::NvmlFacts&) { return std::string("NVML read again"); });
         else g2.nvml = g.nvml;
         if (g2.sysfs) again = health::failed_again(sel, health::judge_run(g2, jc, true));

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "../../env/step_view.hpp"  // EnvMap
-#include "../../health/render.hpp"
+#include "../../health/report.hpp"
 #include "../../health/site_conf.hpp"
 #include "../../health/state.hpp"
 
@@ -31,7 +31,7 @@ struct NodeCheckOptions {
 };
 
 struct NodeCheckResult {
-    health::Run run;                // records confirmed, verdict set
+    health::Report run;                // records confirmed, verdict set
     std::optional<std::map<std::string, std::uint64_t>> counters;  // when the ports were read
     std::optional<std::uint64_t> kmsg_seq;                         // the newest kernel log record seen
 };

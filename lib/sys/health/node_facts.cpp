@@ -3,105 +3,42 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "../../base/error.hpp"
 #include "../../base/text.hpp"
-#include "../../health/xid.hpp"  // pci_bus_id
 #include "../../pin/topology.hpp"
-#include "../../preflight/gpu_checks.hpp"
 #include "../node/hwloc_topology.hpp"
+#include "../node/ib_ports.hpp"
+#include "../node/pci_devices.hpp"
+#include "../node/pci_link.hpp"
 #include "../node/sysfs.hpp"
-#include "../stages/verbs_stage.hpp"
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
-namespace {
-
-std::optional<unsigned long> hex_attr(const fs::path& p) {
-    std::string s = first_line(p);
-    if (s.starts_with("0x")) s.erase(0, 2);
-    if (s.empty()) return std::nullopt;
-    return parse_uint<unsigned long>(s, 16);
-}
-
-int width_attr(const fs::path& p) {
-    const auto v = parse_uint<unsigned>(first_line(p));
-    return v ? static_cast<int>(*v) : -1;
-}
-
-health::LinkEnd link_end(const fs::path& dev) {
-    health::LinkEnd l;
-    l.cur_gen = gpu::pcie_gen_from_speed(first_line(dev / "current_link_speed"));
-    l.max_gen = gpu::pcie_gen_from_speed(first_line(dev / "max_link_speed"));
-    l.cur_width = width_attr(dev / "current_link_width");
-    l.max_width = width_attr(dev / "max_link_width");
-    return l;
-}
-
-// A sysfs PCI device name ("0000:17:00.0"): what the one bus-id parser
-// (health::pci_bus_id) writes back unchanged.
-bool is_bus_id(const std::string& s) {
-    const auto b = health::pci_bus_id(s);
-    return b && *b == s;
-}
-
-health::PciDevice device_at(const fs::path& dev_dir, const std::string& bus_id) {
-    health::PciDevice d;
-    d.bus_id = bus_id;
-    d.link = link_end(dev_dir);
-    // The bridge port above the device is its parent in /sys/devices; the
-    // devices/ entries are links to there. A fixture may hold plain directories.
-    std::error_code ec;
-    const fs::path real = fs::canonical(dev_dir, ec);
-    if (!ec) {
-        const fs::path parent = real.parent_path();
-        if (is_bus_id(parent.filename().string()) && !first_line(parent / "max_link_width").empty())
-            d.upstream = link_end(parent);
-    }
-    return d;
-}
-
-}  // namespace
-
 std::vector<health::GpuFacts> read_pci_gpus(const std::string& root) {
     std::vector<health::GpuFacts> out;
-    for (const auto& p : entries(sysfs_base(root) + "/sys/bus/pci/devices")) {
-        const auto cls = hex_attr(p / "class");
-        if (!cls || (*cls >> 16) != 0x03) continue;
-        const auto vendor = hex_attr(p / "vendor");
-        const auto device = hex_attr(p / "device");
-        if (!vendor || !is_gpu_pci(static_cast<std::uint16_t>(*vendor), static_cast<std::uint16_t>(device.value_or(0)),
-                                   static_cast<std::uint16_t>(*cls >> 8)))
-            continue;
+    for (const auto& f : pci_gpus(root)) {
         health::GpuFacts g;
-        g.pci = device_at(p, p.filename().string());
-        g.vendor = static_cast<std::uint16_t>(*vendor);
+        g.pci = read_pci_link(root, f.bus_id);
+        g.vendor = f.vendor;
         out.push_back(std::move(g));
     }
     return out;
-}
-
-health::PciDevice read_pci_link(const std::string& root, const std::string& bus_id) {
-    return device_at(fs::path(sysfs_base(root) + "/sys/bus/pci/devices") / bus_id, bus_id);
 }
 
 std::vector<std::string> compute_rdma_nics(const std::string& root, const NicFilter& filter) {
     auto listed = [](const std::vector<std::string>& l, const std::string& n) { return std::find(l.begin(), l.end(), n) != l.end(); };
     std::vector<std::string> out;
     if (root == "/") {
-        try {
-            Topology t = load_live_topology();
+        if (auto t = load_live_topology()) {
             // As if every port were up: a compute NIC whose port is down is what this check is for.
-            for (auto& n : t.nics)
+            for (auto& n : t->nics)
                 for (auto& p : n.ports) p.state = 4;
-            for (const auto& n : compute_nics(t, filter))
+            for (const auto& n : compute_nics(*t, filter))
                 if (n.rdma && !listed(out, n.name)) out.push_back(n.name);
             return out;
-        } catch (const Error&) {
-            out.clear();  // no topology: every RDMA device below
         }
+        // no topology: every RDMA device below
     }
-    for (const auto& dev : entries(sysfs_base(root) + "/sys/class/infiniband")) {
-        const auto name = dev.filename().string();
+    for (const auto& name : ib_devices(root)) {
         if (listed(filter.exclude, name)) continue;
         if (!filter.include.empty() && !listed(filter.include, name)) continue;
         out.push_back(name);
@@ -112,11 +49,7 @@ std::vector<std::string> compute_rdma_nics(const std::string& root, const NicFil
 std::vector<health::NicFacts> read_nic_facts(const std::string& root, const std::vector<std::string>& nics) {
     std::vector<health::NicFacts> out;
     for (const auto& n : nics) {
-        const fs::path dev = fs::path(sysfs_base(root) + "/sys/class/infiniband") / n / "device";
-        std::error_code ec;
-        const fs::path real = fs::canonical(dev, ec);
-        const std::string bus = !ec && is_bus_id(real.filename().string()) ? real.filename().string() : "";
-        out.push_back({n, device_at(dev, bus)});
+        out.push_back({n, read_pci_link_at(fs::path(ib_class_dir(root)) / n / "device")});
     }
     return out;
 }
@@ -126,8 +59,7 @@ std::vector<health::PortFacts> read_ports(const std::string& root, const std::ve
     if (nics.empty()) return out;
     for (auto& p : read_ib_ports(root, nics)) {
         health::PortFacts f;
-        const fs::path counters = fs::path(sysfs_base(root) + "/sys/class/infiniband") / p.hca / "ports" /
-                                  std::to_string(p.port) / "counters";
+        const fs::path counters = fs::path(ib_port_dir(root, p.hca, p.port)) / "counters";
         for (const char* k : health::kErrorCounters)
             if (const auto v = parse_uint<std::uint64_t>(first_line(counters / k))) f.counters[k] = *v;
         f.port = std::move(p);

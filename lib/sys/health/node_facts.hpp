@@ -14,11 +14,6 @@ namespace gangway::sys {
 // PCI functions that are compute GPUs (the pinning's rule, is_gpu_pci), by bus id.
 std::vector<health::GpuFacts> read_pci_gpus(const std::string& root);
 
-// A PCI device's link and its upstream port's, from
-// <root>/sys/bus/pci/devices/<bus_id>/{current,max}_link_{speed,width} and
-// those of the bridge above it (its parent directory in /sys/devices).
-health::PciDevice read_pci_link(const std::string& root, const std::string& bus_id);
-
 // The compute RDMA NICs: on the live system ("/") those the pinning would
 // use were all their ports up (placement's compute_nics over the live
 // topology, so a NIC whose port is down is still checked); under a fixture

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../../health/run_plan.hpp"  // the parts' caps and shares
 #include "../../preflight/report.hpp"
 #include "../stages/stage.hpp"
 
@@ -26,8 +27,8 @@ public:
     // A part that reads: `detail` says what it found, for its stage line.
     template <class T>
     std::optional<T> run(const std::string& name, double cap, std::function<T()> fn, std::function<std::string(const T&)> detail) {
-        const double budget = std::min(cap, left());
-        if (budget < 0.05) {
+        const double budget = health::read_budget(cap, left());
+        if (budget <= 0) {
             abort(not_started(name));
             return std::nullopt;
         }
@@ -40,13 +41,13 @@ public:
         return b.value;
     }
 
-    // A stage of the preflight under what is left of the deadline times
-    // `share`, less `keep` for what follows; with too little left (0.3 s),
-    // not started. Its outcome's result becomes the stage line.
-    std::optional<StageOutcome> stage(const std::string& name, double share, double keep, std::function<StageOutcome()> fn) {
-        const double budget = left() * share - keep;
+    // A stage of the preflight under its share of what is left of the
+    // deadline (health::stage_budget); with too little left, not started.
+    // Its outcome's result becomes the stage line.
+    std::optional<StageOutcome> stage(const std::string& name, health::StageShare share, std::function<StageOutcome()> fn) {
+        const double budget = health::stage_budget(share, left());
         StageOutcome o;
-        if (budget >= 0.3) o = with_deadline(name, budget, std::move(fn));
+        if (budget > 0) o = with_deadline(name, budget, std::move(fn));
         else o.result = not_started(name);
         note(o);
         return o;

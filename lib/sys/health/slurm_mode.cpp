@@ -10,7 +10,7 @@
 
 namespace gangway::sys {
 
-void act_on_slurm(const health::Run& run, health::State& state, const SlurmActOptions& o) {
+void act_on_slurm(const health::Report& run, health::State& state, const SlurmActOptions& o) {
     using health::Action;
     if (!health::needs_slurm(run.verdict, state.healthy_runs, o.resume_after, state.drained)) return;
     if (o.jitter_s > 0) {

@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "../../health/render.hpp"
+#include "../../health/report.hpp"
 #include "../../health/state.hpp"
 #include "../slurm/scontrol.hpp"
 
@@ -20,6 +20,6 @@ struct SlurmActOptions {
 };
 
 // Updates state.drained (the reason written, or "" once resumed or gone).
-void act_on_slurm(const health::Run& run, health::State& state, const SlurmActOptions& o);
+void act_on_slurm(const health::Report& run, health::State& state, const SlurmActOptions& o);
 
 }  // namespace gangway::sys

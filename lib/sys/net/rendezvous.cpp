@@ -35,9 +35,28 @@ std::size_t victim(const std::vector<Pending>& pending) {
     return pending.size();
 }
 
+// An authenticated connection's first frame as a member (without its
+// connection yet), or why it is refused.
+Result<Member> admit(Conn::Got& hello, bool open, const std::set<unsigned>& ranks) {
+    if (hello.type != kHello) return Failure{"first message is not a hello"};
+    Member m;
+    try {  // kv_u64 (pure) throws for a missing or malformed number: the hello's fault
+        m.rank = static_cast<unsigned>(kv_u64(hello.kv, "rank"));
+        m.node_rank = static_cast<unsigned>(kv_u64(hello.kv, "node_rank"));
+        m.local = static_cast<unsigned>(kv_u64(hello.kv, "local"));
+    } catch (const Error& e) {
+        return Failure{e.what()};
+    }
+    m.speaker = kv_str(hello.kv, "speaker") == "1";
+    if (ranks.count(m.rank)) return Failure{"rank checked in twice"};
+    if (!open) return Failure{"closed right after its hello"};
+    m.hello = std::move(hello.kv);
+    return m;
+}
+
 }  // namespace
 
-void Coordinator::gather(unsigned expected, Deadline d) {
+Result<void> Coordinator::gather(unsigned expected, Deadline d) {
     std::vector<Pending> pending;  // oldest first
     const std::size_t cap = waiting_cap(kMaxPending);
     std::set<unsigned> ranks;
@@ -51,7 +70,7 @@ void Coordinator::gather(unsigned expected, Deadline d) {
         for (auto& p : pending) pfds.push_back({p.conn.fd.get(), POLLIN, 0});
         pfds.push_back({room ? listener_.get() : -1, POLLIN, 0});
         const int r = ::poll(pfds.data(), pfds.size(), std::min(ms_left(d), room ? 200 : 20));
-        if (r < 0 && errno != EINTR) throw Error("poll failed in the rendezvous");
+        if (r < 0 && errno != EINTR) return Failure{"poll failed in the rendezvous"};
         const bool incoming = pfds.back().revents & POLLIN;
         // Hellos first: they free their places.
         std::vector<Pending> keep;
@@ -71,23 +90,15 @@ void Coordinator::gather(unsigned expected, Deadline d) {
                 else rejects_.note(p.conn.fd.get(), open ? "no hello within 5 s" : pumped.error());
                 continue;
             }
-            try {
-                if (got[0].type != kHello) throw Error("first message is not a hello");
-                Member m;
-                m.rank = static_cast<unsigned>(kv_u64(got[0].kv, "rank"));
-                m.node_rank = static_cast<unsigned>(kv_u64(got[0].kv, "node_rank"));
-                m.local = static_cast<unsigned>(kv_u64(got[0].kv, "local"));
-                m.speaker = kv_str(got[0].kv, "speaker") == "1";
-                if (ranks.count(m.rank)) throw Error("rank checked in twice");
-                if (!open) throw Error("closed right after its hello");
-                m.hello = std::move(got[0].kv);
-                m.conn = std::move(p.conn);
-                m.conn.max_body = kMaxFrame;  // authenticated: the task's results may be larger
-                ranks.insert(m.rank);
-                members_.push_back(std::move(m));
-            } catch (const Error& e) {
-                rejects_.note(p.conn.fd.get(), e.what());
+            auto m = admit(got[0], open, ranks);
+            if (!m) {
+                rejects_.note(p.conn.fd.get(), m.error());
+                continue;
             }
+            m->conn = std::move(p.conn);
+            m->conn.max_body = kMaxFrame;  // authenticated: the task's results may be larger
+            ranks.insert(m->rank);
+            members_.push_back(std::move(*m));
         }
         pending = std::move(keep);
         if (!incoming) continue;
@@ -110,6 +121,7 @@ void Coordinator::gather(unsigned expected, Deadline d) {
             if (c) pending.push_back({std::move(*c), Clock::now()});
         }
     }
+    return {};
 }
 
 bool Coordinator::send(Member& m, std::uint8_t type, const Kv& kv, Deadline d) {

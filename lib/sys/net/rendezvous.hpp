@@ -33,8 +33,9 @@ public:
     // frame over kMaxFirstFrame or no hello in 5 s is dropped (counted in
     // rejected() and logged, RejectLog), never trusted; so is the oldest idle
     // one when kMaxPending wait, and one accepted with the descriptors nearly
-    // exhausted (AcceptGuard).
-    void gather(unsigned expected, Deadline d);
+    // exhausted (AcceptGuard). Fails only when poll() itself does; the
+    // members gathered so far stay.
+    Result<void> gather(unsigned expected, Deadline d);
     std::vector<Member>& members() { return members_; }
     unsigned rejected() const { return rejects_.total(); }
     // Sends to one member; on failure marks it lost.

@@ -60,13 +60,21 @@ private:
     ScopedVar blacklist_, path_;
 };
 
+// A topology context; t stays null when hwloc cannot make one (failure() says why).
 struct Handle {
     hwloc_topology_t t = nullptr;
+    int err = 0;
     Handle() {
         NoHwlocPlugins lean;
-        if (hwloc_topology_init(&t) != 0) throw Error(std::string("hwloc_topology_init failed: ") + std::strerror(errno));
+        if (hwloc_topology_init(&t) != 0) {
+            err = errno;
+            t = nullptr;
+        }
     }
-    ~Handle() { hwloc_topology_destroy(t); }
+    ~Handle() {
+        if (t) hwloc_topology_destroy(t);
+    }
+    [[gnu::cold]] Failure failure() const { return Failure{std::string("hwloc_topology_init failed: ") + std::strerror(err)}; }
     Handle(const Handle&) = delete;
     Handle& operator=(const Handle&) = delete;
 };
@@ -201,7 +209,7 @@ std::vector<NicPort> ports_of(hwloc_obj_t osdev) {
     return out;
 }
 
-Topology convert(hwloc_topology_t topo) {
+Result<Topology> convert(hwloc_topology_t topo) {
     Topology out;
     for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, p));)
         out.packages.push_back({p->os_index, to_list(p->cpuset)});
@@ -280,7 +288,7 @@ Topology convert(hwloc_topology_t topo) {
     std::sort(out.nics.begin(), out.nics.end(), [](auto& a, auto& b) {
         return a.pci.bus_id != b.pci.bus_id ? a.pci.bus_id < b.pci.bus_id : natural_less(a.name, b.name);
     });
-    if (out.pus.empty()) throw Error("hwloc found no CPUs in the topology");
+    if (out.pus.empty()) return Failure{"hwloc found no CPUs in the topology"};
     return out;
 }
 
@@ -314,17 +322,21 @@ Result<std::string> slurp(const std::string& path, const char* what_to_do) {
     return std::move(r.text);
 }
 
-// The text, or the reader's line as this file's callers throw it.
-std::string slurp_or_throw(const std::string& path, const char* what_to_do) {
-    auto text = slurp(path, what_to_do);
-    if (!text) throw Error(text.error());
-    return std::move(*text);
+// A cache's text parsed (pure: parse_topology throws gangway::Error), its
+// refusal as this edge's Failure.
+Result<Topology> parsed_cache(const std::string& text, const std::string& path) {
+    try {
+        return parse_topology(text, path);
+    } catch (const Error& e) {
+        return Failure{e.what()};
+    }
 }
 
 }  // namespace
 
-Topology load_live_topology(IoScope io) {
+Result<Topology> load_live_topology(IoScope io) {
     Handle h;
+    if (!h.t) return h.failure();
     if (io == IoScope::Devices) keep_io(h.t);
     else hwloc_topology_set_io_types_filter(h.t, HWLOC_TYPE_FILTER_KEEP_NONE);
     // The plan reads packages, NUMA nodes, cores and PUs: caches and dies
@@ -349,8 +361,8 @@ Topology load_live_topology(IoScope io) {
     for (const char* c : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl", "x86"})
         hwloc_topology_set_components(h.t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, c);
     if (hwloc_topology_load(h.t) != 0)
-        throw Error(std::string("hwloc could not discover this machine's topology (") + std::strerror(errno) +
-                    "); write a cache elsewhere with `gangway topo --write-cache FILE` and use it");
+        return Failure{std::string("hwloc could not discover this machine's topology (") + std::strerror(errno) +
+                       "); write a cache elsewhere with `gangway topo --write-cache FILE` and use it"};
     return convert(h.t);
 }
 
@@ -433,15 +445,24 @@ std::string refusal(const std::string& path, std::string_view text, const std::s
            "; " + export_it;
 }
 
+// The refusal of an XML hwloc would not load, from its text: out of line, a
+// failure path (the plugin's cache reads never come here).
+[[gnu::cold, gnu::noinline]] Failure xml_refusal(const std::string& path, const std::string& hwloc_says) {
+    auto text = slurp(path, "pass an hwloc XML file");
+    if (!text) return Failure{text.error()};
+    return Failure{refusal(path, *text, hwloc_says)};
+}
+
 }  // namespace
 
-Topology load_topology_xml(const std::string& path) {
+Result<Topology> load_topology_xml(const std::string& path) {
     if (::access(path.c_str(), R_OK) != 0) {
         const int e = errno;
-        throw Error("topology XML " + path + " cannot be read (" + std::strerror(e) +
-                    "); export one with `lstopo --of xml --whole-io FILE.xml`");
+        return Failure{"topology XML " + path + " cannot be read (" + std::strerror(e) +
+                       "); export one with `lstopo --of xml --whole-io FILE.xml`"};
     }
     Handle h;
+    if (!h.t) return h.failure();
     keep_io(h.t);
     std::string hwloc_says;
     bool ok;
@@ -450,29 +471,30 @@ Topology load_topology_xml(const std::string& path) {
         ok = hwloc_topology_set_xml(h.t, path.c_str()) == 0 && hwloc_topology_load(h.t) == 0;
         hwloc_says = reason.text();
     }
-    if (!ok) throw Error(refusal(path, slurp_or_throw(path, "pass an hwloc XML file"), hwloc_says));
+    if (!ok) return xml_refusal(path, hwloc_says);
     return convert(h.t);
 }
 
-void write_topology_cache(const Topology& topo, const std::string& path) {
+Result<void> write_topology_cache(const Topology& topo, const std::string& path) {
     // Usually run as root, maybe into a directory others can write: through
     // the one writer that never follows a planted link (lib/sys/node/file.hpp).
     // 0644: slurmstepd reads it as the job's user.
-    if (auto w = write_file_atomic(path, serialize_topology(topo), 0644, "the topology cache"); !w) throw Error(w.error());
+    return write_file_atomic(path, serialize_topology(topo), 0644, "the topology cache");
 }
 
-Topology read_topology_cache(const std::string& path) {
-    const std::string text =
-        slurp_or_throw(path, ("write it with `gangway topo --write-cache " + path + "` on the node").c_str());
-    return parse_topology(text, path);
+Result<Topology> read_topology_cache(const std::string& path) {
+    const auto text = slurp(path, ("write it with `gangway topo --write-cache " + path + "` on the node").c_str());
+    if (!text) return Failure{text.error()};
+    return parsed_cache(*text, path);
 }
 
-Topology load_topology(const std::string& path, IoScope io) {
+Result<Topology> load_topology(const std::string& path, IoScope io) {
     if (path.empty() && io == IoScope::CpusOnly)
         if (auto cpus = read_cpu_topology(sysfs_root())) return std::move(*cpus);
     if (path.empty()) return load_live_topology(io);
-    const std::string text = slurp_or_throw(path, "pass an hwloc XML file or a cache written by `gangway topo --write-cache`");
-    if (text.rfind("gangway-topology", 0) == 0) return parse_topology(text, path);
+    const auto text = slurp(path, "pass an hwloc XML file or a cache written by `gangway topo --write-cache`");
+    if (!text) return Failure{text.error()};
+    if (text->rfind("gangway-topology", 0) == 0) return parsed_cache(*text, path);
     return load_topology_xml(path);
 }
 

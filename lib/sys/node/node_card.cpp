@@ -1,6 +1,8 @@
 #include "node_card.hpp"
 
 #include "file.hpp"
+#include "ib_ports.hpp"
+#include "pci_devices.hpp"
 #include "sysfs.hpp"
 #include "../../base/saturate.hpp"
 #include "../../base/text.hpp"
@@ -38,21 +40,18 @@ std::vector<preflight::Nic> read_nics(const std::string& root) {
         if (n.rate_mbps <= 0) n.rate_mbps = -1;
         out.push_back(std::move(n));
     }
-    for (const auto& dev : entries(sysfs_base(root) + "/sys/class/infiniband"))
-        for (const auto& port : entries(dev / "ports")) {
-            preflight::Nic n;
-            n.name = dev.filename().string() + "/" + port.filename().string();
-            n.kind = "ib";
-            // "4: ACTIVE" -> ACTIVE; rate "400 Gb/sec (4X NDR)" -> 400000
-            auto st = first_line(port / "state");
-            if (auto c = st.find(": "); c != std::string::npos) st = st.substr(c + 2);
-            n.state = st.empty() ? "unknown" : st;
-            const auto rate = first_line(port / "rate");
-            const auto gbps = parse_double(rate.substr(0, rate.find(' ')));
-            // A rate no port has (inf, nan, 1e300, negative) is unknown, not undefined behaviour.
-            n.rate_mbps = gbps && *gbps > 0 && *gbps < 1e9 ? saturate<long>(*gbps * 1000) : -1;
-            out.push_back(std::move(n));
-        }
+    // The ports from the one RDMA port reader, only what a card compares.
+    for (const auto& p : read_ib_ports(root, {}, PortDetail::brief)) {
+        preflight::Nic n;
+        n.name = p.hca + "/" + std::to_string(p.port);
+        n.kind = "ib";
+        // "4: ACTIVE" -> ACTIVE; rate "400 Gb/sec (4X NDR)" -> 400000
+        n.state = p.state_name.empty() ? "unknown" : p.state_name;
+        // A rate no port has (inf, nan, 1e300, negative) is unknown, not undefined behaviour.
+        const double gbps = p.rate_gbps;
+        n.rate_mbps = gbps > 0 && gbps < 1e9 ? saturate<long>(gbps * 1000) : -1;
+        out.push_back(std::move(n));
+    }
     return out;
 }
 
@@ -108,13 +107,9 @@ std::vector<preflight::Nic> live_net_nics() {
 }
 
 unsigned count_gpus(const std::string& root) {
-    unsigned n = 0;
-    for (const auto& p : entries(sysfs_base(root) + "/sys/bus/pci/devices")) {
-        if (first_line(p / "vendor") != "0x10de") continue;
-        const auto cls = first_line(p / "class");  // 0x030000 VGA, 0x030200 3D controller
-        if (cls.rfind("0x0300", 0) == 0 || cls.rfind("0x0302", 0) == 0) ++n;
-    }
-    return n;
+    // The node check's and the pinning's GPUs (pci_gpus, is_gpu_pci), NVIDIA's of them.
+    const auto gpus = pci_gpus(root);
+    return static_cast<unsigned>(std::count_if(gpus.begin(), gpus.end(), [](const PciFunction& f) { return f.vendor == 0x10de; }));
 }
 
 std::map<std::string, std::string> read_versions(const std::string& root) {

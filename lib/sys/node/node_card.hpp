@@ -18,6 +18,8 @@ std::vector<preflight::Nic> read_nics(const std::string& root);
 // /sys/class/net shows the namespace that mounted /sys, which need not be ours.
 // Sysfs values are used where /sys shows the same interface (same ifindex).
 std::vector<preflight::Nic> live_net_nics();
+// The NVIDIA GPUs on the PCI bus under `root`: pci_gpus (pci_devices.hpp),
+// the same GPUs the pinning and the node check see, NVIDIA's of them.
 unsigned count_gpus(const std::string& root);
 // driver (NVIDIA kernel module), cuda (toolkit), nccl (libnccl.so.X.Y.Z), kernel;
 // "none" where not found.

@@ -1,5 +1,6 @@
 // Reading sysfs-like trees (/sys/class/net, /sys/class/infiniband) under a
-// root directory, so tests read fixture copies of them.
+// root directory, so tests read fixture copies of them. The PCI GPUs are
+// pci_devices.hpp's, the RDMA ports ib_ports.hpp's.
 #pragma once
 #include <cstddef>
 #include <filesystem>
@@ -30,10 +31,5 @@ std::optional<std::string> read_attr(const std::string& path);
 // A directory's entries in natural order of their names (ports/2 < ports/10,
 // mlx5_2 < mlx5_10); empty when it cannot be read.
 std::vector<std::filesystem::path> entries(const std::filesystem::path& dir);
-
-// Whether the PCI bus under `root` holds a GPU (is_gpu_pci) by the kernel's
-// own vendor and class attributes: no config space is read, so it costs a
-// few microseconds where a full PCI discovery costs milliseconds.
-bool pci_has_gpu(const std::string& root);
 
 }  // namespace gangway::sys

@@ -1,7 +1,6 @@
 // The cuda stage: per GPU a context, an allocation, a memory check, a
 // computation check and pinned copy bandwidth, judged by gpu::judge_cuda.
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -12,22 +11,13 @@
 #include "cuda_handles.hpp"
 #include "cuda_kernel.hpp"
 #include "cuda_stage.hpp"
-#include "../../health/xid.hpp"  // pci_bus_id
-#include "../health/node_facts.hpp"  // read_pci_link
+#include "../../base/pci_bus_id.hpp"
+#include "../node/pci_link.hpp"
 #include "../node/sysfs.hpp"
 
 namespace gangway::sys {
 using preflight::StageStatus;
 namespace {
-
-// cuDeviceGetPCIBusId writes "0000:18:00.0" (some drivers: 8-digit domain,
-// upper case); sysfs names devices "0000:18:00.0": the one bus-id parser
-// (health::pci_bus_id) writes sysfs's form. What it cannot parse is kept, in lower case.
-std::string sysfs_bus_id(std::string id) {
-    if (auto b = health::pci_bus_id(id)) return *b;
-    for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return id;
-}
 
 // What the checks of one GPU use; freed when it goes, whichever check stopped.
 struct GpuMemory {
@@ -187,7 +177,7 @@ void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuR
     a.device_name(name, sizeof name - 1, dev);
     a.device_bus_id(bus, sizeof bus - 1, dev);
     g.name = name;
-    g.bus_id = sysfs_bus_id(bus);
+    g.bus_id = sysfs_bus_id(bus);  // cuDeviceGetPCIBusId: some drivers write an 8-digit domain, upper case
     cu::PrimaryContext ctx(a);  // before m: released after m's objects are gone
     if ((r = ctx.retain(dev)) != cu::kSuccess || (r = ctx.make_current()) != cu::kSuccess) {
         g.error = "context creation failed: " + a.err(r);

@@ -2,10 +2,10 @@
 
 #include <dlfcn.h>
 
-#include <cctype>
 #include <cstring>
 #include <mutex>
 
+#include "../../base/pci_bus_id.hpp"
 #include "../node/process_env.hpp"
 #include "dl_handle.hpp"
 
@@ -76,14 +76,6 @@ const Nvml* nvml(std::string& why) {
     return ok ? &v : nullptr;
 }
 
-// "00000000:17:00.0" -> "0000:17:00.0", as sysfs names it.
-std::string sysfs_bus_id(const char* nvml_id) {
-    std::string id = nvml_id;
-    for (auto& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (const auto colon = id.find(':'); colon != std::string::npos && colon > 4) id.erase(0, colon - 4);
-    return id;
-}
-
 void read_gpu(const Nvml& n, unsigned i, health::NvmlGpu& g) {
     Device d{};
     auto fail = [&](const char* what, Ret r) {
@@ -93,7 +85,7 @@ void read_gpu(const Nvml& n, unsigned i, health::NvmlGpu& g) {
     if (Ret r = n.handle(i, &d); r != kSuccess) return fail("NVML cannot open it", r);
     PciInfo pci{};
     if (Ret r = n.pci(d, &pci); r != kSuccess) return fail("NVML cannot read its bus id", r);
-    g.bus_id = sysfs_bus_id(pci.busId);
+    g.bus_id = sysfs_bus_id(pci.busId);  // "00000000:17:00.0" -> "0000:17:00.0"
     char name[96] = {};
     if (n.name(d, name, sizeof name - 1) == kSuccess) g.name = name;
     if (n.pages_pending) {

@@ -10,19 +10,16 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
 
-#include "../../base/error.hpp"
 #include "../../pin/placement.hpp"
 #include "dl_handle.hpp"
 #include "verbs_stage.hpp"
 #include "../node/hwloc_topology.hpp"
-#include "../node/sysfs.hpp"
+#include "../node/ib_ports.hpp"
 
 #if __has_include(<infiniband/verbs.h>)
 #include <infiniband/verbs.h>
@@ -31,53 +28,6 @@
 
 namespace gangway::sys {
 using preflight::StageStatus;
-namespace fs = std::filesystem;
-
-std::vector<verbs::Port> read_ib_ports(const std::string& root, const std::vector<std::string>& hcas) {
-    std::vector<verbs::Port> out;
-    for (const auto& dev : entries(sysfs_base(root) + "/sys/class/infiniband")) {
-        const auto hca = dev.filename().string();
-        if (!hcas.empty() && std::find(hcas.begin(), hcas.end(), hca) == hcas.end()) continue;
-        for (const auto& pd : entries(dev / "ports")) {
-            verbs::Port p;
-            p.hca = hca;
-            try {
-                p.port = static_cast<unsigned>(std::stoul(pd.filename().string()));
-            } catch (...) {
-                continue;
-            }
-            std::tie(p.state, p.state_name) = verbs::parse_state(first_line(pd / "state"));
-            std::tie(p.phys_state, p.phys_name) = verbs::parse_state(first_line(pd / "phys_state"));
-            p.link_layer = first_line(pd / "link_layer");
-            const auto r = verbs::parse_rate(first_line(pd / "rate"));
-            p.rate_gbps = r.gbps;
-            p.width = r.width;
-            p.speed = r.speed;
-            for (const auto& g : entries(pd / "gids")) {
-                const auto text = first_line(g);
-                if (text.empty() || verbs::zero_gid(text)) continue;
-                verbs::Gid gid;
-                try {
-                    gid.index = static_cast<unsigned>(std::stoul(g.filename().string()));
-                } catch (...) {
-                    continue;
-                }
-                gid.gid = text;
-                gid.type = first_line(pd / "gid_attrs" / "types" / g.filename());
-                gid.ndev = first_line(pd / "gid_attrs" / "ndevs" / g.filename());
-                if (p.netdev_mtu < 0 && !gid.ndev.empty()) {
-                    try {
-                        p.netdev_mtu = std::stoi(first_line(sysfs_base(root) + "/sys/class/net/" + gid.ndev + "/mtu"));
-                    } catch (...) {
-                    }
-                }
-                p.gids.push_back(std::move(gid));
-            }
-            out.push_back(std::move(p));
-        }
-    }
-    return out;
-}
 
 std::vector<std::string> compute_hcas(const EnvMap& env) {
     auto list = [&](const char* k) {
@@ -92,12 +42,10 @@ std::vector<std::string> compute_hcas(const EnvMap& env) {
     };
     NicFilter f{list("GANGWAY_NIC_INCLUDE"), list("GANGWAY_NIC_EXCLUDE")};
     std::vector<std::string> out;
-    try {
-        for (const auto& n : compute_nics(load_live_topology(), f))
-            if (n.rdma && std::find(out.begin(), out.end(), n.name) == out.end()) out.push_back(n.name);
-    } catch (const Error&) {
-        return {};
-    }
+    const auto topo = load_live_topology();
+    if (!topo) return {};
+    for (const auto& n : compute_nics(*topo, f))
+        if (n.rdma && std::find(out.begin(), out.end(), n.name) == out.end()) out.push_back(n.name);
     return out;
 }
 
@@ -205,25 +153,29 @@ struct RdmaEndpoint::Impl {
     }
 };
 
-RdmaEndpoint::RdmaEndpoint(const verbs::Port& port, unsigned gid_index, std::size_t bytes) : p_(std::make_unique<Impl>()) {
+RdmaEndpoint::RdmaEndpoint() : p_(std::make_unique<Impl>()) {}
+
+Result<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::open(const verbs::Port& port, unsigned gid_index, std::size_t bytes) {
+    std::unique_ptr<RdmaEndpoint> e(new RdmaEndpoint);
+    const auto& p_ = e->p_;  // what an Impl half-built holds, its destructor releases
     std::string why;
     p_->v = ibv(why);
-    if (!p_->v) throw Error(why);
+    if (!p_->v) return Failure{why};
     const Ibv& v = *p_->v;
     const std::string name = port.hca + "/" + std::to_string(port.port);
     p_->port = port;
     p_->gid_index = gid_index;
-    if (!(p_->ctx = open_hca(v, port.hca))) throw Error("cannot open " + port.hca + " (no such HCA, or no permission on /dev/infiniband)");
+    if (!(p_->ctx = open_hca(v, port.hca))) return Failure{"cannot open " + port.hca + " (no such HCA, or no permission on /dev/infiniband)"};
     ibv_port_attr pa{};
-    if (v.query_port(p_->ctx, static_cast<uint8_t>(port.port), &pa)) throw Error("cannot query port " + name);
-    if (!(p_->pd = v.alloc_pd(p_->ctx))) throw Error("cannot allocate a protection domain on " + port.hca);
+    if (v.query_port(p_->ctx, static_cast<uint8_t>(port.port), &pa)) return Failure{"cannot query port " + name};
+    if (!(p_->pd = v.alloc_pd(p_->ctx))) return Failure{"cannot allocate a protection domain on " + port.hca};
     p_->len = std::max<std::size_t>(bytes, 4096);
     p_->buf = std::aligned_alloc(4096, (p_->len + 4095) / 4096 * 4096);
-    if (!p_->buf) throw Error("out of memory for the RDMA buffer");
+    if (!p_->buf) return Failure{"out of memory for the RDMA buffer"};
     std::memset(p_->buf, 0, p_->len);
     if (!(p_->mr = v.reg_mr(p_->pd, p_->buf, p_->len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)))
-        throw Error("cannot register memory on " + port.hca + " (locked memory limit: ulimit -l unlimited)");
-    if (!(p_->cq = v.create_cq(p_->ctx, 256, nullptr, nullptr, 0))) throw Error("cannot create a completion queue on " + port.hca);
+        return Failure{"cannot register memory on " + port.hca + " (locked memory limit: ulimit -l unlimited)"};
+    if (!(p_->cq = v.create_cq(p_->ctx, 256, nullptr, nullptr, 0))) return Failure{"cannot create a completion queue on " + port.hca};
     ibv_qp_init_attr ia{};
     ia.send_cq = ia.recv_cq = p_->cq;
     ia.qp_type = IBV_QPT_RC;
@@ -231,10 +183,10 @@ RdmaEndpoint::RdmaEndpoint(const verbs::Port& port, unsigned gid_index, std::siz
     ia.cap.max_recv_wr = 1;
     ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
     ia.sq_sig_all = 1;
-    if (!(p_->qp = v.create_qp(p_->pd, &ia))) throw Error("cannot create a queue pair on " + port.hca);
+    if (!(p_->qp = v.create_qp(p_->pd, &ia))) return Failure{"cannot create a queue pair on " + port.hca};
     ibv_gid gid{};
     if (v.query_gid(p_->ctx, static_cast<uint8_t>(port.port), static_cast<int>(gid_index), &gid))
-        throw Error("cannot read GID " + std::to_string(gid_index) + " of " + name);
+        return Failure{"cannot read GID " + std::to_string(gid_index) + " of " + name};
     static const char* hex = "0123456789abcdef";
     for (unsigned char c : gid.raw) {
         p_->local.gid += hex[c >> 4];
@@ -248,13 +200,14 @@ RdmaEndpoint::RdmaEndpoint(const verbs::Port& port, unsigned gid_index, std::siz
     p_->local.addr = reinterpret_cast<std::uintptr_t>(p_->buf);
     p_->local.len = p_->len;
     p_->local.mtu = verbs::mtu_bytes(pa.active_mtu);
+    return e;
 }
 
 RdmaEndpoint::~RdmaEndpoint() = default;
 
 const verbs::QpInfo& RdmaEndpoint::local() const { return p_->local; }
 
-void RdmaEndpoint::connect(const verbs::QpInfo& remote) {
+Result<void> RdmaEndpoint::connect(const verbs::QpInfo& remote) {
     const Ibv& v = *p_->v;
     p_->remote = remote;
     const auto qa = verbs::choose_qp_attrs(p_->port, p_->local.mtu, remote.mtu, p_->gid_index);
@@ -264,7 +217,7 @@ void RdmaEndpoint::connect(const verbs::QpInfo& remote) {
     a.port_num = static_cast<uint8_t>(p_->port.port);
     a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
     if (v.modify_qp(p_->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-        throw Error("queue pair to INIT failed on " + p_->port.hca);
+        return Failure{"queue pair to INIT failed on " + p_->port.hca};
     a = {};
     a.qp_state = IBV_QPS_RTR;
     a.path_mtu = static_cast<ibv_mtu>(qa.path_mtu);
@@ -276,9 +229,10 @@ void RdmaEndpoint::connect(const verbs::QpInfo& remote) {
     a.ah_attr.sl = 0;
     a.ah_attr.port_num = static_cast<uint8_t>(p_->port.port);
     if (qa.is_global) {
-        if (remote.gid.size() != 32)
-            throw Error("the peer sent no usable GID (" + std::to_string(remote.gid.size()) +
-                        " hex digits): RoCE needs one; check its GID table (GANGWAY_IB_GID_INDEX)");
+        // The peer's text: 32 hex digits, or refused here (std::stoul would throw on the rest).
+        if (remote.gid.size() != 32 || remote.gid.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+            return Failure{"the peer sent no usable GID (" + std::to_string(remote.gid.size()) +
+                        " hex digits): RoCE needs one; check its GID table (GANGWAY_IB_GID_INDEX)"};
         a.ah_attr.is_global = 1;
         for (int i = 0; i < 16; ++i) a.ah_attr.grh.dgid.raw[i] = static_cast<uint8_t>(std::stoul(remote.gid.substr(2 * i, 2), nullptr, 16));
         a.ah_attr.grh.sgid_index = static_cast<uint8_t>(qa.sgid_index);
@@ -287,7 +241,7 @@ void RdmaEndpoint::connect(const verbs::QpInfo& remote) {
     if (v.modify_qp(p_->qp, &a,
                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
                         IBV_QP_MIN_RNR_TIMER))
-        throw Error("queue pair to RTR failed on " + p_->port.hca + " (wrong GID index or path MTU for the peer?)");
+        return Failure{"queue pair to RTR failed on " + p_->port.hca + " (wrong GID index or path MTU for the peer?)"};
     a = {};
     a.qp_state = IBV_QPS_RTS;
     a.timeout = static_cast<uint8_t>(qa.timeout);
@@ -296,12 +250,13 @@ void RdmaEndpoint::connect(const verbs::QpInfo& remote) {
     a.sq_psn = p_->local.psn;
     a.max_rd_atomic = static_cast<uint8_t>(qa.max_rd_atomic);
     if (v.modify_qp(p_->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-        throw Error("queue pair to RTS failed on " + p_->port.hca);
+        return Failure{"queue pair to RTS failed on " + p_->port.hca};
+    return {};
 }
 
-double RdmaEndpoint::write_for(long ms, std::size_t msg) {
+Result<double> RdmaEndpoint::write_for(long ms, std::size_t msg) {
     msg = std::min(msg, static_cast<std::size_t>(std::min(p_->len, static_cast<std::size_t>(p_->remote.len))));
-    if (msg == 0) throw Error("the peer's RDMA buffer is empty");
+    if (msg == 0) return Failure{"the peer's RDMA buffer is empty"};
     const auto t0 = std::chrono::steady_clock::now();
     const auto stop = t0 + std::chrono::milliseconds(ms);
     const auto give_up = stop + std::chrono::seconds(5);
@@ -326,24 +281,24 @@ double RdmaEndpoint::write_for(long ms, std::size_t msg) {
     for (;;) {
         const auto now = std::chrono::steady_clock::now();
         while (now < stop && outstanding < depth) {
-            if (ibv_post_send(p_->qp, &wr, &bad)) throw Error("posting an RDMA write failed on " + p_->port.hca);
+            if (ibv_post_send(p_->qp, &wr, &bad)) return Failure{"posting an RDMA write failed on " + p_->port.hca};
             ++outstanding;
         }
         if (outstanding == 0) break;
         const int n = ibv_poll_cq(p_->cq, 16, wc);
-        if (n < 0) throw Error("polling the completion queue failed on " + p_->port.hca);
+        if (n < 0) return Failure{"polling the completion queue failed on " + p_->port.hca};
         if (n == 0) std::this_thread::yield();
         for (int i = 0; i < n; ++i) {
             --outstanding;
             if (wc[i].status != IBV_WC_SUCCESS)
-                throw Error("RDMA write on " + p_->port.hca + "/" + std::to_string(p_->port.port) + " failed with status " +
-                            std::to_string(wc[i].status) + wc_hint(wc[i].status));
+                return Failure{"RDMA write on " + p_->port.hca + "/" + std::to_string(p_->port.port) + " failed with status " +
+                            std::to_string(wc[i].status) + wc_hint(wc[i].status)};
             done += static_cast<double>(msg);
         }
         if (now > give_up) {
             // Writes still complete, slowly: the rate so far says how slow. None at all: stalled.
             if (done > 0) break;
-            throw Error("RDMA writes did not complete on " + p_->port.hca + " (the path is stalled)");
+            return Failure{"RDMA writes did not complete on " + p_->port.hca + " (the path is stalled)"};
         }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -356,13 +311,14 @@ static void query_active_mtu(std::vector<verbs::Port>&) {}
 struct RdmaEndpoint::Impl {
     verbs::QpInfo local;
 };
-RdmaEndpoint::RdmaEndpoint(const verbs::Port&, unsigned, std::size_t) {
-    throw Error("this gangway was built without libibverbs headers (install libibverbs-dev / rdma-core-devel and rebuild)");
+RdmaEndpoint::RdmaEndpoint() : p_(std::make_unique<Impl>()) {}
+Result<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::open(const verbs::Port&, unsigned, std::size_t) {
+    return Failure{"this gangway was built without libibverbs headers (install libibverbs-dev / rdma-core-devel and rebuild)"};
 }
 RdmaEndpoint::~RdmaEndpoint() = default;
 const verbs::QpInfo& RdmaEndpoint::local() const { return p_->local; }
-void RdmaEndpoint::connect(const verbs::QpInfo&) {}
-double RdmaEndpoint::write_for(long, std::size_t) { return 0; }
+Result<void> RdmaEndpoint::connect(const verbs::QpInfo&) { return {}; }
+Result<double> RdmaEndpoint::write_for(long, std::size_t) { return 0.0; }
 
 #endif
 

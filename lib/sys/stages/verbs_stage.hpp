@@ -10,14 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "../../base/result.hpp"
 #include "stage.hpp"
 
 namespace gangway::sys {
 
-// /sys/class/infiniband/<hca>/ports/<p>/{state,phys_state,rate,link_layer,
-// gids/N,gid_attrs/types/N,gid_attrs/ndevs/N} under `root`, plus the netdev
-// MTU of RoCE ports from <root>/sys/class/net/<ndev>/mtu. `hcas` empty: all.
-std::vector<verbs::Port> read_ib_ports(const std::string& root, const std::vector<std::string>& hcas = {});
+// The ports themselves come from the one sysfs reader, read_ib_ports
+// (lib/sys/node/ib_ports.hpp).
 
 struct VerbsStageOptions {
     std::string root = "/";
@@ -39,21 +38,23 @@ std::vector<std::string> compute_hcas(const EnvMap& env);
 // tests/preflight_gpu.sh and tests/integration/preflight_gpu.sh.
 class RdmaEndpoint {
 public:
-    // Throws gangway::Error saying why (no libibverbs, no such HCA, ...).
-    RdmaEndpoint(const verbs::Port& port, unsigned gid_index, std::size_t buffer_bytes);
+    // An endpoint on `port`, or why not (no libibverbs, no such HCA, no
+    // locked memory, ...). I/O, so a Result (lib/base/result.hpp).
+    static Result<std::unique_ptr<RdmaEndpoint>> open(const verbs::Port& port, unsigned gid_index, std::size_t buffer_bytes);
     ~RdmaEndpoint();
     RdmaEndpoint(const RdmaEndpoint&) = delete;
     RdmaEndpoint& operator=(const RdmaEndpoint&) = delete;
     const verbs::QpInfo& local() const;
-    // INIT -> RTR -> RTS with verbs::choose_qp_attrs; throws gangway::Error.
-    void connect(const verbs::QpInfo& remote);
+    // INIT -> RTR -> RTS with verbs::choose_qp_attrs, or which step failed.
+    Result<void> connect(const verbs::QpInfo& remote);
     // RDMA writes of `msg_bytes` into the peer's buffer for `ms`; payload
-    // bytes per second as completed (RC: acknowledged by the peer). Throws
-    // gangway::Error on a completion error (12: retry exceeded, the peer is
-    // unreachable on this path).
-    double write_for(long ms, std::size_t msg_bytes = std::size_t(8) << 20);
+    // bytes per second as completed (RC: acknowledged by the peer), or why
+    // not: a completion error (12: retry exceeded, the peer is unreachable
+    // on this path), or a stalled path.
+    Result<double> write_for(long ms, std::size_t msg_bytes = std::size_t(8) << 20);
 
 private:
+    RdmaEndpoint();
     struct Impl;
     std::unique_ptr<Impl> p_;
 };
