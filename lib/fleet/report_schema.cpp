@@ -608,7 +608,7 @@ CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportL
     // The JSON is gone before the rows are made: a 2,048-node report's tree
     // and its 59,000 figures are not held at once (issue 34, item 2).
     std::optional<preflight::Report> job;
-    std::optional<health::Run> node;
+    std::optional<health::Report> node;
     {
         const auto j = parse_report_json(text, limits);
         if (report_kind(j) == ReportKind::job_check) job = job_check_from_json(j);
