@@ -81,6 +81,8 @@ int dispatch(int argc, char** argv) {
     if (cmd == "gpu-check") return gangway::cli::cmd_gpu_check(argc - 1, argv + 1);
     if (cmd == "node-check") return gangway::cli::cmd_node_check(argc - 1, argv + 1);
     if (cmd == "drain-request") return gangway::cli::cmd_drain_request(argc - 1, argv + 1);
+    if (cmd == "postmortem" && argc > 2 && std::string(argv[2]) == "collect")
+        return gangway::cli::cmd_postmortem_collect(argc - 2, argv + 2);
     if (cmd == "fleet") return gangway::cli::cmd_fleet(argc - 1, argv + 1);
     std::fprintf(stderr, "gangway: unknown command \"%s\"; run `gangway help` for the list\n", cmd.c_str());
     return 2;
