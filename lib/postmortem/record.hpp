@@ -8,7 +8,9 @@
 // `evidence` are root's (slurmstepd, Epilog); `dumps` are the user's and may
 // only point at a rank of the user's own job, never at a node's hardware.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +33,15 @@ struct TaskEnd {
 // One line, key=value, versioned ("gangway-task 1 t_ns=... node=..."): the
 // plugin's writer carries no JSON library. parse throws gangway::Error on
 // anything else (a missing or repeated key, a value out of range).
+//
+// The line (task_end.cpp): "gangway-task 1" then, in this order and each
+// once, t_ns= node= job= step= rank= local_rank= pid= wait_status=
+// oom_kills= requeue= (0 or 1), separated by one blank, ending in '\n'
+// (parse takes it with or without). A node name is 1 to kMaxNodeName bytes
+// of printable ASCII without blank or '=': format writes any other byte as
+// '?', so what it writes always parses. At most kMaxTaskLine bytes.
+inline constexpr std::size_t kMaxNodeName = 255;
+inline constexpr std::size_t kMaxTaskLine = 512;
 std::string format_task_end(const TaskEnd& t);
 TaskEnd parse_task_end(std::string_view line);
 
@@ -43,6 +54,9 @@ enum class Sign {
     ib_errors,      // an IB port's error counters grew since the step began (code = the growth)
     retired_pages,  // NVML: retired pages or row remapping pending/failed
 };
+// "gpu_xid", "oom_kill", ...: the JSON's spelling; parse_sign: nullopt for any other.
+const char* to_string(Sign s);
+std::optional<Sign> parse_sign(std::string_view name);
 struct Evidence {
     std::int64_t t_ns = 0;  // when the kernel (or the reader) saw it
     Sign sign = Sign::gpu_xid;
@@ -75,6 +89,29 @@ struct NodeRecord {
 
 // JSON, bounded (at most 4,096 tasks, 256 evidence lines, 4,096 dumps of
 // 4,096 sequence numbers each); parse throws gangway::Error naming the field.
+//
+// node_record.cpp: {"kind":"gangway-node-record","schema":1,"node":...,
+// "job":...,"job_nodes":[...],"window_start_ns":...,"window_end_ns":...,
+// "tasks":[{TaskEnd's fields by name, "requeue_on_fail":bool}],
+// "evidence":[{"t_ns","sign":to_string(Sign),"device","code","pid","text"}],
+// "dumps":[{"rank","entered":[...],"completed":[...],"exception"}]}.
+// The parse builds the record as the text comes (a SAX handler, no JSON
+// tree), so its memory is the record's own: it refuses a text over
+// kMaxRecordBytes, a string over kMaxRecordString, a list over its limit, a
+// key twice in one object, a missing key, a value of the wrong type or range,
+// at the value that crosses the line. Unknown keys are passed over (a newer
+// Epilog's additions), their values still within the limits. to_json cuts
+// nothing: the collector keeps within the limits (the evidence's text at
+// kMaxEvidenceText) and parse refuses what does not.
+inline constexpr std::size_t kMaxRecordBytes = 16u << 20;
+inline constexpr std::size_t kMaxRecordString = 4096;   // a name, an exception's line
+inline constexpr std::size_t kMaxEvidenceText = 200;
+inline constexpr std::size_t kMaxJobNodes = 65'536;
+inline constexpr std::size_t kMaxTasks = 4096;
+inline constexpr std::size_t kMaxEvidence = 256;
+inline constexpr std::size_t kMaxDumps = 4096;
+inline constexpr std::size_t kMaxSeqs = 4096;           // each of a dump's entered and completed
+inline constexpr std::size_t kMaxSeqsTotal = 1u << 20;  // all dumps' sequence numbers together (8 MiB)
 std::string to_json(const NodeRecord& r);
 NodeRecord parse_node_record(std::string_view json);
 

@@ -45,6 +45,12 @@ CREATE TABLE IF NOT EXISTS daily(
   peer_class TEXT NOT NULL, metric TEXT NOT NULL, source TEXT NOT NULL, uid INTEGER NOT NULL,
   value REAL NOT NULL, count INTEGER NOT NULL,
   PRIMARY KEY(node, day, device, peer, peer_class, metric, source, uid)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS stops(
+  time INTEGER NOT NULL, job INTEGER NOT NULL, step INTEGER NOT NULL, node TEXT NOT NULL, rank INTEGER NOT NULL,
+  cause TEXT NOT NULL, node_class INTEGER NOT NULL, requeued INTEGER NOT NULL, line TEXT NOT NULL, timeline TEXT NOT NULL,
+  UNIQUE(job, time, node));
+CREATE INDEX IF NOT EXISTS stops_node_time ON stops(node, time);
+CREATE INDEX IF NOT EXISTS stops_time ON stops(time);
 )sql";
 
 // "?2,?3,..." for a node filter whose values are bound from `first` on.
@@ -99,13 +105,18 @@ Result<Store> Store::open(const std::string& path, OpenMode mode) {
         if (auto r = exec(raw, kSchemaSql); !r) return Failure{where + ": " + r.error()};
         Stmt put(raw, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', ?1)");
         if (!put.ok() || !put.bind(1, std::int64_t(kStoreSchema)).run()) return fail(put);
+        // Schema 1 to 2 added only the stops table, which kSchemaSql has just made.
+        if (auto r = exec(raw, "UPDATE meta SET value = '2' WHERE key = 'schema' AND value = '1'"); !r)
+            return Failure{where + ": " + r.error()};
         if (auto r = tx.commit(); !r) return Failure{where + ": " + r.error()};
     }
     Stmt get(raw, "SELECT value FROM meta WHERE key = 'schema'");
     if (!get.ok()) return Failure{where + " is not a gangway fleet store (" + get.error() + ")"};
     if (!get.step()) return Failure{where + " is not a gangway fleet store (it has no schema version)"};
     const std::string v = get.text(0);
-    if (v != std::to_string(kStoreSchema))
+    // A reader takes a schema-1 store as one without stops (a writer has migrated it above).
+    if (v == "1" && mode == OpenMode::read_only) s.has_stops_ = false;
+    else if (v != std::to_string(kStoreSchema))
         return Failure{where + " has schema " + v + ", this gangway reads " + std::to_string(kStoreSchema) +
                        ": use the gangway that made it, or start a new store with --db"};
     return s;

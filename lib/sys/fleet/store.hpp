@@ -15,6 +15,11 @@
 //   daily    figures older than the raw window, folded per node, device,
 //            peer, peer_class, metric, source, uid and UTC day: the median
 //            and how many figures it folds
+//   stops    one row per job stop that `fleet serve --stops-key` judged
+//            (issue 33): time, job, step, node, rank, cause, node_class,
+//            requeued, the line and the timeline; kept as long as the store
+//            (a few hundred bytes a stop). Schema 2 added it: a schema-1
+//            store gets it when a writer opens it, and reads as having none.
 // Retention (fold): raw figures, findings and check_nodes rows older than
 // keep_days are folded into `daily` and deleted; the check's own row stays
 // (a few dozen bytes), so that an old report found again is still a no-op.
@@ -29,6 +34,7 @@
 #include "../../base/result.hpp"
 #include "../../fleet/model.hpp"
 #include "../../fleet/openmetrics.hpp"
+#include "../../fleet/stops.hpp"
 
 struct sqlite3;
 
@@ -39,7 +45,7 @@ using gangway::fleet::CheckRow;
 using gangway::fleet::Figure;
 using gangway::fleet::FindingRow;
 
-inline constexpr int kStoreSchema = 1;
+inline constexpr int kStoreSchema = 2;
 inline constexpr int kDefaultKeepDays = 90;
 // How long a writer waits for another (a second ingest, a fold) before it
 // gives up with one line: two ingests at once take turns, never fail.
@@ -114,6 +120,16 @@ public:
     Result<void> record_ingest(std::int64_t now, std::size_t rejected);
     Result<gangway::fleet::IngestCounts> ingest_counts();
 
+    // The job stops (store_stops.cpp). insert_stop: false when the same
+    // verdict (job, time, node) is there already.
+    Result<bool> insert_stop(const gangway::fleet::StopRow& row);
+    // Stops with since <= time < until, of the nodes named (empty: all), oldest first.
+    Result<std::vector<gangway::fleet::StopRow>> stops(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes);
+    // The stops of one job (a requeued job may have several), oldest first.
+    Result<std::vector<gangway::fleet::StopRow>> stops_of_job(std::uint32_t job);
+    // gangway_job_stops_total's counts: stops that named a node, by node and cause.
+    Result<std::vector<gangway::fleet::StopCount>> stop_counts();
+
     const std::string& path() const { return path_; }
 
 private:
@@ -123,6 +139,7 @@ private:
     };
     std::unique_ptr<sqlite3, Closer> db_;
     std::string path_;
+    bool has_stops_ = true;  // false: a schema-1 store opened read-only
 };
 
 }  // namespace gangway::sys::fleet

@@ -55,4 +55,10 @@ Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std:
     return done(scontrol_call(s, {"update", "JobId=" + job, "ExcNodeList=" + list}));
 }
 
+Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const std::string& text) {
+    return done(scontrol_call(s, {"update", "JobId=" + job, "AdminComment=" + text}));
+}
+
+Result<std::string> show_nodes(const Scontrol& s) { return scontrol_call(s, {"-o", "show", "node"}); }
+
 }  // namespace gangway::sys

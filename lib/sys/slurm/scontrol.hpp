@@ -43,4 +43,11 @@ Result<void> requeue_job(const Scontrol& s, const std::string& job);
 // change it only while the job is pending).
 Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std::string& list);
 
+// `scontrol update JobId=JOB AdminComment=TEXT` (root or SlurmUser only;
+// the job's user reads it with scontrol show job and sacct). TEXT is passed
+// as one argument: callers make it one printable line.
+Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const std::string& text);
+// `scontrol -o show node`'s text: every node, one a line.
+Result<std::string> show_nodes(const Scontrol& s);
+
 }  // namespace gangway::sys
