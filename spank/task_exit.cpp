@@ -65,7 +65,7 @@ bool ensure_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid) {
     return false;
 }
 
-std::uint64_t step_oom_kills() {
+std::uint64_t step_oom_kills(unsigned local_task) {
     const sys::ReadOptions small = [] {
         sys::ReadOptions o(16 * 1024);
         o.over = sys::ReadOptions::Over::Truncate;
@@ -74,10 +74,14 @@ std::uint64_t step_oom_kills() {
     }();
     const auto self = sys::read_file("/proc/self/cgroup", small);
     if (!self) return 0;
-    const auto file = postmortem::step_oom_file(*self);
-    if (!file) return 0;
-    const auto counters = sys::read_file(*file, small);
-    return counters ? postmortem::parse_oom_kill(*counters) : 0;
+    const auto files = postmortem::step_oom_files(*self, local_task);
+    if (!files) return 0;
+    std::uint64_t n = 0;
+    for (const auto* f : {&files->step, &files->task}) {
+        if (f->empty()) continue;
+        if (const auto counters = sys::read_file(*f, small)) n += postmortem::parse_oom_kill(*counters);
+    }
+    return n;
 }
 
 }  // namespace
@@ -136,11 +140,11 @@ void record(spank_t sp) {
     if (spank_get_item(sp, S_TASK_PID, &pid) == ESPANK_SUCCESS) t.pid = pid;
     t.local_rank = static_cast<std::uint32_t>(local);
     t.wait_status = status;
-    t.oom_kills = step_oom_kills();
+    t.oom_kills = step_oom_kills(t.local_rank);
     const auto& on_fail = state().cli.check.on_fail;
     t.requeue_on_fail = on_fail.value_or(state().site.check.on_fail) == OnFail::requeue;
     const std::string name = "task." + std::to_string(t.step) + "." + std::to_string(t.rank);
-    if (auto w = sys::write_file_atomic(s.dir, name, postmortem::format_task_end(t) + "\n", 0600, "the task's end"); !w)
+    if (auto w = sys::write_file_atomic(s.dir, name, postmortem::format_task_end(t), 0600, "the task's end"); !w)
         log_error(w.error() + "; no post-mortem record for this task");
 }
 

@@ -33,8 +33,8 @@ bool lists_memory(std::string_view controllers) {
 
 }  // namespace
 
-std::optional<std::string> step_oom_file(std::string_view proc_cgroup, std::string_view cgroup_root) {
-    std::optional<std::string> v1, v2;
+std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned local_task, std::string_view cgroup_root) {
+    std::optional<OomFiles> v1, v2;
     for_each_line(proc_cgroup, [&](std::string_view line, std::size_t) {
         // "ID:CONTROLLERS:PATH"; the path may itself hold ':'.
         const auto c1 = line.find(':');
@@ -44,9 +44,12 @@ std::optional<std::string> step_oom_file(std::string_view proc_cgroup, std::stri
         const std::string_view id = line.substr(0, c1), controllers = line.substr(c1 + 1, c2 - c1 - 1);
         const std::string_view path = line.substr(c2 + 1);
         if (!v1 && lists_memory(controllers)) {
-            if (auto p = step_prefix(path)) v1 = std::string(cgroup_root) + "/memory" + *p + "/memory.oom_control";
+            if (auto p = step_prefix(path)) {
+                const std::string dir = std::string(cgroup_root) + "/memory" + *p;
+                v1 = OomFiles{dir + "/memory.oom_control", dir + "/task_" + std::to_string(local_task) + "/memory.oom_control"};
+            }
         } else if (!v2 && id == "0" && controllers.empty()) {
-            if (auto p = step_prefix(path)) v2 = std::string(cgroup_root) + *p + "/memory.events";
+            if (auto p = step_prefix(path)) v2 = OomFiles{std::string(cgroup_root) + *p + "/memory.events", ""};
         }
     });
     return v1 ? v1 : v2;

@@ -1,6 +1,9 @@
 #include "collect.hpp"
 
 #include <dirent.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -144,6 +147,38 @@ void read_dumps(int jobfd, const CollectInput& in, Collected& c) {
     }
 }
 
+// The node's configured links (an interface with an address) that are up
+// but have no carrier now, at the job's end: a cut cable, a port the switch
+// took down. An unused port (no address) is no sign. getifaddrs reads this
+// network namespace's interfaces through netlink.
+void read_link_state(Collected& c, std::int64_t now) {
+    ifaddrs* all = nullptr;
+    if (::getifaddrs(&all) != 0) return;
+    std::vector<std::string> with_addr, no_carrier;
+    for (const ifaddrs* a = all; a; a = a->ifa_next) {
+        if (!a->ifa_name || (a->ifa_flags & IFF_LOOPBACK)) continue;
+        const std::string name = a->ifa_name;
+        const int family = a->ifa_addr ? a->ifa_addr->sa_family : AF_UNSPEC;
+        if (family == AF_INET) with_addr.push_back(name);
+        if (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr))
+            with_addr.push_back(name);
+        if ((a->ifa_flags & IFF_UP) && !(a->ifa_flags & IFF_RUNNING)) no_carrier.push_back(name);
+    }
+    ::freeifaddrs(all);
+    std::sort(no_carrier.begin(), no_carrier.end());
+    no_carrier.erase(std::unique(no_carrier.begin(), no_carrier.end()), no_carrier.end());
+    for (const auto& name : no_carrier) {
+        if (std::find(with_addr.begin(), with_addr.end(), name) == with_addr.end()) continue;
+        if (c.record.evidence.size() >= pm::kMaxEvidence) break;
+        pm::Evidence e;
+        e.t_ns = now;
+        e.sign = pm::Sign::link_down;
+        e.device = printable_name(name);
+        e.text = e.device + " is up with no carrier at the job's end";
+        c.record.evidence.push_back(std::move(e));
+    }
+}
+
 }  // namespace
 
 Result<Collected> collect_node_record(const CollectInput& in) {
@@ -181,6 +216,7 @@ Result<Collected> collect_node_record(const CollectInput& in) {
         w.to_usec = static_cast<std::uint64_t>((now - boot) / 1000);
         c.record.evidence = pm::kernel_signs(*log, w);
     }
+    read_link_state(c, now);
     return c;
 }
 
