@@ -20,6 +20,7 @@ int cmd_fleet_metrics(int argc, char** argv);  // cmd_fleet_metrics.cpp: `fleet 
 int cmd_fleet_serve(int argc, char** argv);    // cmd_fleet_metrics.cpp: `fleet serve`, /metrics over HTTP
 int cmd_postmortem_job(int argc, char** argv);   // cmd_postmortem_deliver.cpp: `postmortem [JOBID]`, the line and timeline
 int cmd_postmortem_send(int argc, char** argv);  // cmd_postmortem_deliver.cpp: `postmortem send`, a record to fleet serve
+int cmd_postmortem(int argc, char** argv);     // cmd_postmortem.cpp: who stopped a job (issue 33)
 // The fleet store `gangway fleet` reads and writes unless --db names another.
 inline constexpr const char* kFleetDefaultDb = "/var/lib/gangway/fleet.db";
 
