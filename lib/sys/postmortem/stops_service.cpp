@@ -210,7 +210,7 @@ void StopsService::deliver(pm::GatheredJob g) {
     row.node_class = v.node_class && !v.node.empty();
     row.requeued = requeued;
     row.line = line;
-    row.timeline = pm::render_timeline(v, g.records);
+    row.timeline = "";  // MERGE: h-pmcore's timeline render
     std::lock_guard lock(store_mu_);
     if (auto r = store_.insert_stop(row); !r) log("job " + job + ": the stop is not stored: " + r.error());
 }
