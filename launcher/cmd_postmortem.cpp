@@ -74,7 +74,7 @@ int print_verdict(const std::vector<postmortem::NodeRecord>& records, const std:
     return 0;
 }
 
-int cmd_postmortem(int argc, char** argv) {
+int cmd_postmortem_records(int argc, char** argv) {
     std::vector<std::string> args, lost;
     bool records = false;
     for (int i = 1; i < argc; ++i) {
@@ -134,6 +134,20 @@ int cmd_postmortem(int argc, char** argv) {
         std::fprintf(stderr, "gangway postmortem: %s\n", e.what());
         return 1;
     }
+}
+
+// The subcommands' dispatch (merged from h-pmcore's offline form and
+// h-pmdeliver's): `collect` (the Epilog's, cmd_postmortem_collect.cpp),
+// `send` and the JOBID form (cmd_postmortem_deliver.cpp), --records (above).
+int cmd_postmortem(int argc, char** argv) {
+    const std::string sub = argc > 1 ? argv[1] : "";
+    if (sub == "collect") return cmd_postmortem_collect(argc - 1, argv + 1);
+    if (sub == "send") return cmd_postmortem_send(argc - 1, argv + 1);
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--records" || a.rfind("--records=", 0) == 0) return cmd_postmortem_records(argc, argv);
+    }
+    return cmd_postmortem_job(argc, argv);
 }
 
 }  // namespace gangway::cli

@@ -27,7 +27,7 @@ void usage(std::FILE* out) {
         "  node-check        this node's health between jobs; SLURM's HealthCheckProgram (see --help)\n"
         "  drain-request     print a drain request file for the Epilog helper (admins; see --help)\n"
         "  fleet             the fleet memory: ingest the checks' reports, show them (see fleet --help)\n"
-        "  postmortem        who stopped a job: the node, rank and cause that came first (see --help)\n"
+        "  postmortem [JOB]  who stopped the job: the node, rank and cause that came first (see --help)\n"
         "  version           print the version and the SLURM it was built for\n"
         "  help              this text\n"
         "\n"
@@ -82,8 +82,6 @@ int dispatch(int argc, char** argv) {
     if (cmd == "gpu-check") return gangway::cli::cmd_gpu_check(argc - 1, argv + 1);
     if (cmd == "node-check") return gangway::cli::cmd_node_check(argc - 1, argv + 1);
     if (cmd == "drain-request") return gangway::cli::cmd_drain_request(argc - 1, argv + 1);
-    if (cmd == "postmortem" && argc > 2 && std::string(argv[2]) == "collect")
-        return gangway::cli::cmd_postmortem_collect(argc - 2, argv + 2);
     if (cmd == "fleet") return gangway::cli::cmd_fleet(argc - 1, argv + 1);
     if (cmd == "postmortem") return gangway::cli::cmd_postmortem(argc - 1, argv + 1);
     std::fprintf(stderr, "gangway: unknown command \"%s\"; run `gangway help` for the list\n", cmd.c_str());

@@ -26,7 +26,7 @@ struct GatherLimits {
     std::size_t max_jobs = 256;
     std::size_t max_job_bytes = std::size_t(16) << 20;
     std::size_t max_bytes = std::size_t(128) << 20;
-    std::size_t max_nodes = 4096;  // of one job's list
+    std::size_t max_nodes = kMaxJobNodes;  // of one job's list
     std::int64_t wait_s = 20;      // after the first record, at most
 };
 

@@ -84,18 +84,18 @@ HttpReply StopsService::post(const std::function<const char*(const char*)>& head
     // The signature and the time before a byte of the body is parsed.
     if (const auto refused = check_stop_post(settings_.key, header(kHeaderJob), header(kHeaderNode),
                                                  header(kHeaderTime), header(kHeaderSignature), body, now_s(), stamp)) {
-        log("refused a record: " + refused.why);
+        log_refusal("refused a record: " + refused.why);
         return {refused.status, "refused: " + refused.why + "\n"};
     }
     pm::NodeRecord rec;
     try {
         rec = pm::parse_node_record(body);
     } catch (const Error& e) {
-        log("refused node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + ": " + e.what());
+        log_refusal("refused node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + ": " + e.what());
         return {400, std::string("refused: ") + e.what() + "\n"};
     }
     if (const auto why = record_mismatch(stamp, rec); !why.empty()) {
-        log("refused node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + ": " + why);
+        log_refusal("refused node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + ": " + why);
         return {403, "refused: " + why + "\n"};
     }
     pm::Took took;
@@ -104,11 +104,24 @@ HttpReply StopsService::post(const std::function<const char*(const char*)>& head
         took = gather_.add(std::move(rec), body.size(), now_s());
     }
     if (took != pm::Took::accepted) {
-        log("refused node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + ": " + pm::to_string(took));
+        log_refusal("refused node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + ": " + pm::to_string(took));
         return {pm::http_status(took), std::string("refused: ") + pm::to_string(took) + "\n"};
     }
     cv_.notify_all();
     return {202, "accepted node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + "\n"};
+}
+
+void StopsService::log_refusal(const std::string& line) {
+    std::lock_guard lock(refusal_mu_);
+    const std::int64_t window = now_s() / 10;
+    if (window != refusal_window_) {
+        if (refusals_unsaid_) log(std::to_string(refusals_unsaid_) + " more request(s) refused in 10 s, not logged one by one");
+        refusal_window_ = window;
+        refusals_in_window_ = 0;
+        refusals_unsaid_ = 0;
+    }
+    if (refusals_in_window_++ < kRefusalBurst) log(line);
+    else ++refusals_unsaid_;
 }
 
 HttpReply StopsService::get(std::string_view rest) {
@@ -210,7 +223,7 @@ void StopsService::deliver(pm::GatheredJob g) {
     row.node_class = v.node_class && !v.node.empty();
     row.requeued = requeued;
     row.line = line;
-    row.timeline = pm::render_timeline(v, g.records);
+    row.timeline = "";  // MERGE: h-pmcore's timeline render
     std::lock_guard lock(store_mu_);
     if (auto r = store_.insert_stop(row); !r) log("job " + job + ": the stop is not stored: " + r.error());
 }

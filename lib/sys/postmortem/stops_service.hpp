@@ -51,6 +51,10 @@ private:
     sys::fleet::HttpReply get(std::string_view rest);
     void work();
     void deliver(gangway::postmortem::GatheredJob job);
+    // A refused request's line: at most kRefusalBurst lines per 10 s, then
+    // one line with how many more there were (a flood cannot flood the log).
+    void log_refusal(const std::string& line);
+    static constexpr int kRefusalBurst = 10;
 
     StopsSettings settings_;
     std::mutex mu_;  // the gathering and `stopping_`
@@ -60,6 +64,10 @@ private:
     std::mutex store_mu_;
     sys::fleet::Store store_;
     std::thread worker_;
+    std::mutex refusal_mu_;
+    std::int64_t refusal_window_ = 0;
+    int refusals_in_window_ = 0;
+    unsigned refusals_unsaid_ = 0;
 };
 
 }  // namespace gangway::sys::postmortem
