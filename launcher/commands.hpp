@@ -17,7 +17,7 @@ int cmd_node_check(int argc, char** argv);  // cmd_node_check.cpp: this node's h
 int cmd_fleet(int argc, char** argv);  // cmd_fleet.cpp: the fleet memory (ingest, show)
 int cmd_fleet_metrics(int argc, char** argv);  // cmd_fleet_metrics.cpp: `fleet metrics`, OpenMetrics text
 int cmd_fleet_serve(int argc, char** argv);    // cmd_fleet_metrics.cpp: `fleet serve`, /metrics over HTTP
-int cmd_postmortem(int argc, char** argv);       // cmd_postmortem.cpp: `gangway postmortem`'s subcommands
+int cmd_postmortem(int argc, char** argv);       // cmd_postmortem.cpp: who stopped a job (issue 33)
 int cmd_postmortem_job(int argc, char** argv);   // cmd_postmortem_deliver.cpp: `postmortem [JOBID]`, the line and timeline
 int cmd_postmortem_send(int argc, char** argv);  // cmd_postmortem_deliver.cpp: `postmortem send`, a record to fleet serve
 // The fleet store `gangway fleet` reads and writes unless --db names another.

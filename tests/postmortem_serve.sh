@@ -122,7 +122,7 @@ grep -q "n2" "$W/comment.101" && pass "job 101's line names n2" || fail "job 101
 wait_log "job 101: requeued" || true
 grep -qx "update JobId=101 ExcNodeList=n2" "$W/calls" && grep -qx "requeue 101" "$W/calls" &&
   pass "job 101 excluded n2 and was requeued" || fail "job 101 not requeued without n2: $(cat "$W/calls")"
-grep -q "^update NodeName=n2 State=DRAIN Reason=gangway: postmortem gpu_xid.*(job 101)$" "$W/calls" &&
+grep -q "^update NodeName=n2 State=DRAIN Reason=gangway: postmortem gpu-xid.*(job 101)$" "$W/calls" &&
   pass "n2 drained for job 101" || fail "n2 not drained: $(cat "$W/calls")"
 
 # 2. A replay of n2's record, a record signed with another key, and one
@@ -186,9 +186,9 @@ sleep 0.5
 
 # 8. What the admin and the user read.
 stops=$("$GW" fleet stops --db "$W/fleet.db")
-echo "$stops" | grep -q "job 101 step 0 n2 gpu_xid node requeued" && pass "fleet stops: job 101" || fail "fleet stops lacks job 101: $stops"
+echo "$stops" | grep -q "job 101 step 0 n2 gpu-xid node requeued" && pass "fleet stops: job 101" || fail "fleet stops lacks job 101: $stops"
 echo "$stops" | grep -q "job 102 step 0 n1 oom" && pass "fleet stops: job 102 (oom)" || fail "fleet stops lacks job 102: $stops"
-echo "$stops" | grep -q "job 104 step 0 n4 node_lost node requeued" && pass "fleet stops: job 104" || fail "fleet stops lacks job 104: $stops"
+echo "$stops" | grep -q "job 104 step 0 n4 node-lost node requeued" && pass "fleet stops: job 104" || fail "fleet stops lacks job 104: $stops"
 n4=$("$GW" fleet stops --db "$W/fleet.db" n4)
 [ "$(echo "$n4" | grep -c '^[0-9].* job ')" = 1 ] && pass "fleet stops n4: one stop" || fail "fleet stops n4: $n4"
 metrics=$($PY - "$URL/metrics" <<'PY'
@@ -196,7 +196,7 @@ import sys, urllib.request
 print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
 PY
 )
-echo "$metrics" | grep -q '^gangway_job_stops_total{node="n2",cause="gpu_xid"} 2$' && pass "/metrics counts n2's two Xid stops" ||
+echo "$metrics" | grep -q '^gangway_job_stops_total{node="n2",cause="gpu-xid"} 2$' && pass "/metrics counts n2's two Xid stops" ||
   fail "/metrics: $(echo "$metrics" | grep job_stops)"
 "$GW" fleet metrics --db "$W/fleet.db" | grep -q '^gangway_job_stops_total{node="n1",cause="oom"} 1$' &&
   pass "fleet metrics counts n1's OOM" || fail "fleet metrics lacks n1's OOM"

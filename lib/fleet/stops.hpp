@@ -3,7 +3,7 @@
 // prints them, `fleet metrics` counts them and `fleet flagged` finds the
 // repeat offenders in them. Plain data and pure functions; the store keeps
 // the rows (lib/sys/fleet/store.hpp), the verdict itself is
-// lib/postmortem's (the cause is its name there, e.g. "gpu_xid").
+// lib/postmortem's (the cause is its name there, e.g. "gpu-xid").
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,0 +1,399 @@
+// Who stopped the job (verdict.hpp): the judgement. The rules, in the order
+// they are applied (docs/postmortem.md, "The verdict", says the same):
+//
+// 0. Trust. A task end counts only as the record of the node it names (a
+//    record of node A holding a task end that names node B, or another job,
+//    is not taken), and once per (step, rank). A rank's dump (the user's)
+//    counts only for a rank that root's task ends place on the node whose
+//    Epilog read it, once per rank; it can name a rank, never a node: no
+//    rule below takes a node from a dump or from any text.
+// 1. The step. The regular step (below kFirstSpecialStep) with the earliest
+//    abnormal end (a wait status other than 0); SLURM's batch and extern
+//    steps only when no regular step ended abnormally.
+// 2. A node lost (sent no record, SLURM reports it down) outranks all: the
+//    first of them (by name) is blamed, node-class, with no rank.
+// 3. No abnormal end: a healthy job, Cause::none, nothing said.
+// 4. A hang: every rank of the step ended by SIGTERM or SIGKILL (or exit
+//    143/137, a shell's spelling of them), the SIGTERMs within kHangWindowNs
+//    of the first end, and the first end a SIGTERM (or every end a SIGKILL
+//    within the window: a cancel with KILL). SLURM signals every rank at
+//    once; a rank that died first (case 1: one rank SIGKILLed, the rest
+//    SIGTERMed by srun after) is no hang. If a node's node-class evidence
+//    (below) came within kCauseWindowNs before, that node is blamed (a GPU
+//    that fell off the bus hangs the collective until the time limit);
+//    otherwise Cause::hang, naming from the dumps the ranks that did not
+//    enter the first collective the others entered, or saying that no rank
+//    evidence was kept and how to keep it.
+// 5. The first failure is the earliest abnormal end. Teardown (SIGTERM or
+//    SIGKILL after it) is the cascade; so are the ends that only name a
+//    peer, which root's records show as a node-class sign on ANOTHER node
+//    that came before the first failure (a link cut: every rank's gloo
+//    fails, the cut node's ranks not first): then the failure moves to that
+//    node, to its earliest abnormal end.
+// 6. Its cause, from its node's root evidence between kCauseWindowNs before
+//    and kEvidenceSlackNs after it, in this precedence:
+//      GPU Xid (any gpu_xid sign: the collector keeps the site's fatal Xids),
+//      OOM (an OOM-killer line whose pid is the task's, or the task's step
+//        cgroup counted an oom_kill by then),
+//      IB or link down (link_down, or ib_errors timed within the window),
+//      a fatal signal (the wait status),
+//      a non-zero exit.
+//    Node-class: node lost, Xid, link down. An OOM or a signal names the
+//    node where the rank ran, not as at fault.
+// 7. A user's bug blames no node: every rank's dump holds the same
+//    exception (Cause::user_error), or the first failure is a non-zero exit
+//    and its node has no root evidence at all (Cause::nonzero_exit, node
+//    empty). Root's evidence comes first: an Xid under every rank's same
+//    NCCL exception is the Xid's.
+// 8. The cascade: every other abnormal end of the step, counted, with the
+//    first and last of them in seconds after the failure, and how they
+//    ended (one way, or "mixed (...)" naming the commonest three).
+#include "verdict.hpp"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <csignal>
+#include <limits>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../base/error.hpp"
+#include "../base/text.hpp"
+
+namespace gangway::postmortem {
+namespace {
+
+struct End {
+    const TaskEnd* t;
+    const NodeRecord* rec;
+};
+
+bool signaled_by(int ws, int sig) { return WIFSIGNALED(ws) && WTERMSIG(ws) == sig; }
+bool exited_with(int ws, int code) { return WIFEXITED(ws) && WEXITSTATUS(ws) == code; }
+bool term_like(int ws) { return signaled_by(ws, SIGTERM) || exited_with(ws, 128 + SIGTERM); }
+bool kill_like(int ws) { return signaled_by(ws, SIGKILL) || exited_with(ws, 128 + SIGKILL); }
+
+bool in_window(const Evidence& e, std::int64_t at) {
+    return e.t_ns >= at - kCauseWindowNs && e.t_ns <= at + kEvidenceSlackNs;
+}
+
+// The earliest evidence of `sign` on `rec` in the window around `at`; with
+// `pid`, only a line about that process.
+const Evidence* earliest(const NodeRecord& rec, std::int64_t at, Sign sign, std::optional<std::int32_t> pid = {}) {
+    const Evidence* best = nullptr;
+    for (const auto& e : rec.evidence)
+        if (e.sign == sign && in_window(e, at) && (!pid || e.pid == *pid) && (!best || e.t_ns < best->t_ns)) best = &e;
+    return best;
+}
+
+// The node-class evidence of `rec` that decides its cause (Xid before link),
+// in the window around `at`.
+const Evidence* node_class_evidence(const NodeRecord& rec, std::int64_t at) {
+    if (const auto* x = earliest(rec, at, Sign::gpu_xid)) return x;
+    const auto* l = earliest(rec, at, Sign::link_down);
+    const auto* i = earliest(rec, at, Sign::ib_errors);
+    if (l && i) return l->t_ns <= i->t_ns ? l : i;
+    return l ? l : i;
+}
+
+std::string device_words(const Evidence& e) {
+    return e.device.empty() ? std::string() : " on " + quiet_text(printable_name(e.device), 64);
+}
+
+void set_cause_from(Verdict& v, const Evidence& e) {
+    v.node_class = true;
+    v.t_ns = e.t_ns;
+    v.evidence_text = quiet_text(e.text, kMaxEvidenceText);
+    if (e.sign == Sign::gpu_xid) {
+        v.cause = Cause::gpu_xid;
+        v.detail = "GPU Xid " + std::to_string(e.code) + device_words(e);
+    } else if (e.sign == Sign::link_down) {
+        v.cause = Cause::link_down;
+        v.detail = "link down" + device_words(e);
+    } else {
+        v.cause = Cause::link_down;
+        v.detail = "IB errors grew by " + std::to_string(e.code) + device_words(e);
+    }
+}
+
+// How an end reads in the cascade's summary.
+std::string how(int ws) {
+    if (signaled_by(ws, SIGTERM)) return "SIGTERM from SLURM";
+    return describe_wait_status(ws);
+}
+
+void sum_cascade(Verdict& v, const std::vector<End>& ends, const TaskEnd* first) {
+    std::map<std::string, std::uint32_t> kinds;
+    bool any = false;
+    std::int64_t lo = 0, hi = 0;
+    for (const auto& e : ends) {
+        if (e.t == first || e.t->wait_status == 0) continue;
+        const std::int64_t d = std::max<std::int64_t>(0, e.t->t_ns - v.t_ns);
+        lo = any ? std::min(lo, d) : d;
+        hi = any ? std::max(hi, d) : d;
+        any = true;
+        ++v.cascade_ranks;
+        ++kinds[how(e.t->wait_status)];
+    }
+    if (!any) return;
+    v.cascade_from_s = double(lo) / 1e9;
+    v.cascade_to_s = double(hi) / 1e9;
+    if (kinds.size() == 1) {
+        v.cascade_how = kinds.begin()->first;
+        return;
+    }
+    std::vector<std::pair<std::uint32_t, std::string>> byn;
+    for (const auto& [k, n] : kinds) byn.emplace_back(n, k);
+    std::stable_sort(byn.begin(), byn.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    v.cascade_how = "mixed: ";
+    for (std::size_t i = 0; i < byn.size() && i < 3; ++i)
+        v.cascade_how += (i ? ", " : "") + std::to_string(byn[i].first) + " " + byn[i].second;
+    if (byn.size() > 3) v.cascade_how += ", ...";
+}
+
+void place_rank(Verdict& v, const End& e) {
+    v.node = e.rec->node;
+    v.rank = e.t->rank;
+    v.local_rank = e.t->local_rank;
+}
+
+// Rule 4's naming: the ranks (with dumps) whose last entered collective is
+// below the others', i.e. that did not enter the first collective some
+// other rank entered. Sequence numbers are consecutive per rank (Flight
+// Recorder's collective_seq_id), so a rank's last entered one says which it
+// entered; the ring buffer keeps the newest, which is what this reads.
+void name_hang_ranks(Verdict& v, const std::vector<End>& ends,
+                     const std::unordered_map<std::uint32_t, const RankDump*>& dumps) {
+    if (dumps.empty()) {
+        v.detail = kNoRankEvidenceHint;
+        return;
+    }
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> last;  // rank, 1 + last entered (0: none)
+    for (const auto& [rank, d] : dumps) {
+        std::uint64_t m = 0;
+        for (auto s : d->entered) m = std::max(m, s == std::numeric_limits<std::uint64_t>::max() ? s : s + 1);
+        last.emplace_back(rank, m);
+    }
+    std::sort(last.begin(), last.end());
+    std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
+    for (const auto& [r, m] : last) lo = std::min(lo, m), hi = std::max(hi, m);
+    for (const auto& e : ends)
+        if (!dumps.count(e.t->rank)) v.ranks_without_dump.push_back(e.t->rank);
+    std::sort(v.ranks_without_dump.begin(), v.ranks_without_dump.end());
+    if (lo == hi) {
+        v.detail = lo == 0 ? "the ranks' dumps show no collective entered"
+                           : "every rank with a dump entered collective " + std::to_string(lo - 1) +
+                                 " (a stall inside it: the network or a GPU)";
+        return;
+    }
+    std::uint32_t others = 0;
+    for (const auto& [r, m] : last)
+        if (m == lo)
+            v.hang_ranks.push_back(r);
+        else
+            ++others;
+    v.detail = rank_list(v.hang_ranks) + " did not enter collective " + std::to_string(lo) + ", which " +
+               std::to_string(others) + " other rank" + (others == 1 ? "" : "s") + " entered";
+}
+
+}  // namespace
+
+Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::string>& lost) {
+    Verdict v;
+    if (!records.empty()) v.job = records.front().job;
+    for (const auto& r : records)
+        if (r.job != v.job)
+            throw Error("the records are of jobs " + std::to_string(v.job) + " and " + std::to_string(r.job) +
+                        ": judge one job's records at a time");
+
+    // Rule 0: root's task ends, each as its own node's, once per (step, rank).
+    std::vector<End> all;
+    std::unordered_map<std::string, const NodeRecord*> by_node;
+    for (const auto& r : records) {
+        if (!by_node.emplace(r.node, &r).second) {  // a node's record twice: the first counts
+            v.records_ignored += r.tasks.size() + r.dumps.size();
+            continue;
+        }
+        for (const auto& t : r.tasks) {
+            if (t.node != r.node || t.job != r.job) {
+                ++v.records_ignored;
+                continue;
+            }
+            all.push_back({&t, &r});
+        }
+    }
+    std::stable_sort(all.begin(), all.end(), [](const End& a, const End& b) {
+        return a.t->step != b.t->step ? a.t->step < b.t->step : a.t->rank < b.t->rank;
+    });
+    {
+        std::vector<End> once;
+        for (const auto& e : all) {
+            if (!once.empty() && once.back().t->step == e.t->step && once.back().t->rank == e.t->rank) {
+                ++v.records_ignored;
+                continue;
+            }
+            once.push_back(e);
+        }
+        all.swap(once);
+    }
+
+    // Rule 1: the step.
+    const End* earliest_bad = nullptr;
+    for (bool special : {false, true}) {
+        for (const auto& e : all) {
+            if (e.t->wait_status == 0 || (e.t->step >= kFirstSpecialStep) != special) continue;
+            if (!earliest_bad || e.t->t_ns < earliest_bad->t->t_ns) earliest_bad = &e;
+        }
+        if (earliest_bad) break;
+    }
+    if (earliest_bad)
+        v.step = earliest_bad->t->step;
+    else if (!all.empty())
+        v.step = all.front().t->step;
+    std::vector<End> ends;
+    for (const auto& e : all)
+        if (e.t->step == v.step) ends.push_back(e);
+    std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) {
+        return a.t->t_ns != b.t->t_ns ? a.t->t_ns < b.t->t_ns : a.t->rank < b.t->rank;
+    });
+    v.step_ranks = std::uint32_t(ends.size());
+
+    // Rule 0, the dumps: a rank's, from the node root placed the rank on.
+    std::unordered_map<std::uint32_t, const NodeRecord*> rank_node;
+    for (const auto& e : ends) rank_node.emplace(e.t->rank, e.rec);
+    std::unordered_map<std::uint32_t, const RankDump*> dumps;
+    for (const auto& [name, r] : by_node)
+        for (const auto& d : r->dumps) {
+            const auto it = rank_node.find(d.rank);
+            if (it == rank_node.end() || it->second != r || !dumps.emplace(d.rank, &d).second) ++v.records_ignored;
+        }
+
+    std::vector<End> bad;
+    for (const auto& e : ends)
+        if (e.t->wait_status != 0) bad.push_back(e);
+
+    // Rule 2: a node lost.
+    if (!lost.empty()) {
+        std::vector<std::string> names = lost;
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+        v.cause = Cause::node_lost;
+        v.node_class = true;
+        v.node = names.front();
+        v.t_ns = bad.empty() ? 0 : bad.front().t->t_ns;
+        v.detail = "the node was lost (no record; SLURM reports it down)";
+        if (names.size() > 1)
+            v.detail += ", and " + std::to_string(names.size() - 1) + " other node" + (names.size() > 2 ? "s" : "");
+        sum_cascade(v, ends, nullptr);
+        return v;
+    }
+
+    // Rule 3: nothing ended badly.
+    if (bad.empty()) return v;
+    const End& first = bad.front();
+    const std::int64_t t0 = first.t->t_ns;
+
+    // The earliest node-class evidence of any node in the window before `at`.
+    auto any_node_class = [&](std::int64_t at, const NodeRecord* except) {
+        const Evidence* best = nullptr;
+        const NodeRecord* where = nullptr;
+        for (const auto& r : records) {
+            if (&r == except || by_node.at(r.node) != &r) continue;
+            if (const auto* e = node_class_evidence(r, at); e && (!best || e->t_ns < best->t_ns)) best = e, where = &r;
+        }
+        return std::pair{best, where};
+    };
+
+    // Rule 4: a hang.
+    bool all_kill_in_window = true, term_ok = true;
+    for (const auto& e : ends) {
+        const int ws = e.t->wait_status;
+        if (!term_like(ws) && !kill_like(ws)) term_ok = false;
+        if (term_like(ws) && e.t->t_ns - t0 > kHangWindowNs) term_ok = false;
+        if (!kill_like(ws) || e.t->t_ns - t0 > kHangWindowNs) all_kill_in_window = false;
+    }
+    if (term_ok && bad.size() == ends.size() && (term_like(first.t->wait_status) || all_kill_in_window)) {
+        if (const auto [e, where] = any_node_class(t0, nullptr); e) {
+            v.node = where->node;
+            set_cause_from(v, *e);
+            sum_cascade(v, ends, nullptr);
+            return v;
+        }
+        v.cause = Cause::hang;
+        v.t_ns = t0;
+        name_hang_ranks(v, ends, dumps);
+        sum_cascade(v, ends, nullptr);
+        return v;
+    }
+
+    // Rules 5 and 6: the first failure and its cause.
+    const NodeRecord& own = *first.rec;
+    if (const auto* e = node_class_evidence(own, t0); e && e->sign == Sign::gpu_xid) {
+        place_rank(v, first);
+        set_cause_from(v, *e);
+    } else if (const auto* oom = earliest(own, t0, Sign::oom_kill, first.t->pid); oom || first.t->oom_kills > 0) {
+        place_rank(v, first);
+        v.cause = Cause::oom;
+        v.t_ns = t0;
+        v.detail = "killed by the OOM killer";
+        if (oom) v.evidence_text = quiet_text(oom->text, kMaxEvidenceText);
+        else v.evidence_text = "the step cgroup counted " + std::to_string(first.t->oom_kills) + " oom_kill";
+    } else if (e) {
+        place_rank(v, first);
+        set_cause_from(v, *e);
+    } else if (const auto [pe, where] = any_node_class(t0, &own); pe) {
+        // Rule 5's peer: the failure is that node's, at its earliest abnormal end if it had one.
+        v.node = where->node;
+        const TaskEnd* theirs = nullptr;
+        for (const auto& b : bad)
+            if (b.rec == where) {
+                theirs = b.t;
+                break;
+            }
+        if (theirs) v.rank = theirs->rank, v.local_rank = theirs->local_rank;
+        set_cause_from(v, *pe);
+        sum_cascade(v, ends, theirs);
+        return v;
+    } else {
+        place_rank(v, first);
+        v.t_ns = t0;
+        v.detail = describe_wait_status(first.t->wait_status);
+        v.cause = WIFSIGNALED(first.t->wait_status) ? Cause::fatal_signal : Cause::nonzero_exit;
+        // Rule 7: a non-zero exit with no root evidence on its node is the job's own.
+        bool own_evidence = false;
+        for (const auto& ev : own.evidence) own_evidence = own_evidence || in_window(ev, t0);
+        if (v.cause == Cause::nonzero_exit && !own_evidence) v.node.clear();
+        if (own_evidence && v.evidence_text.empty())
+            for (const auto& ev : own.evidence)
+                if (in_window(ev, t0)) {
+                    v.evidence_text = std::string(to_string(ev.sign)) + ": " + quiet_text(ev.text, kMaxEvidenceText);
+                    break;
+                }
+    }
+
+    // Rule 7: every rank raised the same exception.
+    if (v.cause == Cause::fatal_signal || v.cause == Cause::nonzero_exit) {
+        const RankDump* one = nullptr;
+        bool same = dumps.size() == ends.size() && !ends.empty();
+        for (const auto& e : ends) {
+            if (!same) break;
+            const auto it = dumps.find(e.t->rank);
+            if (it == dumps.end() || it->second->exception.empty()) same = false;
+            else if (!one) one = it->second;
+            else if (it->second->exception != one->exception) same = false;
+        }
+        if (same && one) {
+            v.cause = Cause::user_error;
+            v.node.clear();
+            v.node_class = false;
+            v.detail = one->exception;
+        }
+    }
+    sum_cascade(v, ends, first.t);
+    return v;
+}
+
+}  // namespace gangway::postmortem
