@@ -136,7 +136,7 @@ HttpReply StopsService::get(std::string_view rest) {
     }
     if (rows.empty()) return {404, "no stop of job " + std::to_string(*job) + " is known\n"};
     std::string out;
-    for (const auto& r : rows) out += r.line + "\n" + r.timeline + (r.timeline.ends_with('\n') || r.timeline.empty() ? "" : "\n");
+    for (const auto& r : rows) out += gangway::fleet::stop_text(r);
     return {200, out};
 }
 
