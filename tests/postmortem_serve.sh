@@ -34,10 +34,12 @@ cat >"$W/scontrol" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
 case "$*" in
+  "-o show job")  # every job slurmctld knows: jobs 101-105 of this user
+    for j in 101 102 103 104 105; do "$0" -o show job $j; done; exit 0 ;;
   "-o show job "*)
     j=$4; list='n[1-4]'; [ "$j" = 107 ] && list='n[1-2]'
     c=$(cat "$D/comment.$j" 2>/dev/null)
-    echo "JobId=$j JobName=train UserId=$(id -un)($(id -u)) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
+    echo "JobId=$j JobName=train UserId=owner($(cat "$D/owner")) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
     exit 0 ;;
   "show node "*)
     n=$3; st=ALLOCATED; [ -e "$D/down.$n" ] && st='DOWN*'
@@ -52,6 +54,7 @@ esac
 exit 0
 SH
 chmod +x "$W/scontrol"
+id -u >"$W/owner"  # the jobs' owner: whoever runs the test
 export GANGWAY_SCONTROL=$W/scontrol
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/other.key"
@@ -207,4 +210,16 @@ pm=$("$GW" postmortem 101 --from "$URL"); rc=$?
 [ $rc = 0 ] && echo "$pm" | grep -qF "$(cat "$W/comment.101")" && pass "gangway postmortem 101 prints the line" || fail "gangway postmortem 101 ($rc): $pm"
 pm=$("$GW" postmortem 999 --from "$URL"); rc=$?
 [ $rc = 1 ] && pass "gangway postmortem 999: none known" || fail "gangway postmortem 999 ($rc): $pm"
+pm=$(env -u SLURM_JOB_ID "$GW" postmortem --from "$URL"); rc=$?
+[ $rc = 0 ] && [ "$(echo "$pm" | head -1)" = "$(cat "$W/comment.105")" ] && pass "gangway postmortem without JOBID: the newest job, 105" ||
+  fail "gangway postmortem without JOBID ($rc): $pm"
+pm=$(SLURM_JOB_ID=102 "$GW" postmortem --from "$URL"); rc=$?
+[ $rc = 0 ] && [ "$(echo "$pm" | head -1)" = "$(cat "$W/comment.102")" ] && pass "gangway postmortem in job 102: its line" ||
+  fail "gangway postmortem in job 102 ($rc): $pm"
+# Another user may not read root's job's post-mortem.
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
+  chmod 755 "$W"
+  pm=$(runuser -u nobody -- env GANGWAY_SCONTROL="$W/scontrol" "$GW" postmortem 101 --from "$URL" 2>&1); rc=$?
+  [ $rc = 1 ] && echo "$pm" | grep -q "not yours" && pass "another user: job 101 is not theirs" || fail "another user read job 101 ($rc): $pm"
+fi
 finish
