@@ -5,12 +5,14 @@
 //       writes them): a FILE is one record, a DIR every *.json directly in it.
 //       Prints the line and the timeline (lib/postmortem/verdict).
 //
-// The JOBID form (the records as fleet serve kept them, AdminComment) is
-// added beside this one; both end in print_verdict.
+//   gangway postmortem [JOBID] [--from URL | --db FILE]
+//   gangway postmortem send FILE --to URL --key FILE
+//       the delivery's forms: cmd_postmortem_deliver.cpp.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -74,7 +76,22 @@ int print_verdict(const std::vector<postmortem::NodeRecord>& records, const std:
     return 0;
 }
 
-int cmd_postmortem_records(int argc, char** argv) {
+int cmd_postmortem(int argc, char** argv) {
+    // The delivery's forms (cmd_postmortem_deliver.cpp): `send`, and a JOBID
+    // (any call without --records).
+    if (argc > 1 && std::string_view(argv[1]) == "send") return cmd_postmortem_send(argc - 1, argv + 1);
+    // The Epilog's part (cmd_postmortem_collect.cpp).
+    if (argc > 1 && std::string_view(argv[1]) == "collect") return cmd_postmortem_collect(argc - 1, argv + 1);
+    bool offline = false, help = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        offline |= a == "--records" || a.starts_with("--records=");
+        help |= a == "--help" || a == "-h";
+    }
+    if (!offline) {
+        if (help) std::fputs(kHelp, stdout), std::fputs("\n", stdout);
+        return cmd_postmortem_job(argc, argv);
+    }
     std::vector<std::string> args, lost;
     bool records = false;
     for (int i = 1; i < argc; ++i) {
@@ -134,20 +151,6 @@ int cmd_postmortem_records(int argc, char** argv) {
         std::fprintf(stderr, "gangway postmortem: %s\n", e.what());
         return 1;
     }
-}
-
-// The subcommands' dispatch (merged from h-pmcore's offline form and
-// h-pmdeliver's): `collect` (the Epilog's, cmd_postmortem_collect.cpp),
-// `send` and the JOBID form (cmd_postmortem_deliver.cpp), --records (above).
-int cmd_postmortem(int argc, char** argv) {
-    const std::string sub = argc > 1 ? argv[1] : "";
-    if (sub == "collect") return cmd_postmortem_collect(argc - 1, argv + 1);
-    if (sub == "send") return cmd_postmortem_send(argc - 1, argv + 1);
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--records" || a.rfind("--records=", 0) == 0) return cmd_postmortem_records(argc, argv);
-    }
-    return cmd_postmortem_job(argc, argv);
 }
 
 }  // namespace gangway::cli

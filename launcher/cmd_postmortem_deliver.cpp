@@ -10,6 +10,7 @@
 
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
+#include "../lib/fleet/stops.hpp"
 #include "../lib/postmortem/record.hpp"
 #include "../lib/postmortem/show_job.hpp"
 #include "../lib/sys/fleet/store.hpp"
@@ -125,7 +126,7 @@ int cmd_postmortem_job(int argc, char** argv) {
         if (!store) return fail(store.error());
         auto rows = store->stops_of_job(*id);
         if (!rows) return fail(rows.error());
-        for (const auto& r : *rows) timeline += r.line + "\n" + r.timeline + (r.timeline.empty() || r.timeline.ends_with('\n') ? "" : "\n");
+        for (const auto& r : *rows) timeline += fleet::stop_text(r);
     } else if (!from.empty()) {
         const auto url = sys::parse_http_url(from);
         if (!url) return fail("--from: " + url.error(), 2);
@@ -139,9 +140,10 @@ int cmd_postmortem_job(int argc, char** argv) {
                     db.empty() && from.empty() ? " (give --from URL, or set GANGWAY_STOPS_URL, for the timeline)" : "");
         return 1;
     }
-    // The timeline's first line is the same line: print it once.
-    if (!line.empty() && !timeline.starts_with(line)) std::printf("%s\n", line.c_str());
-    std::fputs(timeline.c_str(), stdout);
+    // The timeline's first line is the same line: print it once. Each line
+    // through printable_name: what a URL answered reaches the terminal tamed.
+    if (!line.empty() && !timeline.starts_with(line)) std::printf("%s\n", printable_name(line, 300).c_str());
+    for_each_line(timeline, [](std::string_view l, std::size_t) { std::printf("%s\n", printable_name(l, 400).c_str()); });
     return 0;
 }
 

@@ -19,7 +19,6 @@ int cmd_fleet(int argc, char** argv);  // cmd_fleet.cpp: the fleet memory (inges
 int cmd_fleet_metrics(int argc, char** argv);  // cmd_fleet_metrics.cpp: `fleet metrics`, OpenMetrics text
 int cmd_fleet_serve(int argc, char** argv);    // cmd_fleet_metrics.cpp: `fleet serve`, /metrics over HTTP
 int cmd_postmortem(int argc, char** argv);       // cmd_postmortem.cpp: `gangway postmortem`'s subcommands
-int cmd_postmortem_records(int argc, char** argv);  // cmd_postmortem.cpp: `postmortem --records`, offline
 int cmd_postmortem_job(int argc, char** argv);   // cmd_postmortem_deliver.cpp: `postmortem [JOBID]`, the line and timeline
 int cmd_postmortem_send(int argc, char** argv);  // cmd_postmortem_deliver.cpp: `postmortem send`, a record to fleet serve
 // The fleet store `gangway fleet` reads and writes unless --db names another.

@@ -34,10 +34,12 @@ cat >"$W/scontrol" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
 case "$*" in
+  "-o show job")  # every job slurmctld knows: jobs 101-105 of this user
+    for j in 101 102 103 104 105; do "$0" -o show job $j; done; exit 0 ;;
   "-o show job "*)
     j=$4; list='n[1-4]'; [ "$j" = 107 ] && list='n[1-2]'
     c=$(cat "$D/comment.$j" 2>/dev/null)
-    echo "JobId=$j JobName=train UserId=$(id -un)($(id -u)) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
+    echo "JobId=$j JobName=train UserId=owner($(cat "$D/owner")) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
     exit 0 ;;
   "show node "*)
     n=$3; st=ALLOCATED; [ -e "$D/down.$n" ] && st='DOWN*'
@@ -52,6 +54,7 @@ esac
 exit 0
 SH
 chmod +x "$W/scontrol"
+id -u >"$W/owner"  # the jobs' owner: whoever runs the test
 export GANGWAY_SCONTROL=$W/scontrol
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/other.key"
@@ -122,7 +125,7 @@ grep -q "n2" "$W/comment.101" && pass "job 101's line names n2" || fail "job 101
 wait_log "job 101: requeued" || true
 grep -qx "update JobId=101 ExcNodeList=n2" "$W/calls" && grep -qx "requeue 101" "$W/calls" &&
   pass "job 101 excluded n2 and was requeued" || fail "job 101 not requeued without n2: $(cat "$W/calls")"
-grep -q "^update NodeName=n2 State=DRAIN Reason=gangway: postmortem gpu_xid.*(job 101)$" "$W/calls" &&
+grep -q "^update NodeName=n2 State=DRAIN Reason=gangway: postmortem gpu-xid.*(job 101)$" "$W/calls" &&
   pass "n2 drained for job 101" || fail "n2 not drained: $(cat "$W/calls")"
 
 # 2. A replay of n2's record, a record signed with another key, and one
@@ -186,9 +189,9 @@ sleep 0.5
 
 # 8. What the admin and the user read.
 stops=$("$GW" fleet stops --db "$W/fleet.db")
-echo "$stops" | grep -q "job 101 step 0 n2 gpu_xid node requeued" && pass "fleet stops: job 101" || fail "fleet stops lacks job 101: $stops"
+echo "$stops" | grep -q "job 101 step 0 n2 gpu-xid node requeued" && pass "fleet stops: job 101" || fail "fleet stops lacks job 101: $stops"
 echo "$stops" | grep -q "job 102 step 0 n1 oom" && pass "fleet stops: job 102 (oom)" || fail "fleet stops lacks job 102: $stops"
-echo "$stops" | grep -q "job 104 step 0 n4 node_lost node requeued" && pass "fleet stops: job 104" || fail "fleet stops lacks job 104: $stops"
+echo "$stops" | grep -q "job 104 step 0 n4 node-lost node requeued" && pass "fleet stops: job 104" || fail "fleet stops lacks job 104: $stops"
 n4=$("$GW" fleet stops --db "$W/fleet.db" n4)
 [ "$(echo "$n4" | grep -c '^[0-9].* job ')" = 1 ] && pass "fleet stops n4: one stop" || fail "fleet stops n4: $n4"
 metrics=$($PY - "$URL/metrics" <<'PY'
@@ -196,7 +199,7 @@ import sys, urllib.request
 print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
 PY
 )
-echo "$metrics" | grep -q '^gangway_job_stops_total{node="n2",cause="gpu_xid"} 2$' && pass "/metrics counts n2's two Xid stops" ||
+echo "$metrics" | grep -q '^gangway_job_stops_total{node="n2",cause="gpu-xid"} 2$' && pass "/metrics counts n2's two Xid stops" ||
   fail "/metrics: $(echo "$metrics" | grep job_stops)"
 "$GW" fleet metrics --db "$W/fleet.db" | grep -q '^gangway_job_stops_total{node="n1",cause="oom"} 1$' &&
   pass "fleet metrics counts n1's OOM" || fail "fleet metrics lacks n1's OOM"
@@ -207,4 +210,16 @@ pm=$("$GW" postmortem 101 --from "$URL"); rc=$?
 [ $rc = 0 ] && echo "$pm" | grep -qF "$(cat "$W/comment.101")" && pass "gangway postmortem 101 prints the line" || fail "gangway postmortem 101 ($rc): $pm"
 pm=$("$GW" postmortem 999 --from "$URL"); rc=$?
 [ $rc = 1 ] && pass "gangway postmortem 999: none known" || fail "gangway postmortem 999 ($rc): $pm"
+pm=$(env -u SLURM_JOB_ID "$GW" postmortem --from "$URL"); rc=$?
+[ $rc = 0 ] && [ "$(echo "$pm" | head -1)" = "$(cat "$W/comment.105")" ] && pass "gangway postmortem without JOBID: the newest job, 105" ||
+  fail "gangway postmortem without JOBID ($rc): $pm"
+pm=$(SLURM_JOB_ID=102 "$GW" postmortem --from "$URL"); rc=$?
+[ $rc = 0 ] && [ "$(echo "$pm" | head -1)" = "$(cat "$W/comment.102")" ] && pass "gangway postmortem in job 102: its line" ||
+  fail "gangway postmortem in job 102 ($rc): $pm"
+# Another user may not read root's job's post-mortem.
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
+  chmod 755 "$W"
+  pm=$(runuser -u nobody -- env GANGWAY_SCONTROL="$W/scontrol" "$GW" postmortem 101 --from "$URL" 2>&1); rc=$?
+  [ $rc = 1 ] && echo "$pm" | grep -q "not yours" && pass "another user: job 101 is not theirs" || fail "another user read job 101 ($rc): $pm"
+fi
 finish

@@ -35,6 +35,11 @@ std::string render_repeat_offenders(const std::vector<RepeatOffender>& r) {
     return out;
 }
 
+std::string stop_text(const StopRow& r) {
+    if (r.timeline.empty()) return r.line + "\n";
+    return r.timeline.ends_with('\n') ? r.timeline : r.timeline + "\n";
+}
+
 std::string render_stops(const std::vector<StopRow>& rows, bool timelines) {
     std::vector<const StopRow*> order;
     for (const auto& r : rows) order.push_back(&r);
@@ -49,9 +54,10 @@ std::string render_stops(const std::vector<StopRow>& rows, bool timelines) {
         out += utc_text(r->time) + " job " + std::to_string(r->job) + " step " + std::to_string(r->step) + " " +
                (r->node.empty() ? std::string("-") : printable_name(r->node)) + " " + printable_name(r->cause) +
                (r->node_class ? " node" : "") + (r->requeued ? " requeued" : "") + "\n";
-        out += "  " + quiet_text(r->line, 300) + "\n";
+        // The timeline starts with the line: with timelines, the timeline alone.
         if (timelines && !r->timeline.empty())
-            for_each_line(r->timeline, [&](std::string_view l, std::size_t) { out += "    " + quiet_text(l, 300) + "\n"; });
+            for_each_line(r->timeline, [&](std::string_view l, std::size_t) { out += "  " + printable_name(l, 300) + "\n"; });
+        else out += "  " + printable_name(r->line, 300) + "\n";
     }
     return out;
 }

@@ -3,7 +3,7 @@
 // prints them, `fleet metrics` counts them and `fleet flagged` finds the
 // repeat offenders in them. Plain data and pure functions; the store keeps
 // the rows (lib/sys/fleet/store.hpp), the verdict itself is
-// lib/postmortem's (the cause is its name there, e.g. "gpu_xid").
+// lib/postmortem's (the cause is its name there, e.g. "gpu-xid").
 #pragma once
 #include <cstdint>
 #include <string>
@@ -48,9 +48,13 @@ std::vector<RepeatOffender> repeat_offenders(const std::vector<StopRow>& rows, s
 std::string render_repeat_offenders(const std::vector<RepeatOffender>& r);
 
 // `fleet stops`: for each row, newest first, "TIME job J step S NODE CAUSE"
-// and its line; with timelines, the timeline indented below. Names through
-// printable_name; at most kStopsMaxRows rows, then a line saying how many more.
+// and its line below; with timelines, the timeline (which starts with the
+// line) instead. Every name and text through printable_name; at most kStopsMaxRows rows, then a line saying how many more.
 inline constexpr std::size_t kStopsMaxRows = 1000;
+
+// One stop as `gangway postmortem` prints it: its timeline (which starts
+// with the line), or the line alone; ends in a newline.
+std::string stop_text(const StopRow& r);
 std::string render_stops(const std::vector<StopRow>& rows, bool timelines);
 
 }  // namespace gangway::fleet

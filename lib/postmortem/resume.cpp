@@ -6,21 +6,6 @@
 
 namespace gangway::postmortem {
 
-const char* cause_label(Cause c) {
-    switch (c) {
-        case Cause::none: return "none";
-        case Cause::node_lost: return "node_lost";
-        case Cause::gpu_xid: return "gpu_xid";
-        case Cause::oom: return "oom";
-        case Cause::link_down: return "link_down";
-        case Cause::fatal_signal: return "fatal_signal";
-        case Cause::nonzero_exit: return "nonzero_exit";
-        case Cause::hang: return "hang";
-        case Cause::user_error: return "user_error";
-    }
-    return "unknown";
-}
-
 bool should_requeue(const Verdict& v, const std::vector<NodeRecord>& records) {
     // The cause itself, not only the flag: an OOM, a signal, an exit, a hang or
     // a user's bug is the job's own whatever node_class says.
@@ -33,7 +18,7 @@ bool should_requeue(const Verdict& v, const std::vector<NodeRecord>& records) {
 }
 
 std::string stop_drain_reason(const Verdict& v) {
-    std::string why = std::string("postmortem ") + cause_label(v.cause) + (v.detail.empty() ? "" : " " + v.detail);
+    std::string why = std::string("postmortem ") + to_string(v.cause) + (v.detail.empty() ? "" : " " + v.detail);
     return "gangway: " + quiet_text(why, 120) + " (job " + std::to_string(v.job) + ")";
 }
 

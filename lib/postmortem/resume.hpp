@@ -14,10 +14,6 @@
 
 namespace gangway::postmortem {
 
-// The cause's name, as the store, the metrics' label and `fleet stops` keep
-// it: "node_lost", "gpu_xid", ... (never changes meaning).
-const char* cause_label(Cause c);
-
 // Requeue without verdict.node: only a node-class cause (node lost, GPU Xid,
 // link down: root's evidence) that names a node, and only when root's task
 // lines say the stopped step ran with --gangway-on-fail=requeue. A user's

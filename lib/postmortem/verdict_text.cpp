@@ -191,17 +191,26 @@ std::string render_timeline(const Verdict& v, const std::vector<NodeRecord>& rec
     std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
         return a.t != b.t ? a.t < b.t : a.e->rank < b.e->rank;
     });
-    out += "task ends (root's, " + std::to_string(rows.size()) + " of step " + std::to_string(v.step) + ", time after " +
-           clock_text(v.t_ns) + " UTC):\n";
-    for (std::size_t i = 0; i < rows.size() && i < kMaxRanks; ++i) {
-        const TaskEnd& t = *rows[i].e;
+    auto row = [&](const TaskEnd& t) {
         const bool first = v.rank && t.rank == *v.rank && t.node == v.node;
-        out += "  " + rel(t.t_ns) + "  " + name(t.node) + "  rank " + std::to_string(t.rank) + " (local " +
+        return "  " + rel(t.t_ns) + "  " + name(t.node) + "  rank " + std::to_string(t.rank) + " (local " +
                std::to_string(t.local_rank) + ")  " + describe_wait_status(t.wait_status) +
                (t.oom_kills ? "  oom_kills=" + std::to_string(t.oom_kills) : std::string()) + (first ? "  <- first" : "") +
                "\n";
+    };
+    for (const auto& r : rows)
+        if (v.rank && r.e->rank == *v.rank && r.e->node == v.node) out += "first failure:\n" + row(*r.e);
+    out += "task ends (root's, " + std::to_string(rows.size()) + " of step " + std::to_string(v.step) + ", time after " +
+           clock_text(v.t_ns) + " UTC):\n";
+    // The first ends and the last ones: where the cascade began and how long it ran.
+    constexpr std::size_t kTail = 8;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows.size() > kMaxRanks && i == kMaxRanks - kTail) {
+            out += "  ... " + std::to_string(rows.size() - kMaxRanks) + " more ...\n";
+            i = rows.size() - kTail;
+        }
+        out += row(*rows[i].e);
     }
-    if (rows.size() > kMaxRanks) out += "  ... and " + std::to_string(rows.size() - kMaxRanks) + " more\n";
 
     // Root's evidence: the blamed node's first, then the others'.
     std::size_t others = 0;

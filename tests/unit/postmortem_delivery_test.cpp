@@ -209,7 +209,7 @@ TEST_CASE("resume: the drain cap counts the nodes drained for the job before, as
     v.job = 5;
     v.cause = Cause::gpu_xid;
     v.detail = "Xid 79 on \"0000:17:00.0\"";
-    CHECK(stop_drain_reason(v) == "gangway: postmortem gpu_xid Xid 79 on  0000:17:00.0  (job 5)");
+    CHECK(stop_drain_reason(v) == "gangway: postmortem gpu-xid Xid 79 on  0000:17:00.0  (job 5)");
 }
 
 TEST_CASE("show job: AdminComment with blanks is whole; the owner's uid; a user's newest job") {
@@ -236,7 +236,7 @@ TEST_CASE("repeat offenders: two node-class stops of one node within 14 days; a 
         r.job = job;
         r.node = std::move(node);
         r.node_class = node_class;
-        r.cause = node_class ? "gpu_xid" : "oom";
+        r.cause = node_class ? "gpu-xid" : "oom";
         return r;
     };
     const std::int64_t day = 86400;
@@ -264,7 +264,7 @@ TEST_CASE("store: stops are kept, read by job and node, counted per node and cau
         a.time = kNow;
         a.job = 7;
         a.node = "n2";
-        a.cause = "gpu_xid";
+        a.cause = "gpu-xid";
         a.node_class = true;
         a.line = "gangway: job 7 ...";
         a.timeline = "t1\nt2\n";
@@ -273,7 +273,7 @@ TEST_CASE("store: stops are kept, read by job and node, counted per node and cau
         StopRow b = a;
         b.job = 8;
         b.node = "";
-        b.cause = "user_error";
+        b.cause = "user-error";
         b.node_class = false;
         CHECK(*s->insert_stop(b));
         const auto seven = s->stops_of_job(7);
@@ -319,13 +319,13 @@ TEST_CASE("store: stops are kept, read by job and node, counted per node and cau
 
 TEST_CASE("metrics: gangway_job_stops_total per node and cause, in both formats") {
     gangway::fleet::MetricsInput in;
-    in.stops = {{"n2", "gpu_xid", 3}, {"n5", "link_down", 1}};
+    in.stops = {{"n2", "gpu-xid", 3}, {"n5", "link-down", 1}};
     const auto om = gangway::fleet::render_metrics(in, gangway::fleet::Exposition::openmetrics);
     CHECK(om.find("# TYPE gangway_job_stops counter\n") != std::string::npos);
-    CHECK(om.find("gangway_job_stops_total{node=\"n2\",cause=\"gpu_xid\"} 3\n") != std::string::npos);
+    CHECK(om.find("gangway_job_stops_total{node=\"n2\",cause=\"gpu-xid\"} 3\n") != std::string::npos);
     const auto text = gangway::fleet::render_metrics(in, gangway::fleet::Exposition::prometheus_text);
     CHECK(text.find("# TYPE gangway_job_stops_total counter\n") != std::string::npos);
-    CHECK(text.find("gangway_job_stops_total{node=\"n5\",cause=\"link_down\"} 1\n") != std::string::npos);
+    CHECK(text.find("gangway_job_stops_total{node=\"n5\",cause=\"link-down\"} 1\n") != std::string::npos);
     CHECK(gangway::fleet::render_metrics({}, gangway::fleet::Exposition::openmetrics).find("gangway_job_stops") == std::string::npos);
 }
 

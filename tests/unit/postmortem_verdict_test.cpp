@@ -452,7 +452,8 @@ TEST_CASE("the timeline: the line, the first failure, root's evidence, the casca
         const auto recs = synth_job(s);
         const std::string big = render_timeline(postmortem::judge(recs, {}), recs);
         CHECK(big.size() <= kMaxTimeline);
-        CHECK_THAT(big, ContainsSubstring("... and 448 more"));
+        CHECK_THAT(big, ContainsSubstring("... 448 more ..."));
+        CHECK_THAT(big, ContainsSubstring("first failure:\n     +0.800 s  gpu000  rank 0 (local 0)  SIGKILL  <- first\n"));
     }
 }
 

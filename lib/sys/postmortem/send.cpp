@@ -41,7 +41,7 @@ Result<std::string> send_stop_body(const HttpUrl& to, std::string_view key, std:
             last = a.error();
             continue;
         }
-        const std::string said(trim_right(quiet_text(a->body, 200)));
+        const std::string said = printable_name(trim_right(a->body), 200);
         if (a->status == 202 || a->status == 200) return said;
         last = "fleet serve answered " + std::to_string(a->status) + ": " + said;
         if (a->status != 503) break;

@@ -136,7 +136,7 @@ HttpReply StopsService::get(std::string_view rest) {
     }
     if (rows.empty()) return {404, "no stop of job " + std::to_string(*job) + " is known\n"};
     std::string out;
-    for (const auto& r : rows) out += r.line + "\n" + r.timeline + (r.timeline.ends_with('\n') || r.timeline.empty() ? "" : "\n");
+    for (const auto& r : rows) out += gangway::fleet::stop_text(r);
     return {200, out};
 }
 
@@ -219,11 +219,11 @@ void StopsService::deliver(pm::GatheredJob g) {
     row.step = v.step;
     row.node = v.node;
     row.rank = v.rank ? std::int64_t(*v.rank) : -1;
-    row.cause = pm::cause_label(v.cause);
+    row.cause = pm::to_string(v.cause);
     row.node_class = v.node_class && !v.node.empty();
     row.requeued = requeued;
     row.line = line;
-    row.timeline = "";  // MERGE: h-pmcore's timeline render
+    row.timeline = pm::render_timeline(v, g.records);
     std::lock_guard lock(store_mu_);
     if (auto r = store_.insert_stop(row); !r) log("job " + job + ": the stop is not stored: " + r.error());
 }

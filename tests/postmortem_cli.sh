@@ -1,0 +1,76 @@
+#!/bin/bash
+# gangway postmortem --records, offline (issue 33): the records of a 64-node,
+# 512-rank job written as node.json files (bench/postmortem_sim --write, the
+# same simulator as the unit tests' scale case) get the right line for each
+# case; a healthy job says nothing stopped it; a record that is not one
+# (broken JSON, another job's, too big) is refused in one line naming the
+# file, exit 1; a usage error exits 2.
+set -u
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
+SIM=$top_builddir/bench/postmortem_sim
+. "$(dirname "$0")/verdicts.sh"
+[ -x "$SIM" ] || { echo "FAIL: $SIM is not built (make check-programs)"; exit 1; }
+W=$(mktemp -d /tmp/gangway-postmortem.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+
+# case -> what the line must say (the victim is rank 261, gpu032's local 5)
+expect() {
+  case $1 in
+    killed-rank) echo "stopped by gpu032 (rank 261, local 5): killed by SIGKILL at" ;;
+    oom) echo "stopped by gpu032 (rank 261, local 5): killed by the OOM killer at" ;;
+    link-cut) echo "stopped by gpu032 (rank 256, local 0): link down on eth1 at" ;;
+    xid) echo "stopped by gpu032 (rank 256, local 0): GPU Xid 79 on 0000:17:00.0 at" ;;
+    hang) echo ": rank 261 did not enter collective 49, which 511 other ranks entered; 512 ranks ended" ;;
+    same-exception) echo "stopped by its own error: every rank raised ValueError: loss is nan (no node is blamed)" ;;
+  esac
+}
+for c in killed-rank oom link-cut xid hang same-exception healthy; do
+  mkdir "$W/$c"
+  "$SIM" --write "$W/$c" --case "$c" --collectives 50 || { fail "$c: the simulator wrote no records"; continue; }
+  out=$("$GW" postmortem --records "$W/$c" 2>&1); rc=$?
+  line=$(printf '%s\n' "$out" | head -1)
+  if [ "$c" = healthy ]; then
+    [ $rc = 0 ] && [ "$out" = "gangway: job 4242: every task of its 64 node record(s) ended normally; nothing stopped it" ] &&
+      pass "healthy: says nothing stopped it" || fail "healthy: rc $rc: $out"
+    continue
+  fi
+  want=$(expect "$c")
+  if [ $rc = 0 ] && [[ $line == "gangway: job 4242 step 0 "* ]] && [[ $line == *"$want"* ]] && [ ${#line} -le 250 ]; then
+    pass "$c: $line"
+  else
+    fail "$c: rc $rc, wanted '$want' in: $line"
+  fi
+done
+
+# Files as well as a directory, and --lost.
+out=$("$GW" postmortem --records "$W/hang/gpu000.json" "$W/hang/gpu001.json" --lost gpu002 2>&1)
+[[ $(printf '%s\n' "$out" | head -1) == *"stopped by gpu002: the node was lost"* ]] && pass "--lost with files: the node lost" ||
+  fail "--lost: $out"
+
+# Refusals: one line naming the file, exit 1.
+cp "$W/xid/gpu000.json" "$W/broken.json" && printf 'x' >>"$W/broken.json"
+out=$("$GW" postmortem --records "$W/broken.json" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && [[ $out == *"broken.json: the node record is not valid JSON"* ]] &&
+  pass "broken JSON: $out" || fail "broken JSON: rc $rc: $out"
+sed 's/"job":4242/"job":7/' "$W/xid/gpu001.json" >"$W/xid-other.json"
+out=$("$GW" postmortem --records "$W/xid/gpu000.json" "$W/xid-other.json" 2>&1); rc=$?
+[ $rc = 1 ] && [[ $out == *"judge one job's records at a time"* ]] && pass "two jobs' records: refused" || fail "two jobs: rc $rc: $out"
+head -c $((17 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$W/big.json"
+out=$("$GW" postmortem --records "$W/big.json" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && pass "a 17 MiB file: refused in one line: $out" || fail "17 MiB: rc $rc: $out"
+mkdir "$W/empty"
+out=$("$GW" postmortem --records "$W/empty" 2>&1); rc=$?
+[ $rc = 1 ] && [[ $out == *"no .json record in it"* ]] && pass "an empty directory: refused" || fail "empty dir: rc $rc: $out"
+out=$("$GW" postmortem --records "$W/missing.json" 2>&1); rc=$?
+[ $rc = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && pass "a missing file: $out" || fail "missing: rc $rc: $out"
+
+# Usage errors: exit 2.
+# (Without --records and a JOBID, `gangway postmortem` asks SLURM for the
+# user's newest job: tests/postmortem_serve.sh.)
+"$GW" postmortem --records >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] && pass "no records named: exit 2" || fail "no records: rc $rc"
+"$GW" postmortem --records "$W/xid" --bogus >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] && pass "an unknown option: exit 2" || fail "unknown option: rc $rc"
+"$GW" postmortem --help | grep -q -- '--records FILE|DIR' && pass "--help" || fail "--help"
+finish
