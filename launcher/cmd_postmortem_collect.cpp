@@ -5,6 +5,8 @@
 // postmortem_dir= (lib/sys/postmortem/collect), keeps them as node.json
 // there, and sends the record to the site's collector (`gangway fleet serve
 // --stops-key`) when --to names it.
+#include <sys/utsname.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -27,21 +29,30 @@ const char* kHelp =
     "\n"
     "The Epilog's part of the post-mortem (contrib/slurm/epilog-postmortem.sh runs it as root on\n"
     "each node of a job when it ends). Reads, from DIR/JOB (DIR: the plugin's postmortem_dir=,\n"
-    "%n standing for the node's name; default /var/spool/gangway/postmortem), the task lines\n"
+    "%n standing for the host name up to its first dot; default /var/spool/gangway/postmortem), the task lines\n"
     "slurmstepd wrote, the kernel log's signs of the job's window (GPU Xids, the OOM killer, a\n"
     "link down, hung tasks) and the rank dumps the job's processes left; writes them as one\n"
     "record, DIR/JOB/node.json, and sends it to the site's collector (`gangway fleet serve\n"
     "--stops-key`) at URL, signed with the site's key FILE.\n"
-    "  --job, --node, --nodes  default: SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_NODELIST (the Epilog's)\n"
+    "  --job, --node, --nodes  default: SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_NODELIST or SLURM_NODELIST (the Epilog's)\n"
     "  --kmsg-root=DIR         read DIR/dev/kmsg, a file of kernel-log records (tests), not /dev/kmsg\n"
     "  --print                 print the record (JSON) on stdout\n"
     "Exit 0: kept (and sent, with --to); 1: nothing to collect or it failed (one line says why).\n";
+
+std::string short_host_name() {
+    struct utsname u{};
+    if (::uname(&u) != 0) return {};
+    const std::string_view n = u.nodename;
+    return std::string(n.substr(0, n.find('.')));
+}
 
 }  // namespace
 
 int cmd_postmortem_collect(int argc, char** argv) {
     std::string dir = "/var/spool/gangway/postmortem", to, key_file, job_text = sys::env_or("SLURM_JOB_ID"),
                 node = sys::env_or("SLURMD_NODENAME"), nodes = sys::env_or("SLURM_JOB_NODELIST"), kmsg_root;
+    // The Epilog of SLURM 22.05 gets SLURM_NODELIST only.
+    if (nodes.empty()) nodes = sys::env_or("SLURM_NODELIST");
     bool print = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -75,7 +86,8 @@ int cmd_postmortem_collect(int argc, char** argv) {
     }
     sys::postmortem::CollectInput in;
     try {
-        in.dir = expand_node_dir(dir, node);
+        // %n as the plugin expands it in slurmstepd: the host name up to its first dot.
+        in.dir = expand_node_dir(dir, short_host_name());
         if (!nodes.empty()) in.job_nodes = expand_hostlist(nodes);
     } catch (const Error& e) {
         std::fprintf(stderr, "gangway postmortem collect: %s\n", e.what());

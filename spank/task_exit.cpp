@@ -15,7 +15,6 @@
 #include "../lib/postmortem/record.hpp"
 #include "../lib/postmortem/step_cgroup.hpp"
 #include "../lib/sys/node/file.hpp"
-#include "env_access.hpp"
 #include "log.hpp"
 #include "state.hpp"
 
@@ -33,13 +32,16 @@ Step& step_state() {
     return s;
 }
 
-// The SLURM name of this node: slurmstepd sets SLURMD_NODENAME in the job's
-// environment from its own configuration (a user's value is overwritten);
-// the kernel's name where it is missing.
-std::string node_name(spank_t sp) {
-    if (auto v = get_env(sp, "SLURMD_NODENAME"); v && !v->empty()) return *v;
+// This node's name as the kernel has it, up to its first dot: the job's
+// environment cannot be trusted here (a step launched from a batch script
+// carries the script's SLURMD_NODENAME, its first node's, until slurmstepd
+// sets each task's own), and only root sets the host name. The Epilog
+// expands postmortem_dir='s %n the same way (gangway postmortem collect).
+std::string node_name() {
     struct utsname u{};
-    return ::uname(&u) == 0 ? std::string(u.nodename) : std::string();
+    if (::uname(&u) != 0) return {};
+    const std::string_view n = u.nodename;
+    return std::string(n.substr(0, n.find('.')));
 }
 
 // mkdir, or the directory already there as it must be: a directory (not a
@@ -98,7 +100,7 @@ void prepare(spank_t sp) {
     spank_get_item(sp, S_JOB_UID, &uid);
     spank_get_item(sp, S_JOB_GID, &gid);
     auto& s = step_state();
-    s.node = node_name(sp);
+    s.node = node_name();
     std::string base;
     try {
         base = expand_node_dir(site.postmortem_dir, s.node);

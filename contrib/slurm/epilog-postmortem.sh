@@ -24,7 +24,7 @@
 # own reason.
 [ -r /etc/default/gangway-postmortem ] && . /etc/default/gangway-postmortem
 dir=${GANGWAY_POSTMORTEM_DIR:-/var/spool/gangway/postmortem}
-node=${SLURMD_NODENAME:-$(uname -n)}
+node=$(uname -n | cut -d. -f1)  # %n: the host name up to its first dot, as the plugin has it
 # Nothing of this job here: no step ran with postmortem_dir= on this node.
 [ -d "$(printf '%s' "$dir" | sed "s/%n/$node/g")/${SLURM_JOB_ID:-none}" ] || exit 0
 if [ -n "${GANGWAY_POSTMORTEM_URL:-}" ]; then

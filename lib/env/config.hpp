@@ -50,7 +50,7 @@ struct Config {
     RankOrder rank_order = RankOrder::Slurm;  // rank_order=: NODE_RANK in SLURM's order or by leaf switch
     std::string topology_file;  // topology_file=: SLURM's topology file; empty: next to slurm.conf
     // postmortem_dir=: where slurmstepd keeps each task's end for the Epilog's
-    // post-mortem (issue 33; %n: the node's name); empty (the default): off.
+    // post-mortem (issue 33; %n: the host name up to its first dot); empty (the default): off.
     std::string postmortem_dir;
 };
 
