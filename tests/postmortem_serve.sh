@@ -123,8 +123,10 @@ for n in n1 n2 n3 n4; do sent_ok 101 $n "job 101 $n"; done
 if wait_comment 101; then pass "job 101: AdminComment set: $(cat "$W/comment.101")"; else fail "job 101: no AdminComment"; fi
 grep -q "n2" "$W/comment.101" && pass "job 101's line names n2" || fail "job 101's line does not name n2"
 wait_log "job 101: requeued" || true
-grep -qx "update JobId=101 ExcNodeList=n2" "$W/calls" && grep -qx "requeue 101" "$W/calls" &&
-  pass "job 101 excluded n2 and was requeued" || fail "job 101 not requeued without n2: $(cat "$W/calls")"
+# Held first, excluded, released (SLURM 22.05 takes no update of a finished job; a held one cannot start on n2).
+[ "$(grep -e '^requeuehold 101$' -e '^update JobId=101 ExcNodeList=n2$' -e '^release 101$' "$W/calls" | tr '\n' ' ')" = \
+  "requeuehold 101 update JobId=101 ExcNodeList=n2 release 101 " ] &&
+  pass "job 101 was requeued held, excluded n2 and released" || fail "job 101 not requeued without n2: $(cat "$W/calls")"
 grep -q "^update NodeName=n2 State=DRAIN Reason=gangway: postmortem gpu-xid.*(job 101)$" "$W/calls" &&
   pass "n2 drained for job 101" || fail "n2 not drained: $(cat "$W/calls")"
 
@@ -152,21 +154,21 @@ record 102 n2 term; record 102 n3 term; record 102 n4 term
 for n in n1 n2 n3 n4; do sent_ok 102 $n "job 102 $n"; done
 wait_comment 102 && pass "job 102: AdminComment set: $(cat "$W/comment.102")" || fail "job 102: no AdminComment"
 sleep 1
-grep -q "requeue 102\|JobId=102 ExcNodeList\|(job 102)" "$W/calls" && fail "job 102 (OOM) requeued or drained: $(cat "$W/calls")" ||
+grep -q "requeue[a-z]* 102\|JobId=102 ExcNodeList\|(job 102)" "$W/calls" && fail "job 102 (OOM) requeued or drained: $(cat "$W/calls")" ||
   pass "job 102 (OOM) not requeued, nothing drained"
 
 # 4. Job 103: every rank raised the same exception: no node, no requeue.
 for n in n1 n2 n3 n4; do record 103 $n bug; sent_ok 103 $n "job 103 $n"; done
 wait_comment 103 && pass "job 103: AdminComment set: $(cat "$W/comment.103")" || fail "job 103: no AdminComment"
 sleep 1
-grep -q "requeue 103\|JobId=103 ExcNodeList" "$W/calls" && fail "job 103 (a user's bug) requeued" || pass "job 103 (a user's bug) not requeued"
+grep -q "requeue[a-z]* 103\|JobId=103 ExcNodeList" "$W/calls" && fail "job 103 (a user's bug) requeued" || pass "job 103 (a user's bug) not requeued"
 
 # 5. Job 104: n4 sends nothing and SLURM shows it down: lost after the wait; requeued without it.
 for n in n1 n2 n3; do record 104 $n term; sent_ok 104 $n "job 104 $n"; done
 wait_comment 104 && pass "job 104: AdminComment set: $(cat "$W/comment.104")" || fail "job 104: no AdminComment"
 grep -q "n4" "$W/comment.104" && pass "job 104's line names n4" || fail "job 104's line does not name n4"
 wait_log "job 104: requeued" || true
-grep -qx "update JobId=104 ExcNodeList=n4" "$W/calls" && grep -qx "requeue 104" "$W/calls" &&
+grep -qx "update JobId=104 ExcNodeList=n4" "$W/calls" && grep -qx "requeuehold 104" "$W/calls" && grep -qx "release 104" "$W/calls" &&
   pass "job 104 requeued without the lost n4" || fail "job 104 not requeued without n4"
 
 # 6. Job 107 ran on n[1-2] (SLURM's NodeList): n3's record, whose list

@@ -1,5 +1,8 @@
 #include "stops_service.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include <cstdio>
 #include <ctime>
 
@@ -183,21 +186,37 @@ void StopsService::deliver(pm::GatheredJob g) {
     }
     if (v.cause == pm::Cause::none) return;  // a healthy job: nothing to say, no record of a stop
     const std::string line = pm::render_line(v);
-    if (auto r = set_admin_comment(settings_.scontrol, job, line); !r) log("job " + job + ": " + r.error());
     log(line);
 
+    // The job has finished when its Epilogs send, and SLURM 22.05 refuses any
+    // update of a finished job ("Job has already finished"), the exclusion's
+    // and AdminComment's too. So a job to requeue is first requeued held (a
+    // pending job takes updates; a held one cannot start on the node before
+    // its exclusion), then excluded from the node, then released; its line
+    // is set after, while it is pending. The requeue is refused while the
+    // job is still completing (the last Epilogs): tried for up to 20 s.
     bool requeued = false;
-    if (pm::should_requeue(v, g.records)) {
+    const bool requeue = pm::should_requeue(v, g.records);
+    if (requeue) {
         auto shown = show_job(settings_.scontrol, job);
-        if (!shown) log("job " + job + ": not requeued: " + shown.error());
+        Result<void> held = Failure{shown ? std::string() : shown.error()};
+        for (int i = 0; shown && i < 20; ++i) {
+            if ((held = requeue_hold_job(settings_.scontrol, job))) break;
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+        }
+        if (!held) log("job " + job + ": not requeued: " + held.error());
         else if (auto ex = exclude_nodes(settings_.scontrol, job, join(preflight::requeue_exclusions(*shown, {v.node}), ",")); !ex)
-            log("job " + job + ": not requeued: " + ex.error());
-        else if (auto rq = requeue_job(settings_.scontrol, job); !rq)
-            log("job " + job + ": not requeued: " + rq.error());
+            log("job " + job + ": requeued but held, not released: " + ex.error());
+        else if (auto rel = release_job(settings_.scontrol, job); !rel)
+            log("job " + job + ": requeued without " + v.node + " but held: " + rel.error());
         else {
             requeued = true;
             log("job " + job + ": requeued without " + v.node);
         }
+    }
+    if (auto r = set_admin_comment(settings_.scontrol, job, line); !r) log("job " + job + ": " + r.error());
+
+    if (requeue) {
         // The drain, under the cap: nodes drained for this job before count.
         if (settings_.drain_max > 0) {
             const auto all = show_nodes(settings_.scontrol);

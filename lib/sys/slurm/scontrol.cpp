@@ -51,6 +51,10 @@ Result<std::string> show_job(const Scontrol& s, const std::string& job) { return
 
 Result<void> requeue_job(const Scontrol& s, const std::string& job) { return done(scontrol_call(s, {"requeue", job})); }
 
+Result<void> requeue_hold_job(const Scontrol& s, const std::string& job) { return done(scontrol_call(s, {"requeuehold", job})); }
+
+Result<void> release_job(const Scontrol& s, const std::string& job) { return done(scontrol_call(s, {"release", job})); }
+
 Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std::string& list) {
     return done(scontrol_call(s, {"update", "JobId=" + job, "ExcNodeList=" + list}));
 }
