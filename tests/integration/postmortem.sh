@@ -112,7 +112,7 @@ EOS
 }
 state_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2; }
 restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
-comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.*AdminComment=\(.*\) Comment=.*/\1/p; s/.*AdminComment=\(.*\)$/\1/p' | head -1; }
+comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* AdminComment=//p' | sed 's/ [A-Z][A-Za-z]*=.*//'; }
 # ended JOB: until its first run has ended (its 4 Epilogs done), 240 s at most.
 ended() {
   local n t0=$SECONDS
@@ -154,6 +154,9 @@ expect() {
     [ "${exc}" = "ExcNodeList=$BAD" ] && [ "$(restarts_of "$job")" -ge 1 ] \
       && pass "$c: requeued without $BAD ($exc, Restarts=$(restarts_of "$job"))" \
       || fail "$c: not requeued without $BAD: $exc Restarts=$(restarts_of "$job") $(state_of "$job")"
+    # Pending again, the job takes its AdminComment on every release.
+    [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment is the line" \
+      || fail "$c: the requeued job's AdminComment: $(comment_of "$job")"
   else
     [ "$(restarts_of "$job")" = 0 ] && [ "$exc" != "ExcNodeList=$BAD" ] && pass "$c: not requeued ($(state_of "$job"))" \
       || fail "$c: requeued: $exc Restarts=$(restarts_of "$job")"
