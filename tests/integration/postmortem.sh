@@ -29,12 +29,17 @@
 #                requeued;
 #   7 healthy    (with the forgeries of case 1) nothing said, no stop kept.
 # Each verdict line must be in AdminComment within 60 s of the job's end
-# and printed by `gangway postmortem JOB`. PM_CASES="1 4" runs some only
-# (contrib/dev/release-check.sh runs the release-dependent ones elsewhere).
+# (SLURM 22.05 takes no update of a finished job: there the line is checked
+# with `gangway postmortem JOB`, and AdminComment on the requeued jobs) and
+# printed by `gangway postmortem JOB`. PM_CASES="1 4" runs some only.
 . "$(dirname "$0")/lib.sh"
 $TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
 CLUSTER=$top_srcdir/tests/cluster/cluster.sh
+# Every case on 22.05; elsewhere the ones whose behaviour can differ by
+# release: the task's wait status (1), AdminComment and requeue (4), the
+# Flight Recorder of PyTorch 2.8+ (5), the hook's autoload by torch 2.5+ (6).
 CASES=${PM_CASES:-1 2 3 4 5 6 7}
+[ -z "${PM_CASES:-}" ] && [ "${GANGWAY_CLUSTER_RELEASE:-22.05}" != 22.05 ] && CASES="1 4 5 6"
 PORT=${GANGWAY_PM_PORT:-19464}
 URL=http://198.18.0.1:$PORT
 PM=$WORK/pm
