@@ -28,7 +28,16 @@ std::vector<std::uint64_t> seqs(const nlohmann::json& j, const char* key) {
 RankDump parse_rank_dump(std::string_view text) {
     if (text.size() > kMaxRankDumpBytes)
         throw Error("a rank dump of " + std::to_string(text.size()) + " bytes, more than " + size_text(kMaxRankDumpBytes));
-    const auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    // The tree is kept small as it is built: two levels (the object, its
+    // lists) and the values two full lists hold, whatever the text holds.
+    std::size_t values = 0;
+    const nlohmann::json::parser_callback_t bound = [&](int depth, nlohmann::json::parse_event_t ev, nlohmann::json&) {
+        if (depth > 2) throw Error("a rank dump nested deeper than its lists");
+        if (ev == nlohmann::json::parse_event_t::value && ++values > 2 * kMaxSeqs + 64)
+            throw Error("a rank dump of more than " + std::to_string(2 * kMaxSeqs + 64) + " values");
+        return true;
+    };
+    const auto j = nlohmann::json::parse(text.begin(), text.end(), bound, false);
     if (j.is_discarded() || !j.is_object() || j.value("kind", std::string()) != "gangway-rank-dump")
         throw Error("not a gangway rank dump (a JSON object with \"kind\":\"gangway-rank-dump\")");
     const auto rank = j.find("rank");
