@@ -22,7 +22,8 @@
 #                log): link down on node10, requeued without node10;
 #   4 xid        an Xid 79 line in node10's test-double kernel log, node10's
 #                ranks SIGKILLed: GPU Xid on node10, requeued without it;
-#   5 hang       rank 5 SIGSTOPped, the job cancelled 20 s later: a hang
+#   5 hang       rank 5 SIGSTOPped (by itself, between two collectives), the
+#                job cancelled 20 s later: a hang
 #                naming rank 5 from the Flight Recorder's dumps (PyTorch 2.8+,
 #                gloo: SLURM 26.05's torch 2.14; skipped where older);
 #   6 exception  every rank raises the same ValueError: no node named, not
@@ -213,9 +214,13 @@ fi
 if has 5; then
   if $TORCH_PY -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split(".")[:2]); sys.exit(v < (2, 8))' 2>/dev/null ||
      srun -N1 -w node08 $TORCH_PY -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split(".")[:2]); sys.exit(v < (2, 8))' 2>/dev/null; then
-    submit hang
+    # Rank 5 stops itself between two collectives (SIGSTOP), so that it
+    # never enters the next one, whatever the moment; the job is cancelled
+    # 20 s after.
+    submit hang PM_VICTIM=5
     if p=$(pid_of 5); then
-      kill -STOP "$p"; sleep 20; scancel "$job"
+      for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && break; sleep 0.2; done
+      sleep 20; scancel "$job"
     fi
     expect "5 hang" "^gangway: job [0-9]+ step 0 hung until SLURM signalled every rank at [0-9:.]+: rank 5 did not enter collective"
   else

@@ -6,6 +6,8 @@ it is in the loop, so that the test can find and signal it.
   exception  every rank raises the same ValueError at round 10
   oom        rank PM_VICTIM allocates until the OOM killer takes it, once
              PM_WORK/go exists (the test puts it in a memory cgroup first)
+  hang       rank PM_VICTIM stops itself (SIGSTOP) after round 10, between
+             two collectives, so that it never enters the next one
   (others)   loop until signalled (SIGKILL, SIGSTOP, a cut link, scancel)
 PM_FORGE=1: every rank also writes what a hostile user could (a rank dump
 claiming another rank hung and a forged task line in its dump directory, an
@@ -15,6 +17,7 @@ PM_TIMEOUT: gloo's timeout in seconds (a cut link ends the job after it).
 import datetime
 import json
 import os
+import signal
 import sys
 import time
 
@@ -54,6 +57,8 @@ while True:
             f.write("%d\n" % os.getpid())
     if case == "healthy" and i >= 40:
         break
+    if case == "hang" and i == 10 and rank == int(os.environ.get("PM_VICTIM", "-1")):
+        os.kill(os.getpid(), signal.SIGSTOP)
     if case == "exception" and i >= 10:
         raise ValueError("bad batch shape at round 10")
     if case == "oom" and rank == int(os.environ.get("PM_VICTIM", "-1")) and os.path.exists(os.path.join(work, "go")):
