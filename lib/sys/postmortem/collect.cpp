@@ -198,6 +198,10 @@ Result<Collected> collect_node_record(const CollectInput& in) {
     // kernel's lines that precede a death) to now.
     const std::int64_t now = clock_ns(CLOCK_REALTIME), boot = now - clock_ns(CLOCK_MONOTONIC);
     std::int64_t start = birth_ns(job->get()).value_or(0);
+    // A requeued job's earlier run on this node left its node.json: this
+    // run's window starts after it, so that its signs are not taken again.
+    if (struct stat prev{}; start != 0 && ::fstatat(job->get(), "node.json", &prev, AT_SYMLINK_NOFOLLOW) == 0 && prev.st_uid == 0)
+        start = std::max<std::int64_t>(start, static_cast<std::int64_t>(prev.st_mtim.tv_sec) * 1000000000 + prev.st_mtim.tv_nsec);
     if (start == 0) {
         start = now;
         for (const auto& t : c.record.tasks) start = std::min(start, t.t_ns);
