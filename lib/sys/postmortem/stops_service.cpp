@@ -32,6 +32,12 @@ void log(const std::string& line) {
 Result<std::vector<std::string>> slurm_job_nodes(const Scontrol& s, std::uint32_t job) {
     auto text = show_job(s, std::to_string(job));
     if (!text) return Failure{text.error()};
+    // While the job completes (its Epilogs run, and send), NodeList lists
+    // only the nodes still completing: a node whose Epilog ended first would
+    // be dropped (seen on 26.05, tests/integration/postmortem.sh). Asked
+    // again on the next round, once the job has completed.
+    if (text->find(" JobState=COMPLETING") != std::string::npos)
+        return Failure{"job " + std::to_string(job) + " is completing (its NodeList names only the nodes still completing)"};
     // " NodeList=LIST": the allocation's (ReqNodeList and ExcNodeList are the user's).
     const auto p = text->find(" NodeList=");
     if (p == std::string::npos) return Failure{"scontrol show job " + std::to_string(job) + " prints no NodeList"};
