@@ -146,7 +146,8 @@ void record(spank_t sp) {
     const auto& on_fail = state().cli.check.on_fail;
     t.requeue_on_fail = on_fail.value_or(state().site.check.on_fail) == OnFail::requeue;
     const std::string name = "task." + std::to_string(t.step) + "." + std::to_string(t.rank);
-    if (auto w = sys::write_file_atomic(s.dir, name, postmortem::format_task_end(t), 0600, "the task's end"); !w)
+    if (auto w = sys::write_file_atomic(s.dir, name, postmortem::format_task_end(t), 0600, "the task's end",
+                                          sys::Durability::page_cache); !w)
         log_error(w.error() + "; no post-mortem record for this task");
 }
 
