@@ -5,8 +5,6 @@
 // postmortem_dir= (lib/sys/postmortem/collect), keeps them as node.json
 // there, and sends the record to the site's collector (`gangway fleet serve
 // --stops-key`) when --to names it.
-#include <sys/utsname.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,6 +13,7 @@
 #include "../lib/base/text.hpp"
 #include "../lib/env/config.hpp"
 #include "../lib/env/hostlist.hpp"
+#include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/postmortem/collect.hpp"
 #include "../lib/sys/postmortem/send.hpp"
@@ -39,12 +38,6 @@ const char* kHelp =
     "  --print                 print the record (JSON) on stdout\n"
     "Exit 0: kept (and sent, with --to); 1: nothing to collect or it failed (one line says why).\n";
 
-std::string short_host_name() {
-    struct utsname u{};
-    if (::uname(&u) != 0) return {};
-    const std::string_view n = u.nodename;
-    return std::string(n.substr(0, n.find('.')));
-}
 
 }  // namespace
 
@@ -87,7 +80,7 @@ int cmd_postmortem_collect(int argc, char** argv) {
     sys::postmortem::CollectInput in;
     try {
         // %n as the plugin expands it in slurmstepd: the host name up to its first dot.
-        in.dir = expand_node_dir(dir, short_host_name());
+        in.dir = expand_node_dir(dir, sys::short_host_name());
         if (!nodes.empty()) in.job_nodes = expand_hostlist(nodes);
     } catch (const Error& e) {
         std::fprintf(stderr, "gangway postmortem collect: %s\n", e.what());

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +13,7 @@
 #include "../lib/env/step_view.hpp"
 #include "../lib/postmortem/record.hpp"
 #include "../lib/postmortem/step_cgroup.hpp"
+#include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "log.hpp"
 #include "state.hpp"
@@ -30,18 +30,6 @@ struct Step {
 Step& step_state() {
     static Step s;
     return s;
-}
-
-// This node's name as the kernel has it, up to its first dot: the job's
-// environment cannot be trusted here (a step launched from a batch script
-// carries the script's SLURMD_NODENAME, its first node's, until slurmstepd
-// sets each task's own), and only root sets the host name. The Epilog
-// expands postmortem_dir='s %n the same way (gangway postmortem collect).
-std::string node_name() {
-    struct utsname u{};
-    if (::uname(&u) != 0) return {};
-    const std::string_view n = u.nodename;
-    return std::string(n.substr(0, n.find('.')));
 }
 
 // mkdir, or the directory already there as it must be: a directory (not a
@@ -100,7 +88,10 @@ void prepare(spank_t sp) {
     spank_get_item(sp, S_JOB_UID, &uid);
     spank_get_item(sp, S_JOB_GID, &gid);
     auto& s = step_state();
-    s.node = node_name();
+    // The kernel's host name, never the job's environment: a step launched
+    // from a batch script carries the script's SLURMD_NODENAME (its first
+    // node's) until slurmstepd sets each task's own.
+    s.node = sys::short_host_name();
     std::string base;
     try {
         base = expand_node_dir(site.postmortem_dir, s.node);
