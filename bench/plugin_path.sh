@@ -45,6 +45,19 @@ if [ $callgrind = 1 ]; then
   read -r s0 t0 < <(count none)
   read -r s1 t1 < <(count "$plugin" "$@")
   echo "instructions (callgrind), plugin minus none: step process (dlopen, init, user_init) $((s1 - s0)), each task (task_init) $((t1 - t0))"
+  # The post-mortem's record (issue 33): the step process with postmortem_dir=
+  # (its init makes the job's directories), and task_exit alone, counted with
+  # --toggle-collect in the step process that calls it once per task (2 tasks).
+  mkdir -p "$work/pm"
+  read -r s2 _ < <(count "$plugin" "$@" "postmortem_dir=$work/pm/%n")
+  d=$(mktemp -d "$work/cg.XXXXXX")
+  run valgrind --tool=callgrind --toggle-collect=slurm_spank_task_exit --callgrind-out-file="$d/cg.%p" \
+    "$work/stepd_sim" --rounds 1 "$plugin" "$@" "postmortem_dir=$work/pm/%n" >/dev/null 2>&1
+  files=$(ls -tr "$d"/cg.*)
+  te=$(awk '/^summary:/ {print $2}' "$(sed -n "$(($(wc -l <<<"$files") - 1))p" <<<"$files")")
+  te0=$(run valgrind --tool=callgrind --toggle-collect=slurm_spank_task_exit --callgrind-out-file="$d/off.%p" \
+    "$work/stepd_sim" --rounds 1 "$plugin" "$@" >/dev/null 2>&1; f=$(ls -tr "$d"/off.*); awk '/^summary:/ {print $2}' "$(sed -n "$(($(wc -l <<<"$f") - 1))p" <<<"$f")")
+  echo "postmortem_dir=: step process (init's directories) +$((s2 - s1)); task_exit per task $((te / 2)) (without postmortem_dir=: $((te0 / 2))); records: $(find "$work/pm" -name 'task.*' | wc -l)"
   exit 0
 fi
 for ((i = 0; i < 2; i++)); do

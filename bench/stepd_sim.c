@@ -4,7 +4,9 @@
  * round is cold, as in a real step), which dlopens the plugin, calls
  * slurm_spank_init, init_post_opt and user_init in the remote context, then
  * forks one child per local task that calls task_init, as slurmstepd does
- * before it execs a task. The step is described by the SLURM_* variables of
+ * before it execs a task; when they have ended it calls task_exit for each,
+ * in the step process, with the task's pid and wait status, as slurmstepd
+ * does. The step is described by the SLURM_* variables of
  * this program's environment (the job environment SPANK reads).
  *
  *   stepd_sim [--rounds N] [--tasks N] [--usage] PLUGIN [PLUGSTACK ARGS...]
@@ -35,7 +37,9 @@
 #include <slurm/spank.h>
 
 /* --- the SPANK host: what slurmstepd gives a plugin ----------------------- */
-static int g_task = -1; /* local task id inside a task child, -1 in the step */
+static int g_task = -1; /* local task id inside a task child (or task_exit's task), -1 in the step */
+static pid_t g_task_pid = 0; /* task_exit's task */
+static int g_task_status = 0;
 static unsigned g_tasks = 2;
 static char** g_env;      /* the job's environment (a copy: the plugin edits it) */
 static size_t g_env_n, g_env_cap;
@@ -140,6 +144,16 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
             if (g_task < 0) rc = ESPANK_NOT_TASK;
             else *va_arg(ap, int*) = g_task;
             break;
+        case S_TASK_PID:
+            if (g_task < 0) rc = ESPANK_NOT_TASK;
+            else *va_arg(ap, pid_t*) = g_task_pid;
+            break;
+        case S_TASK_EXIT_STATUS:
+            if (g_task < 0) rc = ESPANK_NOT_TASK;
+            else *va_arg(ap, int*) = g_task_status;
+            break;
+        case S_JOB_UID: *va_arg(ap, uid_t*) = getuid(); break;
+        case S_JOB_GID: *va_arg(ap, gid_t*) = getgid(); break;
         default: rc = ESPANK_NOT_AVAIL; break;
     }
     va_end(ap);
@@ -192,7 +206,7 @@ static void hog_release(struct hog_block** list, size_t bytes) {
 /* One slurmstepd: returns wall and CPU time per phase through `out` (a pipe). */
 static void one_step(const char* plugin, int ac, char** av, int out) {
     double wall[NPHASES] = {0}, cpu[NPHASES] = {0}, flt[NPHASES] = {0}, w, c, f;
-    spank_fn task_init = NULL;
+    spank_fn task_init = NULL, task_exit = NULL;
     struct hog_block* hog = NULL;
     if (strcmp(plugin, "none") != 0) {
         w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID), f = faults(RUSAGE_SELF);
@@ -207,6 +221,7 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
         spank_fn post = (spank_fn)dlsym(h, "slurm_spank_init_post_opt");
         spank_fn user = (spank_fn)dlsym(h, "slurm_spank_user_init");
         task_init = (spank_fn)dlsym(h, "slurm_spank_task_init");
+        task_exit = (spank_fn)dlsym(h, "slurm_spank_task_exit");
         w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID), f = faults(RUSAGE_SELF);
         if (init && init(NULL, ac, av) != 0) _exit(3);
         if (post && post(NULL, ac, av) != 0) _exit(3);
@@ -241,8 +256,10 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
     /* Tasks: each child times its own task_init and reports through a pipe. */
     int fds[2];
     if (pipe(fds) != 0) _exit(4);
+    pid_t pids[256];
+    if (g_tasks > 256) _exit(4);
     for (unsigned t = 0; t < g_tasks; ++t) {
-        if (fork() == 0) {
+        if ((pids[t] = fork()) == 0) {
             close(fds[0]);
             g_task = (int)t;
             char buf[32];
@@ -263,7 +280,16 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
     while (read(fds[0], r, sizeof r) == (ssize_t)sizeof r)
         wall[P_TASK_INIT] += r[0] / g_tasks, cpu[P_TASK_INIT] += r[1] / g_tasks, flt[P_TASK_INIT] += r[2] / g_tasks;
     int st, bad = 0;
-    while (wait(&st) > 0) bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    for (unsigned t = 0; t < g_tasks; ++t) {
+        if (waitpid(pids[t], &st, 0) != pids[t]) _exit(4);
+        bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+        /* slurmstepd calls task_exit in the step process as each task ends. */
+        if (task_exit) {
+            g_task = (int)t, g_task_pid = pids[t], g_task_status = st;
+            task_exit(NULL, ac, av);
+            g_task = -1;
+        }
+    }
     if (bad) {
         fprintf(stderr, "stepd_sim: a task_init failed\n");
         _exit(6);

@@ -12,6 +12,7 @@
 
 #include "../lib/base/text.hpp"
 #include "../lib/fleet/show.hpp"
+#include "../lib/fleet/stops.hpp"
 #include "../lib/fleet/trend.hpp"
 #include "../lib/fleet/trend_svg.hpp"
 #include "../lib/fleet/trend_text.hpp"
@@ -47,11 +48,17 @@ const char* kUsage =
     "  flagged [--db FILE] [--days N] [--recent-days N] [NODE...]\n"
     "         one line per degrading node or link: NODE[->PEER] METRIC DEVICE|- RECENT\n"
     "         BASELINE PEERS SINCE (bytes per second; UTC); exit 0 none, 1 some, 2 usage, 3 no store\n"
+    "         and nodes that stopped 2 jobs within 14 days (the post-mortem's node causes):\n"
+    "         NODE job_stops - COUNT - - SINCE\n"
+    "  stops [--db FILE] [--days N] [--timeline] [NODE...]\n"
+    "         the jobs stopped over N days (default 30), newest first: when, job, step, the node\n"
+    "         blamed, the cause, and the line; --timeline adds each verdict's timeline\n"
     "  metrics [--db FILE] [--format openmetrics|text] [--output FILE]\n"
     "         the latest figures, the flags and the ingest's counts as OpenMetrics text, for\n"
     "         node_exporter's textfile collector (--output: written atomically)\n"
-    "  serve --listen ADDR:PORT [--db FILE] [--cache SECONDS]\n"
-    "         serve them on /metrics for Prometheus to scrape, until SIGTERM or SIGINT\n"
+    "  serve --listen ADDR:PORT [--db FILE] [--cache SECONDS] [--stops-key FILE ...]\n"
+    "         serve them on /metrics for Prometheus to scrape, until SIGTERM or SIGINT;\n"
+    "         --stops-key: also take the post-mortem's node records on /v1/stops\n"
     "\n"
     "See gangway-fleet(8).\n";
 
@@ -222,10 +229,54 @@ int fleet_show(int argc, char** argv) {
 int fleet_flagged(int argc, char** argv) {
     TrendArgs a;
     if (int rc = parse_trend_args(argc, argv, "flagged", false, a)) return rc;
-    auto t = load_trends(a, "flagged", std::time(nullptr), false);
+    const std::int64_t now = std::time(nullptr);
+    auto t = load_trends(a, "flagged", now, false);
     if (!t) return 3;
     std::fputs(fleet::render_flagged(t->result, a.nodes).c_str(), stdout);
-    return fleet::flags_for(t->result, a.nodes).empty() ? 0 : 1;
+    // The repeat offenders: nodes that stopped jobs by a node-class cause (root's evidence only).
+    auto store = sys::fleet::Store::open(a.db, sys::fleet::OpenMode::read_only);
+    if (!store) {
+        std::fprintf(stderr, "gangway fleet flagged: %s\n", store.error().c_str());
+        return 3;
+    }
+    auto rows = store->stops(now - fleet::kRepeatWindowS, now + 1, a.nodes);
+    if (!rows) {
+        std::fprintf(stderr, "gangway fleet flagged: %s\n", rows.error().c_str());
+        return 3;
+    }
+    const auto repeat = fleet::repeat_offenders(*rows, now, a.nodes);
+    std::fputs(fleet::render_repeat_offenders(repeat).c_str(), stdout);
+    return fleet::flags_for(t->result, a.nodes).empty() && repeat.empty() ? 0 : 1;
+}
+
+// `fleet stops`: the verdicts `fleet serve --stops-key` stored (issue 33).
+int fleet_stops(int argc, char** argv) {
+    std::string db = kDefaultDb;
+    int days = 30;
+    bool timelines = false;
+    std::vector<std::string> nodes;
+    for (int i = 1; i < argc; ++i) {
+        const std::string s = argv[i];
+        if (auto v = option_value(argc, argv, i, "--db")) db = *v;
+        else if (auto v = option_value(argc, argv, i, "--days")) {
+            if (!to_days(*v, days)) return usage_error("--days wants days from 1 to 36500, not \"" + excerpt(*v) + "\"");
+        } else if (s == "--timeline") timelines = true;
+        else if (s.rfind("-", 0) == 0) return usage_error("unknown option \"" + excerpt(s) + "\" for stops");
+        else nodes.push_back(s);
+    }
+    auto store = sys::fleet::Store::open(db, sys::fleet::OpenMode::read_only);
+    if (!store) {
+        std::fprintf(stderr, "gangway fleet stops: %s\n", store.error().c_str());
+        return 1;
+    }
+    const std::int64_t now = std::time(nullptr);
+    auto rows = store->stops(now - std::int64_t(days) * 86400, now + sys::fleet::kMaxClockSkewS + 1, nodes);
+    if (!rows) {
+        std::fprintf(stderr, "gangway fleet stops: %s\n", rows.error().c_str());
+        return 1;
+    }
+    std::fputs(fleet::render_stops(*rows, timelines).c_str(), stdout);
+    return 0;
 }
 
 }  // namespace
@@ -239,6 +290,7 @@ int cmd_fleet(int argc, char** argv) {
     if (sub == "ingest") return fleet_ingest(argc - 1, argv + 1);
     if (sub == "show") return fleet_show(argc - 1, argv + 1);
     if (sub == "flagged") return fleet_flagged(argc - 1, argv + 1);
+    if (sub == "stops") return fleet_stops(argc - 1, argv + 1);
     if (sub == "metrics") return cmd_fleet_metrics(argc - 1, argv + 1);
     if (sub == "serve") return cmd_fleet_serve(argc - 1, argv + 1);
     if (sub.empty()) {

@@ -12,6 +12,8 @@
 #include "../lib/sys/fleet/http_serve.hpp"
 #include "../lib/sys/fleet/metrics_input.hpp"
 #include "../lib/sys/fleet/store.hpp"
+#include "../lib/sys/postmortem/send.hpp"
+#include "../lib/sys/postmortem/stops_service.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "commands.hpp"
 
@@ -35,6 +37,7 @@ const char* kMetricsHelp =
 
 const char* kServeHelp =
     "usage: gangway fleet serve --listen ADDR:PORT [--db FILE] [--cache SECONDS] [--request-deadline SECONDS]\n"
+    "                           [--stops-key FILE [--stops-wait SECONDS] [--stops-max-jobs N] [--drain-max N]]\n"
     "\n"
     "Serves GET /metrics for Prometheus on exactly ADDR:PORT (a numeric address; [ADDR]:PORT for\n"
     "IPv6; 0.0.0.0 only when every interface is meant), OpenMetrics or the classic text format as\n"
@@ -45,7 +48,19 @@ const char* kServeHelp =
     "connections (the last 8 only for an address that holds none), 8 from one address, 16 KiB of\n"
     "request line and headers, 10 s idle, and a connection is shut down --request-deadline\n"
     "seconds after it opened (default 30; 0: never), however many requests its client sends.\n"
-    "Stops cleanly on SIGTERM or SIGINT.\n";
+    "Stops cleanly on SIGTERM or SIGINT.\n"
+    "\n"
+    "--stops-key FILE (the site's key, as the check reads it: yours, mode 0600) also takes the\n"
+    "post-mortem's node records on POST /v1/stops (gangway postmortem collect sends them from\n"
+    "each node's Epilog), signed with that key (HMAC-SHA256, a timestamp within 300 s), one\n"
+    "Content-Length of at most 1 MiB. Per job it waits until every node of the job has sent, or\n"
+    "--stops-wait seconds after the first (default 20); a node that sent nothing and that SLURM\n"
+    "reports down is lost. Then it judges the job: sets its AdminComment to the line (serve runs\n"
+    "as root or SlurmUser), stores the verdict in the store (`gangway fleet stops`), counts it in\n"
+    "gangway_job_stops_total, and for a node-class cause in a step run with\n"
+    "--gangway-on-fail=requeue requeues the job without the node and drains it (at most\n"
+    "--drain-max nodes per job, default 2; 0: none). At most --stops-max-jobs jobs (default 256)\n"
+    "wait at once. GET /v1/stops/JOBID answers a job's line and timeline.\n";
 
 std::string default_db() { return kFleetDefaultDb; }
 
@@ -63,7 +78,7 @@ Result<std::string> metrics_text(const std::string& db, Exposition format) {
 }
 
 // serve's source: both formats from one read of the store, and the store's
-// ingest counts as its version (every ingest changes its time).
+// ingest counts and the stops' count as its version (every ingest changes its time).
 sys::fleet::MetricsSource serve_source(const std::string& db) {
     sys::fleet::MetricsSource src;
     src.build = [db]() -> Result<sys::fleet::MetricsSource::Texts> {
@@ -78,7 +93,12 @@ sys::fleet::MetricsSource serve_source(const std::string& db) {
         if (!store) return "";
         const auto c = store->ingest_counts();
         if (!c) return "";
-        return std::to_string(c->last_ingest) + "/" + std::to_string(c->node_checks) + "/" + std::to_string(c->job_checks);
+        // The stops too: a verdict of --stops-key shows in gangway_job_stops_total within a second.
+        std::uint64_t stops = 0;
+        if (const auto s = store->stop_counts())
+            for (const auto& n : *s) stops += n.count;
+        return std::to_string(c->last_ingest) + "/" + std::to_string(c->node_checks) + "/" + std::to_string(c->job_checks) +
+               "/" + std::to_string(stops);
     };
     return src;
 }
@@ -124,8 +144,9 @@ int cmd_fleet_metrics(int argc, char** argv) {
 }
 
 int cmd_fleet_serve(int argc, char** argv) {
-    std::string db = default_db(), listen;
+    std::string db = default_db(), listen, stops_key;
     sys::fleet::ServeLimits limits;
+    sys::postmortem::StopsSettings stops;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -149,6 +170,28 @@ int cmd_fleet_serve(int argc, char** argv) {
                 return 2;
             }
             limits.request_deadline_s = *n;
+        } else if (auto v = option_value(argc, argv, i, "--stops-key")) stops_key = *v;
+        else if (auto v = option_value(argc, argv, i, "--stops-wait")) {
+            const auto n = parse_uint(*v);
+            if (!n || *n < 1 || *n > 3600) {
+                std::fprintf(stderr, "gangway fleet serve: --stops-wait %s: give seconds from 1 to 3600\n", excerpt(*v).c_str());
+                return 2;
+            }
+            stops.limits.wait_s = *n;
+        } else if (auto v = option_value(argc, argv, i, "--stops-max-jobs")) {
+            const auto n = parse_uint(*v);
+            if (!n || *n < 1 || *n > 65536) {
+                std::fprintf(stderr, "gangway fleet serve: --stops-max-jobs %s: give a number from 1 to 65536\n", excerpt(*v).c_str());
+                return 2;
+            }
+            stops.limits.max_jobs = *n;
+        } else if (auto v = option_value(argc, argv, i, "--drain-max")) {
+            const auto n = parse_uint(*v);
+            if (!n || *n > 1024) {
+                std::fprintf(stderr, "gangway fleet serve: --drain-max %s: give a number from 0 to 1024\n", excerpt(*v).c_str());
+                return 2;
+            }
+            stops.drain_max = *n;
         } else {
             std::fprintf(stderr, "gangway fleet serve: unknown option \"%s\"; see `gangway fleet serve --help`\n",
                          excerpt(a).c_str());
@@ -167,17 +210,39 @@ int cmd_fleet_serve(int argc, char** argv) {
     // Blocked before the server's thread starts, so that the signal comes
     // to wait() below and the destructors stop the server cleanly.
     const sys::fleet::StopSignals signals;
-    auto server = sys::fleet::MetricsServer::start(*where, serve_source(db), limits);
+    // The post-mortem's records (issue 33): its thread and store before the
+    // server that hands it requests, gone after the server.
+    std::unique_ptr<sys::postmortem::StopsService> service;
+    std::shared_ptr<const sys::fleet::ExtraRoutes> routes;
+    if (!stops_key.empty()) {
+        auto key = sys::postmortem::read_stops_key(stops_key);
+        if (!key) {
+            std::fprintf(stderr, "gangway fleet serve: --stops-key: %s\n", key.error().c_str());
+            return 1;
+        }
+        stops.key = std::move(*key);
+        stops.db = db;
+        stops.scontrol = sys::scontrol_client(10);
+        auto started = sys::postmortem::StopsService::start(std::move(stops));
+        if (!started) {
+            std::fprintf(stderr, "gangway fleet serve: %s\n", started.error().c_str());
+            return 1;
+        }
+        service = std::move(*started);
+        routes = service->routes();
+    }
+    auto server = sys::fleet::MetricsServer::start(*where, serve_source(db), limits, routes);
     if (!server) {
         std::fprintf(stderr, "gangway fleet serve: %s\n", server.error().c_str());
         return 1;
     }
     const std::string host = where->ipv6 ? "[" + where->host + "]" : where->host;
-    std::fprintf(stderr, "gangway fleet serve: serving http://%s:%u/metrics from %s\n", host.c_str(),
-                 unsigned((*server)->port()), db.c_str());
+    std::fprintf(stderr, "gangway fleet serve: serving http://%s:%u/metrics%s from %s\n", host.c_str(),
+                 unsigned((*server)->port()), service ? " and /v1/stops" : "", db.c_str());
     std::fflush(stderr);
     const int sig = signals.wait();
     (*server).reset();
+    service.reset();
     std::fprintf(stderr, "gangway fleet serve: stopped on %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     return 0;
 }

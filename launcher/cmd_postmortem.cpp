@@ -5,12 +5,14 @@
 //       writes them): a FILE is one record, a DIR every *.json directly in it.
 //       Prints the line and the timeline (lib/postmortem/verdict).
 //
-// The JOBID form (the records as fleet serve kept them, AdminComment) is
-// added beside this one; both end in print_verdict.
+//   gangway postmortem [JOBID] [--from URL | --db FILE]
+//   gangway postmortem send FILE --to URL --key FILE
+//       the delivery's forms: cmd_postmortem_deliver.cpp.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -75,6 +77,21 @@ int print_verdict(const std::vector<postmortem::NodeRecord>& records, const std:
 }
 
 int cmd_postmortem(int argc, char** argv) {
+    // The delivery's forms (cmd_postmortem_deliver.cpp): `send`, and a JOBID
+    // (any call without --records).
+    if (argc > 1 && std::string_view(argv[1]) == "send") return cmd_postmortem_send(argc - 1, argv + 1);
+    // The Epilog's part (cmd_postmortem_collect.cpp).
+    if (argc > 1 && std::string_view(argv[1]) == "collect") return cmd_postmortem_collect(argc - 1, argv + 1);
+    bool offline = false, help = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        offline |= a == "--records" || a.starts_with("--records=");
+        help |= a == "--help" || a == "-h";
+    }
+    if (!offline) {
+        if (help) std::fputs(kHelp, stdout), std::fputs("\n", stdout);
+        return cmd_postmortem_job(argc, argv);
+    }
     std::vector<std::string> args, lost;
     bool records = false;
     for (int i = 1; i < argc; ++i) {

@@ -14,10 +14,13 @@ int cmd_check(int argc, char** argv);  // cmd_run.cpp: the preflight alone
 int cmd_gpu_check(int argc, char** argv);  // cmd_gpu_check.cpp: GPU/RDMA stages on this node
 int cmd_drain_request(int argc, char** argv);
 int cmd_node_check(int argc, char** argv);  // cmd_node_check.cpp: this node's health, SLURM's HealthCheckProgram  // cmd_drain_request.cpp: a drain request, for the Epilog
+int cmd_postmortem_collect(int argc, char** argv);  // cmd_postmortem_collect.cpp: the Epilog's record of a job's stop
 int cmd_fleet(int argc, char** argv);  // cmd_fleet.cpp: the fleet memory (ingest, show)
 int cmd_fleet_metrics(int argc, char** argv);  // cmd_fleet_metrics.cpp: `fleet metrics`, OpenMetrics text
 int cmd_fleet_serve(int argc, char** argv);    // cmd_fleet_metrics.cpp: `fleet serve`, /metrics over HTTP
-int cmd_postmortem(int argc, char** argv);     // cmd_postmortem.cpp: who stopped a job (issue 33)
+int cmd_postmortem(int argc, char** argv);       // cmd_postmortem.cpp: `gangway postmortem`'s subcommands
+int cmd_postmortem_job(int argc, char** argv);   // cmd_postmortem_deliver.cpp: `postmortem [JOBID]`, the line and timeline
+int cmd_postmortem_send(int argc, char** argv);  // cmd_postmortem_deliver.cpp: `postmortem send`, a record to fleet serve
 // The fleet store `gangway fleet` reads and writes unless --db names another.
 inline constexpr const char* kFleetDefaultDb = "/var/lib/gangway/fleet.db";
 

@@ -27,7 +27,7 @@ void usage(std::FILE* out) {
         "  node-check        this node's health between jobs; SLURM's HealthCheckProgram (see --help)\n"
         "  drain-request     print a drain request file for the Epilog helper (admins; see --help)\n"
         "  fleet             the fleet memory: ingest the checks' reports, show them (see fleet --help)\n"
-        "  postmortem        who stopped a job: the node, rank and cause that came first (see --help)\n"
+        "  postmortem [JOB]  who stopped the job: the node, rank and cause that came first (see --help)\n"
         "  version           print the version and the SLURM it was built for\n"
         "  help              this text\n"
         "\n"

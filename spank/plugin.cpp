@@ -7,6 +7,7 @@
 #include "remote.hpp"
 #include "state.hpp"
 #include "spank_api.hpp"
+#include "task_exit.hpp"
 
 // SPANK_PLUGIN() defines these as const objects, which C++ gives internal
 // linkage; declaring them extern "C" first keeps them exported (tested with nm -D).
@@ -65,4 +66,13 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
 extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     // Failing here stops only this task, with the line saying why.
     return guarded("task_init", -1, [&] { return spank_remote(sp) ? gangway::plugin::remote::task_init(sp) : 0; });
+}
+
+extern "C" int slurm_spank_task_exit(spank_t sp, int, char**) {
+    // The post-mortem's record of this task's end (postmortem_dir=): never
+    // fails, whatever happens; SLURM ignores the result here anyway.
+    return guarded("task_exit", kCarryOn, [&] {
+        if (spank_context() == S_CTX_REMOTE) gangway::plugin::task_exit::record(sp);
+        return 0;
+    });
 }

@@ -22,6 +22,7 @@
 #include "pinning.hpp"
 #include "options.hpp"
 #include "state.hpp"
+#include "task_exit.hpp"
 
 namespace gangway::plugin::remote {
 namespace {
@@ -230,6 +231,8 @@ int init(spank_t sp, int ac, char** av) {
     }
     // Without registration the options srun forwarded would not be parsed here.
     if (register_options(sp) != 0) note_error("could not register gangway's options in slurmstepd");
+    // Root's part of the post-mortem, before user_init drops to the job's user.
+    task_exit::prepare(sp);
     return 0;
 }
 

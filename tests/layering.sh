@@ -12,10 +12,11 @@
 #   preflight                  base env
 #   health                     base env preflight
 #   fleet                      base preflight health (the schema reads the checks' reports)
-#   postmortem                 base (the records and the verdict of a job's stop, issue 33)
+#   postmortem                 base env health (the records and the verdict of a job's stop, issue 33;
+#                              the kernel log's signs read with the node check's kmsg and Xid readers)
 #   sys/*                      the pure rooms and each other
 #   spank                      base env pin postmortem sys/node (never preflight, health, fleet:
-#                              tests/plugin_contents.sh; of postmortem, the task line's writer only)
+#                              tests/plugin_contents.sh; of postmortem, the task line and the step cgroup)
 #   launcher                   everything
 set -u
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -31,7 +32,7 @@ allowed() {  # allowed FROM TO
     preflight:base | preflight:env) return 0 ;;
     health:base | health:env | health:preflight) return 0 ;;
     fleet:base | fleet:preflight | fleet:health) return 0 ;;
-    postmortem:base) return 0 ;;
+    postmortem:base | postmortem:env | postmortem:health) return 0 ;;
     sys/*:base | sys/*:env | sys/*:pin | sys/*:preflight | sys/*:health | sys/*:fleet | sys/*:postmortem | sys/*:sys/*) return 0 ;;
     spank:base | spank:env | spank:pin | spank:postmortem | spank:sys/node) return 0 ;;
     launcher:*) return 0 ;;

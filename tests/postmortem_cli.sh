@@ -66,7 +66,9 @@ out=$("$GW" postmortem --records "$W/missing.json" 2>&1); rc=$?
 [ $rc = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && pass "a missing file: $out" || fail "missing: rc $rc: $out"
 
 # Usage errors: exit 2.
-"$GW" postmortem >/dev/null 2>&1; rc=$?
+# (Without --records and a JOBID, `gangway postmortem` asks SLURM for the
+# user's newest job: tests/postmortem_serve.sh.)
+"$GW" postmortem --records >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] && pass "no records named: exit 2" || fail "no records: rc $rc"
 "$GW" postmortem --records "$W/xid" --bogus >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] && pass "an unknown option: exit 2" || fail "unknown option: rc $rc"

@@ -9,7 +9,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max, rank_order, topology_file";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max, rank_order, topology_file, postmortem_dir";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -176,6 +176,13 @@ Config parse_site_args(const std::vector<std::string>& args) {
                             " is not an absolute path; give SLURM's topology file, for example "
                             "topology_file=/etc/slurm/topology.conf");
             c.topology_file = val;
+        } else if (key == "postmortem_dir") {
+            if (val.empty() || val.front() != '/' || val.find("/../") != std::string_view::npos || val.ends_with("/.."))
+                throw Error("plugstack.conf: postmortem_dir=" + excerpt(val) +
+                            " is not an absolute path; give a root-only node-local directory, for example "
+                            "postmortem_dir=/var/spool/gangway/postmortem");
+            expand_node_dir(val, "x");  // rejects a stray %
+            c.postmortem_dir = val;
         } else if (key == "node_addrs_max") {
             c.node_addrs_max = parse_node_addrs_max(val);
         } else if (key == "nic_include" || key == "nic_exclude") {
@@ -218,6 +225,26 @@ std::string expand_addr_template(std::string_view t, std::string_view node) {
             throw Error("plugstack.conf: addr_template=" + excerpt(t) + " makes \"" + excerpt(out) +
                         "\", longer than a host name can be (" + std::to_string(kMaxHostNameLength) +
                         " characters); for example addr_template=%h-ib");
+    }
+    return out;
+}
+
+std::string expand_node_dir(std::string_view t, std::string_view node) {
+    // The node's name becomes a path component: one that could leave the
+    // directory, or that is not a host name, is refused.
+    bool ok = !node.empty() && node.size() <= kMaxHostNameLength && node.front() != '.';
+    for (char c : node) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+    if (!ok) throw Error("postmortem_dir: the node name \"" + excerpt(node) + "\" cannot be a directory's name");
+    std::string out;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t[i] != '%') {
+            out += t[i];
+        } else if (i + 1 < t.size() && (t[i + 1] == 'n' || t[i + 1] == '%')) {
+            if (t[++i] == 'n') out += node;
+            else out += '%';
+        } else {
+            throw Error("plugstack.conf: postmortem_dir=" + excerpt(t) + " has a '%' that is neither %n nor %%");
+        }
     }
     return out;
 }

@@ -49,6 +49,9 @@ struct Config {
     unsigned node_addrs_max = kNodeAddrsMaxDefault;  // NODE_ADDRS only for steps of at most this many nodes; 0: never
     RankOrder rank_order = RankOrder::Slurm;  // rank_order=: NODE_RANK in SLURM's order or by leaf switch
     std::string topology_file;  // topology_file=: SLURM's topology file; empty: next to slurm.conf
+    // postmortem_dir=: where slurmstepd keeps each task's end for the Epilog's
+    // post-mortem (issue 33; %n: the host name up to its first dot); empty (the default): off.
+    std::string postmortem_dir;
 };
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad
@@ -86,5 +89,10 @@ Config apply_user(Config site, const UserChoice& user);
 // refused as soon as it is, so the work is O(template + 255) however many %h
 // it has and however long the node's name.
 std::string expand_addr_template(std::string_view tmpl, std::string_view node);
+
+// postmortem_dir=: "/var/tmp/pm/%n" with node "node08" -> "/var/tmp/pm/node08";
+// %% is a literal percent sign. Throws gangway::Error for another '%' or a
+// node name that is no host name (a '/', a leading '.'). O(template * 255).
+std::string expand_node_dir(std::string_view tmpl, std::string_view node);
 
 }  // namespace gangway

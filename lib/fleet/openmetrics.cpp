@@ -236,6 +236,12 @@ std::string render_metrics(const MetricsInput& in, Exposition format) {
                            "Spooled check reports the ingest set aside as invalid.");
         r.series.emplace_back("", std::to_string(in.counts.files_rejected));
     }
+    if (!in.stops.empty()) {
+        Family& f = family("gangway_job_stops", Type::counter, "",
+                           "Jobs stopped, by the node and the cause the post-mortem named first (gangway postmortem).");
+        for (const StopCount& s : in.stops)
+            f.series.emplace_back(labels({{"node", s.node}, {"cause", s.cause}}), std::to_string(s.count));
+    }
     if (in.counts.last_ingest > 0) {
         Family& f = family("gangway_fleet_last_ingest_timestamp_seconds", Type::gauge, "seconds",
                            "When gangway fleet ingest last ran to its end, unix seconds.");

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "model.hpp"
+#include "stops.hpp"
 
 namespace gangway::fleet {
 
@@ -47,6 +48,9 @@ struct MetricsInput {
     std::vector<Figure> figures;
     std::vector<Flag> flags;
     IngestCounts counts;
+    // Jobs stopped, per blamed node and cause (fleet serve --stops-key):
+    // gangway_job_stops_total{node,cause}, at most 9 causes per node.
+    std::vector<StopCount> stops;
 };
 
 // GPUs, or ports, of one node that get series of their own; more are left

@@ -14,7 +14,9 @@ std::optional<KmsgRecord> parse_kmsg_record(std::string_view line) {
     const auto prio = parse_uint<std::uint32_t>(head.substr(0, c1));
     const auto seq = parse_uint<std::uint64_t>(head.substr(c1 + 1, c2 - c1 - 1));
     if (!prio || !seq) return std::nullopt;
-    return KmsgRecord{*prio >> 3, *prio & 7, *seq, line.substr(semi + 1)};
+    const auto c3 = head.find(',', c2 + 1);
+    const auto usec = parse_uint<std::uint64_t>(head.substr(c2 + 1, c3 == std::string_view::npos ? c3 : c3 - c2 - 1));
+    return KmsgRecord{*prio >> 3, *prio & 7, *seq, line.substr(semi + 1), usec.value_or(0)};
 }
 
 std::optional<std::string_view> kernel_text(const KmsgRecord& r, std::string_view tag) {

@@ -32,6 +32,7 @@ struct KmsgRecord {
     unsigned level = 0;       // 0 (emergency) to 7 (debug)
     std::uint64_t seq = 0;    // consecutive per record since boot
     std::string_view message; // a view into the text the record came from
+    std::uint64_t usec = 0;   // microseconds since boot (the kernel's local clock) when it was logged
 };
 
 // One line of /dev/kmsg -> its record; nullopt for a dictionary line or a

@@ -156,3 +156,22 @@ TEST_CASE("random_bytes: as many as asked, not twice the same") {
     CHECK(a->size() == 16);
     CHECK(*a != *b);
 }
+
+TEST_CASE("write_file_atomic: without the fsync (Durability::page_cache), still whole, replaced, never through a link") {
+    TempDir d;
+    const std::string dir = d.path.string();
+    REQUIRE(write_file_atomic(dir, "task.0.5", "one\n", 0600, "the task's end", Durability::page_cache));
+    CHECK(gangway::test::file_text(d.path / "task.0.5") == "one\n");
+    // A link planted at the name is replaced, not written through.
+    REQUIRE(::symlink((d.path / "elsewhere").c_str(), (d.path / "task.0.6").c_str()) == 0);
+    REQUIRE(write_file_atomic(dir, "task.0.6", "two\n", 0600, "the task's end", Durability::page_cache));
+    struct stat st{};
+    REQUIRE(::lstat((d.path / "task.0.6").c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK((st.st_mode & 0777) == 0600);
+    CHECK_FALSE(std::filesystem::exists(d.path / "elsewhere"));
+    // No private name is left behind.
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(d.path)) n += e.path().filename().string().front() == '.';
+    CHECK(n == 0);
+}

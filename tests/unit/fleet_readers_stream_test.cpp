@@ -136,7 +136,7 @@ TEST_CASE("fleet readers: the one pass gives what compute_trends, show_rows and 
     }
 
     // The metrics' text: from every figure and the old flags, and from the latest of each series and the new ones.
-    MetricsInput all{*figs, old.flags, {}}, latest{view->latest, now.flags, {}};
+    MetricsInput all{*figs, old.flags, {}, {}}, latest{view->latest, now.flags, {}, {}};
     CHECK(render_metrics(all, Exposition::openmetrics) == render_metrics(latest, Exposition::openmetrics));
 }
 
@@ -274,6 +274,13 @@ INSERT INTO daily VALUES('n1', 864000, 'gpu0', '', 'H100', 'gpu_h2d', 'node_chec
 
     auto rw = Store::open(d.db());
     REQUIRE(rw);
+    // The converted store has schema 2's stops table too (issue 33): empty, and written to.
+    REQUIRE(rw->stops(0, 2000000, {}));
+    CHECK(rw->stops(0, 2000000, {})->empty());
+    gangway::fleet::StopRow stop;
+    stop.time = 1000;
+    stop.job = 9;
+    CHECK(*rw->insert_stop(stop));
     auto figs = rw->figures(0, 2000000, {});
     REQUIRE(figs);
     REQUIRE(figs->size() == 3);  // the metric this gangway does not know is left out, as schema 1's readers did

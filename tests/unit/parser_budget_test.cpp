@@ -25,6 +25,8 @@
 #include "../../lib/health/slurm_action.hpp"
 #include "../../lib/health/state.hpp"
 #include "../../lib/health/kmsg_record.hpp"
+#include "../../lib/postmortem/kernel_signs.hpp"
+#include "../../lib/postmortem/rank_dump.hpp"
 #include "../../lib/health/xid.hpp"
 #include "../../lib/pin/topology.hpp"
 #include "../../lib/preflight/bootstrap.hpp"
@@ -292,7 +294,19 @@ TEST_CASE("the node check's readers: linear, node lists within the hostlist's bo
         within(cost_of([&] { (void)health::parse_kmsg_xids(in); }), in.size(), 16, 64 << 10, "kernel log, " + what);
         within(cost_of([&] { (void)health::last_kmsg_seq(in); }), in.size(), 16, 64 << 10, "kernel log's last record, " + what);
         within(cost_of([&] { (void)health::kmsg_lost(in, 0u); }), in.size(), 16, 64 << 10, "kernel log's lost records, " + what);
+        within(cost_of([&] { (void)postmortem::kernel_signs(in, {}); }), in.size(), 16, 64 << 10, "the post-mortem's kernel signs, " + what);
     }
+    // The post-mortem's kernel signs of OOM-killer, link and hung-task lines (the first 256 kept).
+    for (const auto& in : {fill("3,1,1,-;Out of memory: Killed process 4242 (python3) total-vm:1kB\n"),
+                           fill("3,1,1,-;oom-kill:constraint=CONSTRAINT_MEMCG,task=x,pid=1,pid=2,pid=3\n"),
+                           fill("6,1,1,-;mlx5_core 0000:3b:00.0 ens1f0: Link down\n"),
+                           fill("3,1,1,-;INFO: task python3:4343 blocked for more than 120 seconds.\n")})
+        within(cost_of([&] { (void)postmortem::kernel_signs(in, {}); }), in.size(), 16, 64 << 10, "the post-mortem's kernel signs");
+    // A rank's dump (the user's file): nesting, many values, long strings.
+    for (const auto& in : {fill("["), fill("{\"a\":"), "{\"kind\":\"gangway-rank-dump\",\"rank\":1,\"entered\":[" + fill("1,") + "1]}",
+                           "{\"kind\":\"gangway-rank-dump\",\"rank\":1,\"exception\":\"" + fill("x") + "\"}",
+                           "{\"kind\":\"gangway-rank-dump\",\"rank\":1,\"x\":[" + fill("\"a\",") + "1]}"})
+        within(cost_of([&] { (void)postmortem::parse_rank_dump(in); }), in.size(), 16, 64 << 10, "a rank's dump");
     const std::vector<std::pair<std::string, std::string>> nodes = {
         {"a long reason", "NodeName=node11 State=IDLE+DRAIN Reason=" + fill("x")},
         {"many fields", fill("State=IDLE ")},

@@ -68,6 +68,10 @@ struct MetricsServer::State {
     std::size_t shared_places = 0;
     unsigned deadline_s = 30;
     bool stopping = false;
+    // ExtraRoutes (null: /metrics only), and the bytes of the bodies being
+    // received (the library's thread alone touches it).
+    std::shared_ptr<const ExtraRoutes> routes;
+    std::size_t inflight = 0;
 };
 
 namespace {
@@ -260,6 +264,7 @@ struct Framing {
     unsigned content_lengths = 0;
     bool transfer_encoding = false;
     bool nonzero_length = false;
+    std::string length;  // the (last) Content-Length's value
     bool ambiguous() const { return transfer_encoding || content_lengths > 1; }
     bool body() const { return ambiguous() || nonzero_length; }
 };
@@ -270,7 +275,51 @@ MHD_Result count_framing(void* cls, MHD_ValueKind, const char* key, const char* 
     if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
         ++f.content_lengths;
         if (!value || std::string_view(value) != "0") f.nonzero_length = true;
+        f.length = value ? value : "";
     }
+    return MHD_YES;
+}
+
+// A POST's body on its way in (ExtraRoutes): the request's state from its
+// headers to its end, when request_completed frees it.
+struct Upload {
+    std::string body;
+    std::size_t expect = 0;
+};
+
+int seen_mark;  // *req of a request without a body, once its headers' call has been
+
+// The library's word that a request has ended (answered, or its connection
+// gone): an Upload's bytes are given back.
+void request_completed(void* cls, MHD_Connection*, void** req, MHD_RequestTerminationCode) {
+    auto& st = *static_cast<MetricsServer::State*>(cls);
+    if (!*req || *req == &seen_mark) return;
+    auto* u = static_cast<Upload*>(*req);
+    st.inflight -= u->expect;
+    delete u;
+    *req = nullptr;
+}
+
+// The headers' call of a POST to ExtraRoutes' path: refused unless framed by
+// one Content-Length within the bounds; else its Upload is made.
+MHD_Result start_upload(MetricsServer::State& st, MHD_Connection* c, const Framing& f, void** req) {
+    const ExtraRoutes& r = *st.routes;
+    if (f.transfer_encoding)
+        return send_message(c, MHD_HTTP_BAD_REQUEST, "bad request: Transfer-Encoding is refused; send one Content-Length\n", true);
+    if (f.content_lengths == 0) return send_message(c, 411, "length required: send one Content-Length\n", true);
+    if (f.content_lengths > 1) return send_message(c, MHD_HTTP_BAD_REQUEST, "bad request: more than one Content-Length\n", true);
+    const auto n = parse_uint<std::uint64_t>(f.length);
+    if (!n) return send_message(c, MHD_HTTP_BAD_REQUEST, "bad request: Content-Length is not a number\n", true);
+    if (*n > r.max_body)
+        return send_message(c, 413,
+                            "content too large: at most " + std::to_string(r.max_body) + " bytes\n", true);
+    if (st.inflight + *n > r.max_inflight)
+        return send_message(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy: too many bodies being received; try again\n", true);
+    auto* u = new Upload;
+    u->expect = std::size_t(*n);
+    u->body.reserve(u->expect);
+    st.inflight += u->expect;
+    *req = u;
     return MHD_YES;
 }
 
@@ -279,16 +328,17 @@ MHD_Result count_framing(void* cls, MHD_ValueKind, const char* key, const char* 
 // goes then (an answer queued earlier costs the connection its keep-alive),
 // except to a request that announces a body, which is refused at its
 // headers, its body unread, and its connection closed.
-MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
+MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char* upload_data,
                   size_t* upload_size, void** req) {
     auto& st = *static_cast<MetricsServer::State*>(cls);
     const std::string_view m = method;
     const bool get_or_head = m == MHD_HTTP_METHOD_GET || m == MHD_HTTP_METHOD_HEAD;
-    static int seen;  // any non-null mark: the headers' call has been
     if (!*req) {
-        *req = &seen;
+        *req = &seen_mark;
         Framing f;
         MHD_get_connection_values(c, MHD_HEADER_KIND, &count_framing, &f);
+        if (st.routes && st.routes->post && m == MHD_HTTP_METHOD_POST && std::string_view(url) == st.routes->post_path)
+            return start_upload(st, c, f, req);
         if (f.ambiguous())
             return send_message(c, MHD_HTTP_BAD_REQUEST,
                                 f.transfer_encoding ? "bad request: Transfer-Encoding is refused (GET /metrics has no body)\n"
@@ -299,11 +349,39 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         if (f.body()) return send_message(c, MHD_HTTP_BAD_REQUEST, "bad request: GET /metrics takes no body\n", true);
         return MHD_YES;
     }
+    if (*req != &seen_mark) {  // a POST to ExtraRoutes' path: its body, then the handler's answer
+        auto& u = *static_cast<Upload*>(*req);
+        if (*upload_size) {
+            // The library stops at Content-Length: never more than expect.
+            u.body.append(upload_data, std::min(*upload_size, u.expect - u.body.size()));
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        const auto header = [c](const char* name) { return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name); };
+        HttpReply reply;
+        try {
+            reply = st.routes->post(header, std::move(u.body));
+        } catch (const std::exception& e) {  // a bug or no memory: this request fails, the server stays
+            reply = {MHD_HTTP_INTERNAL_SERVER_ERROR, std::string("internal error: ") + e.what() + "\n"};
+        }
+        return send_message(c, reply.status, reply.body, true);
+    }
     if (*upload_size) {  // not reached: a body is refused at the headers; dropped should the library pass one
         *upload_size = 0;
         return MHD_YES;
     }
     const bool close = past_half_life(st, c);
+    if (st.routes && st.routes->get && std::string_view(url).starts_with(st.routes->get_prefix) && get_or_head) {
+        HttpReply reply;
+        try {
+            reply = st.routes->get(std::string_view(url).substr(st.routes->get_prefix.size()));
+        } catch (const std::exception& e) {
+            reply = {MHD_HTTP_INTERNAL_SERVER_ERROR, std::string("internal error: ") + e.what() + "\n"};
+        }
+        return queue(c, reply.status,
+                     MHD_create_response_from_buffer(reply.body.size(), reply.body.data(), MHD_RESPMEM_MUST_COPY),
+                     reply.content_type.c_str(), close);
+    }
     if (std::string_view(url) != "/metrics")
         return send_message(c, MHD_HTTP_NOT_FOUND, "not found: gangway serves /metrics only\n", close);
     if (!get_or_head)
@@ -355,9 +433,11 @@ Result<ListenAddress> parse_listen_address(std::string_view s) {
 }
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress& where, MetricsSource source,
-                                                             const ServeLimits& limits) {
+                                                             const ServeLimits& limits,
+                                                             std::shared_ptr<const ExtraRoutes> routes) {
     std::unique_ptr<MetricsServer> s(new MetricsServer);
     s->state_ = std::make_unique<State>();
+    s->state_->routes = std::move(routes);
     s->state_->source = std::move(source);
     s->state_->cache_s = limits.cache_s;
     // The first text before the first scrape can come (with cache_s 0, each scrape builds its own).
@@ -394,6 +474,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout_s),
         MHD_OPTION_LISTEN_BACKLOG_SIZE, static_cast<unsigned>(limits.max_connections),
         MHD_OPTION_NOTIFY_CONNECTION, &on_connection, s->state_.get(),
+        MHD_OPTION_NOTIFY_COMPLETED, &request_completed, s->state_.get(),
         // Strict parsing of the request line and headers (a Host header in
         // HTTP/1.1, no spaces in the path or a header's name): what a proxy
         // in front may read otherwise is not what serve reads.

@@ -12,7 +12,7 @@
 // gives, in the format the client's Accept header asks for (OpenMetrics for
 // Prometheus 2.42, the classic text format otherwise); 404 for any other
 // path, 405 for any other method; 400 and closed for a request with a body,
-// a Transfer-Encoding or two Content-Lengths. Every client is served from one
+// a Transfer-Encoding or two Content-Lengths (but for ExtraRoutes' POST). Every client is served from one
 // copy of the text. It binds exactly the address it is told
 // (a numeric address: no name lookup, no default of every interface).
 #pragma once
@@ -60,6 +60,29 @@ struct MetricsSource {
     std::function<std::string()> version;
 };
 
+// The routes besides /metrics that `fleet serve --stops-key` turns on (issue
+// 33): POST of exactly `post_path`, the one request that may carry a body,
+// and GET/HEAD of paths under `get_prefix`. A POST there must say its
+// length with one Content-Length of at most max_body (no Transfer-Encoding,
+// so no chunked body): else 400, 411 or 413 and closed, the body unread.
+// Bodies being received take at most max_inflight bytes in all (more: 503).
+// The handlers run on the server's thread, one at a time: they must be quick
+// (the slow work, SLURM's calls, is theirs to do on another thread).
+struct HttpReply {
+    unsigned status = 200;
+    std::string body;
+    std::string content_type = "text/plain; charset=utf-8";
+};
+struct ExtraRoutes {
+    std::string post_path;
+    std::size_t max_body = std::size_t(1) << 20;
+    std::size_t max_inflight = std::size_t(8) << 20;
+    // `header(name)`: the request's header of that name, or null.
+    std::function<HttpReply(const std::function<const char*(const char*)>& header, std::string body)> post;
+    std::string get_prefix;
+    std::function<HttpReply(std::string_view rest)> get;  // rest: the path after get_prefix
+};
+
 // "ADDR:PORT" with a numeric IPv4 address, or "[ADDR]:PORT" with an IPv6
 // one; port 0 lets the kernel choose (MetricsServer::port says which).
 struct ListenAddress {
@@ -75,7 +98,8 @@ public:
     // succeeds), binds and starts serving on a thread of the library's, and
     // rebuilds on another (cache_s > 0); stops in the destructor.
     static Result<std::unique_ptr<MetricsServer>> start(const ListenAddress& where, MetricsSource source,
-                                                        const ServeLimits& limits = {});
+                                                        const ServeLimits& limits = {},
+                                                        std::shared_ptr<const ExtraRoutes> routes = nullptr);
     ~MetricsServer();
     MetricsServer(const MetricsServer&) = delete;
     MetricsServer& operator=(const MetricsServer&) = delete;

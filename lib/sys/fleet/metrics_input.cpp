@@ -30,6 +30,9 @@ Result<gangway::fleet::MetricsInput> read_metrics_input(const std::string& db, s
     auto counts = store->ingest_counts();
     if (!counts) return Failure{counts.error()};
     in.counts = *counts;
+    auto stops = store->stop_counts();
+    if (!stops) return Failure{stops.error()};
+    in.stops = std::move(*stops);
     return in;
 }
 

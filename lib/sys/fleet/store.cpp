@@ -41,6 +41,12 @@ CREATE INDEX IF NOT EXISTS points_unfolded ON points(day) WHERE folded = 0;
 CREATE TABLE IF NOT EXISTS findings(
   check_row INTEGER NOT NULL, node TEXT NOT NULL, text TEXT NOT NULL, time INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS findings_time ON findings(time);
+CREATE TABLE IF NOT EXISTS stops(
+  time INTEGER NOT NULL, job INTEGER NOT NULL, step INTEGER NOT NULL, node TEXT NOT NULL, rank INTEGER NOT NULL,
+  cause TEXT NOT NULL, node_class INTEGER NOT NULL, requeued INTEGER NOT NULL, line TEXT NOT NULL, timeline TEXT NOT NULL,
+  UNIQUE(job, time, node));
+CREATE INDEX IF NOT EXISTS stops_node_time ON stops(node, time);
+CREATE INDEX IF NOT EXISTS stops_time ON stops(time);
 )sql";
 
 // The UTC day's start of `t` (floor, also before 1970).

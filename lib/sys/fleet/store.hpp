@@ -15,6 +15,10 @@
 //            the layout and why), a link's under the first of its nodes by
 //            name; `folded` 1 once the day is folded
 //   findings the one-line findings of each check
+//   stops    one row per job stop that `fleet serve --stops-key` judged
+//            (issue 33): time, job, step, node, rank, cause, node_class,
+//            requeued, the line and the timeline; kept as long as the store
+//            (a few hundred bytes a stop). New with schema 2.
 // Retention (fold): the points of days older than keep_days are folded in
 // place, per series, source, uid and day, into the day's median and how many
 // figures it folds; findings and check_nodes rows that old are deleted; the
@@ -36,6 +40,7 @@
 #include "../../fleet/model.hpp"
 #include "../../fleet/openmetrics.hpp"
 #include "points.hpp"
+#include "../../fleet/stops.hpp"
 
 struct sqlite3;
 
@@ -140,6 +145,16 @@ public:
     // can read them.
     Result<void> record_ingest(std::int64_t now, std::size_t rejected);
     Result<gangway::fleet::IngestCounts> ingest_counts();
+
+    // The job stops (store_stops.cpp). insert_stop: false when the same
+    // verdict (job, time, node) is there already.
+    Result<bool> insert_stop(const gangway::fleet::StopRow& row);
+    // Stops with since <= time < until, of the nodes named (empty: all), oldest first.
+    Result<std::vector<gangway::fleet::StopRow>> stops(std::int64_t since, std::int64_t until, const std::vector<std::string>& nodes);
+    // The stops of one job (a requeued job may have several), oldest first.
+    Result<std::vector<gangway::fleet::StopRow>> stops_of_job(std::uint32_t job);
+    // gangway_job_stops_total's counts: stops that named a node, by node and cause.
+    Result<std::vector<gangway::fleet::StopCount>> stop_counts();
 
     const std::string& path() const { return path_; }
 

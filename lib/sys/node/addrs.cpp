@@ -3,6 +3,7 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/utsname.h>
 
 #include <algorithm>
 #include <bit>
@@ -68,6 +69,13 @@ std::vector<IfaceAddr> iface_addrs(const std::string& iface) {
     freeifaddrs(list);
     v4.insert(v4.end(), v6.begin(), v6.end());
     return v4;
+}
+
+std::string short_host_name() {
+    struct utsname u{};
+    if (::uname(&u) != 0) return {};
+    const std::string_view n = u.nodename;
+    return std::string(n.substr(0, n.find('.')));
 }
 
 }  // namespace gangway::sys

@@ -179,7 +179,7 @@ Result<std::string> read_owned_file(const std::string& path, uid_t owner, std::s
 }
 
 Result<void> write_file_atomic(const std::string& dir, const std::string& name, const std::string& text, mode_t mode,
-                               std::string_view what) {
+                               std::string_view what, Durability durability) {
     const std::string path = dir == "." ? name : (dir == "/" ? "" : dir) + "/" + name;
     const std::string label = "cannot write " + (what.empty() ? std::string() : std::string(what) + " ") + path;
     const auto fail = [&](int e) {
@@ -210,7 +210,7 @@ Result<void> write_file_atomic(const std::string& dir, const std::string& name, 
     }
     // On disk before it takes the name: a crash never leaves an empty file
     // there (EINVAL: a file system without fsync, such as some FUSE ones).
-    if (::fsync(fd.get()) != 0 && errno != EINVAL) return undo(errno);
+    if (durability == Durability::fsync && ::fsync(fd.get()) != 0 && errno != EINVAL) return undo(errno);
     if (::close(fd.release()) != 0) return undo(errno);
     if (::renameat(dfd.get(), tmp->c_str(), dfd.get(), name.c_str()) != 0) return undo(errno);
     return {};

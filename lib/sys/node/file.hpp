@@ -113,8 +113,14 @@ Result<std::string> read_owned_file(const std::string& path, uid_t owner, std::s
 // On any failure the private name is removed and the one line says which
 // file (`what`, e.g. "the topology cache", then the path), why, and what to
 // do. `name` must be a plain file name (no '/').
+// Durability::page_cache skips the fsync of step 3: the file is still whole
+// or absent for every reader while the machine runs, but a crash may leave
+// it empty or gone. For records read moments later on the same machine,
+// worth nothing after a crash (the post-mortem's task lines: an fsync per
+// task's end cost slurmstepd milliseconds on a busy disk, BENCHMARKS.md).
+enum class Durability { fsync, page_cache };
 Result<void> write_file_atomic(const std::string& dir, const std::string& name, const std::string& text, mode_t mode,
-                               std::string_view what = {});
+                               std::string_view what = {}, Durability durability = Durability::fsync);
 
 // The same for a path: its directory ("." when it has none) and its last component.
 Result<void> write_file_atomic(const std::string& path, const std::string& text, mode_t mode, std::string_view what = {});

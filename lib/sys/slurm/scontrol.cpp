@@ -51,8 +51,18 @@ Result<std::string> show_job(const Scontrol& s, const std::string& job) { return
 
 Result<void> requeue_job(const Scontrol& s, const std::string& job) { return done(scontrol_call(s, {"requeue", job})); }
 
+Result<void> requeue_hold_job(const Scontrol& s, const std::string& job) { return done(scontrol_call(s, {"requeuehold", job})); }
+
+Result<void> release_job(const Scontrol& s, const std::string& job) { return done(scontrol_call(s, {"release", job})); }
+
 Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std::string& list) {
     return done(scontrol_call(s, {"update", "JobId=" + job, "ExcNodeList=" + list}));
 }
+
+Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const std::string& text) {
+    return done(scontrol_call(s, {"update", "JobId=" + job, "AdminComment=" + text}));
+}
+
+Result<std::string> show_nodes(const Scontrol& s) { return scontrol_call(s, {"-o", "show", "node"}); }
 
 }  // namespace gangway::sys

@@ -39,8 +39,20 @@ Result<void> resume_node(const Scontrol& s, const std::string& node);
 Result<std::string> show_job(const Scontrol& s, const std::string& job);
 // `scontrol requeue JOB`.
 Result<void> requeue_job(const Scontrol& s, const std::string& job);
+// `scontrol requeuehold JOB` and `scontrol release JOB`: a finished batch
+// job back to pending but held, so that it takes updates (SLURM 22.05
+// refuses any update of a finished job) and cannot start before them.
+Result<void> requeue_hold_job(const Scontrol& s, const std::string& job);
+Result<void> release_job(const Scontrol& s, const std::string& job);
 // `scontrol update JobId=JOB ExcNodeList=LIST` (LIST a hostlist; users may
 // change it only while the job is pending).
 Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std::string& list);
+
+// `scontrol update JobId=JOB AdminComment=TEXT` (root or SlurmUser only;
+// the job's user reads it with scontrol show job and sacct). TEXT is passed
+// as one argument: callers make it one printable line.
+Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const std::string& text);
+// `scontrol -o show node`'s text: every node, one a line.
+Result<std::string> show_nodes(const Scontrol& s);
 
 }  // namespace gangway::sys

@@ -1,0 +1,117 @@
+// `gangway postmortem collect`: the Epilog's part of the post-mortem (issue
+// 33; contrib/slurm/epilog-postmortem.sh runs it as root on each node of a
+// job when it ends). Reads the job's task lines, the kernel log of the job's
+// window and the rank dumps in the job's directory under the site's
+// postmortem_dir= (lib/sys/postmortem/collect), keeps them as node.json
+// there, and sends the record to the site's collector (`gangway fleet serve
+// --stops-key`) when --to names it.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
+#include "../lib/env/config.hpp"
+#include "../lib/env/hostlist.hpp"
+#include "../lib/sys/node/addrs.hpp"
+#include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/postmortem/collect.hpp"
+#include "../lib/sys/postmortem/send.hpp"
+#include "commands.hpp"
+
+namespace gangway::cli {
+namespace {
+
+const char* kHelp =
+    "usage: gangway postmortem collect [--dir=DIR] [--to=URL --key=FILE] [--job=ID] [--node=NAME]\n"
+    "                                  [--nodes=HOSTLIST] [--kmsg-root=DIR] [--print]\n"
+    "\n"
+    "The Epilog's part of the post-mortem (contrib/slurm/epilog-postmortem.sh runs it as root on\n"
+    "each node of a job when it ends). Reads, from DIR/JOB (DIR: the plugin's postmortem_dir=,\n"
+    "%n standing for the host name up to its first dot; default /var/spool/gangway/postmortem), the task lines\n"
+    "slurmstepd wrote, the kernel log's signs of the job's window (GPU Xids, the OOM killer, a\n"
+    "link down, hung tasks) and the rank dumps the job's processes left; writes them as one\n"
+    "record, DIR/JOB/node.json, and sends it to the site's collector (`gangway fleet serve\n"
+    "--stops-key`) at URL, signed with the site's key FILE.\n"
+    "  --job, --node, --nodes  default: SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_NODELIST or SLURM_NODELIST (the Epilog's)\n"
+    "  --kmsg-root=DIR         read DIR/dev/kmsg, a file of kernel-log records (tests), not /dev/kmsg\n"
+    "  --print                 print the record (JSON) on stdout\n"
+    "Exit 0: kept (and sent, with --to); 1: nothing to collect or it failed (one line says why).\n";
+
+
+}  // namespace
+
+int cmd_postmortem_collect(int argc, char** argv) {
+    std::string dir = "/var/spool/gangway/postmortem", to, key_file, job_text = sys::env_or("SLURM_JOB_ID"),
+                node = sys::env_or("SLURMD_NODENAME"), nodes = sys::env_or("SLURM_JOB_NODELIST"), kmsg_root;
+    // The Epilog of SLURM 22.05 gets SLURM_NODELIST only.
+    if (nodes.empty()) nodes = sys::env_or("SLURM_NODELIST");
+    bool print = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::fputs(kHelp, stdout);
+            return 0;
+        }
+        if (a == "--print") print = true;
+        else if (auto v = option_value(argc, argv, i, "--dir")) dir = *v;
+        else if (auto v = option_value(argc, argv, i, "--to")) to = *v;
+        else if (auto v = option_value(argc, argv, i, "--key")) key_file = *v;
+        else if (auto v = option_value(argc, argv, i, "--job")) job_text = *v;
+        else if (auto v = option_value(argc, argv, i, "--node")) node = *v;
+        else if (auto v = option_value(argc, argv, i, "--nodes")) nodes = *v;
+        else if (auto v = option_value(argc, argv, i, "--kmsg-root")) kmsg_root = *v;
+        else {
+            std::fprintf(stderr, "gangway postmortem collect: unknown argument \"%s\"; see `gangway postmortem collect --help`\n",
+                         excerpt(a).c_str());
+            return 2;
+        }
+    }
+    const auto job = parse_uint<std::uint32_t>(job_text);
+    if (!job || node.empty()) {
+        std::fprintf(stderr, "gangway postmortem collect: needs the job (--job or SLURM_JOB_ID) and the node "
+                             "(--node or SLURMD_NODENAME): run it from the Epilog\n");
+        return 2;
+    }
+    if (!to.empty() && key_file.empty()) {
+        std::fprintf(stderr, "gangway postmortem collect: --to needs --key=FILE, the site's key the collector checks\n");
+        return 2;
+    }
+    sys::postmortem::CollectInput in;
+    try {
+        // %n as the plugin expands it in slurmstepd: the host name up to its first dot.
+        in.dir = expand_node_dir(dir, sys::short_host_name());
+        if (!nodes.empty()) in.job_nodes = expand_hostlist(nodes);
+    } catch (const Error& e) {
+        std::fprintf(stderr, "gangway postmortem collect: %s\n", e.what());
+        return 2;
+    }
+    in.job = *job;
+    in.node = node;
+    in.kmsg_root = kmsg_root;
+    if (const auto uid = parse_uint<std::uint32_t>(sys::env_or("SLURM_JOB_UID"))) in.job_uid = *uid;
+    auto got = sys::postmortem::collect_node_record(in);
+    if (!got) {
+        std::fprintf(stderr, "gangway postmortem collect: %s\n", got.error().c_str());
+        return 1;
+    }
+    for (const auto& n : got->notes) std::fprintf(stderr, "gangway postmortem collect: job %u: %s\n", in.job, n.c_str());
+    if (print) std::printf("%s\n", postmortem::to_json(got->record).c_str());
+    int rc = 0;
+    if (!to.empty()) {
+        const auto url = sys::parse_http_url(to);
+        const auto key = url ? sys::postmortem::read_stops_key(key_file) : Result<std::string>(Failure{url.error()});
+        const auto sent = key ? sys::postmortem::send_node_record(*url, *key, got->record) : Result<std::string>(Failure{key.error()});
+        if (!sent) {
+            std::fprintf(stderr, "gangway postmortem collect: job %u: not sent to %s: %s\n", in.job, to.c_str(), sent.error().c_str());
+            rc = 1;
+        }
+    }
+    if (auto kept = sys::postmortem::keep_node_record(in, got->record); !kept) {
+        std::fprintf(stderr, "gangway postmortem collect: %s\n", kept.error().c_str());
+        rc = 1;
+    }
+    return rc;
+}
+
+}  // namespace gangway::cli

@@ -1,0 +1,34 @@
+// The kernel log's signs of a job's stop (issue 33): what the Epilog's
+// `gangway postmortem collect` takes from the node's /dev/kmsg records of
+// the job's window. Only records kmsg_record.hpp takes for the kernel's own
+// (facility 0, the message starting with the driver's tag: users can put
+// any text into the log, never that), each read strictly:
+//   - GPU Xids: health::parse_kmsg_xids, the node check's reader;
+//   - the OOM killer: "Out of memory: Killed process PID (COMM) ..." and
+//     "Memory cgroup out of memory: Killed process PID (COMM) ...", else its
+//     "oom-kill:...,task=COMM,pid=PID,uid=..." summary: one sign per pid,
+//     which the verdict maps to the task that had that pid;
+//   - a netdev link down: "DRIVER BUSID [IFNAME]: Link down" (mlx5_core), "...:
+//     NIC Link is Down" (e1000e, ixgbe, ice, bnxt_en), "...: Link is Down";
+//   - hung tasks: "INFO: task COMM:PID blocked for more than N seconds."
+// Pure: the caller reads the log (lib/sys/health/kmsg) and the clocks.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "record.hpp"
+
+namespace gangway::postmortem {
+
+struct KmsgWindow {
+    std::uint64_t from_usec = 0, to_usec = UINT64_MAX;  // the window, in the log's clock (usec since boot)
+    std::int64_t boot_ns = 0;  // CLOCK_REALTIME at the log's zero: a record's t_ns is boot_ns + usec * 1000
+};
+
+// The signs of the records in the window, in the log's order; at most
+// kMaxEvidence (the first ones: the earliest are the cause, the rest its
+// echo). O(n) in the text.
+std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w);
+
+}  // namespace gangway::postmortem

@@ -1,0 +1,67 @@
+#include "step_cgroup.hpp"
+
+#include "../base/text.hpp"
+
+namespace gangway::postmortem {
+namespace {
+
+// "/slurm/uid_0/job_7/step_0/task_1" -> "/slurm/uid_0/job_7/step_0"; nullopt
+// without a step component or with a "." or ".." one.
+std::optional<std::string> step_prefix(std::string_view path) {
+    if (path.empty() || path.front() != '/') return std::nullopt;
+    std::size_t end = std::string_view::npos, pos = 1;
+    while (pos <= path.size()) {
+        std::size_t slash = path.find('/', pos);
+        if (slash == std::string_view::npos) slash = path.size();
+        const std::string_view part = path.substr(pos, slash - pos);
+        if (part == "." || part == "..") return std::nullopt;
+        if (part.starts_with("step_")) end = slash;
+        pos = slash + 1;
+    }
+    if (end == std::string_view::npos) return std::nullopt;
+    return std::string(path.substr(0, end));
+}
+
+bool lists_memory(std::string_view controllers) {
+    while (!controllers.empty()) {
+        const auto comma = controllers.find(',');
+        if (controllers.substr(0, comma) == "memory") return true;
+        controllers = comma == std::string_view::npos ? std::string_view() : controllers.substr(comma + 1);
+    }
+    return false;
+}
+
+}  // namespace
+
+std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned local_task, std::string_view cgroup_root) {
+    std::optional<OomFiles> v1, v2;
+    for_each_line(proc_cgroup, [&](std::string_view line, std::size_t) {
+        // "ID:CONTROLLERS:PATH"; the path may itself hold ':'.
+        const auto c1 = line.find(':');
+        if (c1 == std::string_view::npos) return;
+        const auto c2 = line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) return;
+        const std::string_view id = line.substr(0, c1), controllers = line.substr(c1 + 1, c2 - c1 - 1);
+        const std::string_view path = line.substr(c2 + 1);
+        if (!v1 && lists_memory(controllers)) {
+            if (auto p = step_prefix(path)) {
+                const std::string dir = std::string(cgroup_root) + "/memory" + *p;
+                v1 = OomFiles{dir + "/memory.oom_control", dir + "/task_" + std::to_string(local_task) + "/memory.oom_control"};
+            }
+        } else if (!v2 && id == "0" && controllers.empty()) {
+            if (auto p = step_prefix(path)) v2 = OomFiles{std::string(cgroup_root) + *p + "/memory.events", ""};
+        }
+    });
+    return v1 ? v1 : v2;
+}
+
+std::uint64_t parse_oom_kill(std::string_view counters) {
+    std::uint64_t n = 0;
+    for_each_line(counters, [&](std::string_view line, std::size_t) {
+        if (!line.starts_with("oom_kill ")) return;
+        if (const auto v = parse_uint<std::uint64_t>(trim_right(line.substr(9)))) n = *v;
+    });
+    return n;
+}
+
+}  // namespace gangway::postmortem

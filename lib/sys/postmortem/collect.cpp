@@ -1,0 +1,243 @@
+#include "collect.hpp"
+
+#include <dirent.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "../../base/error.hpp"
+#include "../../base/text.hpp"
+#include "../../postmortem/kernel_signs.hpp"
+#include "../../postmortem/rank_dump.hpp"
+#include "../fd.hpp"
+#include "../health/kmsg.hpp"
+#include "../node/file.hpp"
+
+namespace gangway::sys::postmortem {
+namespace pm = gangway::postmortem;
+namespace {
+
+std::int64_t clock_ns(clockid_t c) {
+    struct timespec t{};
+    ::clock_gettime(c, &t);
+    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+// The names in a directory (an open descriptor) that start with `prefix`,
+// at most `max` of them, sorted; `more` says whether there were others.
+std::vector<std::string> names_with(int dirfd, std::string_view prefix, std::size_t max, bool& more) {
+    std::vector<std::string> out;
+    more = false;
+    const int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return out;
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+        ::close(fd);
+        return out;
+    }
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view name = e->d_name;
+        if (!name.starts_with(prefix)) continue;
+        if (out.size() >= max) {
+            more = true;
+            break;
+        }
+        out.emplace_back(name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// The directory, opened without following a link, when it is a directory of
+// `owner` that no one else may write.
+Result<Fd> open_dir(int at, const std::string& name, uid_t owner, const std::string& shown) {
+    Fd fd(::openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return Failure{"cannot open " + shown + ": " + std::strerror(errno)};
+    struct stat st{};
+    if (::fstat(fd.get(), &st) != 0) return Failure{"cannot stat " + shown + ": " + std::strerror(errno)};
+    if (st.st_uid != owner || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return Failure{shown + " is not a directory of uid " + std::to_string(owner) + " closed to others' writes"};
+    return fd;
+}
+
+// When the job's directory was made (its first step's start on this node):
+// its birth time, which nobody can set; nullopt where the file system keeps none.
+std::optional<std::int64_t> birth_ns(int dirfd) {
+    struct statx sx{};
+    if (::statx(dirfd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) != 0 || !(sx.stx_mask & STATX_BTIME)) return std::nullopt;
+    return static_cast<std::int64_t>(sx.stx_btime.tv_sec) * 1000000000 + sx.stx_btime.tv_nsec;
+}
+
+void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
+    bool more = false;
+    const auto names = names_with(jobfd, "task.", pm::kMaxTasks, more);
+    if (more) c.notes.push_back("more than " + std::to_string(pm::kMaxTasks) + " task lines: the first ones only");
+    ReadOptions o(pm::kMaxTaskLine);
+    o.follow_links = false;
+    o.owner = 0;
+    o.written_by_owner_only = true;
+    for (const auto& name : names) {
+        const auto r = read_file_at(jobfd, name, o);
+        if (!r.ok()) {
+            c.notes.push_back(describe(in.dir + "/" + std::to_string(in.job) + "/" + name, r, o));
+            continue;
+        }
+        try {
+            auto t = pm::parse_task_end(trim_right(r.text));
+            // The directory is this node's and the job's: the line may not say otherwise.
+            if (t.job != in.job) {
+                c.notes.push_back(name + " is job " + std::to_string(t.job) + "'s, not " + std::to_string(in.job) + "'s: passed over");
+                continue;
+            }
+            t.node = in.node;
+            c.record.tasks.push_back(std::move(t));
+        } catch (const Error& e) {
+            c.notes.push_back(name + ": " + e.what());
+        }
+    }
+}
+
+void read_dumps(int jobfd, const CollectInput& in, Collected& c) {
+    Fd probe(::openat(jobfd, "user", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!probe) return;  // no step asked for dumps, or none was made
+    struct stat st{};
+    if (::fstat(probe.get(), &st) != 0) return;
+    const uid_t owner = in.job_uid.value_or(st.st_uid);
+    auto user = open_dir(jobfd, "user", owner, "the job's dump directory");
+    if (!user) {
+        c.notes.push_back(user.error());
+        return;
+    }
+    bool more = false;
+    const auto names = names_with(user->get(), "rank.", pm::kMaxDumps, more);
+    if (more) c.notes.push_back("more than " + std::to_string(pm::kMaxDumps) + " rank dumps: the first ones only");
+    ReadOptions o(pm::kMaxRankDumpBytes);
+    o.follow_links = false;
+    o.owner = owner;
+    std::size_t seqs = 0;
+    for (const auto& name : names) {
+        if (!name.ends_with(".json")) continue;
+        const auto r = read_file_at(user->get(), name, o);
+        if (!r.ok()) {
+            c.notes.push_back(describe("user/" + name, r, o));
+            continue;
+        }
+        try {
+            auto d = pm::parse_rank_dump(r.text);
+            seqs += d.entered.size() + d.completed.size();
+            if (seqs > pm::kMaxSeqsTotal) {
+                c.notes.push_back("the rank dumps hold more than " + std::to_string(pm::kMaxSeqsTotal) + " sequence numbers: the rest passed over");
+                break;
+            }
+            c.record.dumps.push_back(std::move(d));
+        } catch (const Error& e) {
+            c.notes.push_back("user/" + printable_name(name) + ": " + e.what());
+        } catch (const std::exception& e) {
+            c.notes.push_back("user/" + printable_name(name) + ": " + e.what());
+        }
+    }
+}
+
+// The node's configured links (an interface with an address) that are up
+// but have no carrier now, at the job's end: a cut cable, a port the switch
+// took down. An unused port (no address) is no sign. getifaddrs reads this
+// network namespace's interfaces through netlink.
+void read_link_state(Collected& c, std::int64_t now) {
+    ifaddrs* all = nullptr;
+    if (::getifaddrs(&all) != 0) return;
+    std::vector<std::string> with_addr, no_carrier;
+    for (const ifaddrs* a = all; a; a = a->ifa_next) {
+        if (!a->ifa_name || (a->ifa_flags & IFF_LOOPBACK)) continue;
+        const std::string name = a->ifa_name;
+        const int family = a->ifa_addr ? a->ifa_addr->sa_family : AF_UNSPEC;
+        if (family == AF_INET) with_addr.push_back(name);
+        if (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr))
+            with_addr.push_back(name);
+        if ((a->ifa_flags & IFF_UP) && !(a->ifa_flags & IFF_RUNNING)) no_carrier.push_back(name);
+    }
+    ::freeifaddrs(all);
+    std::sort(no_carrier.begin(), no_carrier.end());
+    no_carrier.erase(std::unique(no_carrier.begin(), no_carrier.end()), no_carrier.end());
+    for (const auto& name : no_carrier) {
+        if (std::find(with_addr.begin(), with_addr.end(), name) == with_addr.end()) continue;
+        if (c.record.evidence.size() >= pm::kMaxEvidence) break;
+        pm::Evidence e;
+        e.t_ns = now;
+        e.sign = pm::Sign::link_down;
+        e.device = printable_name(name);
+        e.text = e.device + " is up with no carrier at the job's end";
+        c.record.evidence.push_back(std::move(e));
+    }
+}
+
+}  // namespace
+
+Result<Collected> collect_node_record(const CollectInput& in) {
+    Collected c;
+    c.record.node = in.node;
+    c.record.job = in.job;
+    c.record.job_nodes = in.job_nodes;
+    const std::string jobdir = in.dir + "/" + std::to_string(in.job);
+    Fd base(::open(in.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!base) return Failure{"cannot open the post-mortem directory " + in.dir + ": " + std::strerror(errno)};
+    auto job = open_dir(base.get(), std::to_string(in.job), 0, jobdir);
+    if (!job) return Failure{job.error()};
+    read_tasks(job->get(), in, c);
+    read_dumps(job->get(), in, c);
+
+    // The window: from the job's first step here (a little before, for the
+    // kernel's lines that precede a death) to now.
+    const std::int64_t now = clock_ns(CLOCK_REALTIME), boot = now - clock_ns(CLOCK_MONOTONIC);
+    std::int64_t start = birth_ns(job->get()).value_or(0);
+    // A requeued job's earlier run on this node left its node.json: this
+    // run's window starts after it, so that its signs are not taken again.
+    if (struct stat prev{}; start != 0 && ::fstatat(job->get(), "node.json", &prev, AT_SYMLINK_NOFOLLOW) == 0 && prev.st_uid == 0)
+        start = std::max<std::int64_t>(start, static_cast<std::int64_t>(prev.st_mtim.tv_sec) * 1000000000 + prev.st_mtim.tv_nsec);
+    if (start == 0) {
+        start = now;
+        for (const auto& t : c.record.tasks) start = std::min(start, t.t_ns);
+        start -= std::int64_t(600) * 1000000000;  // no birth time: ten minutes before the first end
+    }
+    start -= std::int64_t(5) * 1000000000;
+    c.record.window_start_ns = start;
+    c.record.window_end_ns = now;
+    const auto log = read_kmsg(in.kmsg_root, std::size_t(16) << 20);
+    if (!log) {
+        c.notes.push_back(log.error() + ": no kernel-log evidence");
+    } else {
+        pm::KmsgWindow w;
+        w.boot_ns = boot;
+        w.from_usec = start > boot ? static_cast<std::uint64_t>((start - boot) / 1000) : 0;
+        w.to_usec = static_cast<std::uint64_t>((now - boot) / 1000);
+        c.record.evidence = pm::kernel_signs(*log, w);
+    }
+    read_link_state(c, now);
+    return c;
+}
+
+Result<void> keep_node_record(const CollectInput& in, const pm::NodeRecord& r) {
+    const std::string jobdir = in.dir + "/" + std::to_string(in.job);
+    if (auto w = write_file_atomic(jobdir, "node.json", pm::to_json(r) + "\n", 0600, "the node's post-mortem record"); !w)
+        return w;
+    Fd job(::open(jobdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!job) return {};
+    bool more = false;
+    for (const auto& name : names_with(job.get(), "task.", pm::kMaxTasks, more)) ::unlinkat(job.get(), name.c_str(), 0);
+    if (Fd user(::openat(job.get(), "user", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)); user) {
+        for (const auto& name : names_with(user.get(), "", pm::kMaxDumps + 16, more))
+            if (name != "." && name != "..") ::unlinkat(user.get(), name.c_str(), 0);
+        ::unlinkat(job.get(), "user", AT_REMOVEDIR);
+    }
+    return {};
+}
+
+}  // namespace gangway::sys::postmortem

@@ -1,0 +1,43 @@
+// The node's side of the post-mortem (issue 33, docs/postmortem.md): what
+// the Epilog's `gangway postmortem collect` reads, as root, into one
+// NodeRecord: the job's task lines (slurmstepd's, root-owned files in the
+// job's directory under postmortem_dir=), the kernel log's signs of the job's
+// window (lib/postmortem/kernel_signs), and the rank dumps the job's
+// processes left in the job's user directory (the user's: never a node).
+// Every read is bounded: a file's size, the number of files, the log.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../../base/result.hpp"
+#include "../../postmortem/record.hpp"
+
+namespace gangway::sys::postmortem {
+
+struct CollectInput {
+    std::string dir;                     // the node's postmortem directory (%n expanded)
+    std::uint32_t job = 0;
+    std::string node;                    // this node's SLURM name (the Epilog's SLURMD_NODENAME)
+    std::vector<std::string> job_nodes;  // the job's nodes (SLURM_JOB_NODELIST, expanded)
+    std::optional<uid_t> job_uid;        // SLURM_JOB_UID: the dumps' owner; unset: the user directory's
+    std::string kmsg_root;               // "" : /dev/kmsg; else ROOT/dev/kmsg, a file of records (tests)
+};
+
+struct Collected {
+    gangway::postmortem::NodeRecord record;
+    std::vector<std::string> notes;  // what was passed over, one line each
+};
+
+// The record; a Failure only where the job's directory cannot be read as
+// root's (missing: no step of the job ran with postmortem_dir= here).
+Result<Collected> collect_node_record(const CollectInput& in);
+
+// node.json in the job's directory (root, 0600), and the task lines and the
+// user's dumps removed: the record holds them now.
+Result<void> keep_node_record(const CollectInput& in, const gangway::postmortem::NodeRecord& r);
+
+}  // namespace gangway::sys::postmortem

@@ -1,0 +1,63 @@
+#include "stops_auth.hpp"
+
+#include <algorithm>
+
+#include "../../base/text.hpp"
+#include "../../preflight/crypto.hpp"
+
+namespace gangway::sys::postmortem {
+namespace {
+
+// A node name as SLURM allows it and the drain spool checks it: no blank, no
+// control byte, nothing a header or a log line could be cut with.
+bool node_name_ok(std::string_view n) {
+    if (n.empty() || n.size() > 64) return false;
+    return std::all_of(n.begin(), n.end(), [](unsigned char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    });
+}
+
+}  // namespace
+
+std::string stop_signature(std::string_view key, const StopStamp& s, std::string_view body) {
+    std::string text = "gangway-stop 1\njob=" + std::to_string(s.job) + "\nnode=" + s.node + "\ntime=" + std::to_string(s.time_s) + "\n";
+    text.append(body);
+    return to_hex(hmac_sha256(key, text));
+}
+
+StopRefusal check_stop_post(std::string_view key, const char* job, const char* node, const char* time, const char* signature,
+                            std::string_view body, std::int64_t now_s, StopStamp& out) {
+    if (!job || !node || !time || !signature)
+        return {400, std::string("missing header ") +
+                         (!job ? kHeaderJob : !node ? kHeaderNode : !time ? kHeaderTime : kHeaderSignature) +
+                         " (send records with `gangway postmortem collect`)"};
+    const auto j = parse_uint<std::uint32_t>(job);
+    const auto t = parse_int<std::int64_t>(time);
+    if (!j || *j == 0) return {400, std::string(kHeaderJob) + " " + excerpt(job) + " is not a job id"};
+    if (!node_name_ok(node)) return {400, std::string(kHeaderNode) + " " + excerpt(node) + " is not a node name"};
+    if (!t) return {400, std::string(kHeaderTime) + " " + excerpt(time) + " is not unix seconds"};
+    StopStamp s{*j, node, *t};
+    // The signature before the time: an unsigned request learns nothing from
+    // which of the two it failed.
+    if (!equal_ct(stop_signature(key, s, body), signature))
+        return {401, "the signature does not match the site's key (is the key file the same on this node and the admin host?)"};
+    if (*t < now_s - kStopMaxSkewS || *t > now_s + kStopMaxSkewS)
+        return {403, "stale record: sent at " + std::to_string(*t) + ", now is " + std::to_string(now_s) +
+                         " (more than " + std::to_string(kStopMaxSkewS) + " s apart: a replay, or a node's clock is wrong)"};
+    out = std::move(s);
+    return {};
+}
+
+std::string record_mismatch(const StopStamp& s, const NodeRecord& r) {
+    if (r.node != s.node) return "the record is node " + excerpt(r.node) + "'s, the request is signed by " + s.node;
+    if (r.job != s.job) return "the record is of job " + std::to_string(r.job) + ", the request names job " + std::to_string(s.job);
+    if (std::find(r.job_nodes.begin(), r.job_nodes.end(), r.node) == r.job_nodes.end())
+        return "node " + r.node + " is not in the record's own node list";
+    for (const auto& t : r.tasks)
+        if (t.node != r.node || t.job != r.job)
+            return "a task line names node " + excerpt(t.node) + " job " + std::to_string(t.job) + " in node " + r.node +
+                   "'s record of job " + std::to_string(r.job);
+    return {};
+}
+
+}  // namespace gangway::sys::postmortem

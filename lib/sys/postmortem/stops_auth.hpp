@@ -1,0 +1,58 @@
+// How a node's Epilog proves that a NodeRecord it POSTs to `fleet serve`'s
+// /v1/stops is root's (issue 33, docs/postmortem.md): HMAC-SHA256 under the
+// site's key (the check's key file, which only root on the nodes and the
+// admin host can read) over a stamp (the job, the node, the time) and the
+// body. The stamp travels in headers, so the server checks the signature and
+// the time before it parses a byte of the body; a stamp older (or newer)
+// than kStopMaxSkewS is refused, and within that window a replay is a second
+// record of a node that has sent (gather.hpp refuses it). Pure.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "../../postmortem/record.hpp"
+
+namespace gangway::sys::postmortem {
+
+inline constexpr std::size_t kMaxStopBody = std::size_t(1) << 20;  // 1 MiB: 4,096 tasks and 256 lines fit
+inline constexpr std::int64_t kStopMaxSkewS = 300;                 // the nodes' clocks against the admin host's
+inline constexpr const char* kStopsPath = "/v1/stops";
+
+// The headers of the stamp.
+inline constexpr const char* kHeaderJob = "X-Gangway-Job";
+inline constexpr const char* kHeaderNode = "X-Gangway-Node";
+inline constexpr const char* kHeaderTime = "X-Gangway-Time";
+inline constexpr const char* kHeaderSignature = "X-Gangway-Signature";
+
+struct StopStamp {
+    std::uint32_t job = 0;
+    std::string node;
+    std::int64_t time_s = 0;  // unix seconds when the node sent it
+};
+
+// The signature's hex (64 digits) over "gangway-stop 1\njob=J\nnode=N\ntime=T\n" + body.
+std::string stop_signature(std::string_view key, const StopStamp& s, std::string_view body);
+
+// What the server answers a POST it refuses, or status 0 when it takes it.
+struct StopRefusal {
+    unsigned status = 0;  // 400 malformed stamp, 401 bad signature, 403 stale time
+    std::string why;      // one line for the client and the server's log
+    explicit operator bool() const { return status != 0; }
+};
+
+// Checks the stamp's header values (as the client sent them; null: absent),
+// then the signature (constant time), then the time against now_s. On success
+// `out` holds the stamp. The body is not parsed here.
+using gangway::postmortem::NodeRecord;
+
+StopRefusal check_stop_post(std::string_view key, const char* job, const char* node, const char* time, const char* signature,
+                            std::string_view body, std::int64_t now_s, StopStamp& out);
+
+// After parsing: "" when the record is the stamp's (its node and job), every
+// task is of that node and job, and the node is in the record's job_nodes;
+// else the one line why not (a record naming another node or job).
+std::string record_mismatch(const StopStamp& s, const NodeRecord& r);
+
+}  // namespace gangway::sys::postmortem

@@ -1,0 +1,145 @@
+#include "task_exit.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <string>
+
+#include "../lib/base/error.hpp"
+#include "../lib/env/step_view.hpp"
+#include "../lib/postmortem/record.hpp"
+#include "../lib/postmortem/step_cgroup.hpp"
+#include "../lib/sys/node/addrs.hpp"
+#include "../lib/sys/node/file.hpp"
+#include "log.hpp"
+#include "state.hpp"
+
+namespace gangway::plugin::task_exit {
+namespace {
+
+// What prepare() decided, for every task_exit of the step (the same process).
+struct Step {
+    std::string dir;   // <postmortem_dir>/<job>; empty: no record
+    std::string node;
+    std::uint32_t job = 0, step = 0;
+};
+Step& step_state() {
+    static Step s;
+    return s;
+}
+
+// mkdir, or the directory already there as it must be: a directory (not a
+// link) owned by `uid`. Only root and the Epilog write under postmortem_dir,
+// so nothing but another step of the job has made it.
+bool ensure_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid) {
+    if (::mkdir(path.c_str(), mode) == 0) {
+        // mkdir applies the umask: set the mode meant, and the owner.
+        if (::fchownat(AT_FDCWD, path.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) != 0 ||
+            ::fchmodat(AT_FDCWD, path.c_str(), mode, 0) != 0) {
+            log_error("postmortem_dir: cannot set the owner or mode of " + path + ": " + std::strerror(errno) +
+                      "; no post-mortem record for this step");
+            return false;
+        }
+        return true;
+    }
+    const int e = errno;
+    struct stat st{};
+    if (e == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid) return true;
+    log_error("postmortem_dir: " + path + (e == EEXIST ? " is there but is not a directory owned by uid " + std::to_string(uid)
+                                                        : std::string(": ") + std::strerror(e)) +
+              "; no post-mortem record for this step (ask your administrator to check postmortem_dir=)");
+    return false;
+}
+
+std::uint64_t step_oom_kills(unsigned local_task) {
+    const sys::ReadOptions small = [] {
+        sys::ReadOptions o(16 * 1024);
+        o.over = sys::ReadOptions::Over::Truncate;
+        o.follow_links = false;
+        return o;
+    }();
+    const auto self = sys::read_file("/proc/self/cgroup", small);
+    if (!self) return 0;
+    const auto files = postmortem::step_oom_files(*self, local_task);
+    if (!files) return 0;
+    std::uint64_t n = 0;
+    for (const auto* f : {&files->step, &files->task}) {
+        if (f->empty()) continue;
+        if (const auto counters = sys::read_file(*f, small)) n += postmortem::parse_oom_kill(*counters);
+    }
+    return n;
+}
+
+}  // namespace
+
+void prepare(spank_t sp) {
+    const Config& site = state().site;
+    if (site.postmortem_dir.empty()) return;
+    std::uint32_t job = 0, step = 0, uid = 0, gid = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+        return;
+    // The batch script, the extern and the interactive step end as the job
+    // does: only the job's own steps (srun) are evidence.
+    if (step == kBatchStep || step == kExternStep || step == kInteractiveStep) return;
+    spank_get_item(sp, S_JOB_UID, &uid);
+    spank_get_item(sp, S_JOB_GID, &gid);
+    auto& s = step_state();
+    // The kernel's host name, never the job's environment: a step launched
+    // from a batch script carries the script's SLURMD_NODENAME (its first
+    // node's) until slurmstepd sets each task's own.
+    s.node = sys::short_host_name();
+    std::string base;
+    try {
+        base = expand_node_dir(site.postmortem_dir, s.node);
+    } catch (const Error& e) {
+        log_error(std::string(e.what()) + "; no post-mortem record for this step");
+        return;
+    }
+    // The base: made root-only where missing (its parent is the site's).
+    const std::string dir = base + "/" + std::to_string(job), user = dir + "/user";
+    if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) {
+        log_error("postmortem_dir: cannot make " + base + ": " + std::strerror(errno) + "; no post-mortem record for this step");
+        return;
+    }
+    // 0711: the job's owner may reach its own dump directory, not list root's records.
+    if (!ensure_dir(dir, 0711, 0, 0) || !ensure_dir(user, 0700, uid, gid)) return;
+    if (spank_setenv(sp, "GANGWAY_POSTMORTEM_DIR", user.c_str(), 1) != ESPANK_SUCCESS)
+        log_info("postmortem_dir: cannot set GANGWAY_POSTMORTEM_DIR in the job's environment");
+    s.dir = dir;
+    s.job = job;
+    s.step = step;
+}
+
+void record(spank_t sp) {
+    const auto& s = step_state();
+    if (s.dir.empty()) return;
+    postmortem::TaskEnd t;
+    struct timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    t.t_ns = static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+    t.node = s.node;
+    t.job = s.job;
+    t.step = s.step;
+    int local = -1, status = 0;
+    pid_t pid = 0;
+    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &t.rank) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS || local < 0 ||
+        spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
+        return;
+    if (spank_get_item(sp, S_TASK_PID, &pid) == ESPANK_SUCCESS) t.pid = pid;
+    t.local_rank = static_cast<std::uint32_t>(local);
+    t.wait_status = status;
+    t.oom_kills = step_oom_kills(t.local_rank);
+    const auto& on_fail = state().cli.check.on_fail;
+    t.requeue_on_fail = on_fail.value_or(state().site.check.on_fail) == OnFail::requeue;
+    const std::string name = "task." + std::to_string(t.step) + "." + std::to_string(t.rank);
+    if (auto w = sys::write_file_atomic(s.dir, name, postmortem::format_task_end(t), 0600, "the task's end",
+                                          sys::Durability::page_cache); !w)
+        log_error(w.error() + "; no post-mortem record for this task");
+}
+
+}  // namespace gangway::plugin::task_exit

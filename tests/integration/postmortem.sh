@@ -1,0 +1,242 @@
+#!/bin/bash
+# Who stopped my job (issue 33) on the real cluster, end to end: the plugin
+# writes each task's end (postmortem_dir=, one directory per node: these
+# nodes share one disk), each node's Epilog runs contrib/slurm/
+# epilog-postmortem.sh (`gangway postmortem collect`), which sends the
+# node's record to `gangway fleet serve --stops-key` on the host; serve
+# judges, sets the job's AdminComment and requeues where it must. Each case
+# is a batch job of a gloo all-reduce loop (tests/integration/
+# postmortem_loop.py) with 2 tasks on each of the 4 nodes, submitted with
+# --requeue and --gangway-on-fail=requeue:
+#   1 sigkill    rank 5 (node10) SIGKILLed mid-run: a signal with no node
+#                evidence, named on node10, not requeued; every rank also
+#                forges what a user can (a dump naming another rank, a task
+#                line in its dump directory, an Xid written into /dev/kmsg):
+#                no other node and no Xid is named;
+#   2 oom        rank 5 killed by the kernel's OOM killer in a memory cgroup
+#                the test makes (v1, as SLURM's task/cgroup: step_0 and
+#                step_0/task_1 with a limit): the OOM, not requeued;
+#   3 link       node10's data link cut (its veth down, as
+#                preflight_requeue.sh does; the driver's "Link down" line,
+#                which a veth does not write, in node10's test-double kernel
+#                log): link down on node10, requeued without node10;
+#   4 xid        an Xid 79 line in node10's test-double kernel log, node10's
+#                ranks SIGKILLed: GPU Xid on node10, requeued without it;
+#   5 hang       rank 5 SIGSTOPped (by itself, between two collectives), the
+#                job cancelled 20 s later: a hang
+#                naming rank 5 from the Flight Recorder's dumps (PyTorch 2.8+,
+#                gloo: SLURM 26.05's torch 2.14; skipped where older);
+#   6 exception  every rank raises the same ValueError: no node named, not
+#                requeued;
+#   7 healthy    (with the forgeries of case 1) nothing said, no stop kept.
+# Each verdict line must be printed by `gangway postmortem JOB` within 60 s
+# of the job's end, and be the AdminComment of a requeued job (SLURM takes
+# no update of a finished job, on any release: see expect()).
+# PM_CASES="1 4" runs some only.
+. "$(dirname "$0")/lib.sh"
+$TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
+CLUSTER=$top_srcdir/tests/cluster/cluster.sh
+# Every case on 22.05; elsewhere the ones whose behaviour can differ by
+# release: the task's wait status (1), AdminComment and requeue (4), the
+# Flight Recorder of PyTorch 2.8+ (5), the hook's autoload by torch 2.5+ (6).
+CASES=${PM_CASES:-1 2 3 4 5 6 7}
+[ -z "${PM_CASES:-}" ] && [ "${GANGWAY_CLUSTER_RELEASE:-22.05}" != 22.05 ] && CASES="1 4 5 6"
+PORT=${GANGWAY_PM_PORT:-19464}
+URL=http://198.18.0.1:$PORT
+PM=$WORK/pm
+CG=/sys/fs/cgroup/memory/gangway-pm-test
+BAD=node10
+serve=''
+job=''
+undo() {
+  [ -n "$job" ] && scancel "$job" 2>/dev/null
+  ip link set "d-$BAD" up 2>/dev/null
+  [ -n "$serve" ] && kill "$serve" 2>/dev/null
+  for d in "$CG"/*/step_0/task_1 "$CG"/*/step_0 "$CG"/*; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
+  rmdir "$CG" 2>/dev/null
+  for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
+  cp "$GANGWAY_CLUSTER_DIR"/log/slurmctld.log "$GANGWAY_CLUSTER_DIR"/log/slurmd-node*.log "$WORK/" 2>/dev/null
+  "$CLUSTER" up >/dev/null 2>&1  # back to the cluster every other test expects: no Epilog
+  return 0
+}
+trap 'undo; rm -rf "$CLUSTER_LOCK"' EXIT  # replaces lib.sh's trap, so frees its lock too
+rm -rf "${WORK:?}"/*
+mkdir -p "$PM" "$WORK/log" "$WORK/kmsg"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/stops.key"
+chmod 600 "$WORK/stops.key"
+
+# The site's Epilog: gangway's script with the site's settings, and a node's
+# test-double kernel log where a case left one.
+cat >"$WORK/epilog" <<SH
+#!/bin/sh
+n=\$(uname -n)
+[ -e '$WORK/kmsg/'\$n/dev/kmsg ] && export GANGWAY_KMSG_ROOT='$WORK/kmsg/'\$n
+GANGWAY_POSTMORTEM_DIR='$PM/%n' GANGWAY_POSTMORTEM_URL='$URL' GANGWAY_POSTMORTEM_KEY='$WORK/stops.key' \\
+  GANGWAY_BIN='$GANGWAY_BIN' '$top_srcdir/contrib/slurm/epilog-postmortem.sh' 2>>'$WORK/log/epilog-'\$n.log
+echo "\${SLURM_JOB_ID:-none}" >>'$WORK/log/epilog-done.'\$n
+exit 0
+SH
+chmod 0755 "$WORK/epilog"
+"$CLUSTER" up --epilog="$WORK/epilog" >"$WORK/up.log" 2>&1 \
+  || { echo "FAIL: the cluster did not come up with the Epilog: $(tail -5 "$WORK/up.log")"; exit 1; }
+plugstack $SITE_ARGS postmortem_dir=$PM/%n
+"$GANGWAY_BIN" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
+  --stops-wait 15 2>"$WORK/serve.log" &
+serve=$!
+for _ in $(seq 50); do grep -q "serving http" "$WORK/serve.log" && break; sleep 0.2; done
+grep -q "serving http" "$WORK/serve.log" || { echo "FAIL: fleet serve did not start: $(cat "$WORK/serve.log")"; exit 1; }
+torch_version=$(srun -N1 -w node08 $TORCH_PY -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -1)
+echo "SLURM ${GANGWAY_CLUSTER_RELEASE:-22.05}, torch $torch_version"
+
+# The kernel log's clock (microseconds since boot) now, as a record's stamp.
+# (/proc/uptime's seconds with two decimals; awk's %d stops at 2^31 in mawk.)
+kmsg_usec() { local up _; read -r up _ </proc/uptime; echo $(( ${up%.*} * 1000000 + 10#${up#*.} * 10000 )); }
+# kmsg_line NODE MESSAGE: a kernel record (facility 0) in NODE's test-double log.
+kmsg_line() {
+  mkdir -p "$WORK/kmsg/$1/dev"
+  printf '3,%s,%s,-;%s\n' "$RANDOM" "$(kmsg_usec)" "$2" >>"$WORK/kmsg/$1/dev/kmsg"
+}
+# pid_of RANK: the rank's pid, once it is in the loop (60 s at most).
+pid_of() {
+  local _
+  for _ in $(seq 600); do [ -s "$WORK/run/pid.$1" ] && { cat "$WORK/run/pid.$1"; return 0; }; sleep 0.1; done
+  return 1
+}
+# submit CASE [ENV...]: the case's batch job; its id in $job.
+submit() {
+  local c=$1; shift
+  rm -rf "$WORK/run" "$WORK/kmsg"/*; mkdir -p "$WORK/run"
+  cat >"$WORK/$c.sbatch" <<EOS
+#!/bin/bash
+#SBATCH -N4 --ntasks-per-node=2 --requeue --gangway-on-fail=requeue -o $WORK/$c.out
+[ "\${SLURM_RESTART_COUNT:-0}" = 0 ] || exit 0
+export PM_CASE=$c PM_WORK=$WORK/run $*
+srun $TORCH_PY $top_srcdir/tests/integration/postmortem_loop.py
+EOS
+  job=$(sbatch --parsable "$WORK/$c.sbatch") || { fail "$c: sbatch failed"; return 1; }
+  t_submit=$SECONDS
+}
+state_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2; }
+restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
+comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* AdminComment=//p' | sed 's/ [A-Z][A-Za-z]*=.*//; s/ *$//'; }
+# ended JOB: until its first run has ended (its 4 Epilogs done), 240 s at most.
+ended() {
+  local n t0=$SECONDS
+  while [ $((SECONDS - t0)) -lt 240 ]; do
+    local done=0
+    for n in node08 node09 node10 node11; do grep -qx "$1" "$WORK/log/epilog-done.$n" 2>/dev/null && done=$((done + 1)); done
+    [ $done = 4 ] && { t_end=$SECONDS; return 0; }
+    sleep 0.5
+  done
+  return 1
+}
+# expect CASE PATTERN [requeued|kept]: within 60 s of the job's end
+# `gangway postmortem JOB` prints a line matching PATTERN (an ERE), and the
+# job was requeued without node10 (its AdminComment the line), or not.
+# SLURM refuses any update of a finished job, AdminComment's too ("Job has
+# already finished", on 22.05, 24.11 and 26.05 alike), and a job has
+# finished when its Epilogs send: the line reaches every job's user through
+# `gangway postmortem JOB`, and the AdminComment of a requeued one (pending
+# again) is checked below.
+expect() {
+  local c=$1 want=$2 rq=${3:-kept} line='' shown='' _
+  if ! ended "$job"; then fail "$c: job $job did not end in 240 s ($(state_of "$job"))"; return; fi
+  for _ in $(seq 120); do
+    line=$("$GANGWAY_BIN" postmortem "$job" --from "$URL" 2>/dev/null | head -1)
+    [[ $line =~ $want ]] && break
+    sleep 0.5
+  done
+  if [[ $line =~ $want ]]; then pass "$c: $((SECONDS - t_end)) s after the job's end, gangway postmortem $job: $line"
+  else fail "$c: \"$line\", want /$want/; serve: $(grep "job $job" "$WORK/serve.log" | tail -3 | tr '\n' ' ')"; fi
+  sleep 2
+  local exc; exc=$(scontrol -o show job "$job" 2>/dev/null | grep -o 'ExcNodeList=[^ ]*')
+  if [ "$rq" = requeued ]; then
+    [ "${exc}" = "ExcNodeList=$BAD" ] && [ "$(restarts_of "$job")" -ge 1 ] \
+      && pass "$c: requeued without $BAD ($exc, Restarts=$(restarts_of "$job"))" \
+      || fail "$c: not requeued without $BAD: $exc Restarts=$(restarts_of "$job") $(state_of "$job")"
+    # Pending again, the job takes its AdminComment on every release.
+    [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment is the line" \
+      || fail "$c: the requeued job's AdminComment: $(comment_of "$job")"
+  else
+    [ "$(restarts_of "$job")" = 0 ] && [ "$exc" != "ExcNodeList=$BAD" ] && pass "$c: not requeued ($(state_of "$job"))" \
+      || fail "$c: requeued: $exc Restarts=$(restarts_of "$job")"
+  fi
+  scancel "$job" 2>/dev/null
+  for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
+  job=''
+}
+has() { [[ " $CASES " == *" $1 "* ]]; }
+
+if has 1; then
+  submit sigkill PM_FORGE=1
+  p=$(pid_of 5) && kill -KILL "$p"
+  expect "1 sigkill" "^gangway: job [0-9]+ step 0 stopped by node10 \(rank 5, local 1\): killed by SIGKILL at "
+fi
+
+if has 2; then
+  submit oom PM_VICTIM=5
+  if p=$(pid_of 5); then
+    stepd=$(awk '{print $4}' "/proc/$p/stat")  # the task's parent: its slurmstepd
+    mkdir -p "$CG/job_$job/step_0/task_1"
+    echo 300M >"$CG/job_$job/step_0/task_1/memory.limit_in_bytes"
+    echo "$stepd" >"$CG/job_$job/step_0/cgroup.procs"
+    echo "$p" >"$CG/job_$job/step_0/task_1/cgroup.procs"
+    touch "$WORK/run/go"
+  fi
+  expect "2 oom" "^gangway: job [0-9]+ step 0 stopped by node10 \(rank 5, local 1\): killed by the OOM killer at "
+fi
+
+if has 3; then
+  submit link PM_TIMEOUT=15
+  if pid_of 4 >/dev/null; then
+    ip link set "d-$BAD" down
+    kmsg_line $BAD "mlx5_core 0000:3b:00.0 eth1: Link down"
+  fi
+  ended "$job"; ip link set "d-$BAD" up
+  expect "3 link" "^gangway: job [0-9]+ step 0 stopped by node10 \(rank [45], local [01]\): link down on eth1 at " requeued
+fi
+
+if has 4; then
+  submit xid
+  if p4=$(pid_of 4) && p5=$(pid_of 5); then
+    kmsg_line $BAD "NVRM: Xid (PCI:0000:17:00): 79, pid=$p4, name=python3, GPU has fallen off the bus."
+    kill -KILL "$p4" "$p5"
+  fi
+  expect "4 xid" "^gangway: job [0-9]+ step 0 stopped by node10 \(rank [45], local [01]\): GPU Xid 79 on 0000:17:00.0 at " requeued
+fi
+
+if has 5; then
+  if $TORCH_PY -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split(".")[:2]); sys.exit(v < (2, 8))' 2>/dev/null ||
+     srun -N1 -w node08 $TORCH_PY -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split(".")[:2]); sys.exit(v < (2, 8))' 2>/dev/null; then
+    # Rank 5 stops itself between two collectives (SIGSTOP), so that it
+    # never enters the next one, whatever the moment; the job is cancelled
+    # 20 s after.
+    submit hang PM_VICTIM=5
+    if p=$(pid_of 5); then
+      for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && break; sleep 0.2; done
+      sleep 20; scancel "$job"
+    fi
+    expect "5 hang" "^gangway: job [0-9]+ step 0 hung until SLURM signalled every rank at [0-9:.]+: rank 5 did not enter collective"
+  else
+    echo "5 hang: skipped, torch $torch_version's gloo keeps no Flight Recorder (2.8 and later do: SLURM 26.05's root)"
+  fi
+fi
+
+if has 6; then
+  submit exception
+  expect "6 exception" "^gangway: job [0-9]+ step 0 stopped by its own error: every rank raised ValueError: bad batch shape at round 10 \(no node is blamed\)"
+fi
+
+if has 7; then
+  submit healthy PM_FORGE=1
+  if ended "$job"; then
+    sleep 20  # serve's --stops-wait and more: a stop would be said by now
+    line=$(comment_of "$job")
+    [ -z "$line" ] || [ "$line" = "(null)" ] && pass "7 healthy (with forged records): no AdminComment" || fail "7 healthy: AdminComment \"$line\""
+    shown=$("$GANGWAY_BIN" postmortem "$job" --from "$URL" 2>&1)
+    grep -q "stopped by" <<<"$shown" && fail "7 healthy: gangway postmortem says: $shown" || pass "7 healthy: gangway postmortem names no stop: $(head -1 <<<"$shown")"
+  else fail "7 healthy: job $job did not end"; fi
+  job=''
+fi
+echo "run time: $SECONDS s"
+finish

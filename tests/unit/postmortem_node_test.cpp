@@ -1,0 +1,131 @@
+// The post-mortem's node side (issue 33): where slurmstepd reads its step's
+// OOM-kill count, the kernel log's signs of a job's stop (what a user can
+// write into the log is no sign), the rank dumps of the torch hook, and
+// postmortem_dir='s node template.
+#include "catch_compat.hpp"
+
+#include <string>
+
+#include "../../lib/base/error.hpp"
+#include "../../lib/env/config.hpp"
+#include "../../lib/postmortem/kernel_signs.hpp"
+#include "../../lib/postmortem/rank_dump.hpp"
+#include "../../lib/postmortem/step_cgroup.hpp"
+
+using namespace gangway;
+using namespace gangway::postmortem;
+
+TEST_CASE("step_oom_files: the step's memory cgroup, v1 or v2", "[postmortem]") {
+    using F = OomFiles;
+    const auto eq = [](const std::optional<F>& a, const F& b) { return a && a->step == b.step && a->task == b.task; };
+    // cgroup v1, task/cgroup: slurmstepd in the step's cgroup, or its task's;
+    // v1 counts a kill in the victim's own cgroup only: the task's is read too.
+    CHECK(eq(step_oom_files("4:memory:/slurm/uid_1000/job_7/step_0\n0::/\n", 1),
+             F{"/sys/fs/cgroup/memory/slurm/uid_1000/job_7/step_0/memory.oom_control",
+               "/sys/fs/cgroup/memory/slurm/uid_1000/job_7/step_0/task_1/memory.oom_control"}));
+    CHECK(eq(step_oom_files("11:cpuset:/x\n4:memory,hugetlb:/slurm/uid_1000/job_7/step_0/task_3\n", 0),
+             F{"/sys/fs/cgroup/memory/slurm/uid_1000/job_7/step_0/memory.oom_control",
+               "/sys/fs/cgroup/memory/slurm/uid_1000/job_7/step_0/task_0/memory.oom_control"}));
+    // cgroup v2: slurmstepd in step_0/slurm; the step's memory.events counts its tasks'.
+    CHECK(eq(step_oom_files("0::/system.slice/slurmstepd.scope/job_7/step_0/slurm\n", 2),
+             F{"/sys/fs/cgroup/system.slice/slurmstepd.scope/job_7/step_0/memory.events", ""}));
+    CHECK(eq(step_oom_files("0::/system.slice/slurmstepd.scope/job_7/step_batch/slurm\n", 0, "/r"),
+             F{"/r/system.slice/slurmstepd.scope/job_7/step_batch/memory.events", ""}));
+    // No step's cgroup (proctrack/linuxproc): no count, not another cgroup's.
+    CHECK_FALSE(step_oom_files("4:memory:/user.slice\n0::/user.slice/session-1.scope\n", 0));
+    CHECK_FALSE(step_oom_files("4:memory:/slurm/job_7/step_0/../../x\n", 0));
+    CHECK_FALSE(step_oom_files("", 0));
+}
+
+TEST_CASE("parse_oom_kill: the count, 0 without one", "[postmortem]") {
+    CHECK(parse_oom_kill("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n") == 3);
+    CHECK(parse_oom_kill("low 0\nhigh 0\nmax 2\noom 2\noom_kill 1\noom_group_kill 0\n") == 1);
+    CHECK(parse_oom_kill("oom_kill_disable 0\nunder_oom 0\n") == 0);
+    CHECK(parse_oom_kill("oom_kill x\n") == 0);
+}
+
+namespace {
+// A record as /dev/kmsg gives it: PRIO,SEQ,USEC,FLAGS;MESSAGE.
+std::string rec(unsigned prio, unsigned seq, unsigned long usec, const std::string& msg) {
+    return std::to_string(prio) + "," + std::to_string(seq) + "," + std::to_string(usec) + ",-;" + msg + "\n";
+}
+}  // namespace
+
+TEST_CASE("kernel_signs: Xid, OOM killer, link down, hung task in the window", "[postmortem]") {
+    std::string log;
+    log += rec(6, 1, 1000, "Linux version 6.1.0");
+    log += rec(3, 2, 2000000, "NVRM: Xid (PCI:0000:17:00): 79, pid=0, name=, GPU has fallen off the bus.");
+    log += rec(3, 3, 3000000, "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/x,task_memcg=/x,task=python3,pid=4242,uid=1000");
+    log += rec(3, 4, 3000001, "Memory cgroup out of memory: Killed process 4242 (python3) total-vm:1000kB, anon-rss:900kB");
+    log += rec(6, 5, 4000000, "mlx5_core 0000:3b:00.0 ens1f0: Link down");
+    log += rec(6, 6, 4100000, "e1000e 0000:00:19.0 eth0: NIC Link is Down");
+    log += rec(6, 7, 4200000, "ixgbe 0000:05:00.1: eth3: NIC Link is Down");
+    log += rec(3, 8, 5000000, "INFO: task python3:4343 blocked for more than 120 seconds.");
+    KmsgWindow w;
+    w.from_usec = 1500000;
+    w.boot_ns = 1000000000;
+    const auto e = kernel_signs(log, w);
+    REQUIRE(e.size() == 6);
+    CHECK(e[0].sign == Sign::gpu_xid);
+    CHECK(e[0].device == "0000:17:00.0");
+    CHECK(e[0].code == 79);
+    CHECK(e[0].t_ns == 1000000000 + 2000000000LL);
+    CHECK(e[1].sign == Sign::oom_kill);  // the summary line first, the Killed line the same pid: one sign
+    CHECK(e[1].pid == 4242);
+    CHECK(e[2].sign == Sign::link_down);
+    CHECK(e[2].device == "ens1f0");
+    CHECK(e[3].device == "eth0");
+    CHECK(e[4].device == "eth3");
+    CHECK(e[5].sign == Sign::hung_task);
+    CHECK(e[5].pid == 4343);
+    CHECK(e[5].code == 120);
+    // The window's end leaves later records out.
+    w.to_usec = 2500000;
+    CHECK(kernel_signs(log, w).size() == 1);
+}
+
+TEST_CASE("kernel_signs: what users can write into the log is no sign", "[postmortem]") {
+    std::string log;
+    // A record written into /dev/kmsg (facility user), a process named like a tag, a mount option quoting one.
+    log += rec(11, 1, 10, "Out of memory: Killed process 4242 (python3)");
+    log += rec(14, 2, 20, "mlx5_core 0000:3b:00.0 ens1f0: Link down");
+    log += rec(6, 3, 30, "python3[999]: segfault at 0 ip 0 sp 0 error 6 in x: Link down");
+    log += rec(3, 4, 40, "tmpfs: Unknown parameter 'Out of memory: Killed process 4242 (x)'");
+    log += rec(3, 5, 50, "tmpfs: Unknown parameter 'INFO: task x:1 blocked for more than 9 seconds.'");
+    log += rec(3, 6, 60, "NVRM: Xid (PCI:[26996]: segfault at 0 ip 0): 79");
+    // A process named "oom-kill:,pid=1" still cannot start a kernel record with the tag.
+    log += rec(6, 7, 70, "oom-kill:,pid=1[77]: segfault at 0");
+    CHECK(kernel_signs(log, KmsgWindow{}).empty());
+}
+
+TEST_CASE("parse_rank_dump: the torch hook's dump, bounded", "[postmortem]") {
+    const auto d = parse_rank_dump(
+        R"({"kind":"gangway-rank-dump","schema":1,"rank":5,"entered":[1,2,3,4],"completed":[1,2,3],"exception":"ValueError: boom"})");
+    CHECK(d.rank == 5);
+    CHECK(d.entered == std::vector<std::uint64_t>{1, 2, 3, 4});
+    CHECK(d.completed == std::vector<std::uint64_t>{1, 2, 3});
+    CHECK(d.exception == "ValueError: boom");
+    CHECK_THROWS_AS(parse_rank_dump(R"({"rank":5})"), Error);
+    CHECK_THROWS_AS(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":-1})"), Error);
+    CHECK_THROWS_AS(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":1,"entered":["x"]})"), Error);
+    CHECK_THROWS_AS(parse_rank_dump("not json"), Error);
+    std::string many = R"({"kind":"gangway-rank-dump","rank":1,"entered":[)";
+    for (std::size_t i = 0; i <= kMaxSeqs; ++i) many += (i ? ",1" : "1");
+    CHECK_THROWS_AS(parse_rank_dump(many + "]}"), Error);
+    CHECK_THROWS_AS(parse_rank_dump(std::string(kMaxRankDumpBytes + 1, ' ')), Error);
+}
+
+TEST_CASE("postmortem_dir=: %n is the node, nothing else is taken", "[postmortem][config]") {
+    CHECK(expand_node_dir("/var/tmp/pm/%n", "node08") == "/var/tmp/pm/node08");
+    CHECK(expand_node_dir("/var/spool/gangway/postmortem", "node08") == "/var/spool/gangway/postmortem");
+    CHECK(expand_node_dir("/a/100%%/%n", "n1") == "/a/100%/n1");
+    CHECK_THROWS_AS(expand_node_dir("/a/%h", "n1"), Error);
+    CHECK_THROWS_AS(expand_node_dir("/a/%n", "../etc"), Error);
+    CHECK_THROWS_AS(expand_node_dir("/a/%n", ".."), Error);
+    CHECK_THROWS_AS(expand_node_dir("/a/%n", ""), Error);
+    CHECK(parse_site_args({"postmortem_dir=/var/tmp/pm/%n"}).postmortem_dir == "/var/tmp/pm/%n");
+    CHECK(parse_site_args({}).postmortem_dir.empty());  // off unless the site turns it on
+    CHECK_THROWS_AS(parse_site_args({"postmortem_dir=relative"}), Error);
+    CHECK_THROWS_AS(parse_site_args({"postmortem_dir=/a/%x"}), Error);
+    CHECK_THROWS_AS(parse_site_args({"postmortem_dir=/a/../etc"}), Error);
+}

@@ -1,0 +1,157 @@
+"""gangway's post-mortem dumps (issue 33): what a rank leaves for `gangway
+postmortem` when SLURM stops it or it raises.
+
+The gangway plugin sets GANGWAY_POSTMORTEM_DIR (a directory of the job's
+owner on each node) in every task of a step when the site turned the
+post-mortem on (plugstack.conf postmortem_dir=). Where it is set and the task
+is a rank (RANK is set), this module, loaded at `import torch` through the
+"torch.backends" entry point (PyTorch 2.5 and later; an older one imports it
+by hand, `import gangway_torch_postmortem`):
+  - turns PyTorch's Flight Recorder on (TORCH_FR_BUFFER_SIZE=2000 unless the
+    job set it; 0 turns it off), so every collective is recorded with its
+    sequence number;
+  - on SIGTERM (scancel, the time limit, a failed step's teardown) writes
+    GANGWAY_POSTMORTEM_DIR/rank.RANK.json: the collectives this rank entered
+    and completed (the Flight Recorder's dump, gloo or NCCL), then ends as
+    SIGTERM would, or hands the signal to the job's own handler. A rank
+    blocked in a collective does not return to Python, so a thread of its
+    own hears the signal too (Python's wakeup fd);
+  - on an uncaught Python exception writes the same file with the
+    exception's type and first line, then lets Python report it as usual.
+The Epilog (`gangway postmortem collect`) reads the files as the user's:
+they can point at a rank of the job, never at a node. Nothing here may fail
+`import torch` or the job: every error leaves things as they were.
+"""
+import json
+import os
+import signal
+import sys
+import threading
+
+_installed = False
+_written = False
+_lock = threading.RLock()
+
+
+def _fr_entries():
+    """The Flight Recorder's entries of this process ([] where there are none)."""
+    try:
+        import torch._C._distributed_c10d as c10d
+    except Exception:
+        return []
+    for name in ("_dump_fr_trace_json", "_dump_nccl_trace_json"):
+        fn = getattr(c10d, name, None)
+        if fn is None:
+            continue
+        try:
+            return json.loads(fn(includeCollectives=True, onlyActive=False)).get("entries", []) or []
+        except Exception:
+            continue
+    return []
+
+
+def _write(exception=""):
+    """The dump, once: a second caller (the handler and the watching thread
+    both hear one SIGTERM) waits until the first one has written it."""
+    global _written
+    with _lock:
+        if _written:
+            return
+        _written = True
+        try:
+            d = os.environ["GANGWAY_POSTMORTEM_DIR"]
+            rank = int(os.environ["RANK"])
+            entered, completed = [], []
+            for e in _fr_entries()[-4000:]:
+                seq = e.get("collective_seq_id")
+                if not isinstance(seq, int) or e.get("is_p2p"):
+                    continue
+                entered.append(seq)
+                if e.get("retired") or e.get("state") == "completed":
+                    completed.append(seq)
+            doc = {"kind": "gangway-rank-dump", "schema": 1, "rank": rank, "entered": entered,
+                   "completed": completed, "exception": exception[:1000]}
+            tmp = os.path.join(d, ".rank.%d.json.%d" % (rank, os.getpid()))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump(doc, f)
+            os.rename(tmp, os.path.join(d, "rank.%d.json" % rank))
+        except Exception:
+            pass
+
+
+def _terminate():
+    """Ends this process as SIGTERM would have."""
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+    except Exception:
+        os._exit(128 + signal.SIGTERM)
+
+
+def _on_sigterm(signum, frame):
+    """The Python handler: runs in the main thread when it is in Python."""
+    if os.getpid() == _pid:
+        _write()
+    _terminate()
+
+
+def _watch(fd):
+    """The main thread may be blocked in a collective and never see its
+    handler run: Python's C handler also writes the signal's number to the
+    wakeup fd, which this thread reads."""
+    while True:
+        try:
+            got = os.read(fd, 64)
+        except InterruptedError:
+            continue
+        except Exception:
+            return
+        if not got:
+            return
+        if signal.SIGTERM in got and signal.getsignal(signal.SIGTERM) is _on_sigterm:
+            _write()
+            _terminate()
+
+
+_pid = 0
+
+
+def autoload():
+    global _installed, _pid
+    try:
+        if _installed or not os.environ.get("GANGWAY_POSTMORTEM_DIR") or not os.environ.get("RANK", "").isdigit():
+            return
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):
+            return  # the job handles SIGTERM itself
+        _installed = True
+        _pid = os.getpid()
+        os.environ.setdefault("TORCH_FR_BUFFER_SIZE", "2000")
+        r, w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        os.set_blocking(r, True)
+        if signal.set_wakeup_fd(w, warn_on_full_buffer=False) != -1:
+            signal.set_wakeup_fd(-1)  # someone else's: leave it to them
+            os.close(r)
+            os.close(w)
+        else:
+            threading.Thread(target=_watch, args=(r,), name="gangway-postmortem", daemon=True).start()
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        previous = sys.excepthook
+
+        def excepthook(kind, value, tb):
+            try:
+                if os.getpid() == _pid and not issubclass(kind, (KeyboardInterrupt, SystemExit)):
+                    first = str(value).splitlines()[0] if str(value) else ""
+                    _write("%s: %s" % (kind.__name__, first) if first else kind.__name__)
+            except Exception:
+                pass
+            previous(kind, value, tb)
+
+        sys.excepthook = excepthook
+    except Exception:
+        return
+
+
+autoload()
