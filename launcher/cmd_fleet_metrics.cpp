@@ -57,8 +57,8 @@ const char* kServeHelp =
     "--stops-wait seconds after the first (default 20); a node that sent nothing and that SLURM\n"
     "reports down is lost. Then it judges the job: sets its AdminComment to the line (serve runs\n"
     "as root or SlurmUser), stores the verdict in the store (`gangway fleet stops`), counts it in\n"
-    "gangway_job_stops_total, and for a node-class cause in a step run with\n"
-    "--gangway-on-fail=requeue requeues the job without the node and drains it (at most\n"
+    "gangway_job_stops_total, and for a node-class cause in a step run with --gangway-on-fail=requeue\n"
+    "(the job's own option) requeues the job without the node and drains it (at most\n"
     "--drain-max nodes per job, default 2; 0: none). At most --stops-max-jobs jobs (default 256)\n"
     "wait at once. GET /v1/stops/JOBID answers a job's line and timeline.\n";
 

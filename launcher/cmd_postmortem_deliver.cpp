@@ -36,7 +36,7 @@ const char* kJobHelp =
     "\n"
     "Prints who stopped the job: the line gangway put in its AdminComment and the timeline (the\n"
     "first failure, its evidence, the cascade), read from fleet serve at URL (--from, or\n"
-    "GANGWAY_STOPS_URL; http://HOST:PORT) or, for root on the admin host, from the fleet store\n"
+    "GANGWAY_POSTMORTEM_URL; http://HOST:PORT) or, for root on the admin host, from the fleet store\n"
     "(--db). For the job's owner or root. Without JOBID: SLURM_JOB_ID, else your newest job that\n"
     "slurmctld still knows. Exit 0 when a stop was found, 1 when none is known.\n";
 
@@ -82,7 +82,7 @@ int cmd_postmortem_send(int argc, char** argv) {
 }
 
 int cmd_postmortem_job(int argc, char** argv) {
-    std::string job, from = sys::env_or("GANGWAY_STOPS_URL", ""), db;
+    std::string job, from = sys::env_or("GANGWAY_POSTMORTEM_URL", ""), db;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -137,7 +137,7 @@ int cmd_postmortem_job(int argc, char** argv) {
     }
     if (line.empty() && timeline.empty()) {
         std::printf("gangway: no stop of job %s is known%s\n", job.c_str(),
-                    db.empty() && from.empty() ? " (give --from URL, or set GANGWAY_STOPS_URL, for the timeline)" : "");
+                    db.empty() && from.empty() ? " (give --from URL, or set GANGWAY_POSTMORTEM_URL, for the timeline)" : "");
         return 1;
     }
     // The timeline's first line is the same line: print it once. Each line

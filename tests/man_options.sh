@@ -3,7 +3,8 @@
 #
 # The options: each command of `gangway help`, and the options its
 # `gangway CMD --help` (and, for fleet, each `gangway fleet SUB --help` that
-# exits 0) names on its usage lines: a line that starts, after blanks, with
+# exits 0; for another command, each `gangway CMD SUB --help` of a sub-command
+# its page's SYNOPSIS names) names on its usage lines: a line that starts, after blanks, with
 # "usage:", "gangway ", "[" or a lower-case word followed by " [" or " --"
 # (fleet's sub-commands), all its options; a line that starts with an option,
 # that option. An option named in the prose ("lstopo --of xml", "srun
@@ -69,6 +70,12 @@ for c in $cmds; do
        if [ "$c" = fleet ]; then
          for s in $("$bin" fleet --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p'); do
            sub=$("$bin" fleet "$s" --help 2>&1) && opts+=$'\n'$(usage_options <<<"$sub")
+         done
+       else
+         # Another command's sub-commands (postmortem collect, send): those its page's
+         # SYNOPSIS names, `gangway CMD SUB`, each with a --help of its own.
+         for s in $(synopsis "$home" | sed -nE "s/^gangway $c ([a-z][a-z-]*)( .*)?\$/\1/p" | sort -u); do
+           sub=$("$bin" "$c" "$s" --help 2>&1) && opts+=$'\n'$(usage_options <<<"$sub")
          done
        fi ;;
   esac
