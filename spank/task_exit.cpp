@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
 #include "../lib/env/step_view.hpp"
 #include "../lib/postmortem/record.hpp"
 #include "../lib/postmortem/step_cgroup.hpp"
@@ -35,14 +36,14 @@ Step& step_state() {
 
 // The line for a directory prepare() could not make or use: out of line,
 // so that only a failure builds it (the plugin's size, issue 32 item 6).
-// `not_owned_by` >= 0: the path is there but is not that uid's directory;
-// else errno `e`'s text.
+// `not_owned`: the path is there but is not `uid`'s directory; else errno
+// `e`'s text.
 [[gnu::cold, gnu::noinline]] void dir_problem(const char* verb, const std::string& path, int e, const char* advice,
-                                              long long not_owned_by = -1) {
+                                              bool not_owned = false, uid_t uid = 0) {
     std::string m = "postmortem_dir: ";
     m.append(verb).append(path);
-    if (not_owned_by >= 0)
-        m.append(" is there but is not a directory owned by uid ").append(std::to_string(not_owned_by));
+    if (not_owned)
+        m.append(" is there but is not a directory owned by uid ").append(std::to_string(uid));
     else
         m.append(": ").append(std::strerror(e));
     m.append("; no post-mortem record for this step").append(advice);
@@ -65,7 +66,7 @@ bool ensure_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid) {
     const int e = errno;
     struct stat st{};
     if (e == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid) return true;
-    dir_problem("", path, e, " (ask your administrator to check postmortem_dir=)", e == EEXIST ? static_cast<long long>(uid) : -1LL);
+    dir_problem("", path, e, " (ask your administrator to check postmortem_dir=)", e == EEXIST, uid);
     return false;
 }
 
@@ -88,8 +89,9 @@ std::uint64_t step_oom_kills(unsigned local_task) {
     return n;
 }
 
-[[gnu::cold, gnu::noinline]] void task_problem(const std::string& why) {
-    log_error(why + "; no post-mortem record for this task");
+// `why`, and that this task or step (`of`) has no record: out of line too.
+[[gnu::cold, gnu::noinline]] void no_record(const char* why, const char* of) {
+    log_error(concat({why, "; no post-mortem record for this ", of}));
 }
 
 }  // namespace
@@ -114,14 +116,13 @@ void prepare(spank_t sp) {
     try {
         base = expand_node_dir(site.postmortem_dir, s.node);
     } catch (const Error& e) {
-        log_error(std::string(e.what()) + "; no post-mortem record for this step");
+        no_record(e.what(), "step");
         return;
     }
     // The base: made root-only where missing (its parent is the site's).
-    std::string dir = base;
     char n[16];
-    dir.append("/").append(n, std::to_chars(n, n + sizeof n, job).ptr);
-    const std::string user = dir + "/user";
+    std::string dir = concat({base, "/", std::string_view(n, static_cast<std::size_t>(std::to_chars(n, n + sizeof n, job).ptr - n))});
+    const std::string user = concat({dir, "/user"});
     if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) {
         dir_problem("cannot make ", base, errno, "");
         return;
@@ -167,7 +168,7 @@ void record(spank_t sp) {
     if (auto w = sys::write_file_atomic(s.dir, std::string(name, p), std::string_view(line, len), 0600,
                                         "the task's end", sys::Durability::page_cache);
         !w)
-        task_problem(w.error());
+        no_record(w.error().c_str(), "task");
 }
 
 }  // namespace gangway::plugin::task_exit

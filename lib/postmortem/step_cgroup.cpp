@@ -1,6 +1,5 @@
 #include "step_cgroup.hpp"
 
-#include <algorithm>
 #include <charconv>
 
 #include "../base/text.hpp"
@@ -55,20 +54,11 @@ std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned lo
             v2 = step_prefix(path);
     });
     if (v1.empty() && v2.empty()) return std::nullopt;
-    constexpr std::string_view kV1 = "/memory.oom_control";
-    OomFiles f;
-    f.step.reserve(cgroup_root.size() + 7 + std::max(v1.size(), v2.size()) + kV1.size());
-    f.step.append(cgroup_root);
-    if (v1.empty()) {
-        f.step.append(v2).append("/memory.events");
-        return f;
-    }
-    f.step.append("/memory").append(v1);
-    f.task = f.step;
-    f.step.append(kV1);
+    if (v1.empty()) return OomFiles{concat({cgroup_root, v2, "/memory.events"}), {}};
     char n[16];
-    f.task.append("/task_").append(n, std::to_chars(n, n + sizeof n, local_task).ptr).append(kV1);
-    return f;
+    const std::string_view task(n, static_cast<std::size_t>(std::to_chars(n, n + sizeof n, local_task).ptr - n));
+    return OomFiles{concat({cgroup_root, "/memory", v1, "/memory.oom_control"}),
+                    concat({cgroup_root, "/memory", v1, "/task_", task, "/memory.oom_control"})};
 }
 
 std::uint64_t parse_oom_kill(std::string_view counters) {
