@@ -4,7 +4,7 @@
 # No preflight, GPU, RDMA, report, network, fleet or crypto code (that is the
 # launcher's: libgangway_preflight, _health and _fleet), no PMIx, CUDA or verbs library; both
 # binaries hardened (full RELRO, stack protector, _FORTIFY_SOURCE when the
-# build sets it). Holds the plugin stripped to 600 KiB (BENCHMARKS.md, "The
+# build sets it). Holds the plugin stripped to 624 KiB (BENCHMARKS.md, "The
 # plugin's size", keeps what each part costs).
 set -u
 so=${GANGWAY_PLUGIN:?} bin=${GANGWAY_BIN:?}
@@ -50,9 +50,11 @@ case "${HARDEN_CPPFLAGS:-}" in
 esac
 
 # Its size: every srun, sbatch, salloc and slurmstepd maps it. The budget is
-# issue 32's (item 6); BENCHMARKS.md, "The plugin's size", has what each part
-# costs. A feature that needs more states its cost there and raises this.
-budget_kib=${GANGWAY_PLUGIN_BUDGET_KIB:-600}
+# issue 32's (item 6): 600 KiB, raised to 624 KiB by the post-mortem's task
+# record (issue 33, 28,672 bytes); BENCHMARKS.md, "The plugin's size", has
+# what each part costs. A feature that needs more states its cost there and
+# raises this.
+budget_kib=${GANGWAY_PLUGIN_BUDGET_KIB:-624}
 tmp=$(mktemp) && strip -o "$tmp" "$so" && bytes=$(stat -c %s "$tmp")
 rm -f "$tmp"
 if [ "$bytes" -le $((budget_kib * 1024)) ]; then pass "gangway.so stripped: $bytes bytes ($((bytes / 1024)) KiB), within $budget_kib KiB"
