@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <ctime>
 #include <string>
 
 #include "../lib/base/error.hpp"
+#include "../lib/base/text.hpp"
 #include "../lib/env/step_view.hpp"
 #include "../lib/postmortem/record.hpp"
 #include "../lib/postmortem/step_cgroup.hpp"
@@ -32,6 +34,22 @@ Step& step_state() {
     return s;
 }
 
+// The line for a directory prepare() could not make or use: out of line,
+// so that only a failure builds it (the plugin's size, issue 32 item 6).
+// `not_owned`: the path is there but is not `uid`'s directory; else errno
+// `e`'s text.
+[[gnu::cold, gnu::noinline]] void dir_problem(const char* verb, const std::string& path, int e, const char* advice,
+                                              bool not_owned = false, uid_t uid = 0) {
+    std::string m = "postmortem_dir: ";
+    m.append(verb).append(path);
+    if (not_owned)
+        m.append(" is there but is not a directory owned by uid ").append(std::to_string(uid));
+    else
+        m.append(": ").append(std::strerror(e));
+    m.append("; no post-mortem record for this step").append(advice);
+    log_error(m);
+}
+
 // mkdir, or the directory already there as it must be: a directory (not a
 // link) owned by `uid`. Only root and the Epilog write under postmortem_dir,
 // so nothing but another step of the job has made it.
@@ -40,8 +58,7 @@ bool ensure_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid) {
         // mkdir applies the umask: set the mode meant, and the owner.
         if (::fchownat(AT_FDCWD, path.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) != 0 ||
             ::fchmodat(AT_FDCWD, path.c_str(), mode, 0) != 0) {
-            log_error("postmortem_dir: cannot set the owner or mode of " + path + ": " + std::strerror(errno) +
-                      "; no post-mortem record for this step");
+            dir_problem("cannot set the owner or mode of ", path, errno, "");
             return false;
         }
         return true;
@@ -49,9 +66,7 @@ bool ensure_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid) {
     const int e = errno;
     struct stat st{};
     if (e == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid) return true;
-    log_error("postmortem_dir: " + path + (e == EEXIST ? " is there but is not a directory owned by uid " + std::to_string(uid)
-                                                        : std::string(": ") + std::strerror(e)) +
-              "; no post-mortem record for this step (ask your administrator to check postmortem_dir=)");
+    dir_problem("", path, e, " (ask your administrator to check postmortem_dir=)", e == EEXIST, uid);
     return false;
 }
 
@@ -72,6 +87,11 @@ std::uint64_t step_oom_kills(unsigned local_task) {
         if (const auto counters = sys::read_file(*f, small)) n += postmortem::parse_oom_kill(*counters);
     }
     return n;
+}
+
+// `why`, and that this task or step (`of`) has no record: out of line too.
+[[gnu::cold, gnu::noinline]] void no_record(const char* why, const char* of) {
+    log_error(concat({why, "; no post-mortem record for this ", of}));
 }
 
 }  // namespace
@@ -96,20 +116,22 @@ void prepare(spank_t sp) {
     try {
         base = expand_node_dir(site.postmortem_dir, s.node);
     } catch (const Error& e) {
-        log_error(std::string(e.what()) + "; no post-mortem record for this step");
+        no_record(e.what(), "step");
         return;
     }
     // The base: made root-only where missing (its parent is the site's).
-    const std::string dir = base + "/" + std::to_string(job), user = dir + "/user";
+    char n[16];
+    std::string dir = concat({base, "/", std::string_view(n, static_cast<std::size_t>(std::to_chars(n, n + sizeof n, job).ptr - n))});
+    const std::string user = concat({dir, "/user"});
     if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) {
-        log_error("postmortem_dir: cannot make " + base + ": " + std::strerror(errno) + "; no post-mortem record for this step");
+        dir_problem("cannot make ", base, errno, "");
         return;
     }
     // 0711: the job's owner may reach its own dump directory, not list root's records.
     if (!ensure_dir(dir, 0711, 0, 0) || !ensure_dir(user, 0700, uid, gid)) return;
     if (spank_setenv(sp, "GANGWAY_POSTMORTEM_DIR", user.c_str(), 1) != ESPANK_SUCCESS)
         log_info("postmortem_dir: cannot set GANGWAY_POSTMORTEM_DIR in the job's environment");
-    s.dir = dir;
+    s.dir = std::move(dir);
     s.job = job;
     s.step = step;
 }
@@ -136,10 +158,17 @@ void record(spank_t sp) {
     t.oom_kills = step_oom_kills(t.local_rank);
     const auto& on_fail = state().cli.check.on_fail;
     t.requeue_on_fail = on_fail.value_or(state().site.check.on_fail) == OnFail::requeue;
-    const std::string name = "task." + std::to_string(t.step) + "." + std::to_string(t.rank);
-    if (auto w = sys::write_file_atomic(s.dir, name, postmortem::format_task_end(t), 0600, "the task's end",
-                                          sys::Durability::page_cache); !w)
-        log_error(w.error() + "; no post-mortem record for this task");
+    // The name and the line in fixed buffers: no allocation but the name's.
+    char name[32] = "task.";
+    char* p = std::to_chars(name + 5, name + 15, t.step).ptr;  // 10 digits at most, each
+    *p++ = '.';
+    p = std::to_chars(p, p + 10, t.rank).ptr;
+    char line[postmortem::kMaxTaskLine];
+    const std::size_t len = postmortem::format_task_end(t, line);
+    if (auto w = sys::write_file_atomic(s.dir, std::string(name, p), std::string_view(line, len), 0600,
+                                        "the task's end", sys::Durability::page_cache);
+        !w)
+        no_record(w.error().c_str(), "task");
 }
 
 }  // namespace gangway::plugin::task_exit

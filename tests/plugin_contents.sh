@@ -4,8 +4,13 @@
 # No preflight, GPU, RDMA, report, network, fleet or crypto code (that is the
 # launcher's: libgangway_preflight, _health and _fleet), no PMIx, CUDA or verbs library; both
 # binaries hardened (full RELRO, stack protector, _FORTIFY_SOURCE when the
-# build sets it). Holds the plugin stripped to 600 KiB (BENCHMARKS.md, "The
-# plugin's size", keeps what each part costs).
+# build sets it). Holds the plugin stripped to its budget (BENCHMARKS.md, "The
+# plugin's size", keeps what each part costs), for the build the budget was
+# measured on only: the host's own toolchain, GCC 12 (Debian 12). A plugin
+# that another compiler built (the release roots' g++ 14 and 16 with Debian's
+# package build flags, contrib/dev/build-in-root.sh; clang) differs in size
+# for reasons of its own: its size is printed as a NOTE, not judged. Every
+# other check here applies to every build.
 set -u
 so=${GANGWAY_PLUGIN:?} bin=${GANGWAY_BIN:?}
 . "${top_srcdir:?}/tests/verdicts.sh"
@@ -50,11 +55,29 @@ case "${HARDEN_CPPFLAGS:-}" in
 esac
 
 # Its size: every srun, sbatch, salloc and slurmstepd maps it. The budget is
-# issue 32's (item 6); BENCHMARKS.md, "The plugin's size", has what each part
-# costs. A feature that needs more states its cost there and raises this.
-budget_kib=${GANGWAY_PLUGIN_BUDGET_KIB:-600}
+# issue 32's (item 6): 600 KiB, raised to 624 KiB by the post-mortem's task
+# record (issue 33, 28,672 bytes); BENCHMARKS.md, "The plugin's size", has
+# what each part costs. A feature that needs more states its cost there and
+# raises this.
+budget_kib=${GANGWAY_PLUGIN_BUDGET_KIB:-624}
 tmp=$(mktemp) && strip -o "$tmp" "$so" && bytes=$(stat -c %s "$tmp")
 rm -f "$tmp"
-if [ "$bytes" -le $((budget_kib * 1024)) ]; then pass "gangway.so stripped: $bytes bytes ($((bytes / 1024)) KiB), within $budget_kib KiB"
-else fail "gangway.so stripped: $bytes bytes ($((bytes / 1024)) KiB), over its $budget_kib KiB: see BENCHMARKS.md, \"The plugin's size\""; fi
+# The compilers that built it: each "GCC: (...) VERSION" of its .comment
+# section (the plugin's objects, libstdc++'s and the C start files'). The
+# budget holds where all of them are GCC 12.
+compilers_of() { readelf -p .comment "$1" 2>/dev/null | sed -n 's/^ *\[ *[0-9a-f]*\] *//p' | sort -u; }
+gcc12_only() { [ -n "$1" ] && ! grep -qv '^GCC: (.*) 12\.' <<<"$1"; }
+compilers=$(compilers_of "$so")
+if gcc12_only "$compilers"; then
+  if [ "$bytes" -le $((budget_kib * 1024)) ]; then pass "gangway.so stripped: $bytes bytes ($((bytes / 1024)) KiB), within $budget_kib KiB"
+  else fail "gangway.so stripped: $bytes bytes ($((bytes / 1024)) KiB), over its $budget_kib KiB: see BENCHMARKS.md, \"The plugin's size\""; fi
+  # Not blind the other way: the same plugin with a .comment of GCC 14's is not judged.
+  tmp=$(mktemp) && printf 'GCC: (Debian 14.2.0-19) 14.2.0\0' >"$tmp.c" &&
+    objcopy --remove-section .comment --add-section .comment="$tmp.c" "$so" "$tmp" 2>/dev/null &&
+    ! gcc12_only "$(compilers_of "$tmp")" && pass "a plugin GCC 14 built is not held to GCC 12's budget" ||
+    fail "the compiler test takes a plugin whose .comment names GCC 14 for GCC 12's"
+  rm -f "$tmp" "$tmp.c"
+else
+  echo "NOTE: gangway.so stripped: $bytes bytes ($((bytes / 1024)) KiB); its $budget_kib KiB budget is GCC 12's, and this one was built by: $(paste -sd';' <<<"${compilers:-an unknown compiler (no .comment)}")"
+fi
 finish

@@ -28,6 +28,15 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     return join(parts, sep, [](const std::string& p) -> const std::string& { return p; });
 }
 
+std::string concat(std::initializer_list<std::string_view> parts) {
+    std::size_t n = 0;
+    for (const auto p : parts) n += p.size();
+    std::string s;
+    s.reserve(n);
+    for (const auto p : parts) s.append(p);
+    return s;
+}
+
 std::string origin_value(std::string_view origin, std::string_view value) {
     return std::string(origin) + (origin.ends_with('=') ? "" : "=") + excerpt(value);
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <charconv>
 #include <concepts>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,10 @@ std::vector<std::string> split_nonempty(std::string_view s, char sep);
 
 // parts[0] + sep + parts[1] + ...; "" for no parts.
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+// The parts one after the other, in one allocation: a path or a line built
+// from pieces without a temporary per `+` (the plugin's post-mortem paths).
+std::string concat(std::initializer_list<std::string_view> parts);
 
 // The same for any range, each item turned into text by `to_text`.
 template <class Range, class ToText>

@@ -43,6 +43,9 @@ struct TaskEnd {
 inline constexpr std::size_t kMaxNodeName = 255;
 inline constexpr std::size_t kMaxTaskLine = 512;
 std::string format_task_end(const TaskEnd& t);
+// The same line into `out`, its length returned: no allocation (the plugin's
+// task_exit, in slurmstepd for every task). Never throws.
+std::size_t format_task_end(const TaskEnd& t, char (&out)[kMaxTaskLine]) noexcept;
 TaskEnd parse_task_end(std::string_view line);
 
 // What the node's own logs and devices said during the job's window.

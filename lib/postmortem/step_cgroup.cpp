@@ -1,25 +1,28 @@
 #include "step_cgroup.hpp"
 
+#include <charconv>
+
 #include "../base/text.hpp"
 
 namespace gangway::postmortem {
 namespace {
 
-// "/slurm/uid_0/job_7/step_0/task_1" -> "/slurm/uid_0/job_7/step_0"; nullopt
-// without a step component or with a "." or ".." one.
-std::optional<std::string> step_prefix(std::string_view path) {
-    if (path.empty() || path.front() != '/') return std::nullopt;
+// "/slurm/uid_0/job_7/step_0/task_1" -> "/slurm/uid_0/job_7/step_0"; empty
+// without a step component or with a "." or ".." one (a path starts with
+// '/', so a prefix never is).
+std::string_view step_prefix(std::string_view path) {
+    if (path.empty() || path.front() != '/') return {};
     std::size_t end = std::string_view::npos, pos = 1;
     while (pos <= path.size()) {
         std::size_t slash = path.find('/', pos);
         if (slash == std::string_view::npos) slash = path.size();
         const std::string_view part = path.substr(pos, slash - pos);
-        if (part == "." || part == "..") return std::nullopt;
+        if (part == "." || part == "..") return {};
         if (part.starts_with("step_")) end = slash;
         pos = slash + 1;
     }
-    if (end == std::string_view::npos) return std::nullopt;
-    return std::string(path.substr(0, end));
+    if (end == std::string_view::npos) return {};
+    return path.substr(0, end);
 }
 
 bool lists_memory(std::string_view controllers) {
@@ -34,7 +37,9 @@ bool lists_memory(std::string_view controllers) {
 }  // namespace
 
 std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned local_task, std::string_view cgroup_root) {
-    std::optional<OomFiles> v1, v2;
+    // The first step path of each hierarchy, as views into the text; the
+    // file names are built once, at the end (slurmstepd runs this per task).
+    std::string_view v1, v2;
     for_each_line(proc_cgroup, [&](std::string_view line, std::size_t) {
         // "ID:CONTROLLERS:PATH"; the path may itself hold ':'.
         const auto c1 = line.find(':');
@@ -43,16 +48,17 @@ std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned lo
         if (c2 == std::string_view::npos) return;
         const std::string_view id = line.substr(0, c1), controllers = line.substr(c1 + 1, c2 - c1 - 1);
         const std::string_view path = line.substr(c2 + 1);
-        if (!v1 && lists_memory(controllers)) {
-            if (auto p = step_prefix(path)) {
-                const std::string dir = std::string(cgroup_root) + "/memory" + *p;
-                v1 = OomFiles{dir + "/memory.oom_control", dir + "/task_" + std::to_string(local_task) + "/memory.oom_control"};
-            }
-        } else if (!v2 && id == "0" && controllers.empty()) {
-            if (auto p = step_prefix(path)) v2 = OomFiles{std::string(cgroup_root) + *p + "/memory.events", ""};
-        }
+        if (v1.empty() && lists_memory(controllers))
+            v1 = step_prefix(path);
+        else if (v2.empty() && id == "0" && controllers.empty())
+            v2 = step_prefix(path);
     });
-    return v1 ? v1 : v2;
+    if (v1.empty() && v2.empty()) return std::nullopt;
+    if (v1.empty()) return OomFiles{concat({cgroup_root, v2, "/memory.events"}), {}};
+    char n[16];
+    const std::string_view task(n, static_cast<std::size_t>(std::to_chars(n, n + sizeof n, local_task).ptr - n));
+    return OomFiles{concat({cgroup_root, "/memory", v1, "/memory.oom_control"}),
+                    concat({cgroup_root, "/memory", v1, "/task_", task, "/memory.oom_control"})};
 }
 
 std::uint64_t parse_oom_kill(std::string_view counters) {

@@ -4,7 +4,9 @@
 // The reader is the Epilog's, as root, of a file root wrote; it is strict all
 // the same (a fixed order, each key once, every number whole and in range),
 // so that a line is either exactly what a plugin wrote or refused.
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,25 +44,45 @@ T number(std::string_view key, std::string_view v) {
 
 }  // namespace
 
+namespace {
+
+// " key=" then the number: one std::to_chars each for the signed and the
+// unsigned fields (the longest line, a 255-byte node name and every number
+// at its widest, is 452 bytes: it always fits kMaxTaskLine).
+char* key(char* p, std::string_view k) {
+    *p++ = ' ';
+    p = std::copy(k.begin(), k.end(), p);
+    *p++ = '=';
+    return p;
+}
+char* put(char* p, std::string_view k, std::uint64_t v) { return std::to_chars(key(p, k), p + 64, v).ptr; }
+char* put_signed(char* p, std::string_view k, std::int64_t v) { return std::to_chars(key(p, k), p + 64, v).ptr; }
+
+}  // namespace
+
+std::size_t format_task_end(const TaskEnd& t, char (&out)[kMaxTaskLine]) noexcept {
+    char* p = std::copy(kHead.begin(), kHead.end(), out);
+    p = put_signed(p, kKeys[0], t.t_ns);
+    p = key(p, kKeys[1]);
+    const std::size_t n = std::min(t.node.size(), kMaxNodeName);
+    for (std::size_t i = 0; i < n; ++i) *p++ = node_byte_ok(t.node[i]) ? t.node[i] : '?';
+    if (n == 0) *p++ = '?';
+    p = put(p, kKeys[2], t.job);
+    p = put(p, kKeys[3], t.step);
+    p = put(p, kKeys[4], t.rank);
+    p = put(p, kKeys[5], t.local_rank);
+    p = put_signed(p, kKeys[6], t.pid);
+    p = put_signed(p, kKeys[7], t.wait_status);
+    p = put(p, kKeys[8], t.oom_kills);
+    p = key(p, kKeys[9]);
+    *p++ = t.requeue_on_fail ? '1' : '0';
+    *p++ = '\n';
+    return static_cast<std::size_t>(p - out);
+}
+
 std::string format_task_end(const TaskEnd& t) {
-    std::string node = t.node.substr(0, kMaxNodeName);
-    for (char& c : node)
-        if (!node_byte_ok(c)) c = '?';
-    if (node.empty()) node = "?";
-    std::string s;
-    s.reserve(160 + node.size());
-    s += kHead;
-    s += " t_ns=" + std::to_string(t.t_ns);
-    s += " node=" + node;
-    s += " job=" + std::to_string(t.job);
-    s += " step=" + std::to_string(t.step);
-    s += " rank=" + std::to_string(t.rank);
-    s += " local_rank=" + std::to_string(t.local_rank);
-    s += " pid=" + std::to_string(t.pid);
-    s += " wait_status=" + std::to_string(t.wait_status);
-    s += " oom_kills=" + std::to_string(t.oom_kills);
-    s += t.requeue_on_fail ? " requeue=1\n" : " requeue=0\n";
-    return s;
+    char line[kMaxTaskLine];
+    return std::string(line, format_task_end(t, line));
 }
 
 TaskEnd parse_task_end(std::string_view line) {

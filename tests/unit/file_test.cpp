@@ -4,6 +4,8 @@
 #include "catch_compat.hpp"
 
 #include <fcntl.h>
+#include <climits>
+#include <cstring>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -174,4 +176,25 @@ TEST_CASE("write_file_atomic: without the fsync (Durability::page_cache), still 
     std::size_t n = 0;
     for (const auto& e : std::filesystem::directory_iterator(d.path)) n += e.path().filename().string().front() == '.';
     CHECK(n == 0);
+}
+
+TEST_CASE("write_file_atomic: a name too long for its private name is the kernel's ENAMETOOLONG line, nothing left") {
+    // The private name (".NAME.tmp.PID.<16 hex digits>") is built in a fixed
+    // buffer (issue 32 item 6): a name at or past NAME_MAX is refused as
+    // openat refuses it, and a long name that leaves room is written.
+    TempDir d;
+    const std::string dir = d.path.string();
+    for (const std::size_t len : {std::size_t(NAME_MAX), std::size_t(NAME_MAX + 1), std::size_t(4096)}) {
+        const std::string name(len, 'a');
+        const auto w = write_file_atomic(dir, name, "x\n", 0600, "the task's end", Durability::page_cache);
+        REQUIRE(!w);
+        CHECK(w.error() == "cannot write the task's end " + dir + "/" + name + " (" + std::strerror(ENAMETOOLONG) +
+                               "); check the directory's permissions and the disk, and write it again");
+    }
+    const std::string fits(200, 'b');
+    REQUIRE(write_file_atomic(dir, fits, "y\n", 0600, "the task's end", Durability::page_cache));
+    CHECK(gangway::test::file_text(d.path / fits) == "y\n");
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(d.path)) n += 1 + (e.path().filename().string().front() == '.');
+    CHECK(n == 1);  // the one file, no private name
 }

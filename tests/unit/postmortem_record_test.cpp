@@ -102,6 +102,29 @@ TEST_CASE("a task's end: a node name that would break the line is written so tha
     CHECK(parse_task_end(format_task_end(t)).node.size() == kMaxNodeName);
 }
 
+TEST_CASE("a task's end: the plugin's fixed buffer holds the widest line, the same bytes as the string", "[postmortem][record]") {
+    // slurmstepd formats into a kMaxTaskLine buffer (issue 32 item 6): every
+    // field at its widest and a node name at its limit still fit.
+    TaskEnd w;
+    w.t_ns = INT64_MIN, w.node = std::string(kMaxNodeName + 10, 'n'), w.job = UINT32_MAX, w.step = UINT32_MAX;
+    w.rank = UINT32_MAX, w.local_rank = UINT32_MAX, w.pid = INT32_MIN, w.wait_status = INT32_MIN;
+    w.oom_kills = UINT64_MAX, w.requeue_on_fail = true;
+    for (const TaskEnd& t : {sample_task(), w}) {
+        char buf[kMaxTaskLine];
+        const std::size_t n = format_task_end(t, buf);
+        REQUIRE(n <= kMaxTaskLine);
+        CHECK(std::string(buf, n) == format_task_end(t));
+        CHECK(buf[n - 1] == '\n');
+    }
+    char buf[kMaxTaskLine];
+    CHECK(format_task_end(w, buf) == 452);  // the longest there is
+    const TaskEnd back = parse_task_end(std::string(buf, format_task_end(w, buf)));
+    CHECK(back.node == std::string(kMaxNodeName, 'n'));
+    CHECK(back.t_ns == INT64_MIN);
+    CHECK(back.wait_status == INT32_MIN);
+    CHECK(back.oom_kills == UINT64_MAX);
+}
+
 TEST_CASE("a task's end: anything else is refused in one line", "[postmortem][record]") {
     const std::string good = format_task_end(sample_task());
     auto replaced = [&](const std::string& from, const std::string& to) {

@@ -31,6 +31,14 @@ TEST_CASE("split_nonempty: empty fields are dropped") {
     CHECK(split_nonempty("/opt/lib::/usr/lib", ':') == V{"/opt/lib", "/usr/lib"});
 }
 
+TEST_CASE("concat: the parts one after the other, empty ones included") {
+    CHECK(concat({}) == "");
+    CHECK(concat({"/sys/fs/cgroup", "", "/memory", "/slurm/job_7", "/memory.events"}) ==
+          "/sys/fs/cgroup/memory/slurm/job_7/memory.events");
+    const std::string big(1000, 'x');
+    CHECK(concat({big, "/", big}) == big + "/" + big);
+}
+
 TEST_CASE("join: a separator between every two parts") {
     CHECK(join(V{}, ",").empty());
     CHECK(join(V{"a"}, ",") == "a");

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,17 +19,20 @@ namespace gangway::sys {
 
 namespace {
 
-// A name no other process picks or guesses: the pid and 8 bytes from
-// getrandom, hidden by the dot so that the Epilog's glob
-// (gangway-drain.JOB.*) never sees it.
-Result<std::string> private_name(const std::string& name) {
-    const auto r = random_bytes(8);
-    if (!r) return Failure{r.error()};
-    return "." + name + ".tmp." + std::to_string(::getpid()) + "." + to_hex(*r);
+// n bytes from getrandom(2) into p: 0, or the errno.
+int fill_random(void* p, std::size_t n) {
+    std::size_t off = 0;
+    while (off < n) {
+        const ssize_t r = ::getrandom(static_cast<char*>(p) + off, n - off, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return errno;
+        off += static_cast<std::size_t>(r);
+    }
+    return 0;
 }
 
 // What to do about errno `e` when writing `path` in `dir`.
-std::string advice(int e, const std::string& dir) {
+[[gnu::cold]] std::string advice(int e, const std::string& dir) {
     switch (e) {
         case ENOENT:
         case ENOTDIR:
@@ -54,13 +59,7 @@ std::string advice(int e, const std::string& dir) {
 
 Result<std::string> random_bytes(std::size_t n) {
     std::string s(n, '\0');
-    std::size_t off = 0;
-    while (off < n) {
-        const ssize_t r = ::getrandom(s.data() + off, n - off, 0);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return Failure{std::string("getrandom: ") + std::strerror(errno)};
-        off += static_cast<std::size_t>(r);
-    }
+    if (const int e = fill_random(s.data(), n)) return Failure{std::string("getrandom: ") + std::strerror(e)};
     return s;
 }
 
@@ -178,27 +177,68 @@ Result<std::string> read_owned_file(const std::string& path, uid_t owner, std::s
     return read_file(path, o);
 }
 
-Result<void> write_file_atomic(const std::string& dir, const std::string& name, const std::string& text, mode_t mode,
-                               std::string_view what, Durability durability) {
+namespace {
+
+enum class WriteProblem { not_a_name, getrandom, sys };
+
+// Every failure's line, out of line: the plugin writes a task's end with
+// write_file_atomic in slurmstepd, and the path and the label are built only
+// when something went wrong (issue 32 item 6: the plugin's size).
+[[gnu::cold, gnu::noinline]] Failure write_failure(const std::string& dir, const std::string& name,
+                                                   std::string_view what, WriteProblem p, int e) {
     const std::string path = dir == "." ? name : (dir == "/" ? "" : dir) + "/" + name;
-    const std::string label = "cannot write " + (what.empty() ? std::string() : std::string(what) + " ") + path;
-    const auto fail = [&](int e) {
-        return Failure{label + " (" + std::strerror(e) + "); " + advice(e, dir)};
-    };
+    std::string label = "cannot write " + (what.empty() ? std::string() : std::string(what) + " ") + path;
+    switch (p) {
+        case WriteProblem::not_a_name:
+            return Failure{label + ": not a file name; give a path that ends in a file name"};
+        case WriteProblem::getrandom:
+            return Failure{label + " (getrandom: " + std::strerror(e) + ")"};
+        case WriteProblem::sys:
+            break;
+    }
+    return Failure{label + " (" + std::strerror(e) + "); " + advice(e, dir)};
+}
+
+}  // namespace
+
+Result<void> write_file_atomic(const std::string& dir, const std::string& name, std::string_view text, mode_t mode,
+                               std::string_view what, Durability durability) {
+    const auto fail = [&](int e) { return write_failure(dir, name, what, WriteProblem::sys, e); };
     if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
-        return Failure{label + ": not a file name; give a path that ends in a file name"};
-    const auto tmp = private_name(name);
-    if (!tmp) return Failure{label + " (" + tmp.error() + ")"};
+        return write_failure(dir, name, what, WriteProblem::not_a_name, 0);
+    // The private name, ".NAME.tmp.PID.<16 hex digits>": the pid and 8 bytes
+    // from getrandom, which no other process picks or guesses, hidden by the
+    // dot so that the Epilog's glob (gangway-drain.JOB.*) never sees it.
+    // Built in place: no allocation on the plugin's path.
+    unsigned char rnd[8];
+    if (const int e = fill_random(rnd, sizeof rnd)) return write_failure(dir, name, what, WriteProblem::getrandom, e);
     // O_PATH: the drain spool is 1733, which users may write and search but not
     // read; a path descriptor needs neither, and serves every *at call here.
     Fd dfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!dfd) return fail(errno);
-    Fd fd(::openat(dfd.get(), tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode));
+    // A name longer than a file name may be: what openat would say of the
+    // private name, which is longer still (the buffer holds any other).
+    constexpr std::string_view kTmp = ".tmp.";
+    if (name.size() > NAME_MAX) return fail(ENAMETOOLONG);
+    char tmp[1 + NAME_MAX + kTmp.size() + 11 + 1 + 2 * sizeof rnd + 1];
+    char* p = tmp;
+    *p++ = '.';
+    p = std::copy(name.begin(), name.end(), p);
+    p = std::copy(kTmp.begin(), kTmp.end(), p);
+    p = std::to_chars(p, tmp + sizeof tmp, static_cast<long>(::getpid())).ptr;
+    *p++ = '.';
+    static constexpr char digits[] = "0123456789abcdef";
+    for (unsigned char c : rnd) {
+        *p++ = digits[c >> 4];
+        *p++ = digits[c & 15];
+    }
+    *p = '\0';
+    Fd fd(::openat(dfd.get(), tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode));
     if (!fd) return fail(errno);
     // From here on, a failure removes the private name before it returns.
     const auto undo = [&](int e) {
         if (fd) ::close(fd.release());
-        ::unlinkat(dfd.get(), tmp->c_str(), 0);
+        ::unlinkat(dfd.get(), tmp, 0);
         return fail(e);
     };
     std::size_t off = 0;
@@ -212,7 +252,7 @@ Result<void> write_file_atomic(const std::string& dir, const std::string& name, 
     // there (EINVAL: a file system without fsync, such as some FUSE ones).
     if (durability == Durability::fsync && ::fsync(fd.get()) != 0 && errno != EINVAL) return undo(errno);
     if (::close(fd.release()) != 0) return undo(errno);
-    if (::renameat(dfd.get(), tmp->c_str(), dfd.get(), name.c_str()) != 0) return undo(errno);
+    if (::renameat(dfd.get(), tmp, dfd.get(), name.c_str()) != 0) return undo(errno);
     return {};
 }
 

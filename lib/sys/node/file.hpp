@@ -119,7 +119,7 @@ Result<std::string> read_owned_file(const std::string& path, uid_t owner, std::s
 // worth nothing after a crash (the post-mortem's task lines: an fsync per
 // task's end cost slurmstepd milliseconds on a busy disk, BENCHMARKS.md).
 enum class Durability { fsync, page_cache };
-Result<void> write_file_atomic(const std::string& dir, const std::string& name, const std::string& text, mode_t mode,
+Result<void> write_file_atomic(const std::string& dir, const std::string& name, std::string_view text, mode_t mode,
                                std::string_view what = {}, Durability durability = Durability::fsync);
 
 // The same for a path: its directory ("." when it has none) and its last component.
