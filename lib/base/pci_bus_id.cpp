@@ -1,6 +1,7 @@
 #include "pci_bus_id.hpp"
 
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 
 #include "text.hpp"
