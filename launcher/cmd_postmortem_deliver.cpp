@@ -12,6 +12,7 @@
 #include "../lib/base/text.hpp"
 #include "../lib/fleet/stops.hpp"
 #include "../lib/postmortem/record.hpp"
+#include "../lib/env/scontrol_text.hpp"
 #include "../lib/postmortem/show_job.hpp"
 #include "../lib/sys/fleet/store.hpp"
 #include "../lib/sys/node/file.hpp"
@@ -113,7 +114,7 @@ int cmd_postmortem_job(int argc, char** argv) {
     if (shown) {
         const auto owner = postmortem::job_uid(*shown);
         if (::geteuid() != 0 && owner != me) return fail("job " + job + " is not yours; its owner or root may read its post-mortem");
-        line = postmortem::job_field(*shown, "AdminComment");
+        line = scontrol_field(*shown, "AdminComment");
         if (!line.starts_with("gangway:")) line.clear();
     } else if (::geteuid() != 0) {
         return fail(shown.error() + " (slurmctld forgets a job some minutes after its end: ask root, or read sacct -j " +

@@ -4,25 +4,10 @@
 
 #include "../base/error.hpp"
 #include "../base/text.hpp"
+#include "../env/scontrol_text.hpp"
 
 namespace gangway::health {
 namespace {
-
-// The value of KEY= in scontrol's words: up to the next " Key=" (a capital
-// letter, then letters, then '='), or the line's end for Reason.
-std::string field(std::string_view text, std::string_view key) {
-    std::size_t at = 0;
-    for (;;) {
-        at = text.find(key, at);
-        if (at == std::string_view::npos) return "";
-        if (at == 0 || text[at - 1] == ' ' || text[at - 1] == '\n') break;
-        at += key.size();
-    }
-    at += key.size();
-    std::size_t end = at;
-    while (end < text.size() && text[end] != '\n' && text[end] != ' ') ++end;
-    return std::string(text.substr(at, end - at));
-}
 
 bool has_flag(const std::string& state, std::string_view flag) {
     for (const auto& part : split_nonempty(state, '+')) {
@@ -45,12 +30,12 @@ bool SlurmNode::down() const {
 
 SlurmNode parse_show_node(std::string_view text) {
     SlurmNode n;
-    n.name = field(text, "NodeName=");
+    n.name = scontrol_field(text, "NodeName");
     if (n.name.empty()) {
         const auto first = text.substr(0, text.find('\n'));
         throw Error("scontrol named no node: \"" + std::string(first.substr(0, 120)) + "\"");
     }
-    n.state = field(text, "State=");
+    n.state = scontrol_field(text, "State");
     // Reason runs to the end of its line; SLURM adds " [user@time]".
     for (std::size_t at = text.find("Reason="); at != std::string_view::npos; at = text.find("Reason=", at + 1)) {
         if (at != 0 && text[at - 1] != ' ' && text[at - 1] != '\n') continue;

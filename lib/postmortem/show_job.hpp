@@ -9,10 +9,7 @@
 
 namespace gangway::postmortem {
 
-// The value of `Key=` in a `scontrol -o show job` line: up to the next
-// " Word=" (a field's start), so that a value with blanks (AdminComment's
-// line) is whole. Empty when absent or "(null)".
-std::string job_field(std::string_view line, std::string_view key);
+// A field's value: scontrol_field (lib/env/scontrol_text.hpp), the one reader.
 
 // UserId=name(UID)'s UID.
 std::optional<std::uint32_t> job_uid(std::string_view line);

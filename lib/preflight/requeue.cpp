@@ -4,18 +4,13 @@
 #include <unordered_set>
 
 #include "../base/error.hpp"
+#include "../env/scontrol_text.hpp"
 #include "../env/hostlist.hpp"
 
 namespace gangway::preflight {
 
 std::vector<std::string> requeue_exclusions(std::string_view show_job, const std::vector<std::string>& bad) {
-    constexpr std::string_view key = "ExcNodeList=";
-    std::string excl;
-    if (const auto p = show_job.find(key); p != std::string_view::npos) {
-        const auto e = show_job.find_first_of(" \n", p);
-        excl = show_job.substr(p + key.size(), e == std::string_view::npos ? std::string_view::npos : e - p - key.size());
-        if (excl == "(null)") excl.clear();
-    }
+    const std::string excl = scontrol_field(show_job, "ExcNodeList");
     std::vector<std::string> names;
     try {
         if (!excl.empty()) names = expand_hostlist(excl);

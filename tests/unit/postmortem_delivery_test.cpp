@@ -19,6 +19,7 @@
 #include "../../lib/fleet/stops.hpp"
 #include "../../lib/postmortem/gather.hpp"
 #include "../../lib/postmortem/resume.hpp"
+#include "../../lib/env/scontrol_text.hpp"
 #include "../../lib/postmortem/show_job.hpp"
 #include "../../lib/sys/fd.hpp"
 #include "../../lib/sys/fleet/http_serve.hpp"
@@ -217,11 +218,11 @@ TEST_CASE("show job: AdminComment with blanks is whole; the owner's uid; a user'
         "JobId=12 JobName=train UserId=alice(1000) GroupId=alice(1000) NodeList=n[1-2] ReqNodeList=(null) "
         "AdminComment=gangway: job 12 step 0 stopped by n2 (rank 3, local 1): GPU Xid 79; 3 other ranks ended 0.1-0.4 s later "
         "Comment=(null) ExcNodeList=(null)";
-    CHECK(job_field(a, "AdminComment") ==
+    CHECK(gangway::scontrol_field(a, "AdminComment") ==
           "gangway: job 12 step 0 stopped by n2 (rank 3, local 1): GPU Xid 79; 3 other ranks ended 0.1-0.4 s later");
-    CHECK(job_field(a, "NodeList") == "n[1-2]");
-    CHECK(job_field(a, "ReqNodeList").empty());
-    CHECK(job_field(a, "Missing").empty());
+    CHECK(gangway::scontrol_field(a, "NodeList") == "n[1-2]");
+    CHECK(gangway::scontrol_field(a, "ReqNodeList").empty());
+    CHECK(gangway::scontrol_field(a, "Missing").empty());
     CHECK(job_uid(a) == 1000u);
     const std::string all = a + "\nJobId=15 UserId=bob(1001) NodeList=n1\nJobId=14 UserId=alice(1000) NodeList=n1\n";
     CHECK(newest_job_of(all, 1000) == 14u);

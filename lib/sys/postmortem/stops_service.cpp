@@ -1,5 +1,6 @@
 #include "stops_service.hpp"
 
+
 #include <chrono>
 #include <thread>
 
@@ -9,6 +10,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../env/hostlist.hpp"
+#include "../../env/scontrol_text.hpp"
 #include "../../postmortem/resume.hpp"
 #include "stops_auth.hpp"
 #include "../../postmortem/verdict.hpp"
@@ -36,14 +38,11 @@ Result<std::vector<std::string>> slurm_job_nodes(const Scontrol& s, std::uint32_
     // only the nodes still completing: a node whose Epilog ended first would
     // be dropped (seen on 26.05, tests/integration/postmortem.sh). Asked
     // again on the next round, once the job has completed.
-    if (text->find(" JobState=COMPLETING") != std::string::npos)
+    if (scontrol_field(*text, "JobState") == "COMPLETING")
         return Failure{"job " + std::to_string(job) + " is completing (its NodeList names only the nodes still completing)"};
-    // " NodeList=LIST": the allocation's (ReqNodeList and ExcNodeList are the user's).
-    const auto p = text->find(" NodeList=");
-    if (p == std::string::npos) return Failure{"scontrol show job " + std::to_string(job) + " prints no NodeList"};
-    const auto e = text->find_first_of(" \n", p + 1);
-    const std::string list = text->substr(p + 10, e == std::string::npos ? std::string::npos : e - p - 10);
-    if (list.empty() || list == "(null)") return Failure{"job " + std::to_string(job) + " has no nodes (yet)"};
+    // NodeList: the allocation's (ReqNodeList and ExcNodeList are the user's).
+    const std::string list = scontrol_field(*text, "NodeList");
+    if (list.empty()) return Failure{"job " + std::to_string(job) + " has no nodes (yet), or scontrol printed no NodeList"};
     try {
         return expand_hostlist(list);
     } catch (const Error& err) {
