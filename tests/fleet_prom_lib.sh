@@ -3,20 +3,17 @@
 # the synthetic three weeks of checks, one real node check with GPUs and
 # ports, starting serve, Prometheus and VictoriaMetrics on loopback ports the
 # kernel chooses, stopping them on exit, and the dashboard's panels queried
-# one by one. Needs verdicts.sh sourced, GW and top_srcdir set.
-PY=/usr/bin/python3
-skip() {
-  [ "${CI:-}" = true ] && { echo "FAIL: $1, and CI has it"; exit 1; }
-  echo "SKIP: $1"; exit 77
-}
+# one by one. Sourced first: it sources the script tests' one preamble
+# (lib/script_env.sh: top_builddir, top_srcdir, GW, PY, verdicts.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/lib/script_env.sh"
 
 # fleet_requires [COMMAND...]: root (fleet ingest, and the spool's files given
 # their owners), Debian's prometheus and promtool, and each COMMAND, or skip.
 fleet_requires() {
   local p
-  [ "$(id -u)" = 0 ] || skip "needs root (fleet ingest, and the spool's files given their owners)"
+  test_needs_root "fleet ingest, and the spool's files given their owners"
   for p in prometheus promtool "$@"; do
-    command -v "$p" >/dev/null || skip "$p is not installed (contrib/dev/install-deps.sh installs it)"
+    command -v "$p" >/dev/null || test_skip "$p is not installed (contrib/dev/install-deps.sh installs it)"
   done
 }
 

@@ -20,10 +20,6 @@
 #  - SIGTERM stops fleet serve cleanly.
 # The path on into VictoriaMetrics: tests/fleet_remote_write.sh.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-. "$(dirname "$0")/verdicts.sh"
 . "$(dirname "$0")/fleet_prom_lib.sh"
 fleet_requires
 

@@ -22,10 +22,6 @@
 #    the data source.
 # Every wait is bounded and asks again; nothing asserts how long it took.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-. "$(dirname "$0")/verdicts.sh"
 . "$(dirname "$0")/fleet_prom_lib.sh"
 fleet_requires victoria-metrics ss
 C=$top_srcdir/contrib/prometheus
