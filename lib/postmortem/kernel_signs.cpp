@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -119,7 +120,13 @@ std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w
         const auto r = health::parse_kmsg_record(line);
         if (!r || r->usec < w.from_usec || r->usec > w.to_usec) return;
         Evidence e;
-        e.t_ns = w.boot_ns + static_cast<std::int64_t>(r->usec) * 1000;
+        // A time no kernel can have logged (past 2^63 ns from its zero) is
+        // not a record of this node's kernel: passed over, never wrapped.
+        std::int64_t ns = 0;
+        if (r->usec > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() / 1000) ||
+            __builtin_add_overflow(w.boot_ns, static_cast<std::int64_t>(r->usec) * 1000, &ns))
+            return;
+        e.t_ns = ns;
         e.text = record_text(r->message);
         if (r->message.starts_with(health::kXidTag)) {
             const auto xids = health::parse_kmsg_xids(line);

@@ -84,6 +84,18 @@ TEST_CASE("kernel_signs: Xid, OOM killer, link down, hung task in the window", "
     CHECK(kernel_signs(log, w).size() == 1);
 }
 
+TEST_CASE("kernel_signs: a time past 2^63 ns is passed over, never wrapped (found by tests/fuzz/postmortem)", "[postmortem]") {
+    std::string log;
+    log += rec(3, 1, 18446744073709551ull, "NVRM: Xid (PCI:0000:17:00): 79, pid=0, name=, GPU has fallen off the bus.");
+    log += rec(3, 2, 9223372036854775ull, "NVRM: Xid (PCI:0000:17:00): 79, pid=0, name=, GPU has fallen off the bus.");
+    log += rec(3, 3, 2000000, "NVRM: Xid (PCI:0000:17:00): 79, pid=0, name=, GPU has fallen off the bus.");
+    KmsgWindow w;
+    w.boot_ns = 1000000000;
+    const auto e = kernel_signs(log, w);
+    REQUIRE(e.size() == 1);  // the second one's ns fit, boot_ns added do not
+    CHECK(e[0].t_ns == 1000000000 + 2000000000LL);
+}
+
 TEST_CASE("kernel_signs: what users can write into the log is no sign", "[postmortem]") {
     std::string log;
     // A record written into /dev/kmsg (facility user), a process named like a tag, a mount option quoting one.
