@@ -242,20 +242,36 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
     return std::uint32_t(id);
 }
 
+// The writer's series cache, made on first use (its statements prepared once
+// per store handle).
+Result<void> Store::ensure_cache() {
+    if (cache_) return {};
+    cache_ = std::make_unique<SeriesCache>(db_.get());
+    if (cache_->ok()) return {};
+    Failure e{cache_->error()};
+    cache_.reset();
+    return e;
+}
+
+namespace {
+// A transaction that does not commit may have added series: the cache
+// forgets them, unless the transaction committed (keep).
+template <class Cache>
+struct ForgetCache {
+    std::unique_ptr<Cache>& c;
+    bool keep = false;
+    ~ForgetCache() {
+        if (!keep) c.reset();
+    }
+};
+}  // namespace
+
 Result<void> Store::convert_schema1() {
     sqlite3* db = db_.get();
     Transaction tx(db);
     if (auto r = tx.begin(); !r) return r;
-    cache_ = std::make_unique<SeriesCache>(db);
-    if (!cache_->ok()) {
-        Failure e{cache_->error()};
-        cache_.reset();
-        return e;
-    }
-    struct Forget {
-        std::unique_ptr<SeriesCache>& c;
-        ~Forget() { c.reset(); }
-    } forget{cache_};
+    if (auto r = ensure_cache(); !r) return r;
+    const ForgetCache forget{cache_};  // a one-off: dropped after the conversion either way
     // Every figure and daily row, appended to its node's day as the ingest
     // would have; a million points at a time in memory.
     Stmt sel(db, "SELECT check_row, node, device, peer, peer_class, metric, value, time, source, uid, 0, 1 FROM figures "
@@ -301,22 +317,8 @@ Result<void> Store::convert_schema1() {
 
 Result<bool> Store::insert(const CheckRecord& rec) {
     sqlite3* db = db_.get();
-    if (!cache_) {
-        cache_ = std::make_unique<SeriesCache>(db);
-        if (!cache_->ok()) {
-            Failure e{cache_->error()};
-            cache_.reset();
-            return e;
-        }
-    }
-    // A transaction that does not commit may have added series: the cache forgets them.
-    struct Forget {
-        std::unique_ptr<SeriesCache>& c;
-        bool keep = false;
-        ~Forget() {
-            if (!keep) c.reset();
-        }
-    } forget{cache_};
+    if (auto r = ensure_cache(); !r) return Failure{r.error()};
+    ForgetCache forget{cache_};
     SeriesCache& sc = *cache_;
     if (sc.held > SeriesCache::kMaxHeld) sc.forget_names();
     Transaction tx(db);

@@ -164,6 +164,7 @@ private:
     // The series' ids for the ingest, node by node as its reports name them.
     Result<std::uint32_t> series_id(const Figure& f);
     Result<void> convert_schema1();
+    Result<void> ensure_cache();
     struct Closer {
         void operator()(sqlite3* db) const;
     };
