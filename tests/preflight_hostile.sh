@@ -77,10 +77,13 @@ PY
 #    many may wait: 400 connections sending a 1 MiB frame against a coordinator limited to about
 #    800 MiB of address space (they asked for 400 MiB; before, node 0 ended with std::bad_alloc).
 P=$(port); pids=(); rcs=()
-LIMITS="ulimit -v 800000" task "$P" 0 MALLOC_ARENA_MAX=2 -- check --report="$W/mem.json"
+#    Check-in and cards only (--check=none): the flood lands on node n1's coordinator, so on a
+#    loaded 2-core machine n1 measured really slower in a bandwidth round (a true "slow", not the
+#    subject here: what is tested is that nothing unauthenticated costs memory past its bound).
+LIMITS="ulimit -v 800000" task "$P" 0 MALLOC_ARENA_MAX=2 -- check --check=none --report="$W/mem.json"
 flood $((P + 1)) 400 6 big; fl=$!
 sleep 1.5
-for r in 1 2 3 4 5; do task "$P" $r -- check; done
+for r in 1 2 3 4 5; do task "$P" $r -- check --check=none; done
 wait_all; kill $fl 2>/dev/null; wait $fl 2>/dev/null
 if [ "${rcs[*]}" = "0 0 0 0 0 0" ] && grep -q '"verdict": "ok"' "$W/mem.json" \
    && grep -q 'before authentication' "$W/err.0"; then

@@ -27,18 +27,20 @@ stage_time() {  # stage_time NAME T0: how long a stage took, for reading a slow 
   echo "TIME: $1 $((SECONDS - $2)) s (at $((SECONDS - t_start)) s)"
 }
 mkdir -p _build _build-asan
-# The other releases' Debian roots, made (or found cached) while the host
-# builds: mostly network and unpacking. The release stage reports their failures.
-(for suite in trixie sid; do contrib/dev/root.sh make "$suite" || true; done) >"$top/_build/roots.log" 2>&1 &
+# The other releases' Debian roots, made (or found cached) while the host and
+# the sanitizer builds compile: mostly network and unpacking, both at once
+# (each root has its own lock and directory; a new sid root took 614 s here,
+# trixie's 235 s). The release stage reports their failures.
+( contrib/dev/root.sh make trixie >"$top/_build/roots-trixie.log" 2>&1 &
+  contrib/dev/root.sh make sid >"$top/_build/roots-sid.log" 2>&1 &
+  wait ) &
 roots_pid=$!
 t0=$SECONDS
-(cd _build && { [ -f Makefile ] || ../configure -q; } && make -j"$jobs" >/dev/null) || status=1
+# -g1 (line tables, enough for a backtrace's file and line) rather than -g:
+# the same code, and a quarter less compile time than full debug information
+# (BENCHMARKS.md, "CI's time"). The Debian packages keep dpkg-buildflags' -g.
+(cd _build && { [ -f Makefile ] || ../configure -q CFLAGS='-g1 -O2' CXXFLAGS='-g1 -O2'; } && make -j"$jobs" >/dev/null) || status=1
 stage_time build $t0
-# The timing-sensitive tests (bandwidth, preflight) start only once the roots are made.
-wait "$roots_pid" || true
-t0=$SECONDS
-(cd _build && make -j"$jobs" check-programs >/dev/null && make -j1 check) || status=1
-stage_time "make check" $t0
 
 # Under AddressSanitizer and UBSan: the unit tests and the command's CLI.
 # This build also compiles the GPU stages against the CUDA toolkit's headers
@@ -46,7 +48,8 @@ stage_time "make check" $t0
 # the code without them. CI machines have /usr/local/cuda, so there its
 # absence fails the run. At -O1, as AddressSanitizer's documentation advises:
 # it compiles in about half the time of -O2 (lib/fleet/trend.cpp: 23 s
-# against 42 s here), and this is CI's largest stage.
+# against 42 s here), and this is CI's largest stage. -g1: the line tables
+# AddressSanitizer's reports need, 31 % less compile time than -g.
 cuda_flag=
 if [ -f /usr/local/cuda/include/cuda_runtime.h ]; then
   cuda_flag=--with-cuda
@@ -55,10 +58,25 @@ elif [ "${CI:-}" = true ]; then
 else
   echo "NOTE: no CUDA toolkit in /usr/local/cuda: the GPU stages are not compiled against its headers (--with-cuda)"
 fi
+# Built here, while the roots are still being made (CPU against their network
+# and unpacking); its tests run after make check, on a machine at rest.
+t0=$SECONDS asan_built=0
+(cd _build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers $cuda_flag CFLAGS='-g1 -O1' CXXFLAGS='-g1 -O1'; } && make -j"$jobs" >/dev/null \
+  && make -j"$jobs" check-programs >/dev/null) && asan_built=1 || status=1
+stage_time "sanitizer build${cuda_flag:+ with CUDA}" $t0
+
+# The timing-sensitive tests (bandwidth, preflight) start only once the roots are made.
 t0=$SECONDS
-(cd _build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers $cuda_flag CXXFLAGS='-g -O1'; } && make -j"$jobs" >/dev/null \
-  && make -j"$jobs" check-programs >/dev/null && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1
-stage_time "sanitizers${cuda_flag:+ with CUDA}" $t0
+wait "$roots_pid" || true
+stage_time "the roots' wait" $t0
+t0=$SECONDS
+(cd _build && make -j"$jobs" check-programs >/dev/null && make -j1 check) || status=1
+stage_time "make check" $t0
+
+t0=$SECONDS
+[ $asan_built = 1 ] && { (cd _build-asan && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1; }
+stage_time "sanitizer tests" $t0
+
 
 # make distcheck: the tarball builds, passes make check (its quick tests:
 # DISTCHECK_TESTS in Makefile.am) and installs and uninstalls cleanly.
@@ -72,7 +90,9 @@ step() {  # step NAME CMD...: one more PASS or FAIL for the summary, output in _
     extra_fail=$((extra_fail + 1)); status=1
   fi
 }
-step distcheck make -C _build -j"$jobs" distcheck TESTS='$(DISTCHECK_TESTS)'
+# Without debug information (-g0: the same code, 30 % less compile time): what
+# distcheck proves is the tarball, not the debugging of its build.
+step distcheck make -C _build -j"$jobs" distcheck TESTS='$(DISTCHECK_TESTS)' DISTCHECK_CONFIGURE_FLAGS="CFLAGS='-g0 -O2' CXXFLAGS='-g0 -O2'"
 
 # The parsers of outside input under libFuzzer (clang, ASan, UBSan), each
 # for a bounded time from its seed corpus: any crash fails the run.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# gangway-releases: 22.05   (the launcher, its faults and verdicts are the same on every release; check_option runs srun --gangway-check, env_contract the step's variables and preflight_requeue the requeue on each)
 # gangway check / gangway run on the real 4-node cluster through srun, with
 # faults injected on the data network (198.19.0.0/24, eth1):
 #  (a) healthy: verdict ok in every one of repeated runs;
