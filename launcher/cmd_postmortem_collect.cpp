@@ -5,6 +5,8 @@
 // postmortem_dir= (lib/sys/postmortem/collect), keeps them as node.json
 // there, and sends the record to the site's collector (`gangway fleet serve
 // --stops-key`) when --to names it.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -13,6 +15,8 @@
 #include "../lib/base/text.hpp"
 #include "../lib/env/config.hpp"
 #include "../lib/env/hostlist.hpp"
+#include "../lib/health/site_conf.hpp"
+#include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/postmortem/collect.hpp"
@@ -24,7 +28,7 @@ namespace {
 
 const char* kHelp =
     "usage: gangway postmortem collect [--dir=DIR] [--to=URL --key=FILE] [--job=ID] [--node=NAME]\n"
-    "                                  [--nodes=HOSTLIST] [--kmsg-root=DIR] [--print]\n"
+    "                                  [--nodes=HOSTLIST] [--config=FILE] [--kmsg-root=DIR] [--print]\n"
     "\n"
     "The Epilog's part of the post-mortem (contrib/slurm/epilog-postmortem.sh runs it as root on\n"
     "each node of a job when it ends). Reads, from DIR/JOB (DIR: the plugin's postmortem_dir=,\n"
@@ -34,6 +38,8 @@ const char* kHelp =
     "them as one record, DIR/JOB/node.json, and sends it to the site's collector at URL (`gangway\n"
     "fleet serve --stops-key`), signed with the site's key FILE.\n"
     "  --job, --node, --nodes  default: SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_NODELIST or SLURM_NODELIST (the Epilog's)\n"
+    "  --config=FILE           the node check's site file (default /etc/gangway/node-check.conf, if present): its\n"
+    "                          xids= are the Xids taken as a GPU's fault; others (13, 31, 43: a program's) name no node\n"
     "  --kmsg-root=DIR         read DIR/dev/kmsg, a file of kernel-log records (tests), not /dev/kmsg\n"
     "  --print                 print the record (JSON) on stdout\n"
     "Exit 0: kept (and sent, with --to); 1: nothing to collect or it failed (one line says why).\n";
@@ -43,7 +49,9 @@ const char* kHelp =
 
 int cmd_postmortem_collect(int argc, char** argv) {
     std::string dir = "/var/spool/gangway/postmortem", to, key_file, job_text = sys::env_or("SLURM_JOB_ID"),
-                node = sys::env_or("SLURMD_NODENAME"), nodes = sys::env_or("SLURM_JOB_NODELIST"), kmsg_root;
+                node = sys::env_or("SLURMD_NODENAME"), nodes = sys::env_or("SLURM_JOB_NODELIST"), kmsg_root,
+                config = "/etc/gangway/node-check.conf";
+    bool config_named = false;
     // The Epilog of SLURM 22.05 gets SLURM_NODELIST only.
     if (nodes.empty()) nodes = sys::env_or("SLURM_NODELIST");
     bool print = false;
@@ -61,6 +69,7 @@ int cmd_postmortem_collect(int argc, char** argv) {
         else if (auto v = option_value(argc, argv, i, "--node")) node = *v;
         else if (auto v = option_value(argc, argv, i, "--nodes")) nodes = *v;
         else if (auto v = option_value(argc, argv, i, "--kmsg-root")) kmsg_root = *v;
+        else if (auto v = option_value(argc, argv, i, "--config")) config = *v, config_named = true;
         else {
             std::fprintf(stderr, "gangway postmortem collect: unknown argument \"%s\"; see `gangway postmortem collect --help`\n",
                          excerpt(a).c_str());
@@ -89,6 +98,19 @@ int cmd_postmortem_collect(int argc, char** argv) {
     in.job = *job;
     in.node = node;
     in.kmsg_root = kmsg_root;
+    // The site's Xids, as the node check reads them. A file that cannot be
+    // read or parsed costs no evidence: the Epilog keeps the record with the
+    // default list and says so in one line.
+    if (const auto text = sys::read_config_file(config)) {
+        try {
+            in.fatal_xids = health::parse_site_conf(*text, config).xids;
+        } catch (const Error& e) {
+            std::fprintf(stderr, "gangway postmortem collect: %s; the default Xids are used: fix %s (node-check.conf(5))\n",
+                         e.what(), config.c_str());
+        }
+    } else if (config_named || ::access(config.c_str(), F_OK) == 0) {
+        std::fprintf(stderr, "gangway postmortem collect: %s; the default Xids are used\n", text.error().c_str());
+    }
     if (const auto uid = parse_uint<std::uint32_t>(sys::env_or("SLURM_JOB_UID"))) in.job_uid = *uid;
     auto got = sys::postmortem::collect_node_record(in);
     if (!got) {

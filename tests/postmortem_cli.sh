@@ -65,6 +65,32 @@ out=$("$GW" postmortem --records "$W/empty" 2>&1); rc=$?
 out=$("$GW" postmortem --records "$W/missing.json" 2>&1); rc=$?
 [ $rc = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && pass "a missing file: $out" || fail "missing: rc $rc: $out"
 
+# collect (the Epilog's part) against a kernel log of the test's own (--kmsg-root): only the
+# site's Xids of a GPU's fault are evidence. An Xid a program causes (13 here) names no node,
+# so it cannot requeue the job without a healthy node or drain it (before, every Xid did).
+# Root only: collect takes root's job directory alone.
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p "$W/pm/77" "$W/kroot/dev" && chmod 0711 "$W/pm/77"
+  usec=$(python3 -c 'import time; print(int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6))')
+  printf '3,1,%s,-;NVRM: Xid (PCI:0000:17:00): 13, pid=4242, name=python3, Graphics Exception\n' "$usec" >"$W/kroot/dev/kmsg"
+  collect() { rm -f "$W/pm/77/node.json"; "$GW" postmortem collect --dir="$W/pm" --job=77 --node=n1 --nodes=n1 --kmsg-root="$W/kroot" --print "$@"; }
+  out=$(collect --config="$W/none.conf" 2>"$W/c.err"); rc=$?
+  if [ $rc = 0 ] && ! grep -q gpu_xid <<<"$out" && grep -q "Xid record(s) in the job's window that a program can cause (13" "$W/c.err" \
+     && grep -q "none.conf.*the default Xids are used" "$W/c.err"; then
+    pass "collect: a program's Xid 13 is no evidence, with one line each for it and the missing site file"
+  else fail "collect, Xid 13: rc $rc: $out $(cat "$W/c.err")"; fi
+  printf 'xids=13,79\n' >"$W/site.conf"
+  out=$(collect --config="$W/site.conf" 2>"$W/c.err"); rc=$?
+  [ $rc = 0 ] && grep -q '"gpu_xid"' <<<"$out" && grep -q '"code":13' <<<"$out" \
+    && pass "collect: a site whose xids= lists 13 has it as the GPU's fault" || fail "collect, xids=13: rc $rc: $out $(cat "$W/c.err")"
+  printf 'xids=thirteen\n' >"$W/bad.conf"
+  out=$(collect --config="$W/bad.conf" 2>"$W/c.err"); rc=$?
+  [ $rc = 0 ] && [ -s "$W/pm/77/node.json" ] && grep -q "bad.conf.*the default Xids are used: fix" "$W/c.err" \
+    && pass "collect: a bad site file is one line and the record is kept" || fail "collect, bad site file: rc $rc: $(cat "$W/c.err")"
+else
+  echo "SKIP: collect's Xid cases need root (collect takes root's job directory alone)"
+fi
+
 # Usage errors: exit 2.
 # (Without --records and a JOBID, `gangway postmortem` asks SLURM for the
 # user's newest job: tests/postmortem_serve.sh.)

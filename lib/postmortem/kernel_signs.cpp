@@ -112,7 +112,7 @@ std::optional<std::pair<std::int32_t, std::int64_t>> hung_task(const health::Kms
 
 }  // namespace
 
-std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w) {
+std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w, std::vector<unsigned>* other_xids) {
     std::vector<Evidence> out;
     std::vector<std::int32_t> oom_pids;  // one sign per killed process
     for_each_line(records, [&](std::string_view line, std::size_t) {
@@ -131,6 +131,10 @@ std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w
         if (r->message.starts_with(health::kXidTag)) {
             const auto xids = health::parse_kmsg_xids(line);
             if (xids.empty()) return;
+            if (std::find(w.fatal_xids.begin(), w.fatal_xids.end(), xids.front().xid) == w.fatal_xids.end()) {
+                if (other_xids && other_xids->size() < kMaxEvidence) other_xids->push_back(xids.front().xid);
+                return;
+            }
             e.sign = Sign::gpu_xid;
             e.device = xids.front().bus_id;
             e.code = xids.front().xid;

@@ -3,7 +3,10 @@
 // the job's window. Only records kmsg_record.hpp takes for the kernel's own
 // (facility 0, the message starting with the driver's tag: users can put
 // any text into the log, never that), each read strictly:
-//   - GPU Xids: health::parse_kmsg_xids, the node check's reader;
+//   - GPU Xids: health::parse_kmsg_xids, the node check's reader; only the
+//     site's list of a GPU's faults (node-check.conf's xids=, by default
+//     health::kDefaultXids): an Xid a user's program causes (13, 31, 43: an
+//     illegal address, an MMU fault, a kernel stopped) names no hardware;
 //   - the OOM killer: "Out of memory: Killed process PID (COMM) ..." and
 //     "Memory cgroup out of memory: Killed process PID (COMM) ...", else its
 //     "oom-kill:...,task=COMM,pid=PID,uid=..." summary: one sign per pid,
@@ -17,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../health/site_conf.hpp"
 #include "record.hpp"
 
 namespace gangway::postmortem {
@@ -24,11 +28,13 @@ namespace gangway::postmortem {
 struct KmsgWindow {
     std::uint64_t from_usec = 0, to_usec = UINT64_MAX;  // the window, in the log's clock (usec since boot)
     std::int64_t boot_ns = 0;  // CLOCK_REALTIME at the log's zero: a record's t_ns is boot_ns + usec * 1000
+    std::vector<unsigned> fatal_xids = health::kDefaultXids;  // the Xids that are a GPU's fault
 };
 
 // The signs of the records in the window, in the log's order; at most
 // kMaxEvidence (the first ones: the earliest are the cause, the rest its
-// echo). O(n) in the text.
-std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w);
+// echo). O(n) in the text. The window's other Xids are passed over, each
+// added to `other_xids` (when given) for the collector's note.
+std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w, std::vector<unsigned>* other_xids = nullptr);
 
 }  // namespace gangway::postmortem

@@ -96,6 +96,30 @@ TEST_CASE("kernel_signs: a time past 2^63 ns is passed over, never wrapped (foun
     CHECK(e[0].t_ns == 1000000000 + 2000000000LL);
 }
 
+TEST_CASE("kernel_signs: only the site's Xids of a GPU's fault; a program's Xid names no hardware", "[postmortem]") {
+    // Xid 13 (an illegal address in a kernel), 31 (an MMU fault), 43 (a kernel
+    // stopped): a user's program causes them on a healthy GPU. Before, every
+    // Xid was a gpu_xid sign, a node-class cause: the job's own bug would
+    // have requeued it without a healthy node and drained that node.
+    std::string log;
+    log += rec(3, 1, 2000000, "NVRM: Xid (PCI:0000:17:00): 13, pid=4242, name=python3, Graphics Exception");
+    log += rec(3, 2, 2100000, "NVRM: Xid (PCI:0000:17:00): 31, pid=4242, name=python3, Ch 00000008, intr 10000000. MMU Fault");
+    log += rec(3, 3, 2200000, "NVRM: Xid (PCI:0000:17:00): 43, pid=4242, name=python3, Ch 00000008");
+    KmsgWindow w;
+    std::vector<unsigned> others;
+    CHECK(kernel_signs(log, w, &others).empty());
+    CHECK(others == std::vector<unsigned>{13, 31, 43});
+    // The default list's 79 is taken; a site that lists 13 has it taken too.
+    log += rec(3, 4, 2300000, "NVRM: Xid (PCI:0000:17:00): 79, pid=0, name=, GPU has fallen off the bus.");
+    auto e = kernel_signs(log, w);
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].code == 79);
+    w.fatal_xids = {13};
+    e = kernel_signs(log, w);
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].code == 13);
+}
+
 TEST_CASE("kernel_signs: what users can write into the log is no sign", "[postmortem]") {
     std::string log;
     // A record written into /dev/kmsg (facility user), a process named like a tag, a mount option quoting one.

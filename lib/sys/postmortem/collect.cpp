@@ -218,7 +218,13 @@ Result<Collected> collect_node_record(const CollectInput& in) {
         w.boot_ns = boot;
         w.from_usec = start > boot ? static_cast<std::uint64_t>((start - boot) / 1000) : 0;
         w.to_usec = static_cast<std::uint64_t>((now - boot) / 1000);
-        c.record.evidence = pm::kernel_signs(*log, w);
+        w.fatal_xids = in.fatal_xids;
+        std::vector<unsigned> others;
+        c.record.evidence = pm::kernel_signs(*log, w, &others);
+        if (!others.empty())
+            c.notes.push_back(std::to_string(others.size()) + " Xid record(s) in the job's window that a program can cause (" +
+                              join(others, ",", [](unsigned x) { return std::to_string(x); }) +
+                              "; not in node-check.conf's xids=): not taken as this node's fault");
     }
     read_link_state(c, now);
     return c;

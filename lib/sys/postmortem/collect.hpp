@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../../health/site_conf.hpp"
 #include "../../base/result.hpp"
 #include "../../postmortem/record.hpp"
 
@@ -25,6 +26,7 @@ struct CollectInput {
     std::vector<std::string> job_nodes;  // the job's nodes (SLURM_JOB_NODELIST, expanded)
     std::optional<uid_t> job_uid;        // SLURM_JOB_UID: the dumps' owner; unset: the user directory's
     std::string kmsg_root;               // "" : /dev/kmsg; else ROOT/dev/kmsg, a file of records (tests)
+    std::vector<unsigned> fatal_xids = gangway::health::kDefaultXids;  // node-check.conf's xids=: a GPU's faults
 };
 
 struct Collected {
