@@ -82,6 +82,8 @@ int cmd_postmortem(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "send") return cmd_postmortem_send(argc - 1, argv + 1);
     // The Epilog's part (cmd_postmortem_collect.cpp).
     if (argc > 1 && std::string_view(argv[1]) == "collect") return cmd_postmortem_collect(argc - 1, argv + 1);
+    // The Prolog's part (cmd_postmortem_collect.cpp): the ports at the job's start.
+    if (argc > 1 && std::string_view(argv[1]) == "snapshot") return cmd_postmortem_snapshot(argc - 1, argv + 1);
     bool offline = false, help = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];

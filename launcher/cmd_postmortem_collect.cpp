@@ -17,6 +17,7 @@
 #include "../lib/env/hostlist.hpp"
 #include "../lib/health/site_conf.hpp"
 #include "../lib/sys/node/file.hpp"
+#include "../lib/sys/node/sysfs.hpp"
 #include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/postmortem/collect.hpp"
@@ -39,13 +40,62 @@ const char* kHelp =
     "fleet serve --stops-key`), signed with the site's key FILE.\n"
     "  --job, --node, --nodes  default: SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_NODELIST or SLURM_NODELIST (the Epilog's)\n"
     "  --config=FILE           the node check's site file (default /etc/gangway/node-check.conf, if present): its\n"
-    "                          xids= are the Xids taken as a GPU's fault; others (13, 31, 43: a program's) name no node\n"
+    "                          xids= are the Xids taken as a GPU's fault; others (13, 31, 43: a program's) name no node;\n"
+    "                          symbol_error_max, link_downed_max, link_error_recovery_max: what the RDMA ports'\n"
+    "                          counters may grow since the Prolog's `gangway postmortem snapshot`\n"
     "  --kmsg-root=DIR         read DIR/dev/kmsg, a file of kernel-log records (tests), not /dev/kmsg\n"
     "  --print                 print the record (JSON) on stdout\n"
     "Exit 0: kept (and sent, with --to); 1: nothing to collect or it failed (one line says why).\n";
 
+const char* kSnapshotHelp =
+    "usage: gangway postmortem snapshot [--dir=DIR] [--job=ID]\n"
+    "\n"
+    "The Prolog's part of the post-mortem (contrib/slurm/prolog-postmortem.sh runs it as root on each\n"
+    "node of a job before it starts): keeps the RDMA ports' error counters and states in DIR/JOB/ports.start,\n"
+    "which `gangway postmortem collect` compares at the job's end. A node without RDMA ports keeps nothing.\n"
+    "  --dir   as collect's (default /var/spool/gangway/postmortem; %n: the host name up to its first dot)\n"
+    "  --job   default: SLURM_JOB_ID (the Prolog's)\n"
+    "Exit 0: kept (or no port); 1: it could not be kept (one line says why); 2: usage.\n";
+
 
 }  // namespace
+
+int cmd_postmortem_snapshot(int argc, char** argv) {
+    std::string dir = "/var/spool/gangway/postmortem", job_text = sys::env_or("SLURM_JOB_ID");
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::fputs(kSnapshotHelp, stdout);
+            return 0;
+        }
+        if (auto v = option_value(argc, argv, i, "--dir")) dir = *v;
+        else if (auto v = option_value(argc, argv, i, "--job")) job_text = *v;
+        else {
+            std::fprintf(stderr, "gangway postmortem snapshot: unknown argument \"%s\"; see `gangway postmortem snapshot --help`\n",
+                         excerpt(a).c_str());
+            return 2;
+        }
+    }
+    const auto job = parse_uint<std::uint32_t>(job_text);
+    if (!job) {
+        std::fprintf(stderr, "gangway postmortem snapshot: needs the job (--job or SLURM_JOB_ID): run it from the Prolog\n");
+        return 2;
+    }
+    sys::postmortem::CollectInput in;
+    try {
+        in.dir = expand_node_dir(dir, sys::short_host_name());
+    } catch (const Error& e) {
+        std::fprintf(stderr, "gangway postmortem snapshot: %s\n", e.what());
+        return 2;
+    }
+    in.job = *job;
+    in.sysfs_root = sys::sysfs_root();
+    if (auto kept = sys::postmortem::keep_port_snapshot(in); !kept) {
+        std::fprintf(stderr, "gangway postmortem snapshot: job %u: %s\n", in.job, kept.error().c_str());
+        return 1;
+    }
+    return 0;
+}
 
 int cmd_postmortem_collect(int argc, char** argv) {
     std::string dir = "/var/spool/gangway/postmortem", to, key_file, job_text = sys::env_or("SLURM_JOB_ID"),
@@ -98,12 +148,13 @@ int cmd_postmortem_collect(int argc, char** argv) {
     in.job = *job;
     in.node = node;
     in.kmsg_root = kmsg_root;
+    in.sysfs_root = sys::sysfs_root();
     // The site's Xids, as the node check reads them. A file that cannot be
     // read or parsed costs no evidence: the Epilog keeps the record with the
     // default list and says so in one line.
     if (const auto text = sys::read_config_file(config)) {
         try {
-            in.fatal_xids = health::parse_site_conf(*text, config).xids;
+            in.site = health::parse_site_conf(*text, config);
         } catch (const Error& e) {
             std::fprintf(stderr, "gangway postmortem collect: %s; the default Xids are used: fix %s (node-check.conf(5))\n",
                          e.what(), config.c_str());

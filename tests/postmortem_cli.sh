@@ -87,8 +87,40 @@ if [ "$(id -u)" = 0 ]; then
   out=$(collect --config="$W/bad.conf" 2>"$W/c.err"); rc=$?
   [ $rc = 0 ] && [ -s "$W/pm/77/node.json" ] && grep -q "bad.conf.*the default Xids are used: fix" "$W/c.err" \
     && pass "collect: a bad site file is one line and the record is kept" || fail "collect, bad site file: rc $rc: $(cat "$W/c.err")"
+
+  # The ports: the Prolog's snapshot, then the job's end. A copy of a node's sysfs (the hdr
+  # fixture, one ACTIVE port) with counters; the job sees 40 symbol errors (the site allows
+  # 10) and its port go down: both are the node's evidence. Another job whose counters did
+  # not grow past the allowance has none.
+  cp -r "$top_srcdir/tests/fixtures/sysfs/hdr" "$W/sys1" && chmod -R u+w "$W/sys1"
+  P=$W/sys1/sys/class/infiniband/mlx5_0/ports/1
+  mkdir -p "$P/counters" && echo 100 >"$P/counters/symbol_error" && echo 0 >"$P/counters/link_downed" \
+    && echo 0 >"$P/counters/link_error_recovery"
+  GANGWAY_SYSFS_ROOT=$W/sys1 "$GW" postmortem snapshot --dir="$W/pm" --job=78; rc=$?
+  [ $rc = 0 ] && grep -qx 'mlx5_0/1 symbol_error 100' "$W/pm/78/ports.start" && grep -qx 'mlx5_0/1 active 1' "$W/pm/78/ports.start" \
+    && [ "$(stat -c %a "$W/pm/78/ports.start")" = 600 ] && [ "$(stat -c %a "$W/pm/78")" = 711 ] \
+    && pass "snapshot: the port's counters and state in root's ports.start (0600, in a 0711 job directory)" \
+    || fail "snapshot: rc $rc: $(cat "$W/pm/78/ports.start" 2>&1)"
+  echo 140 >"$P/counters/symbol_error"; echo "1: DOWN" >"$P/state"
+  out=$(GANGWAY_SYSFS_ROOT=$W/sys1 "$GW" postmortem collect --dir="$W/pm" --job=78 --node=n1 --nodes=n1 --kmsg-root="$W/kroot" \
+        --config="$W/site.conf" --print 2>"$W/c.err"); rc=$?
+  [ $rc = 0 ] && grep -q '"ib_errors"' <<<"$out" && grep -q 'symbol_error +40 during the job' <<<"$out" \
+    && grep -q 'mlx5_0/1 was ACTIVE at the job.s start and is DOWN at its end' <<<"$out" \
+    && pass "collect: symbol errors +40 (10 allowed) and the port gone down since the snapshot are the node's evidence" \
+    || fail "collect, ports: rc $rc: $out $(cat "$W/c.err")"
+  echo "4: ACTIVE" >"$P/state"
+  GANGWAY_SYSFS_ROOT=$W/sys1 "$GW" postmortem snapshot --dir="$W/pm" --job=79 && echo 145 >"$P/counters/symbol_error"
+  out=$(GANGWAY_SYSFS_ROOT=$W/sys1 "$GW" postmortem collect --dir="$W/pm" --job=79 --node=n1 --nodes=n1 --kmsg-root="$W/kroot" \
+        --config="$W/site.conf" --print 2>"$W/c.err"); rc=$?
+  [ $rc = 0 ] && ! grep -q '"ib_errors"\|"link_down"' <<<"$out" && pass "collect: +5 symbol errors (within the allowance): no evidence" \
+    || fail "collect, ports within the allowance: rc $rc: $out"
+  printf 'mlx5_0/1 active 1\ngarbage\n' >"$W/pm/79/ports.start"; rm -f "$W/pm/79/node.json"
+  out=$(GANGWAY_SYSFS_ROOT=$W/sys1 "$GW" postmortem collect --dir="$W/pm" --job=79 --node=n1 --nodes=n1 --kmsg-root="$W/kroot" \
+        --config="$W/site.conf" --print 2>"$W/c.err"); rc=$?
+  [ $rc = 0 ] && grep -q 'ports.start: port snapshot: line 2 is not .*: the ports not compared' "$W/c.err" \
+    && pass "collect: a broken snapshot is one line; the record is kept" || fail "collect, broken snapshot: rc $rc: $(cat "$W/c.err")"
 else
-  echo "SKIP: collect's Xid cases need root (collect takes root's job directory alone)"
+  echo "SKIP: collect's Xid and port cases need root (collect takes root's job directory alone)"
 fi
 
 # Usage errors: exit 2.

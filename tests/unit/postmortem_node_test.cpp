@@ -9,11 +9,13 @@
 #include "../../lib/base/error.hpp"
 #include "../../lib/env/config.hpp"
 #include "../../lib/postmortem/kernel_signs.hpp"
+#include "../../lib/postmortem/port_signs.hpp"
 #include "../../lib/postmortem/rank_dump.hpp"
 #include "../../lib/postmortem/step_cgroup.hpp"
 
 using namespace gangway;
 using namespace gangway::postmortem;
+using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("step_oom_files: the step's memory cgroup, v1 or v2", "[postmortem]") {
     using F = OomFiles;
@@ -132,6 +134,57 @@ TEST_CASE("kernel_signs: what users can write into the log is no sign", "[postmo
     // A process named "oom-kill:,pid=1" still cannot start a kernel record with the tag.
     log += rec(6, 7, 70, "oom-kill:,pid=1[77]: segfault at 0");
     CHECK(kernel_signs(log, KmsgWindow{}).empty());
+}
+
+namespace {
+gangway::health::PortFacts port(const std::string& hca, int state, std::uint64_t symbol, std::uint64_t downed) {
+    gangway::health::PortFacts f;
+    f.port.hca = hca;
+    f.port.port = 1;
+    f.port.state = state;
+    f.port.state_name = state == 4 ? "ACTIVE" : "DOWN";
+    f.counters = {{"symbol_error", symbol}, {"link_downed", downed}, {"link_error_recovery", 0}};
+    return f;
+}
+}  // namespace
+
+TEST_CASE("port_signs: counters grown past the site's allowance, a port gone down, since the Prolog's snapshot", "[postmortem]") {
+    const PortSnapshot start = port_snapshot({port("mlx5_0", 4, 100, 0), port("mlx5_1", 4, 5, 1), port("mlx5_2", 1, 0, 0)});
+    CHECK(start.at("mlx5_0/1 active") == 1);
+    CHECK(start.at("mlx5_2/1 active") == 0);
+    CHECK(start.at("mlx5_1/1 link_downed") == 1);
+    // The file's text round-trips.
+    CHECK(parse_port_snapshot(render_port_snapshot(start)) == start);
+    gangway::health::SiteConf site;  // symbol_error_max 10, link_downed_max 0
+    const std::int64_t t = 7'000'000'000;
+    // mlx5_0: +9 symbol errors (within 10): nothing. mlx5_1: link_downed +1 and down now.
+    // mlx5_2: down at the start too: no sign.
+    auto e = port_signs(start, {port("mlx5_0", 4, 109, 0), port("mlx5_1", 1, 5, 2), port("mlx5_2", 1, 0, 0)}, site, t);
+    REQUIRE(e.size() == 2);
+    CHECK(e[0].sign == Sign::link_down);
+    CHECK(e[0].device == "mlx5_1/1");
+    CHECK(e[0].t_ns == t);
+    CHECK(e[1].sign == Sign::ib_errors);
+    CHECK(e[1].device == "mlx5_1/1");
+    CHECK(e[1].code == 1);
+    CHECK_THAT(e[1].text, ContainsSubstring("link_downed +1 during the job"));
+    // +11 symbol errors: past the allowance. A counter that went back (a reset) is no sign.
+    e = port_signs(start, {port("mlx5_0", 4, 111, 0), port("mlx5_1", 4, 0, 1)}, site, t);
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].sign == Sign::ib_errors);
+    CHECK(e[0].code == 11);
+    // No snapshot: nothing to compare, no sign.
+    CHECK(port_signs({}, {port("mlx5_0", 1, 500, 3)}, site, t).empty());
+}
+
+TEST_CASE("parse_port_snapshot: anything but KEY VALUE lines is refused, naming the line", "[postmortem]") {
+    CHECK(parse_port_snapshot("").empty());
+    CHECK_THROWS_WITH(parse_port_snapshot("mlx5_0/1 active 1\nmlx5_0/1 symbol_error x\n"), ContainsSubstring("line 2"));
+    CHECK_THROWS_AS(parse_port_snapshot("justone 5\n"), gangway::Error);
+    CHECK_THROWS_AS(parse_port_snapshot(" 5\n"), gangway::Error);
+    std::string many;
+    for (int i = 0; i < 5000; ++i) many += "mlx5_0/1 c" + std::to_string(i) + " 1\n";
+    CHECK_THROWS_WITH(parse_port_snapshot(many), ContainsSubstring("more than 4096 lines"));
 }
 
 TEST_CASE("parse_rank_dump: the torch hook's dump, bounded", "[postmortem]") {

@@ -16,10 +16,13 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../postmortem/kernel_signs.hpp"
+#include "../../postmortem/port_signs.hpp"
 #include "../../postmortem/rank_dump.hpp"
 #include "../fd.hpp"
 #include "../health/kmsg.hpp"
+#include "../health/node_facts.hpp"
 #include "../node/file.hpp"
+#include "../node/ib_ports.hpp"
 
 namespace gangway::sys::postmortem {
 namespace pm = gangway::postmortem;
@@ -179,6 +182,29 @@ void read_link_state(Collected& c, std::int64_t now) {
     }
 }
 
+// The RDMA ports against the Prolog's snapshot (port_signs.hpp): counters
+// grown past node-check.conf's allowances, a port that went down. Root's
+// snapshot only; none (no Prolog, or a node without RDMA ports): nothing.
+void read_port_signs(int jobfd, const CollectInput& in, Collected& c, std::int64_t now) {
+    ReadOptions o(std::size_t(256) << 10);
+    o.follow_links = false;
+    o.owner = 0;
+    const auto r = read_file_at(jobfd, "ports.start", o);
+    if (!r.ok()) {
+        if (r.err != ENOENT) c.notes.push_back(describe("ports.start", r, o) + ": the ports not compared");
+        return;
+    }
+    try {
+        const auto start = pm::parse_port_snapshot(r.text);
+        for (auto& e : pm::port_signs(start, read_ports(in.sysfs_root, ib_devices(in.sysfs_root)), in.site, now)) {
+            if (c.record.evidence.size() >= pm::kMaxEvidence) break;
+            c.record.evidence.push_back(std::move(e));
+        }
+    } catch (const Error& e) {
+        c.notes.push_back(std::string("ports.start: ") + e.what() + ": the ports not compared");
+    }
+}
+
 }  // namespace
 
 Result<Collected> collect_node_record(const CollectInput& in) {
@@ -218,7 +244,7 @@ Result<Collected> collect_node_record(const CollectInput& in) {
         w.boot_ns = boot;
         w.from_usec = start > boot ? static_cast<std::uint64_t>((start - boot) / 1000) : 0;
         w.to_usec = static_cast<std::uint64_t>((now - boot) / 1000);
-        w.fatal_xids = in.fatal_xids;
+        w.fatal_xids = in.site.xids;
         std::vector<unsigned> others;
         c.record.evidence = pm::kernel_signs(*log, w, &others);
         if (!others.empty())
@@ -227,7 +253,28 @@ Result<Collected> collect_node_record(const CollectInput& in) {
                               "; not in node-check.conf's xids=): not taken as this node's fault");
     }
     read_link_state(c, now);
+    read_port_signs(job->get(), in, c, now);
     return c;
+}
+
+Result<void> keep_port_snapshot(const CollectInput& in) {
+    const auto ports = read_ports(in.sysfs_root, ib_devices(in.sysfs_root));
+    if (ports.empty()) return {};  // no RDMA port here: nothing to compare at the end
+    // The directories as the plugin makes them (spank/task_exit.cpp): root's,
+    // DIR 0700 and DIR/JOB 0711 (the job's owner reaches its dump directory).
+    const std::string jobdir = in.dir + "/" + std::to_string(in.job);
+    for (const auto& [path, mode] : {std::pair{in.dir, 0700}, std::pair{jobdir, 0711}}) {
+        if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) == 0) {
+            if (::chmod(path.c_str(), static_cast<mode_t>(mode)) != 0)
+                return Failure{"cannot set the mode of " + path + ": " + std::strerror(errno)};
+            continue;
+        }
+        struct stat st{};
+        if (errno != EEXIST || ::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+            return Failure{path + " is not a directory of root's: check the Prolog's and the plugin's postmortem_dir="};
+    }
+    return write_file_atomic(jobdir, "ports.start", pm::render_port_snapshot(pm::port_snapshot(ports)), 0600,
+                             "the ports' snapshot");
 }
 
 Result<void> keep_node_record(const CollectInput& in, const pm::NodeRecord& r) {

@@ -26,7 +26,13 @@ struct CollectInput {
     std::vector<std::string> job_nodes;  // the job's nodes (SLURM_JOB_NODELIST, expanded)
     std::optional<uid_t> job_uid;        // SLURM_JOB_UID: the dumps' owner; unset: the user directory's
     std::string kmsg_root;               // "" : /dev/kmsg; else ROOT/dev/kmsg, a file of records (tests)
-    std::vector<unsigned> fatal_xids = gangway::health::kDefaultXids;  // node-check.conf's xids=: a GPU's faults
+    std::string sysfs_root = "/";        // the RDMA ports' sysfs (sys::sysfs_root(): a copy in tests)
+    // node-check.conf: its xids= (a GPU's faults) and the ports' counter allowances.
+    gangway::health::SiteConf site = [] {
+        gangway::health::SiteConf c;
+        c.xids = gangway::health::kDefaultXids;
+        return c;
+    }();
 };
 
 struct Collected {
@@ -37,6 +43,11 @@ struct Collected {
 // The record; a Failure only where the job's directory cannot be read as
 // root's (missing: no step of the job ran with postmortem_dir= here).
 Result<Collected> collect_node_record(const CollectInput& in);
+
+// The Prolog's part: the RDMA ports' error counters and states at the job's
+// start, DIR/JOB/ports.start (root, 0600; DIR/JOB made root's, 0711, as the
+// plugin makes it), for collect_node_record to compare at the job's end.
+Result<void> keep_port_snapshot(const CollectInput& in);
 
 // node.json in the job's directory (root, 0600), and the task lines and the
 // user's dumps removed: the record holds them now.
