@@ -119,6 +119,22 @@ if [ "$(id -u)" = 0 ]; then
         --config="$W/site.conf" --print 2>"$W/c.err"); rc=$?
   [ $rc = 0 ] && grep -q 'ports.start: port snapshot: line 2 is not .*: the ports not compared' "$W/c.err" \
     && pass "collect: a broken snapshot is one line; the record is kept" || fail "collect, broken snapshot: rc $rc: $(cat "$W/c.err")"
+
+  # NVML at the job's end, after an abnormal task end only (the test doubles of tests/fakes: GPU 1,
+  # 0000:11:00.0, has a page retirement pending): a SIGKILLed task here, then a healthy job.
+  if "$top_srcdir/tests/fakes/build.sh" "$W/fakes" >/dev/null 2>&1; then
+    mkdir -p "$W/pm/80" && chmod 0711 "$W/pm/80"
+    task() { echo "gangway-task 1 t_ns=$(date +%s%N) node=n1 job=80 step=0 rank=0 local_rank=0 pid=4242 wait_status=$1 oom_kills=0 requeue=0" >"$W/pm/80/task.0.0"; }
+    nvml() { rm -f "$W/pm/80/node.json"; env LD_LIBRARY_PATH="$W/fakes" GANGWAY_FAKE_GPUS=2 GANGWAY_FAKE_NVML_PAGES_PENDING=1 \
+      "$GW" postmortem collect --dir="$W/pm" --job=80 --node=n1 --nodes=n1 --kmsg-root="$W/kroot" --config="$W/site.conf" --print 2>"$W/c.err"; }
+    task 9; out=$(nvml); rc=$?
+    [ $rc = 0 ] && grep -q '"retired_pages"' <<<"$out" && grep -q 'GPU 0000:11:00.0: a page retirement waits for a reset' <<<"$out" \
+      && pass "collect: after a killed task, NVML's pending page retirement on GPU 0000:11:00.0 is the node's evidence" \
+      || fail "collect, NVML: rc $rc: $out $(cat "$W/c.err")"
+    task 0; out=$(nvml); rc=$?
+    [ $rc = 0 ] && ! grep -q '"retired_pages"' <<<"$out" && pass "collect: every task ended well: NVML not asked" \
+      || fail "collect, NVML after a healthy job: rc $rc: $out"
+  else fail "the GPU test doubles do not build (tests/fakes/build.sh)"; fi
 else
   echo "SKIP: collect's Xid and port cases need root (collect takes root's job directory alone)"
 fi

@@ -9,6 +9,7 @@
 #include "../../lib/base/error.hpp"
 #include "../../lib/env/config.hpp"
 #include "../../lib/postmortem/kernel_signs.hpp"
+#include "../../lib/postmortem/gpu_signs.hpp"
 #include "../../lib/postmortem/port_signs.hpp"
 #include "../../lib/postmortem/rank_dump.hpp"
 #include "../../lib/postmortem/step_cgroup.hpp"
@@ -185,6 +186,32 @@ TEST_CASE("parse_port_snapshot: anything but KEY VALUE lines is refused, naming 
     std::string many;
     for (int i = 0; i < 5000; ++i) many += "mlx5_0/1 c" + std::to_string(i) + " 1\n";
     CHECK_THROWS_WITH(parse_port_snapshot(many), ContainsSubstring("more than 4096 lines"));
+}
+
+TEST_CASE("gpu_signs: NVML's pending retirement and row remapping, one sign per GPU", "[postmortem]") {
+    gangway::health::NvmlFacts n;
+    n.loaded = true;
+    gangway::health::NvmlGpu ok, pages, rows;
+    ok.bus_id = "0000:10:00.0";
+    ok.pages_pending = false;
+    ok.rows_pending = false;
+    pages.bus_id = "0000:11:00.0";
+    pages.pages_pending = true;
+    pages.pages_retired = 3;
+    rows.bus_id = "0000:12:00.0";
+    rows.rows_failed = true;
+    rows.rows_pending = true;
+    n.gpus = {ok, pages, rows};
+    const auto e = gpu_signs(n, 5);
+    REQUIRE(e.size() == 2);
+    CHECK(e[0].sign == Sign::retired_pages);
+    CHECK(e[0].device == "0000:11:00.0");
+    CHECK(e[0].code == 3);
+    CHECK(e[0].t_ns == 5);
+    CHECK_THAT(e[0].text, ContainsSubstring("a page retirement waits for a reset (3 pages retired)"));
+    CHECK(e[1].device == "0000:12:00.0");
+    CHECK_THAT(e[1].text, ContainsSubstring("a row remapping failed"));
+    CHECK(gpu_signs(gangway::health::NvmlFacts{}, 5).empty());
 }
 
 TEST_CASE("parse_rank_dump: the torch hook's dump, bounded", "[postmortem]") {

@@ -16,6 +16,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../postmortem/kernel_signs.hpp"
+#include "../../postmortem/gpu_signs.hpp"
 #include "../../postmortem/port_signs.hpp"
 #include "../../postmortem/rank_dump.hpp"
 #include "../fd.hpp"
@@ -23,6 +24,8 @@
 #include "../health/node_facts.hpp"
 #include "../node/file.hpp"
 #include "../node/ib_ports.hpp"
+#include "../stages/nvml_stage.hpp"
+#include "../stages/stage.hpp"
 
 namespace gangway::sys::postmortem {
 namespace pm = gangway::postmortem;
@@ -205,6 +208,25 @@ void read_port_signs(int jobfd, const CollectInput& in, Collected& c, std::int64
     }
 }
 
+// NVML's memory signs (gpu_signs.hpp), only after a task here ended
+// abnormally: NVML's first call can take seconds on a GPU node, and a
+// healthy job's Epilog should not pay it. Bounded as the node check's NVML
+// part is (run_bounded: a hang leaves its thread behind, the Epilog goes on).
+void read_gpu_signs(const CollectInput& in, Collected& c, std::int64_t now) {
+    const bool abnormal = std::any_of(c.record.tasks.begin(), c.record.tasks.end(), [](const pm::TaskEnd& t) { return t.wait_status != 0; });
+    if (!abnormal || in.nvml_s <= 0) return;
+    auto b = run_bounded<health::NvmlFacts>("nvml", in.nvml_s, [] { return read_nvml(); });
+    if (!b.value) {
+        c.notes.push_back("NVML: " + b.aborted.detail);
+        return;
+    }
+    if (!b.value->loaded) return;  // no NVIDIA driver here: nothing to say
+    for (auto& e : pm::gpu_signs(*b.value, now)) {
+        if (c.record.evidence.size() >= pm::kMaxEvidence) break;
+        c.record.evidence.push_back(std::move(e));
+    }
+}
+
 }  // namespace
 
 Result<Collected> collect_node_record(const CollectInput& in) {
@@ -254,6 +276,7 @@ Result<Collected> collect_node_record(const CollectInput& in) {
     }
     read_link_state(c, now);
     read_port_signs(job->get(), in, c, now);
+    read_gpu_signs(in, c, now);
     return c;
 }
 

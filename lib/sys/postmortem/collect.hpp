@@ -27,6 +27,7 @@ struct CollectInput {
     std::optional<uid_t> job_uid;        // SLURM_JOB_UID: the dumps' owner; unset: the user directory's
     std::string kmsg_root;               // "" : /dev/kmsg; else ROOT/dev/kmsg, a file of records (tests)
     std::string sysfs_root = "/";        // the RDMA ports' sysfs (sys::sysfs_root(): a copy in tests)
+    double nvml_s = 10;                  // NVML's deadline (after an abnormal task end only); 0: not read
     // node-check.conf: its xids= (a GPU's faults) and the ports' counter allowances.
     gangway::health::SiteConf site = [] {
         gangway::health::SiteConf c;
