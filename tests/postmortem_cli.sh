@@ -135,6 +135,30 @@ if [ "$(id -u)" = 0 ]; then
     [ $rc = 0 ] && ! grep -q '"retired_pages"' <<<"$out" && pass "collect: every task ended well: NVML not asked" \
       || fail "collect, NVML after a healthy job: rc $rc: $out"
   else fail "the GPU test doubles do not build (tests/fakes/build.sh)"; fi
+
+  # A resolver that never answers (a UDP socket on 127.0.0.53 that reads and says nothing, named
+  # by a resolv.conf of this test's, bound over /etc/resolv.conf in a private mount namespace,
+  # with a 20 s timeout): sending to a host NAME gives up within its deadline (3 s a try, two
+  # tries), one line. Before, getaddrinfo had no deadline: 40 s here, and an Epilog past SLURM's
+  # Epilog timeout drains its node.
+  printf 'nameserver 127.0.0.53\noptions timeout:20 attempts:1\n' >"$W/resolv.conf"
+  head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/key" && chmod 600 "$W/key"
+  python3 -c 'import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.53", 53))
+end = time.time() + 60
+while time.time() < end:
+    s.settimeout(1)
+    try: s.recv(4096)
+    except OSError: pass' 2>"$W/dns.err" & dns=$!
+  sleep 0.3
+  t0=$SECONDS
+  out=$(unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf && exec "$2" postmortem send "$3" --to http://gangway-admin.example.invalid:9464 --key "$4"' \
+        sh "$W/resolv.conf" "$GW" "$W/pm/80/node.json" "$W/key" 2>&1); rc=$?
+  took=$((SECONDS - t0)); kill $dns 2>/dev/null; wait $dns 2>/dev/null
+  if [ -s "$W/dns.err" ]; then fail "the silent resolver did not start: $(cat "$W/dns.err")"
+  elif [ $rc = 1 ] && [ $took -le 12 ] && grep -q "no answer from the resolver within the deadline" <<<"$out"; then
+    pass "send to a name the resolver never answers: given up in $took s, one line"
+  else fail "send, silent resolver: rc $rc after $took s: $out"; fi
 else
   echo "SKIP: collect's Xid and port cases need root (collect takes root's job directory alone)"
 fi

@@ -1,11 +1,16 @@
 #include "http_client.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <future>
+#include <memory>
+#include <system_error>
+#include <thread>
 
 #include "../../base/text.hpp"
 
@@ -47,8 +52,13 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
 
 namespace {
 
-// The host's first address as text, looked up once.
-Result<std::string> address_of(const std::string& host) {
+// The host's first address as text. A numeric address is taken as it is;
+// a name is looked up in a thread of its own, waited for until the deadline:
+// getaddrinfo has no deadline, and a resolver that does not answer held the
+// Epilog's collector for the resolver's timeouts (5 s a server, twice,
+// each), past SLURM's Epilog timeout, which drains the node. A lookup
+// past the deadline is left behind, owning its copy of the name.
+Result<std::string> lookup(const std::string& host) {
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* res = nullptr;
@@ -61,6 +71,21 @@ Result<std::string> address_of(const std::string& host) {
     return std::string(buf);
 }
 
+Result<std::string> address_of(const std::string& host, Deadline d) {
+    in6_addr probe{};
+    if (::inet_pton(AF_INET, host.c_str(), &probe) == 1 || ::inet_pton(AF_INET6, host.c_str(), &probe) == 1) return host;
+    auto task = std::make_shared<std::packaged_task<Result<std::string>()>>([host] { return lookup(host); });
+    auto answer = task->get_future();
+    try {
+        std::thread([task] { (*task)(); }).detach();
+    } catch (const std::system_error& e) {
+        return Failure{"cannot look up " + excerpt(host) + ": no thread for it (" + e.what() + ")"};
+    }
+    if (answer.wait_until(d) != std::future_status::ready)
+        return Failure{"cannot look up " + excerpt(host) + ": no answer from the resolver within the deadline (give an address)"};
+    return answer.get();
+}
+
 }  // namespace
 
 Result<HttpAnswer> http_request(const HttpUrl& u, std::string_view method, std::string_view target,
@@ -68,7 +93,7 @@ Result<HttpAnswer> http_request(const HttpUrl& u, std::string_view method, std::
                                 Deadline d, std::size_t max_answer) {
     const std::string where = "http://" + (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host) + ":" +
                               std::to_string(u.port);
-    auto addr = address_of(u.host);
+    auto addr = address_of(u.host, d);
     if (!addr) return Failure{addr.error()};
     auto fd = tcp_connect(*addr, u.port, d);
     if (!fd) return Failure{where + ": " + fd.error()};
