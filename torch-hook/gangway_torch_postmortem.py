@@ -61,16 +61,24 @@ def _write(exception=""):
         try:
             d = os.environ["GANGWAY_POSTMORTEM_DIR"]
             rank = int(os.environ["RANK"])
-            entered, completed = [], []
+            # Each process group numbers its collectives on its own: kept
+            # apart by the group's name (the same on every member).
+            groups = {}
             for e in _fr_entries()[-4000:]:
                 seq = e.get("collective_seq_id")
                 if not isinstance(seq, int) or e.get("is_p2p"):
                     continue
-                entered.append(seq)
+                pg = e.get("process_group")
+                name = str(pg[0]) if isinstance(pg, (list, tuple)) and pg else str(e.get("pg_id", ""))
+                g = groups.setdefault(name[:64] or "0", {"entered": [], "completed": []})
+                if len(groups) > 32:
+                    del groups[name[:64] or "0"]
+                    continue
+                g["entered"].append(seq)
                 if e.get("retired") or e.get("state") == "completed":
-                    completed.append(seq)
-            doc = {"kind": "gangway-rank-dump", "schema": 1, "rank": rank, "entered": entered,
-                   "completed": completed, "exception": exception[:1000]}
+                    g["completed"].append(seq)
+            doc = {"kind": "gangway-rank-dump", "schema": 2, "rank": rank, "groups": groups,
+                   "exception": exception[:1000]}
             tmp = os.path.join(d, ".rank.%d.json.%d" % (rank, os.getpid()))
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w") as f:

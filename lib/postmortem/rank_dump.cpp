@@ -25,16 +25,17 @@ std::vector<std::uint64_t> seqs(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-RankDump parse_rank_dump(std::string_view text) {
+std::vector<RankDump> parse_rank_dump(std::string_view text) {
     if (text.size() > kMaxRankDumpBytes)
         throw Error("a rank dump of " + std::to_string(text.size()) + " bytes, more than " + size_text(kMaxRankDumpBytes));
-    // The tree is kept small as it is built: two levels (the object, its
-    // lists) and the values two full lists hold, whatever the text holds.
+    // The tree is kept small as it is built: at most the groups' level below
+    // the object, and the values two full lists hold in all, whatever the text
+    // holds (the hook keeps its 4,000 newest entries, every group together).
     std::size_t values = 0;
     const nlohmann::json::parser_callback_t bound = [&](int depth, nlohmann::json::parse_event_t ev, nlohmann::json&) {
-        if (depth > 2) throw Error("a rank dump nested deeper than its lists");
-        if (ev == nlohmann::json::parse_event_t::value && ++values > 2 * kMaxSeqs + 64)
-            throw Error("a rank dump of more than " + std::to_string(2 * kMaxSeqs + 64) + " values");
+        if (depth > 4) throw Error("a rank dump nested deeper than its groups' lists");
+        if (ev == nlohmann::json::parse_event_t::value && ++values > 2 * kMaxSeqs + 64 + 4 * kMaxGroups)
+            throw Error("a rank dump of more than " + std::to_string(2 * kMaxSeqs + 64 + 4 * kMaxGroups) + " values");
         return true;
     };
     const auto j = nlohmann::json::parse(text.begin(), text.end(), bound, false);
@@ -45,11 +46,32 @@ RankDump parse_rank_dump(std::string_view text) {
         throw Error("a rank dump without a rank");
     RankDump d;
     d.rank = static_cast<std::uint32_t>(rank->get<std::uint64_t>());
-    d.entered = seqs(j, "entered");
-    d.completed = seqs(j, "completed");
     if (const auto e = j.find("exception"); e != j.end() && e->is_string())
         d.exception = printable_name(e->get<std::string>(), kMaxRecordString - 8);
-    return d;
+    std::vector<RankDump> out;
+    const auto groups = j.find("groups");
+    if (groups == j.end()) {  // schema 1: one list of every group's numbers
+        d.entered = seqs(j, "entered");
+        d.completed = seqs(j, "completed");
+        out.push_back(std::move(d));
+        return out;
+    }
+    if (!groups->is_object()) throw Error("a rank dump's \"groups\" is not an object of process groups");
+    if (groups->size() > kMaxGroups)
+        throw Error("a rank dump of " + std::to_string(groups->size()) + " process groups, more than " + std::to_string(kMaxGroups));
+    for (const auto& [name, g] : groups->items()) {
+        if (!g.is_object()) throw Error("a rank dump's group \"" + excerpt(name) + "\" is not an object");
+        if (name.empty() || name.size() > kMaxGroupName || printable_name(name, kMaxGroupName) != name)
+            throw Error("a rank dump's group name \"" + excerpt(name) + "\" is not 1 to " + std::to_string(kMaxGroupName) +
+                        " printable bytes");
+        RankDump one = d;
+        one.group = name;
+        one.entered = seqs(g, "entered");
+        one.completed = seqs(g, "completed");
+        out.push_back(std::move(one));
+    }
+    if (out.empty()) out.push_back(std::move(d));  // no collective in any group: the exception still counts
+    return out;
 }
 
 }  // namespace gangway::postmortem

@@ -2,11 +2,16 @@
 // Python exception (torch-hook/gangway_torch_postmortem.py), into the job's
 // user directory (GANGWAY_POSTMORTEM_DIR): the user's process wrote it, so it
 // may only point at a rank of the user's own job (record.hpp's RankDump).
-//   {"kind":"gangway-rank-dump","schema":1,"rank":5,
-//    "entered":[1,2,3],"completed":[1,2],"exception":"ValueError: boom"}
+//   {"kind":"gangway-rank-dump","schema":2,"rank":5,
+//    "groups":{"0":{"entered":[1,2,3],"completed":[1,2]},"1":{"entered":[7],"completed":[]}},
+//    "exception":"ValueError: boom"}
+// Each process group numbers its collectives on its own (Flight Recorder's
+// collective_seq_id), so the dump keeps them apart by the group's name. A
+// schema-1 dump (an earlier hook) has one "entered" and "completed" list.
 #pragma once
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
 #include "record.hpp"
 
@@ -14,9 +19,14 @@ namespace gangway::postmortem {
 
 inline constexpr std::size_t kMaxRankDumpBytes = 256 * 1024;
 
-// Throws gangway::Error naming what is wrong: not that object, over
-// kMaxRankDumpBytes, more than kMaxSeqs numbers in a list, an exception
-// longer than kMaxRecordString (cut to it instead: it is one line of text).
-RankDump parse_rank_dump(std::string_view json);
+inline constexpr std::size_t kMaxGroups = 32;
+
+// One RankDump per process group (one with group "" for schema 1), each with
+// the rank and the exception. Throws gangway::Error naming what is wrong: not
+// that object, over kMaxRankDumpBytes, more than kMaxSeqs numbers in a list,
+// more than kMaxGroups groups, a group name that is not 1 to kMaxGroupName
+// printable bytes. An exception longer than kMaxRecordString is cut to it
+// (it is one line of text).
+std::vector<RankDump> parse_rank_dump(std::string_view json);
 
 }  // namespace gangway::postmortem

@@ -77,7 +77,13 @@ struct RankDump {
     // (Flight Recorder's collective_seq_id), and those it completed.
     std::vector<std::uint64_t> entered, completed;
     std::string exception;  // the Python exception's type and first line, if it raised one
+    // The process group these numbers count in (Flight Recorder's
+    // process_group name, the same on every member): each group numbers its
+    // collectives from its own start, so they compare only within one group.
+    // A rank of several groups has a dump per group; "" a schema-1 dump.
+    std::string group;
 };
+inline constexpr std::size_t kMaxGroupName = 64;
 
 // One node's record of one job, as its Epilog writes and sends it.
 struct NodeRecord {

@@ -160,43 +160,90 @@ void place_rank(Verdict& v, const End& e) {
     v.local_rank = e.t->local_rank;
 }
 
-// Rule 4's naming: the ranks (with dumps) whose last entered collective is
-// below the others', i.e. that did not enter the first collective some
-// other rank entered. Sequence numbers are consecutive per rank (Flight
-// Recorder's collective_seq_id), so a rank's last entered one says which it
-// entered; the ring buffer keeps the newest, which is what this reads.
-void name_hang_ranks(Verdict& v, const std::vector<End>& ends,
-                     const std::unordered_map<std::uint32_t, const RankDump*>& dumps) {
+// Rule 4's naming, from the dumps: each process group numbers its own
+// collectives (Flight Recorder's collective_seq_id, consecutive per rank and
+// group; the ring buffer keeps the newest, which is what this reads), so the
+// numbers compare only within a group. In a group, a laggard is a member
+// whose last entered collective is below another member's. A rank blocked
+// inside a collective it entered and did not complete is waiting for someone:
+// with tensor and data parallel groups, the stopped rank's group waits inside
+// its collective, and that whole group lags in the data-parallel group. So the
+// ranks named are the laggards that wait for nothing; where every laggard
+// waits (a backend that marks no completion), the smallest set of laggards of
+// one group, as with a single group.
+using DumpsByRank = std::unordered_map<std::uint32_t, std::vector<const RankDump*>>;
+
+void name_hang_ranks(Verdict& v, const std::vector<End>& ends, const DumpsByRank& dumps) {
     if (dumps.empty()) {
         v.detail = kNoRankEvidenceHint;
         return;
     }
-    std::vector<std::pair<std::uint32_t, std::uint64_t>> last;  // rank, 1 + last entered (0: none)
-    for (const auto& [rank, d] : dumps) {
-        std::uint64_t m = 0;
-        for (auto s : d->entered) m = std::max(m, s == std::numeric_limits<std::uint64_t>::max() ? s : s + 1);
-        last.emplace_back(rank, m);
-    }
-    std::sort(last.begin(), last.end());
-    std::uint64_t lo = std::numeric_limits<std::uint64_t>::max(), hi = 0;
-    for (const auto& [r, m] : last) lo = std::min(lo, m), hi = std::max(hi, m);
     for (const auto& e : ends)
         if (!dumps.count(e.t->rank)) v.ranks_without_dump.push_back(e.t->rank);
     std::sort(v.ranks_without_dump.begin(), v.ranks_without_dump.end());
-    if (lo == hi) {
-        v.detail = lo == 0 ? "the ranks' dumps show no collective entered"
-                           : "every rank with a dump entered collective " + std::to_string(lo - 1) +
-                                 " (a stall inside it: the network or a GPU)";
+
+    struct Member { std::uint32_t rank; std::uint64_t next; };  // next: 1 + last entered (0: none)
+    std::map<std::string, std::vector<Member>> groups;
+    std::vector<std::uint32_t> waiting;  // blocked inside its newest entered collective of a group
+    for (const auto& [rank, ds] : dumps)
+        for (const RankDump* d : ds) {
+            std::uint64_t m = 0;
+            for (auto s : d->entered) m = std::max(m, s == std::numeric_limits<std::uint64_t>::max() ? s : s + 1);
+            groups[d->group].push_back({rank, m});
+            // Its newest entered one not completed (searched from the newest end: no copy).
+            if (m > 0 && std::find(d->completed.rbegin(), d->completed.rend(), m - 1) == d->completed.rend()) waiting.push_back(rank);
+        }
+    std::sort(waiting.begin(), waiting.end());
+    auto is_waiting = [&](std::uint32_t r) { return std::binary_search(waiting.begin(), waiting.end(), r); };
+    struct Lag { std::string group; std::uint64_t lo = 0, hi = 0; std::vector<std::uint32_t> ranks; std::uint32_t others = 0; };
+    std::vector<Lag> lags;
+    std::uint64_t only_next = 0;
+    for (auto& [name, members] : groups) {
+        std::sort(members.begin(), members.end(), [](const Member& a, const Member& b) { return a.rank < b.rank; });
+        Lag l;
+        l.group = name;
+        l.lo = std::numeric_limits<std::uint64_t>::max();
+        for (const auto& m : members) l.lo = std::min(l.lo, m.next), l.hi = std::max(l.hi, m.next);
+        only_next = l.hi;
+        if (l.lo == l.hi) continue;
+        for (const auto& m : members)
+            if (m.next < l.hi) l.ranks.push_back(m.rank);
+            else ++l.others;
+        lags.push_back(std::move(l));
+    }
+    if (lags.empty()) {
+        v.detail = groups.size() > 1 ? "every rank with a dump entered the newest collective of each of its process groups"
+                                       " (a stall inside one: the network or a GPU)"
+                   : only_next == 0 ? "the ranks' dumps show no collective entered"
+                                    : "every rank with a dump entered collective " + std::to_string(only_next - 1) +
+                                          " (a stall inside it: the network or a GPU)";
         return;
     }
-    std::uint32_t others = 0;
-    for (const auto& [r, m] : last)
-        if (m == lo)
-            v.hang_ranks.push_back(r);
-        else
-            ++others;
-    v.detail = rank_list(v.hang_ranks) + " did not enter collective " + std::to_string(lo) + ", which " +
-               std::to_string(others) + " other rank" + (others == 1 ? "" : "s") + " entered";
+    // The laggards that wait for nothing; the collective named is that of the
+    // group where they lag among the fewest (the innermost: tensor parallel
+    // before data parallel).
+    const Lag* named = nullptr;
+    for (const auto& l : lags) {
+        std::vector<std::uint32_t> free;
+        for (auto r : l.ranks)
+            if (!is_waiting(r)) free.push_back(r);
+        if (free.empty()) continue;
+        if (!named || l.ranks.size() < named->ranks.size()) named = &l;
+        for (auto r : free) v.hang_ranks.push_back(r);
+    }
+    if (!named) {
+        named = &*std::min_element(lags.begin(), lags.end(), [](const Lag& a, const Lag& b) { return a.ranks.size() < b.ranks.size(); });
+        v.hang_ranks = named->ranks;
+    }
+    std::sort(v.hang_ranks.begin(), v.hang_ranks.end());
+    v.hang_ranks.erase(std::unique(v.hang_ranks.begin(), v.hang_ranks.end()), v.hang_ranks.end());
+    // The collective they did not enter: the first one past the laggards' in that group.
+    std::uint64_t lo = named->hi;
+    for (const auto& m : groups.at(named->group))
+        if (std::find(v.hang_ranks.begin(), v.hang_ranks.end(), m.rank) != v.hang_ranks.end()) lo = std::min(lo, m.next);
+    const std::string of_group = groups.size() > 1 ? " of process group " + quiet_text(named->group, kMaxGroupName) : "";
+    v.detail = rank_list(v.hang_ranks) + " did not enter collective " + std::to_string(lo) + of_group + ", which " +
+               std::to_string(named->others) + " other rank" + (named->others == 1 ? "" : "s") + " entered";
 }
 
 }  // namespace
@@ -264,11 +311,17 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
     // Rule 0, the dumps: a rank's, from the node root placed the rank on.
     std::unordered_map<std::uint32_t, const NodeRecord*> rank_node;
     for (const auto& e : ends) rank_node.emplace(e.t->rank, e.rec);
-    std::unordered_map<std::uint32_t, const RankDump*> dumps;
+    // One dump per rank and process group; a second one of a pair is ignored.
+    DumpsByRank dumps;
     for (const auto& [name, r] : by_node)
         for (const auto& d : r->dumps) {
             const auto it = rank_node.find(d.rank);
-            if (it == rank_node.end() || it->second != r || !dumps.emplace(d.rank, &d).second) ++v.records_ignored;
+            auto& mine = dumps[d.rank];
+            const bool again = std::any_of(mine.begin(), mine.end(), [&](const RankDump* x) { return x->group == d.group; });
+            if (it == rank_node.end() || it->second != r || again) {
+                ++v.records_ignored;
+                if (mine.empty()) dumps.erase(d.rank);
+            } else mine.push_back(&d);
         }
 
     std::vector<End> bad;
@@ -381,9 +434,9 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
         for (const auto& e : ends) {
             if (!same) break;
             const auto it = dumps.find(e.t->rank);
-            if (it == dumps.end() || it->second->exception.empty()) same = false;
-            else if (!one) one = it->second;
-            else if (it->second->exception != one->exception) same = false;
+            if (it == dumps.end() || it->second.front()->exception.empty()) same = false;
+            else if (!one) one = it->second.front();
+            else if (it->second.front()->exception != one->exception) same = false;
         }
         if (same && one) {
             v.cause = Cause::user_error;

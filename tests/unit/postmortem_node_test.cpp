@@ -215,8 +215,11 @@ TEST_CASE("gpu_signs: NVML's pending retirement and row remapping, one sign per 
 }
 
 TEST_CASE("parse_rank_dump: the torch hook's dump, bounded", "[postmortem]") {
-    const auto d = parse_rank_dump(
+    const auto one = parse_rank_dump(
         R"({"kind":"gangway-rank-dump","schema":1,"rank":5,"entered":[1,2,3,4],"completed":[1,2,3],"exception":"ValueError: boom"})");
+    REQUIRE(one.size() == 1);
+    const auto& d = one[0];
+    CHECK(d.group.empty());
     CHECK(d.rank == 5);
     CHECK(d.entered == std::vector<std::uint64_t>{1, 2, 3, 4});
     CHECK(d.completed == std::vector<std::uint64_t>{1, 2, 3});
@@ -229,6 +232,27 @@ TEST_CASE("parse_rank_dump: the torch hook's dump, bounded", "[postmortem]") {
     for (std::size_t i = 0; i <= kMaxSeqs; ++i) many += (i ? ",1" : "1");
     CHECK_THROWS_AS(parse_rank_dump(many + "]}"), Error);
     CHECK_THROWS_AS(parse_rank_dump(std::string(kMaxRankDumpBytes + 1, ' ')), Error);
+}
+
+TEST_CASE("parse_rank_dump: schema 2, a dump per process group", "[postmortem]") {
+    const auto g = parse_rank_dump(
+        R"({"kind":"gangway-rank-dump","schema":2,"rank":3,"groups":{"0":{"entered":[7,8],"completed":[7]},)"
+        R"("tp1":{"entered":[40],"completed":[40]}},"exception":"RuntimeError: x"})");
+    REQUIRE(g.size() == 2);
+    CHECK(g[0].group == "0");
+    CHECK(g[0].entered == std::vector<std::uint64_t>{7, 8});
+    CHECK(g[0].completed == std::vector<std::uint64_t>{7});
+    CHECK(g[1].group == "tp1");
+    CHECK(g[1].rank == 3);
+    CHECK(g[1].exception == "RuntimeError: x");
+    // No collective in any group: one dump, for the exception.
+    CHECK(parse_rank_dump(R"({"kind":"gangway-rank-dump","schema":2,"rank":1,"groups":{},"exception":"E"})").size() == 1);
+    CHECK_THROWS_WITH(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":1,"groups":[1]})"), ContainsSubstring("not an object"));
+    CHECK_THROWS_WITH(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":1,"groups":{"a\u0001":{}}})"), ContainsSubstring("printable"));
+    std::string many = R"({"kind":"gangway-rank-dump","rank":1,"groups":{)";
+    for (std::size_t i = 0; i <= kMaxGroups; ++i) many += (i ? ",\"" : "\"") + std::to_string(i) + "\":{}";
+    CHECK_THROWS_WITH(parse_rank_dump(many + "}}"), ContainsSubstring("process groups, more than"));
+    CHECK_THROWS_AS(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":1,"groups":{"0":{"entered":[[[1]]]}}})"), Error);
 }
 
 TEST_CASE("postmortem_dir=: %n is the node, nothing else is taken", "[postmortem][config]") {

@@ -255,6 +255,44 @@ TEST_CASE("case 5: a hang, then scancel: the rank that did not enter the collect
     }
 }
 
+TEST_CASE("case 5 with process groups: each group's numbers apart, the stopped rank named, not its group", "[postmortem][verdict]") {
+    // Tensor parallel groups tp0 (ranks 0-3) and tp1 (4-7), and the world
+    // group "0". Rank 5 stopped between collectives: tp1's other members wait
+    // inside tp1's collective 10, which rank 5 never entered; tp0's members went
+    // on to the world's collective 20 and wait there, which tp1 never reached.
+    // Before, one list per rank mixed the groups' numbers: ranks 4-7 were named.
+    Job j;
+    j.others(SIGTERM, T, {});
+    auto dump = [&](std::uint32_t rank, const std::string& group, std::uint64_t upto, bool last_done) {
+        RankDump d;
+        d.rank = rank, d.group = group;
+        for (std::uint64_t s = 0; s <= upto; ++s) d.entered.push_back(s);
+        d.completed = d.entered;
+        if (!last_done) d.completed.pop_back();
+        for (auto& r : j.recs)
+            for (const auto& t : r.tasks)
+                if (t.rank == rank) r.dumps.push_back(d);
+    };
+    for (std::uint32_t r = 0; r < 4; ++r) dump(r, "0", 20, false), dump(r, "tp0", 10, true);
+    for (std::uint32_t r = 4; r < 8; ++r) dump(r, "0", 19, true), dump(r, "tp1", r == 5 ? 9 : 10, r == 5);
+    const Verdict v = j.judge();
+    CHECK(v.cause == Cause::hang);
+    CHECK(v.hang_ranks == std::vector<std::uint32_t>{5});
+    CHECK(v.records_ignored == 0);
+    CHECK_THAT(render_line(v), ContainsSubstring("rank 5 did not enter collective 10 of process group tp1, which 3 other ranks entered"));
+    SECTION("a backend that marks no collective completed: the smallest group's laggards, as with one group") {
+        for (auto& r : j.recs)
+            for (auto& d : r.dumps) d.completed.clear();
+        CHECK(j.judge().hang_ranks == std::vector<std::uint32_t>{5});
+    }
+    SECTION("a second dump of one rank and group is ignored") {
+        j.node("n03").dumps.push_back(j.node("n03").dumps.front());
+        const Verdict w = j.judge();
+        CHECK(w.records_ignored == 1);
+        CHECK(w.hang_ranks == std::vector<std::uint32_t>{5});
+    }
+}
+
 TEST_CASE("case 6: every rank raises the same Python exception: no node is named", "[postmortem][verdict]") {
     Job j;
     j.others(exit_status(1), T, {});

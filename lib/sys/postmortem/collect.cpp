@@ -138,13 +138,17 @@ void read_dumps(int jobfd, const CollectInput& in, Collected& c) {
             continue;
         }
         try {
-            auto d = pm::parse_rank_dump(r.text);
-            seqs += d.entered.size() + d.completed.size();
+            auto groups = pm::parse_rank_dump(r.text);
+            for (const auto& d : groups) seqs += d.entered.size() + d.completed.size();
             if (seqs > pm::kMaxSeqsTotal) {
                 c.notes.push_back("the rank dumps hold more than " + std::to_string(pm::kMaxSeqsTotal) + " sequence numbers: the rest passed over");
                 break;
             }
-            c.record.dumps.push_back(std::move(d));
+            if (c.record.dumps.size() + groups.size() > pm::kMaxDumps) {
+                c.notes.push_back("more than " + std::to_string(pm::kMaxDumps) + " rank dumps (one per rank and process group): the rest passed over");
+                break;
+            }
+            for (auto& d : groups) c.record.dumps.push_back(std::move(d));
         } catch (const Error& e) {
             c.notes.push_back("user/" + printable_name(name) + ": " + e.what());
         } catch (const std::exception& e) {
