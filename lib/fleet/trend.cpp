@@ -24,14 +24,15 @@ std::optional<double> spread(const std::vector<double>& r, std::size_t need) {
     return kMadToSigma * mad(r);
 }
 
-// gangway::median of `v`, which it reorders (no copy: the readers take a
+// gangway::median of [b, e), which it reorders (no copy: the readers take a
 // median of every series' two windows, issue 34).
-double median_here(std::vector<double>& v) {
-    if (v.empty()) return 0;
-    const auto m = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), m, v.end());
-    if (v.size() % 2) return *m;
-    return (*std::max_element(v.begin(), m) + *m) / 2;
+double median_here(double* b, double* e) {
+    if (b == e) return 0;
+    const std::size_t n = static_cast<std::size_t>(e - b);
+    double* m = b + n / 2;
+    std::nth_element(b, m, e);
+    if (n % 2) return *m;
+    return (*std::max_element(b, m) + *m) / 2;
 }
 
 // The median of sorted `v` with element `skip` left out (v.size() >= 2).
@@ -220,8 +221,6 @@ TrendBuilder::TrendBuilder(TrendBuilder&&) noexcept = default;
 TrendBuilder& TrendBuilder::operator=(TrendBuilder&&) noexcept = default;
 TrendBuilder::~TrendBuilder() = default;
 
-void TrendBuilder::reserve(std::size_t series) { st_->series.reserve(series); }
-
 void TrendBuilder::add(SeriesKey key, std::vector<TrendPoint> rows) {
     State& st = *st_;
     const TrendSettings& set = st.set;
@@ -240,12 +239,11 @@ void TrendBuilder::add(SeriesKey key, std::vector<TrendPoint> rows) {
     t.peer_class = std::move(key.peer_class), t.metric = key.metric;
     t.baseline_n = s.cut, t.recent_n = rows.size() - s.cut;
     t.last = rows.back().value, t.last_time = rows.back().time;
+    // The values once, history then recent; each window's median reorders its own part.
     std::vector<double>& v = st.v;
-    auto med = [&](std::size_t b, std::size_t e) {
-        v.clear();
-        for (std::size_t k = b; k < e; ++k) v.push_back(rows[k].value);
-        return median_here(v);
-    };
+    v.clear();
+    for (const TrendPoint& f : rows) v.push_back(f.value);
+    auto med = [&](std::size_t b, std::size_t e) { return median_here(v.data() + b, v.data() + e); };
     if (t.recent_n >= set.min_recent) t.recent = med(s.cut, rows.size());
     if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);
     // What the series gives its class: the same medians, when vouched for.

@@ -130,9 +130,6 @@ public:
     TrendBuilder(TrendBuilder&&) noexcept;
     TrendBuilder& operator=(TrendBuilder&&) noexcept;
     ~TrendBuilder();
-    // Room for this many series (a reader knows them beforehand: no series
-    // is moved as they come).
-    void reserve(std::size_t series);
     // One series, all its figures (any order; ties in time keep the order
     // given; those outside [now - history_s, now], not finite or negative
     // are skipped). Each series once.
