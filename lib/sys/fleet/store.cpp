@@ -114,10 +114,15 @@ struct Store::SeriesCache {
         using is_transparent = void;
         static View v(const Name& n) { return {n.metric, n.device, n.peer, n.cls}; }
         static View v(const View& n) { return n; }
+        // Field by field, each name compared once (a tuple's < compares each
+        // field both ways: two memcmp a name where one says which is less).
         template <class A, class B>
         bool operator()(const A& a, const B& b) const {
             const View x = v(a), y = v(b);
-            return std::tie(x.metric, x.device, x.peer, x.cls) < std::tie(y.metric, y.device, y.peer, y.cls);
+            if (x.metric != y.metric) return x.metric < y.metric;
+            if (const int c = x.device.compare(y.device)) return c < 0;
+            if (const int c = x.peer.compare(y.peer)) return c < 0;
+            return x.cls < y.cls;
         }
     };
     using Node = std::map<Name, std::uint32_t, Less>;
@@ -219,7 +224,7 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
             c.of_node.reset();
             c.of_node.bind(1, f.node);
             while (c.of_node.step())
-                if (const auto m = gangway::fleet::parse_metric(c.of_node.text(1)))
+                if (const auto m = gangway::fleet::parse_metric(c.of_node.text_view(1)))
                     c.held += it->second
                                   .emplace(SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
                                            std::uint32_t(c.of_node.int64(0)))
