@@ -169,6 +169,14 @@ Result<Store> Store::open(const std::string& path, OpenMode mode) {
     sqlite3_busy_timeout(raw, kBusyTimeoutMs);
     sqlite3_extended_result_codes(raw, 1);
     if (mode == OpenMode::read_write) {
+        // WAL with synchronous=NORMAL: a commit does not wait for the disk
+        // (the log is synced at each checkpoint). A crash of the process
+        // loses nothing committed; a power cut keeps the store consistent
+        // but may take back the commits since the last checkpoint, and a
+        // check whose commit was lost is stored again when its report is
+        // spooled again (a check is known by its id). FULL would sync every
+        // report's commit (docs/fleet.md, "What a crash or a power cut
+        // costs the store").
         if (auto r = exec(raw, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !r)
             return Failure{where + ": " + r.error()};
         // The -wal and -shm files stay when the writer closes (made with the
