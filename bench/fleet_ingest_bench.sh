@@ -67,6 +67,8 @@ one() {  # one 2,048-node report: into a fresh store, then another into the same
       cp "$FLEET_BENCH_STORE" "$W/big.db"
       rm -f "$W/big.db-wal" "$W/big.db-shm"
       cp "$W/one-reports/$first" "$S/" && "$GW" fleet ingest --spool "$S" --db "$W/big.db" >/dev/null
+      # The copy's 170 MB written out first: the ingest's sync at its checkpoint would wait for them.
+      sync
       cp "$W/one-reports/$second" "$S/" && one_timed "$S" "$W/big.db" "into a copy of $FLEET_BENCH_STORE"
     done
   fi

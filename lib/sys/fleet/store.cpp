@@ -98,10 +98,10 @@ struct Store::SeriesCache {
             if (!st->ok()) return st->error();
         return "";
     }
-    // A node's series: (metric, device, peer, peer_class) -> id. Ordered
-    // maps: the names are users' text, and a tree cannot be collided into a
-    // list; a report's figures come node by node, so the node's map is
-    // looked up once per run of them (`last`).
+    // A node's series: (metric, device, peer, peer_class) -> id. Ordered,
+    // not hashed: the names are users' text, and an order cannot be
+    // collided into a list; a report's figures come in runs of one node,
+    // so the node is looked up once per run of them (`last`).
     struct Name {
         Metric metric;
         std::string device, peer, cls;
@@ -125,7 +125,17 @@ struct Store::SeriesCache {
             return x.cls < y.cls;
         }
     };
-    using Node = std::map<Name, std::uint32_t, Less>;
+    // A node's series sorted by name (Less): a vector searched by halves,
+    // filled by one query and sorted once, where a tree allocated a node a
+    // series (a 2,048-node report loads 59,000 of them).
+    struct Entry {
+        Name name;
+        std::uint32_t id;
+    };
+    using Node = std::vector<Entry>;
+    static Node::iterator lower_bound(Node& n, const View& k) {
+        return std::lower_bound(n.begin(), n.end(), k, [](const Entry& e, const View& x) { return Less{}(e.name, x); });
+    }
     std::map<std::string, Node, std::less<>> nodes;
     std::pair<const std::string, Node>* last = nullptr;
     std::size_t held = 0;  // series in `nodes`
@@ -229,19 +239,25 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
         auto [it, fresh] = c.nodes.try_emplace(f.node);
         c.last = &*it;
         if (fresh) {
+            SeriesCache::Node& node = it->second;
             c.of_node.reset();
             c.of_node.bind(1, f.node);
             while (c.of_node.step())
                 if (const auto m = gangway::fleet::parse_metric(c.of_node.text_view(1)))
-                    c.held += it->second
-                                  .emplace(SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
-                                           std::uint32_t(c.of_node.int64(0)))
-                                  .second;
+                    node.push_back({SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
+                                    std::uint32_t(c.of_node.int64(0))});
             if (!c.of_node.error().empty()) return fail(c.of_node);
+            const auto by_name = [](const SeriesCache::Entry& a, const SeriesCache::Entry& b) {
+                return SeriesCache::Less{}(a.name, b.name);
+            };
+            std::sort(node.begin(), node.end(), by_name);
+            c.held += node.size();  // the table's UNIQUE makes the names unique
         }
     }
     SeriesCache::Node& node = c.last->second;
-    if (auto it = node.find(SeriesCache::View{f.metric, f.device, f.peer, f.peer_class}); it != node.end()) return it->second;
+    const SeriesCache::View want{f.metric, f.device, f.peer, f.peer_class};
+    const auto at = SeriesCache::lower_bound(node, want);
+    if (at != node.end() && !SeriesCache::Less{}(want, at->name)) return at->id;
     c.add.reset();
     c.add.bind(1, f.node).bind(2, f.device).bind(3, f.peer).bind(4, f.peer_class).bind(5, metric);
     if (!c.add.run()) return fail(c.add);
@@ -255,7 +271,7 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
         c.find.reset();
     }
     if (id <= 0 || id > std::int64_t(UINT32_MAX)) return Failure{"the fleet store has more series than it can number"};
-    node.emplace(SeriesCache::Name{f.metric, f.device, f.peer, f.peer_class}, std::uint32_t(id));
+    node.insert(SeriesCache::lower_bound(node, want), {SeriesCache::Name{f.metric, f.device, f.peer, f.peer_class}, std::uint32_t(id)});
     ++c.held;
     return std::uint32_t(id);
 }
