@@ -421,7 +421,7 @@ TEST_CASE("report schema: the one-pass parse gives the tree's rows, or its refus
 TEST_CASE("report schema: a large job check's JSON is never held whole: its elements become rows as they are read") {
     // 256 nodes of 8 GPUs and 8 ports, links in a ring: as a job check's
     // report is written (635 KB). Parsed into a tree first, then rows, it
-    // took 5.1 bytes of heap a byte of text at its peak (4.6 with the rows'
+    // took 5.6 bytes of heap a byte of text at its peak (4.6 with the rows'
     // room reserved); read element by element into rows it takes 3.7, the
     // rows and the report's structs (issue 34: a 2,048-node report's ingest
     // peaked at 60 MB resident, now 44).
