@@ -741,6 +741,7 @@ CheckRecord parse_report_tree(std::string_view text, std::uint32_t uid, const Re
 CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportLimits& limits) {
     std::optional<preflight::Report> job;
     std::optional<health::Report> node;
+    bool again = false;  // the tree's way, once what the one pass holds is freed
     {
         JobStream stream;
         std::optional<nlohmann::ordered_json> j;
@@ -748,13 +749,16 @@ CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportL
             j = parse_report_json(text, limits, &stream);
         } catch (const Error&) {
             if (stream.taken == 0) throw;  // the tree's own refusal: nothing was left out of it
-            return parse_report_tree(text, uid, limits);
+            again = true;
         }
-        // Elements left out, and not all of an array's: the tree's way, again.
-        if (stream.stopped && stream.taken > 0) return parse_report_tree(text, uid, limits);
-        if (report_kind(*j) == ReportKind::job_check) job = job_check_from(*j, std::move(stream.parts));
-        else node = node_check_from_json(*j);
+        // Elements left out, and not all of an array's: the tree is not whole.
+        again = again || (stream.stopped && stream.taken > 0);
+        if (!again) {
+            if (report_kind(*j) == ReportKind::job_check) job = job_check_from(*j, std::move(stream.parts));
+            else node = node_check_from_json(*j);
+        }
     }
+    if (again) return parse_report_tree(text, uid, limits);
     return rows_of(job, node, uid, text, limits);
 }
 
