@@ -744,18 +744,17 @@ CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportL
     bool again = false;  // the tree's way, once what the one pass holds is freed
     {
         JobStream stream;
-        std::optional<nlohmann::ordered_json> j;
-        try {
-            j = parse_report_json(text, limits, &stream);
-        } catch (const Error&) {
-            if (stream.taken == 0) throw;  // the tree's own refusal: nothing was left out of it
-            again = true;
-        }
+        // A refusal of the parse itself (syntax, the budget's counts, a key
+        // twice, the kind, the node cap) is the tree's, word for word: what
+        // the one pass takes changes none of what those count (it takes an
+        // array's elements, counted as they came, and the node cap counts
+        // them), so it is not parsed again.
+        const auto j = parse_report_json(text, limits, &stream);
         // Elements left out, and not all of an array's: the tree is not whole.
-        again = again || (stream.stopped && stream.taken > 0);
+        again = stream.stopped && stream.taken > 0;
         if (!again) {
-            if (report_kind(*j) == ReportKind::job_check) job = job_check_from(*j, std::move(stream.parts));
-            else node = node_check_from_json(*j);
+            if (report_kind(j) == ReportKind::job_check) job = job_check_from(j, std::move(stream.parts));
+            else node = node_check_from_json(j);
         }
     }
     if (again) return parse_report_tree(text, uid, limits);

@@ -112,7 +112,8 @@ CheckRecord to_record(const health::Report& r, std::uint32_t uid, std::string_vi
 // held all at once (issue 34: a 2,048-node report's tree was most of its
 // ingest); a report that this one pass cannot take whole (an element it
 // refuses, a report whose nodes come after its links) is parsed again the
-// way parse_report_tree does, so that its rows or its refusal are the same.
+// way parse_report_tree does, so that its rows or its refusal are the same
+// (such a file costs two parses; a refusal of the parse itself, one).
 CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportLimits& limits = {});
 // The same from the whole tree (parse_report_json, then *_from_json): what
 // parse_report gives, by the other road (tests/unit/report_schema_test.cpp
