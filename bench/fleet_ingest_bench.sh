@@ -7,7 +7,9 @@
 # after a WAL checkpoint), and the bytes per check once everything is folded
 # into daily rows (--keep-days 1 on reports 30 days old). Then one 2,048-node
 # report alone (issue 34, item 2): into a fresh store, and into a store that
-# knows its series already (every day's case), seconds and peak resident MB.
+# knows its series already (every day's case), seconds, CPU seconds and peak
+# resident MB; with FLEET_BENCH_STORE=FILE also into a copy of that store
+# (REPEAT=N times); ONE_ONLY=1: only those.
 # Root (the ingest is root's). Usage: bench/fleet_ingest_bench.sh [GANGWAY]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,12 +56,34 @@ one() {  # one 2,048-node report: into a fresh store, then another into the same
   local first second; first=$(ls "$W/one-reports" | head -1); second=$(ls "$W/one-reports" | tail -1)
   for f in "$first" "$second"; do
     cp "$W/one-reports/$f" "$S/"
-    /usr/bin/time -o "$W/time" -f '%e %M' "$GW" fleet ingest --spool "$S" --db "$DB" >/dev/null
-    read -r s kb < "$W/time"
-    printf 'one 2,048-node report (%s): %s s, %.0f MB peak resident\n' \
-      "$([ "$f" = "$first" ] && echo 'fresh store' || echo 'series known')" "$s" "$(awk -v k="$kb" 'BEGIN { print k / 1024 }')"
+    one_timed "$S" "$DB" "$([ "$f" = "$first" ] && echo 'fresh store' || echo 'series known')"
   done
+  # FLEET_BENCH_STORE=FILE (the 30-day store of bench/fleet_read_bench.sh):
+  # the same two reports into a copy of it, the second timed (the day's
+  # rows and the nodes' series there already: every day's case at a site).
+  if [ -n "${FLEET_BENCH_STORE:-}" ]; then
+    local i
+    for i in $(seq "${REPEAT:-1}"); do
+      cp "$FLEET_BENCH_STORE" "$W/big.db"
+      rm -f "$W/big.db-wal" "$W/big.db-shm"
+      cp "$W/one-reports/$first" "$S/" && "$GW" fleet ingest --spool "$S" --db "$W/big.db" >/dev/null
+      # The copy's 170 MB written out first: the ingest's sync at its checkpoint would wait for them.
+      sync
+      cp "$W/one-reports/$second" "$S/" && one_timed "$S" "$W/big.db" "into a copy of $FLEET_BENCH_STORE"
+    done
+  fi
 }
+one_timed() {  # one_timed SPOOL DB WHAT: wall, CPU (user + system) and peak resident of one ingest
+  local wall user sys kb
+  /usr/bin/time -o "$W/time" -f '%e %U %S %M' "$GW" fleet ingest --spool "$1" --db "$2" >/dev/null
+  read -r wall user sys kb < "$W/time"
+  printf 'one 2,048-node report (%s): %s s, %.2f s CPU, %.0f MB peak resident\n' "$3" "$wall" \
+    "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" "$(awk -v k="$kb" 'BEGIN { print k / 1024 }')"
+}
+if [ -n "${ONE_ONLY:-}" ]; then  # ONE_ONLY=1: only the 2,048-node report alone (one())
+  one
+  exit 0
+fi
 run node-check node 2000
 run job-4 job 500 4
 run job-64 job 100 64

@@ -3,7 +3,7 @@
 # trends' window) of the mix BENCHMARKS.md assumes for a 2,048-node site at
 # 1,000 checks a day (900 node checks of one node, 80 job checks of 4 nodes,
 # 15 of 64, 4 of 512, 1 of all 2,048; bench/fleet_synth.py, ingested by
-# `gangway fleet ingest` day by day), then the wall time and peak resident
+# `gangway fleet ingest` day by day), then the wall time, CPU time and peak resident
 # memory (/usr/bin/time) of `fleet show`, `fleet flagged`, `fleet metrics`
 # and one cold scrape of `fleet serve`, each of which reads the window series
 # by series (issue 34). Root (the ingest is root's).
@@ -42,11 +42,12 @@ done
 # Schema 2: a node's figures of a day are one row of 24-byte points.
 figs=$($PY -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select coalesce(sum(length(data)), 0) / 24 from points").fetchone()[0])' "$DB")
 echo "store: $DAYS days, $figs figures, $(du -sh "$DB" | cut -f1) ($(ls "$DB"*)), ingested in ${t_ingest} s (0: built before)"
-measure() {  # measure NAME CMD...: wall seconds and peak resident MB
-  local out
-  /usr/bin/time -o "$W/time" -f '%e %M' "$@" >/dev/null 2>&1 || true
-  out=$(tail -1 "$W/time")
-  printf '%-16s %8s s %8.0f MB\n' "$2 $3" "${out% *}" "$(awk -v k="${out#* }" 'BEGIN { print k / 1024 }')"
+measure() {  # measure NAME CMD...: wall seconds, CPU seconds (user + system) and peak resident MB
+  local wall user sys kb
+  /usr/bin/time -o "$W/time" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || true
+  read -r wall user sys kb < <(tail -1 "$W/time")
+  printf '%-16s %8s s %6.2f s CPU %8.0f MB\n' "$2 $3" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" \
+    "$(awk -v k="$kb" 'BEGIN { print k / 1024 }')"
 }
 for _ in $(seq "$REPEAT"); do
   measure "$GW" fleet show --db "$DB"
@@ -65,9 +66,13 @@ scrape() {  # scrape NAME CACHE-ARGS...
   for _ in $(seq 1200); do grep -q 'serving http' "$W/serve.log" && break; sleep 0.1; done
   local up; up=$(since "$s")
   url=$(grep -o 'http://[^ ]*/metrics' "$W/serve.log")
+  # The serve's CPU (user + system, clock ticks) before and after the scrape: the rebuild's with --cache 0.
+  local t0; t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
   s=$(date +%s.%N)
   code=$(curl -s -o /dev/null -w '%{http_code}' "$url")
-  printf '%-16s %8s s a scrape (HTTP %s), %s s to start, serve peak %s MB\n' "$name" "$(since "$s")" "$code" "$up" \
+  local took; took=$(since "$s")
+  local cpu; cpu=$(awk -v t0="$t0" -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15 - t0) / hz }' /proc/$pid/stat)
+  printf '%-16s %8s s a scrape (HTTP %s, %s s CPU), %s s to start, serve peak %s MB\n' "$name" "$took" "$code" "$cpu" "$up" \
     "$(awk '/VmHWM/ { print int($2 / 1024) }' /proc/$pid/status)"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }

@@ -85,7 +85,9 @@ sys::fleet::MetricsSource serve_source(const std::string& db) {
         auto in = sys::fleet::read_metrics_input(db, static_cast<std::int64_t>(std::time(nullptr)));
         if (!in) return Failure{in.error()};
         sys::fleet::MetricsSource::Texts t;
-        for (const Exposition f : {Exposition::openmetrics, Exposition::prometheus_text}) t[f] = gangway::fleet::render_metrics(*in, f);
+        auto both = gangway::fleet::render_metrics_both(*in);
+        t[Exposition::openmetrics] = std::move(both.openmetrics);
+        t[Exposition::prometheus_text] = std::move(both.prometheus_text);
         return t;
     };
     src.version = [db]() -> std::string {

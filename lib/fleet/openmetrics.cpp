@@ -99,7 +99,10 @@ std::size_t series_bound(std::size_t nodes, std::size_t gpus, std::size_t ports)
     return nodes * 13 + gpus * 2 + ports + 6;
 }
 
-std::string render_metrics(const MetricsInput& in, Exposition format) {
+namespace {
+
+// The families and their series, as both formats write them.
+std::vector<Family> metric_families(const MetricsInput& in) {
     // The latest figure of each series, keyed the way the series are.
     std::map<std::pair<std::string, Metric>, const Figure*> node_latest;  // node-wide gauges
     std::map<std::tuple<std::string, Metric, std::string>, const Figure*> device_latest;
@@ -253,10 +256,23 @@ std::string render_metrics(const MetricsInput& in, Exposition format) {
         f.series.emplace_back("", std::to_string(dropped));
     }
 
+    return families;
+}
+
+std::string write_families(const std::vector<Family>& families, Exposition format) {
     std::string out;
     for (const Family& f : families) write_family(out, f, format);
     if (format == Exposition::openmetrics) out += "# EOF\n";
     return out;
+}
+
+}  // namespace
+
+std::string render_metrics(const MetricsInput& in, Exposition format) { return write_families(metric_families(in), format); }
+
+MetricsTexts render_metrics_both(const MetricsInput& in) {
+    const auto families = metric_families(in);
+    return {write_families(families, Exposition::openmetrics), write_families(families, Exposition::prometheus_text)};
 }
 
 Exposition negotiate_exposition(std::string_view accept) {

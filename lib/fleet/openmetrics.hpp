@@ -66,6 +66,12 @@ std::size_t series_bound(std::size_t nodes, std::size_t gpus, std::size_t ports)
 
 // The exposition text of `in`, families and series in a stable order.
 std::string render_metrics(const MetricsInput& in, Exposition format);
+// Both formats, the families gathered once (fleet serve keeps both: its
+// rebuild gathered them twice).
+struct MetricsTexts {
+    std::string openmetrics, prometheus_text;
+};
+MetricsTexts render_metrics_both(const MetricsInput& in);
 
 // A label value as both formats write it: \ " and newline escaped, and any
 // byte that is not part of valid UTF-8 replaced by '?'.

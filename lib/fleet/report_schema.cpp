@@ -188,43 +188,54 @@ std::vector<preflight::StageResult> stages_from(const json& j) {
     return out;
 }
 
+// One element of a report's array, `w` its place ("gpus[3]"): the one
+// reading of each, for the tree (*_from_json) and for parse_report's one
+// pass alike.
 template <class NodeIndex>
-std::vector<preflight::GpuRecord> gpus_from(const json& j, NodeIndex&& node) {
-    std::vector<preflight::GpuRecord> out;
-    const auto& a = array(j, "gpus", "report");
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const std::string w = at("gpus", i);
-        preflight::GpuRecord g;
-        g.node = node(str(a[i], "node", w), w);
-        g.index = integer<int>(a[i], "index", w);
-        g.name = str(a[i], "name", w);
-        g.bus_id = str(a[i], "bus_id", w);
-        g.pcie_gen = integer<int>(a[i], "pcie_gen", w);
-        g.pcie_width = integer<int>(a[i], "pcie_width", w);
-        g.h2d_gbps = opt_number(a[i], "h2d_gbps", w);
-        g.d2h_gbps = opt_number(a[i], "d2h_gbps", w);
-        g.error = str(a[i], "error", w);
-        out.push_back(std::move(g));
-    }
+preflight::GpuRecord gpu_from(const json& e, const std::string& w, NodeIndex&& node) {
+    preflight::GpuRecord g;
+    g.node = node(str(e, "node", w), w);
+    g.index = integer<int>(e, "index", w);
+    g.name = str(e, "name", w);
+    g.bus_id = str(e, "bus_id", w);
+    g.pcie_gen = integer<int>(e, "pcie_gen", w);
+    g.pcie_width = integer<int>(e, "pcie_width", w);
+    g.h2d_gbps = opt_number(e, "h2d_gbps", w);
+    g.d2h_gbps = opt_number(e, "d2h_gbps", w);
+    g.error = str(e, "error", w);
+    return g;
+}
+template <class NodeIndex>
+preflight::NcclRecord nccl_one_from(const json& e, const std::string& w, NodeIndex&& node) {
+    preflight::NcclRecord n;
+    n.node = node(str(e, "node", w), w);
+    n.nranks = integer<unsigned>(e, "ranks", w);
+    n.bytes = number(e, "bytes", w);
+    n.algbw_gbps = opt_number(e, "algbw_gbps", w);
+    n.busbw_gbps = opt_number(e, "busbw_gbps", w);
+    n.data_ok = boolean(e, "data_ok", w);
+    n.error = str(e, "error", w);
+    return n;
+}
+
+// The array `key` of `j` appended to `out`, whose first `out.size()`
+// elements the one pass took already (their places count on from there).
+template <class T, class One>
+void append_from(const json& j, const char* key, std::vector<T>& out, One&& one) {
+    const auto& a = array(j, key, "report");
+    const std::size_t before = out.size();
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(one(a[i], at(key, before + i)));
+}
+
+template <class NodeIndex>
+std::vector<preflight::GpuRecord> gpus_from(const json& j, NodeIndex&& node, std::vector<preflight::GpuRecord> out = {}) {
+    append_from(j, "gpus", out, [&](const json& e, const std::string& w) { return gpu_from(e, w, node); });
     return out;
 }
 
 template <class NodeIndex>
-std::vector<preflight::NcclRecord> nccl_from(const json& j, NodeIndex&& node) {
-    std::vector<preflight::NcclRecord> out;
-    const auto& a = array(j, "nccl", "report");
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const std::string w = at("nccl", i);
-        preflight::NcclRecord n;
-        n.node = node(str(a[i], "node", w), w);
-        n.nranks = integer<unsigned>(a[i], "ranks", w);
-        n.bytes = number(a[i], "bytes", w);
-        n.algbw_gbps = opt_number(a[i], "algbw_gbps", w);
-        n.busbw_gbps = opt_number(a[i], "busbw_gbps", w);
-        n.data_ok = boolean(a[i], "data_ok", w);
-        n.error = str(a[i], "error", w);
-        out.push_back(std::move(n));
-    }
+std::vector<preflight::NcclRecord> nccl_from(const json& j, NodeIndex&& node, std::vector<preflight::NcclRecord> out = {}) {
+    append_from(j, "nccl", out, [&](const json& e, const std::string& w) { return nccl_one_from(e, w, node); });
     return out;
 }
 
@@ -407,7 +418,69 @@ ReportKind report_kind(const nlohmann::ordered_json& j) {
     return k;
 }
 
-preflight::Report job_check_from_json(const nlohmann::ordered_json& j) {
+namespace {
+
+preflight::NodeResult node_from(const json& e, const std::string& wn) {
+    preflight::NodeResult n;
+    n.name = node_name(e, wn);
+    n.addr = str(e, "addr", wn);
+    n.status = word<preflight::NodeStatus>(e, "status", wn, parse_node_status);
+    n.tx_bps = opt_number(e, "tx_bps", wn);
+    n.rx_bps = opt_number(e, "rx_bps", wn);
+    n.nic_mbps = integer<long>(e, "nic_mbps", wn);
+    const auto& rs = array(e, "reasons", wn);
+    for (std::size_t k = 0; k < rs.size(); ++k) {
+        if (!rs[k].is_string()) bad(wn + "." + at("reasons", k), "a string");
+        n.reasons.push_back(rs[k].get<std::string>());
+    }
+    return n;
+}
+template <class NodeIndex>
+preflight::LinkResult link_from(const json& e, const std::string& wl, NodeIndex&& node) {
+    preflight::LinkResult l;
+    l.from = node(str(e, "from", wl), wl);
+    l.to = node(str(e, "to", wl), wl);
+    l.stage = str(e, "stage", wl);
+    l.ok = boolean(e, "ok", wl);
+    l.bps = opt_number(e, "bps", wl);
+    l.ms = opt_number(e, "ms", wl);
+    l.error = str(e, "error", wl);
+    return l;
+}
+template <class NodeIndex>
+preflight::PortRecord port_from(const json& e, const std::string& wp, NodeIndex&& node) {
+    preflight::PortRecord p;
+    p.node = node(str(e, "node", wp), wp);
+    p.name = str(e, "name", wp);
+    p.rate_gbps = opt_number(e, "rate_gbps", wp).value_or(0);
+    p.usable = boolean(e, "usable", wp);
+    return p;
+}
+
+// A job check's nodes (and their index by name), links, GPUs, NCCL runs and
+// ports as far as parse_report's one pass took them.
+struct JobParts {
+    std::vector<preflight::NodeResult> nodes;
+    std::map<std::string, unsigned, std::less<>> index;
+    std::vector<preflight::LinkResult> links;
+    std::vector<preflight::GpuRecord> gpus;
+    std::vector<preflight::NcclRecord> nccl;
+    std::vector<preflight::PortRecord> ports;
+};
+
+// The node index's lookup, as a report's elements name their nodes.
+struct NodeLookup {
+    const std::map<std::string, unsigned, std::less<>>& index;
+    unsigned operator()(const std::string& name, const std::string& where) const {
+        auto it = index.find(name);
+        if (it == index.end()) throw Error("the report's " + where + " names node \"" + excerpt(name) + "\", not among its nodes");
+        return it->second;
+    }
+};
+
+// job_check_from_json with the elements `pre` holds already: the rest of
+// each array follows them, in the same order and with the same checks.
+preflight::Report job_check_from(const nlohmann::ordered_json& j, JobParts pre) {
     if (report_kind(j) != ReportKind::job_check) throw Error("the report is a node check's, not a job check's");
     Report r;
     const std::string w = "report";
@@ -421,57 +494,24 @@ preflight::Report job_check_from_json(const nlohmann::ordered_json& j) {
     r.deadline_s = opt_number(j, "deadline_s", w).value_or(0);
     r.expected_bps = opt_number(j, "expected_bps", w).value_or(0);
     r.slow_ratio = opt_number(j, "slow_ratio", w).value_or(0);
-    std::map<std::string, unsigned> index;
+    auto index = std::move(pre.index);
+    r.nodes = std::move(pre.nodes);
     const auto& nodes = array(j, "nodes", w);
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const std::string wn = at("nodes", i);
-        preflight::NodeResult n;
-        n.name = node_name(nodes[i], wn);
-        n.addr = str(nodes[i], "addr", wn);
-        n.status = word<preflight::NodeStatus>(nodes[i], "status", wn, parse_node_status);
-        n.tx_bps = opt_number(nodes[i], "tx_bps", wn);
-        n.rx_bps = opt_number(nodes[i], "rx_bps", wn);
-        n.nic_mbps = integer<long>(nodes[i], "nic_mbps", wn);
-        const auto& rs = array(nodes[i], "reasons", wn);
-        for (std::size_t k = 0; k < rs.size(); ++k) {
-            if (!rs[k].is_string()) bad(wn + "." + at("reasons", k), "a string");
-            n.reasons.push_back(rs[k].get<std::string>());
-        }
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+        const std::size_t i = r.nodes.size();
+        preflight::NodeResult n = node_from(nodes[k], at("nodes", i));
         if (!index.emplace(n.name, unsigned(i)).second)
             throw Error("the report names node " + excerpt(n.name) + " twice: not a gangway report");
         r.nodes.push_back(std::move(n));
     }
-    auto node = [&](const std::string& name, const std::string& where) {
-        auto it = index.find(name);
-        if (it == index.end()) throw Error("the report's " + where + " names node \"" + excerpt(name) + "\", not among its nodes");
-        return it->second;
-    };
-    const auto& links = array(j, "links", w);
-    for (std::size_t i = 0; i < links.size(); ++i) {
-        const std::string wl = at("links", i);
-        preflight::LinkResult l;
-        l.from = node(str(links[i], "from", wl), wl);
-        l.to = node(str(links[i], "to", wl), wl);
-        l.stage = str(links[i], "stage", wl);
-        l.ok = boolean(links[i], "ok", wl);
-        l.bps = opt_number(links[i], "bps", wl);
-        l.ms = opt_number(links[i], "ms", wl);
-        l.error = str(links[i], "error", wl);
-        r.links.push_back(std::move(l));
-    }
+    const NodeLookup node{index};
+    r.links = std::move(pre.links);
+    append_from(j, "links", r.links, [&](const json& e, const std::string& wl) { return link_from(e, wl, node); });
     r.stages = stages_from(j);
-    r.gpus = gpus_from(j, node);
-    r.nccl = nccl_from(j, node);
-    const auto& ports = array(j, "ports", w);
-    for (std::size_t i = 0; i < ports.size(); ++i) {
-        const std::string wp = at("ports", i);
-        preflight::PortRecord p;
-        p.node = node(str(ports[i], "node", wp), wp);
-        p.name = str(ports[i], "name", wp);
-        p.rate_gbps = opt_number(ports[i], "rate_gbps", wp).value_or(0);
-        p.usable = boolean(ports[i], "usable", wp);
-        r.ports.push_back(std::move(p));
-    }
+    r.gpus = gpus_from(j, node, std::move(pre.gpus));
+    r.nccl = nccl_from(j, node, std::move(pre.nccl));
+    r.ports = std::move(pre.ports);
+    append_from(j, "ports", r.ports, [&](const json& e, const std::string& wp) { return port_from(e, wp, node); });
     for (const char* key : {"findings", "notes"}) {
         const auto& a = array(j, key, w);
         auto& dst = std::string(key) == "findings" ? r.findings : r.notes;
@@ -482,6 +522,65 @@ preflight::Report job_check_from_json(const nlohmann::ordered_json& j) {
     }
     return r;
 }
+
+// parse_report's one pass over a job check: each element of nodes, links,
+// gpus, nccl and ports converted when the parse has it whole, then left
+// out of the tree. It takes nothing unless the report said first that it
+// is a job check, and it stops for good at the first element it cannot
+// take (not an element the report's writer makes, a node named twice or
+// not yet named, links before nodes): what it took then leaves the tree
+// incomplete, and parse_report parses the text again the tree's way.
+class JobStream final : public ReportElementSink {
+public:
+    JobParts parts;
+    std::size_t taken = 0;
+    bool stopped = false;
+
+    bool take(const nlohmann::ordered_json& root, std::string_view array, nlohmann::ordered_json& e) override {
+        if (stopped) return false;
+        if (!job_) {
+            const auto k = root.find("kind");
+            if (k == root.end() || !k->is_string() || k->get_ref<const std::string&>() != kJobCheckKind) return stop();
+            job_ = true;
+        }
+        try {
+            if (array == "nodes") {
+                if (nodes_done_) return stop();
+                preflight::NodeResult n = node_from(e, at("nodes", parts.nodes.size()));
+                if (!parts.index.emplace(n.name, unsigned(parts.nodes.size())).second) return stop();
+                parts.nodes.push_back(std::move(n));
+            } else if (array == "links" || array == "gpus" || array == "nccl" || array == "ports") {
+                if (!nodes_done_) return stop();
+                const NodeLookup node{parts.index};
+                if (array == "links") parts.links.push_back(link_from(e, at("links", parts.links.size()), node));
+                else if (array == "gpus") parts.gpus.push_back(gpu_from(e, at("gpus", parts.gpus.size()), node));
+                else if (array == "nccl") parts.nccl.push_back(nccl_one_from(e, at("nccl", parts.nccl.size()), node));
+                else parts.ports.push_back(port_from(e, at("ports", parts.ports.size()), node));
+            } else {
+                return false;  // stages, findings, notes: small, read from the tree
+            }
+        } catch (const Error&) {
+            return stop();
+        }
+        ++taken;
+        return true;
+    }
+    void closed(std::string_view array) override {
+        if (array == "nodes") nodes_done_ = true;
+    }
+    std::size_t taken_nodes() const override { return parts.nodes.size(); }
+
+private:
+    bool stop() {
+        stopped = true;
+        return false;
+    }
+    bool job_ = false, nodes_done_ = false;
+};
+
+}  // namespace
+
+preflight::Report job_check_from_json(const nlohmann::ordered_json& j) { return job_check_from(j, {}); }
 
 health::Report node_check_from_json(const nlohmann::ordered_json& j) {
     if (report_kind(j) != ReportKind::node_check) throw Error("the report is a job check's, not a node check's");
@@ -530,6 +629,10 @@ CheckRecord to_record(const preflight::Report& r, std::uint32_t uid, std::string
     c.job_id = r.job_id;
     c.verdict = to_string(verdict(r));
     for (const auto& n : r.nodes) c.nodes.push_back(n.name);
+    // Room for the most figures the report can give (a node's two rates, a
+    // pair's, a GPU's two, a node's NCCL, a port's) at once: a 2,048-node
+    // report's 59,000 were moved through each doubling, twice their room held.
+    rec.figures.reserve(2 * r.nodes.size() + r.links.size() + 2 * r.gpus.size() + r.nccl.size() + r.ports.size());
     auto node = [&](unsigned i) { return name_of(r, i); };
     for (const auto& n : r.nodes) {
         for (auto [x, m] : {std::pair{n.tx_bps, Metric::tcp_send}, std::pair{n.rx_bps, Metric::tcp_recv}}) {
@@ -604,7 +707,25 @@ bool is_node_name(std::string_view name) {
     return true;
 }
 
-CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportLimits& limits) {
+namespace {
+
+// The rows of a report read, within the per-report caps (the node cap is the parse's):
+// what one file may add to the store.
+CheckRecord rows_of(const std::optional<preflight::Report>& job, const std::optional<health::Report>& node,
+                    std::uint32_t uid, std::string_view text, const ReportLimits& limits) {
+    CheckRecord rec = job ? to_record(*job, uid, text) : to_record(*node, uid, text);
+    if (rec.figures.size() > limits.max_series)
+        throw Error("the report has " + std::to_string(rec.figures.size()) + " figures, over the limit of " +
+                    std::to_string(limits.max_series) + " a report (fleet ingest --report-caps)");
+    if (rec.findings.size() > limits.max_findings)
+        throw Error("the report has " + std::to_string(rec.findings.size()) + " findings, over the limit of " +
+                    std::to_string(limits.max_findings) + " a report (fleet ingest --report-caps)");
+    return rec;
+}
+
+}  // namespace
+
+CheckRecord parse_report_tree(std::string_view text, std::uint32_t uid, const ReportLimits& limits) {
     // The JSON is gone before the rows are made: a 2,048-node report's tree
     // and its 59,000 figures are not held at once (issue 34, item 2).
     std::optional<preflight::Report> job;
@@ -614,15 +735,30 @@ CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportL
         if (report_kind(j) == ReportKind::job_check) job = job_check_from_json(j);
         else node = node_check_from_json(j);
     }
-    CheckRecord rec = job ? to_record(*job, uid, text) : to_record(*node, uid, text);
-    // The per-report caps (the node cap is the parse's): what one file may add to the store.
-    if (rec.figures.size() > limits.max_series)
-        throw Error("the report has " + std::to_string(rec.figures.size()) + " figures, over the limit of " +
-                    std::to_string(limits.max_series) + " a report (fleet ingest --report-caps)");
-    if (rec.findings.size() > limits.max_findings)
-        throw Error("the report has " + std::to_string(rec.findings.size()) + " findings, over the limit of " +
-                    std::to_string(limits.max_findings) + " a report (fleet ingest --report-caps)");
-    return rec;
+    return rows_of(job, node, uid, text, limits);
+}
+
+CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportLimits& limits) {
+    std::optional<preflight::Report> job;
+    std::optional<health::Report> node;
+    bool again = false;  // the tree's way, once what the one pass holds is freed
+    {
+        JobStream stream;
+        // A refusal of the parse itself (syntax, the budget's counts, a key
+        // twice, the kind, the node cap) is the tree's, word for word: what
+        // the one pass takes changes none of what those count (it takes an
+        // array's elements, counted as they came, and the node cap counts
+        // them), so it is not parsed again.
+        const auto j = parse_report_json(text, limits, &stream);
+        // Elements left out, and not all of an array's: the tree is not whole.
+        again = stream.stopped && stream.taken > 0;
+        if (!again) {
+            if (report_kind(j) == ReportKind::job_check) job = job_check_from(j, std::move(stream.parts));
+            else node = node_check_from_json(j);
+        }
+    }
+    if (again) return parse_report_tree(text, uid, limits);
+    return rows_of(job, node, uid, text, limits);
 }
 
 std::string render_job_check(const preflight::Report& r) { return dump_report(job_check_json(r)); }

@@ -78,6 +78,21 @@ std::string dump_report(const nlohmann::ordered_json& j);
 
 // Parses `text` within `limits` into a JSON object of a known kind and schema.
 nlohmann::ordered_json parse_report_json(std::string_view text, const ReportLimits& limits = {});
+
+// Takes the elements of the report's top-level arrays as the parse meets
+// them (parse_report's one pass, issue 34): an element taken is left out of
+// the tree. `taken_nodes` is how many elements of "nodes" it took (the node
+// cap counts them).
+class ReportElementSink {
+public:
+    virtual ~ReportElementSink() = default;
+    // An element of the top-level array `array`, whole; true: taken.
+    virtual bool take(const nlohmann::ordered_json& root, std::string_view array, nlohmann::ordered_json& element) = 0;
+    // The top-level array `array` has ended.
+    virtual void closed(std::string_view array) = 0;
+    virtual std::size_t taken_nodes() const = 0;
+};
+nlohmann::ordered_json parse_report_json(std::string_view text, const ReportLimits& limits, ReportElementSink* sink);
 ReportKind report_kind(const nlohmann::ordered_json& j);
 
 // The writers' structs back from their JSON (round trip). Fields the JSON
@@ -92,7 +107,17 @@ health::Report node_check_from_json(const nlohmann::ordered_json& j);
 CheckRecord to_record(const preflight::Report& r, std::uint32_t uid, std::string_view text);
 CheckRecord to_record(const health::Report& r, std::uint32_t uid, std::string_view text);
 
-// All of it: text -> rows.
+// All of it: text -> rows. A job check's nodes, links, GPUs, NCCL runs and
+// ports are converted as the parse meets them, so that their JSON is never
+// held all at once (issue 34: a 2,048-node report's tree was most of its
+// ingest); a report that this one pass cannot take whole (an element it
+// refuses, a report whose nodes come after its links) is parsed again the
+// way parse_report_tree does, so that its rows or its refusal are the same
+// (such a file costs two parses; a refusal of the parse itself, one).
 CheckRecord parse_report(std::string_view text, std::uint32_t uid, const ReportLimits& limits = {});
+// The same from the whole tree (parse_report_json, then *_from_json): what
+// parse_report gives, by the other road (tests/unit/report_schema_test.cpp
+// compares them).
+CheckRecord parse_report_tree(std::string_view text, std::uint32_t uid, const ReportLimits& limits = {});
 
 }  // namespace gangway::fleet

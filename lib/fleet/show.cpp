@@ -63,7 +63,7 @@ ShowBuilder::Row ShowBuilder::row(const std::string& node, Metric m) { return &a
 void ShowBuilder::add(Row r, std::int64_t time, double value, std::uint64_t check, bool folded, std::uint32_t count) {
     Acc& a = *r;
     if (folded) a.folded += count;
-    else {
+    else if (a.checks.empty() || a.checks.back() != check) {  // a check's figures of a row mostly come together
         a.checks.push_back(check);
         // Kept sorted and unique every time it doubles: memory in the checks, not their figures.
         if (a.checks.size() >= 2 * a.unique + 64) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <initializer_list>
 #include <memory>
 #include <string_view>
 #include <tuple>
@@ -24,14 +26,24 @@ std::optional<double> spread(const std::vector<double>& r, std::size_t need) {
     return kMadToSigma * mad(r);
 }
 
-// gangway::median of `v`, which it reorders (no copy: the readers take a
+// gangway::median of [b, e), which it reorders (no copy: the readers take a
 // median of every series' two windows, issue 34).
-double median_here(std::vector<double>& v) {
-    if (v.empty()) return 0;
-    const auto m = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), m, v.end());
-    if (v.size() % 2) return *m;
-    return (*std::max_element(v.begin(), m) + *m) / 2;
+double median_here(double* b, double* e) {
+    if (b == e) return 0;
+    const std::size_t n = static_cast<std::size_t>(e - b);
+    double* m = b + n / 2;
+    std::nth_element(b, m, e);
+    if (n % 2) return *m;
+    return (*std::max_element(b, m) + *m) / 2;
+}
+
+// Whether names `a` come before names `b` (as a tuple of them would), each
+// pair of names compared once: a tuple's < compares each field both ways,
+// and the readers sort 65,000 series by four names twice (issue 34).
+bool names_less(std::initializer_list<std::string_view> a, std::initializer_list<std::string_view> b) {
+    for (auto x = a.begin(), y = b.begin(); x != a.end() && y != b.end(); ++x, ++y)
+        if (const int c = x->compare(*y)) return c < 0;
+    return a.size() < b.size();
 }
 
 // The median of sorted `v` with element `skip` left out (v.size() >= 2).
@@ -71,34 +83,31 @@ struct Series {
     std::vector<TrendPoint> rows;
     std::size_t cut = 0;              // rows[0, cut) history, [cut, end) recent
     SeriesTrend t;
-    // What the series gives its class's statistics (vouched_median): unset
+    // What the series gives its class's statistics (vouched): unset
     // when no root check and no second user vouch for that part of it.
     std::optional<double> class_recent, class_baseline;
     std::size_t class_recent_n = 0;
 };
 
-// The median of rows [b, e) as the class's statistics may use it
-// (issue 31, item 3): only when root's node checks or the job checks of at
-// least two users are among them; else nothing, so that a series one user
-// alone reports (a node that does not exist, a node no one else measured)
-// shapes no other series' peers' median, noise or typical count. (Root's
-// figures alone, when there are enough, would also keep one user's flood of
-// a root-measured node out, but their medians are noisier: the synthetic
-// fleet's degrading node was then flagged days later.) `n`: how many
-// figures the median is of.
-std::optional<double> vouched_median(const std::vector<TrendPoint>& rows, std::size_t b, std::size_t e,
-                                     std::size_t need, std::size_t& n, std::vector<double>& v) {
-    if (e - b < std::max<std::size_t>(need, 1)) return std::nullopt;
+// Whether rows [b, e) may shape the class's statistics (issue 31, item 3):
+// only when root's node checks or the job checks of at least two users are
+// among them (and they are at least `need`, and one); else the series gives
+// its class nothing, so that a series one user alone reports (a node that
+// does not exist, a node no one else measured) shapes no other series'
+// peers' median, noise or typical count. (Root's figures alone, when there
+// are enough, would also keep one user's flood of a root-measured node out,
+// but their medians are noisier: the synthetic fleet's degrading node was
+// then flagged days later.) What it gives is the median of those rows: the
+// series' own recent median or baseline, the same figures (TrendBuilder::add
+// takes it from there rather than sorting them again: issue 34).
+bool vouched(const std::vector<TrendPoint>& rows, std::size_t b, std::size_t e, std::size_t need) {
+    if (e - b < std::max<std::size_t>(need, 1)) return false;
     bool root = false, two = false;
     for (std::size_t k = b, first = e; k < e && !two && !root; ++k)
         if (by_root(rows[k].uid)) root = true;
         else if (first == e) first = k;
         else two = rows[k].uid != rows[first].uid;
-    if (!root && !two) return std::nullopt;
-    v.clear();
-    for (std::size_t k = b; k < e; ++k) v.push_back(rows[k].value);
-    n = v.size();
-    return median_here(v);
+    return root || two;
 }
 
 // The largest lower median of `rows` with any one user's job figures taken
@@ -206,7 +215,9 @@ std::optional<double> SeriesTrend::change() const {
 struct TrendBuilder::State {
     std::int64_t now = 0, from = 0, cut = 0;
     TrendSettings set;
-    std::vector<Series> series;
+    // A deque: a reader adds 65,000 series one at a time, and a vector moved
+    // them all at each growth (and held both copies then).
+    std::deque<Series> series;
     std::vector<double> v;  // scratch
 };
 
@@ -230,7 +241,9 @@ void TrendBuilder::add(SeriesKey key, std::vector<TrendPoint> rows) {
         return f.time < st.from || f.time > st.now || !std::isfinite(f.value) || f.value < 0;
     });
     if (rows.empty()) return;
-    std::stable_sort(rows.begin(), rows.end(), [](const TrendPoint& x, const TrendPoint& y) { return x.time < y.time; });
+    // By time, ties in the order given; the readers hand them sorted already.
+    const auto by_time = [](const TrendPoint& x, const TrendPoint& y) { return x.time < y.time; };
+    if (!std::is_sorted(rows.begin(), rows.end(), by_time)) std::stable_sort(rows.begin(), rows.end(), by_time);
     Series s;
     s.cut = static_cast<std::size_t>(
         std::partition_point(rows.begin(), rows.end(), [&](const TrendPoint& f) { return f.time < st.cut; }) - rows.begin());
@@ -239,17 +252,16 @@ void TrendBuilder::add(SeriesKey key, std::vector<TrendPoint> rows) {
     t.peer_class = std::move(key.peer_class), t.metric = key.metric;
     t.baseline_n = s.cut, t.recent_n = rows.size() - s.cut;
     t.last = rows.back().value, t.last_time = rows.back().time;
+    // The values once, history then recent; each window's median reorders its own part.
     std::vector<double>& v = st.v;
-    auto med = [&](std::size_t b, std::size_t e) {
-        v.clear();
-        for (std::size_t k = b; k < e; ++k) v.push_back(rows[k].value);
-        return median_here(v);
-    };
+    v.clear();
+    for (const TrendPoint& f : rows) v.push_back(f.value);
+    auto med = [&](std::size_t b, std::size_t e) { return median_here(v.data() + b, v.data() + e); };
     if (t.recent_n >= set.min_recent) t.recent = med(s.cut, rows.size());
     if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);
-    std::size_t unused = 0;
-    s.class_recent = vouched_median(rows, s.cut, rows.size(), set.min_recent, s.class_recent_n, v);
-    s.class_baseline = vouched_median(rows, 0, s.cut, set.min_baseline, unused, v);
+    // What the series gives its class: the same medians, when vouched for.
+    if (t.recent && vouched(rows, s.cut, rows.size(), set.min_recent)) s.class_recent = t.recent, s.class_recent_n = t.recent_n;
+    if (t.baseline && vouched(rows, 0, s.cut, set.min_baseline)) s.class_baseline = t.baseline;
     // The line is at most baseline x (1 - min_margin) whatever the noise
     // (judge: t_own >= min_margin): a series whose recent median is not below
     // that is never flagged, and its figures are not needed again.
@@ -261,24 +273,31 @@ void TrendBuilder::add(SeriesKey key, std::vector<TrendPoint> rows) {
 TrendResult TrendBuilder::finish(const std::function<std::string(std::uint64_t)>& check_id) {
     State& st = *st_;
     const TrendSettings& set = st.set;
-    std::vector<Series>& series = st.series;
-    // Classes (metric, peer_class) become runs, series in name order within them.
-    std::sort(series.begin(), series.end(), [](const Series& x, const Series& y) {
-        return std::tie(x.t.metric, x.t.peer_class, x.t.node, x.t.peer, x.t.device) <
-               std::tie(y.t.metric, y.t.peer_class, y.t.node, y.t.peer, y.t.device);
+    std::deque<Series>& series = st.series;
+    // Classes (metric, peer_class) become runs, series in name order within
+    // them. The series are put in order by their indexes (a series is a few
+    // hundred bytes; a reader's 65,000 were moved through every sort): `at(k)`
+    // is the k-th in that order.
+    std::vector<std::size_t> ord(series.size());
+    for (std::size_t k = 0; k < ord.size(); ++k) ord[k] = k;
+    std::sort(ord.begin(), ord.end(), [&](std::size_t a, std::size_t b) {
+        const SeriesTrend &x = series[a].t, &y = series[b].t;
+        if (x.metric != y.metric) return x.metric < y.metric;
+        return names_less({x.peer_class, x.node, x.peer, x.device}, {y.peer_class, y.node, y.peer, y.device});
     });
+    const auto at = [&](std::size_t k) -> Series& { return series[ord[k]]; };
 
     TrendResult out;
     for (std::size_t i = 0; i < series.size();) {
         std::size_t j = i;
-        while (j < series.size() && series[j].t.metric == series[i].t.metric &&
-               series[j].t.peer_class == series[i].t.peer_class)
+        while (j < series.size() && at(j).t.metric == at(i).t.metric &&
+               at(j).t.peer_class == at(i).t.peer_class)
             ++j;
         // The class's statistics come from the vouched parts of its series
-        // only (vouched_median); every series of the class is judged by them.
+        // only (vouched); every series of the class is judged by them.
         std::vector<std::pair<double, std::size_t>> rec;
         for (std::size_t k = i; k < j; ++k)
-            if (series[k].class_recent) rec.emplace_back(*series[k].class_recent, k);
+            if (at(k).class_recent) rec.emplace_back(*at(k).class_recent, k);
         std::sort(rec.begin(), rec.end());
         std::vector<double> vals;
         for (auto& [x, _] : rec) vals.push_back(x);
@@ -286,25 +305,25 @@ TrendResult TrendBuilder::finish(const std::function<std::string(std::uint64_t)>
         if (rec.size() > set.min_peers) {  // at least min_peers others for every series
             const double all = median(vals);
             for (std::size_t k = i; k < j; ++k)
-                if (series[k].t.recent) series[k].t.peers = all;
+                if (at(k).t.recent) at(k).t.peers = all;
             for (std::size_t p = 0; p < rec.size(); ++p) {
                 // A vouched series is not its own peer.
                 const std::size_t k = rec[p].second;
                 own_peers[k - i] = median_without(vals, p);
-                if (series[k].t.recent) series[k].t.peers = own_peers[k - i];
+                if (at(k).t.recent) at(k).t.peers = own_peers[k - i];
             }
         }
         ClassNoise c;
-        c.metric = series[i].t.metric, c.peer_class = series[i].t.peer_class, c.series = rec.size();
+        c.metric = at(i).t.metric, c.peer_class = at(i).t.peer_class, c.series = rec.size();
         std::vector<std::size_t> counts;
-        for (auto& [_, k] : rec) counts.push_back(series[k].class_recent_n);
+        for (auto& [_, k] : rec) counts.push_back(at(k).class_recent_n);
         if (!counts.empty()) {
             std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(counts.size() / 2), counts.end());
             c.typical_recent_n = counts[counts.size() / 2];
         }
         std::vector<double> own, peer;
         for (auto& [r, k] : rec) {
-            const Series& x = series[k];
+            const Series& x = at(k);
             if (x.class_baseline && *x.class_baseline > 0) own.push_back(r / *x.class_baseline);
             if (own_peers[k - i] && *own_peers[k - i] > 0) peer.push_back(r / *own_peers[k - i]);
         }
@@ -312,18 +331,22 @@ TrendResult TrendBuilder::finish(const std::function<std::string(std::uint64_t)>
         if (so && sp) {
             c.noise_own = *so, c.noise_peers = *sp;
             for (std::size_t k = i; k < j; ++k)
-                if (auto fl = judge(series[k], set, c, check_id)) out.flags.push_back(std::move(*fl));
+                if (auto fl = judge(at(k), set, c, check_id)) out.flags.push_back(std::move(*fl));
         }
         out.classes.push_back(c);
         i = j;
     }
-    out.series.reserve(series.size());
-    for (Series& s : series) out.series.push_back(std::move(s.t));
-    series.clear();
     auto order = [](const auto& x, const auto& y) {
-        return std::tie(x.node, x.metric, x.device, x.peer) < std::tie(y.node, y.metric, y.device, y.peer);
+        if (const int c = x.node.compare(y.node)) return c < 0;
+        if (x.metric != y.metric) return x.metric < y.metric;
+        return names_less({x.device, x.peer}, {y.device, y.peer});
     };
-    std::sort(out.series.begin(), out.series.end(), order);
+    // The rows by name: the same sort of the same sequence as the series
+    // themselves would be, done on their indexes, then each moved once.
+    std::sort(ord.begin(), ord.end(), [&](std::size_t a, std::size_t b) { return order(series[a].t, series[b].t); });
+    out.series.reserve(series.size());
+    for (const std::size_t k : ord) out.series.push_back(std::move(series[k].t));
+    series.clear();
     std::sort(out.flags.begin(), out.flags.end(), order);
     return out;
 }

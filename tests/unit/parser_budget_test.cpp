@@ -7,6 +7,8 @@
 // own cases beside their other tests (hostlist_test.cpp and so on).
 #include "catch_compat.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -403,4 +405,38 @@ TEST_CASE("fleet reports: a linear parse, objects of the schema's keys, findings
     within(c, in.size(), 16, 1 << 20, "an unterminated string");
     CHECK_THAT(c.error, Catch::Matchers::ContainsSubstring("the report is not valid JSON"));
     CHECK(c.error.size() < 400);
+}
+
+TEST_CASE("fleet reports: an object in an array holds room for its keys, not for the next power of two", "[budget][fleet]") {
+    // A report's GPUs, ports and links are arrays of objects alike (a
+    // 2,048-node report has 41,000 of them, issue 34): each takes its keys'
+    // room once. Grown one key at a time, an object of 10 keys held room for
+    // 16 (768 bytes of pairs where 480 are used) and was moved four times.
+    const std::string obj = R"({"a": 0, "b": 0, "c": 0, "d": 0, "e": 0, "f": 0, "g": 0, "h": 0, "i": 0, "j": 0})";
+    std::string in = R"({"kind": "gangway-job-check", "schema": 2, "gpus": [)";
+    constexpr std::size_t kObjects = 20'000;
+    for (std::size_t i = 0; i < kObjects; ++i) in += (i ? ", " : "") + obj;
+    in += "]}";
+    nlohmann::ordered_json tree;
+    const auto c = cost_of([&] { tree = fleet::parse_report_json(in); });
+    REQUIRE_FALSE(c.refused);
+    REQUIRE(tree["gpus"].size() == kObjects);
+    // Per object: its value in the array (16 bytes), its map (24) and 10
+    // pairs of 48 bytes: 520. The bound leaves 80 bytes an object, and a MiB
+    // for the array's own growth.
+    INFO(c.peak_bytes << " bytes of heap for " << kObjects << " objects of 10 keys");
+    CHECK(c.peak_bytes <= kObjects * 600 + (1u << 20));
+
+    // The guess is the object before: full objects (22 keys, the most a
+    // report's object may have) and empty ones by turns make every empty one
+    // hold room for 22. That stays within the budget of 64 bytes a byte.
+    std::string full = "{";
+    for (char k = 'a'; k < 'a' + 22; ++k) full += std::string(k == 'a' ? "" : ", ") + '"' + k + "\": 0";
+    full += "}";
+    in = R"({"kind": "gangway-job-check", "schema": 2, "gpus": [)";
+    for (std::size_t i = 0; i < 10'000; ++i) in += (i ? ", " : "") + full + ", {}";
+    in += "]}";
+    const auto t = cost_of([&] { (void)fleet::parse_report_json(in); });
+    within(t, in.size(), 64, 1 << 20, "22 keys and none by turns");
+    CHECK_FALSE(t.refused);
 }

@@ -6,6 +6,7 @@
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/fleet/report_schema.hpp"
+#include "cost_meter.hpp"
 
 using namespace gangway;
 using namespace gangway::fleet;
@@ -321,4 +322,130 @@ TEST_CASE("report schema: the writers' objects fit the parse's key cap") {
     CHECK(b.size() <= kMaxReportKeys);
     CHECK_NOTHROW(parse_report(fleet::render_job_check(job()), 1000));
     CHECK_NOTHROW(parse_report(fleet::render_node_check(node_run()), 0));
+}
+
+namespace {
+
+// parse_report (the one pass) and parse_report_tree (the whole tree) on the
+// same text: the same rows, or the same one-line refusal.
+void same_either_way(const std::string& in, const ReportLimits& lim = {}) {
+    INFO(in.substr(0, 160));
+    std::string e1, e2;
+    CheckRecord a, b;
+    try {
+        a = parse_report(in, 1000, lim);
+    } catch (const Error& e) {
+        e1 = e.what();
+    }
+    try {
+        b = parse_report_tree(in, 1000, lim);
+    } catch (const Error& e) {
+        e2 = e.what();
+    }
+    CHECK(e1 == e2);
+    if (!e1.empty() || !e2.empty()) return;
+    CHECK(a.check.id == b.check.id);
+    CHECK(a.check.source == b.check.source);
+    CHECK(a.check.time == b.check.time);
+    CHECK(a.check.job_id == b.check.job_id);
+    CHECK(a.check.verdict == b.check.verdict);
+    CHECK(a.check.nodes == b.check.nodes);
+    REQUIRE(a.figures.size() == b.figures.size());
+    for (std::size_t i = 0; i < a.figures.size(); ++i) {
+        const Figure &x = a.figures[i], &y = b.figures[i];
+        CHECK((x.check_id == y.check_id && x.time == y.time && x.source == y.source && x.uid == y.uid && x.node == y.node &&
+               x.device == y.device && x.peer == y.peer && x.peer_class == y.peer_class && x.metric == y.metric &&
+               x.value == y.value && x.daily == y.daily && x.count == y.count));
+    }
+    REQUIRE(a.findings.size() == b.findings.size());
+    for (std::size_t i = 0; i < a.findings.size(); ++i)
+        CHECK((a.findings[i].check_id == b.findings[i].check_id && a.findings[i].node == b.findings[i].node &&
+               a.findings[i].text == b.findings[i].text));
+}
+
+// `j` with its keys in the order `first` names them, then the rest.
+nlohmann::ordered_json keys_first(const nlohmann::ordered_json& j, std::initializer_list<const char*> first) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const char* k : first)
+        if (j.contains(k)) out[k] = j.at(k);
+    for (const auto& [k, v] : j.items())
+        if (!out.contains(k)) out[k] = v;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("report schema: the one-pass parse gives the tree's rows, or its refusal, whatever the report's shape") {
+    const std::string written = render_job_check(job());
+    const auto base = nlohmann::ordered_json::parse(written);
+    same_either_way(written);                         // as the writer prints it: all taken in one pass
+    same_either_way(render_node_check(node_run()));  // a node check: nothing taken
+    same_either_way(base.dump());                     // on one line
+    // Orders a writer does not make: the kind last (nothing taken before it
+    // is known), links and GPUs before the nodes they name.
+    same_either_way(keys_first(base, {"schema", "id", "time", "nodes", "links", "gpus", "nccl", "ports"}).dump());
+    same_either_way(keys_first(base, {"kind", "schema", "links", "nodes"}).dump());
+    same_either_way(keys_first(base, {"kind", "schema", "gpus", "ports", "nodes"}).dump());
+    same_either_way(keys_first(base, {"kind", "nodes", "ports", "nccl", "gpus", "links"}).dump());
+    // Elements the tree refuses, at the start, in the middle and at the end
+    // of what the one pass had taken: the same line, from the same element.
+    auto with = [&](auto&& change) {
+        auto j = base;
+        change(j);
+        same_either_way(j.dump());
+    };
+    with([](auto& j) { j["gpus"][1]["index"] = "three"; });
+    with([](auto& j) { j["gpus"][0]["node"] = "node9"; });
+    with([](auto& j) { j["nodes"][2]["name"] = "node0"; });
+    with([](auto& j) { j["nodes"][1]["name"] = "bad name"; });
+    with([](auto& j) { j["nodes"][0]["reasons"] = {1}; });
+    with([](auto& j) { j["links"][3]["to"] = "node7"; });
+    with([](auto& j) { j["links"][2] = 5; });
+    with([](auto& j) { j["ports"][1].erase("usable"); });
+    with([](auto& j) { j["nccl"].push_back(nlohmann::ordered_json::array()); });
+    with([](auto& j) { j.erase("ports"); });
+    with([](auto& j) { j["ports"] = nlohmann::ordered_json::object(); });
+    with([](auto& j) { j["time"] = "soon"; });                 // a top-level field after the arrays were taken
+    with([](auto& j) { j["schema"] = 1; });
+    with([](auto& j) { j["stages"][0]["status"] = "maybe"; });
+    with([](auto& j) { j["findings"].push_back(7); });
+    with([](auto& j) { j["kind"] = "gangway-node-check"; });
+    // The node cap counts the nodes taken: refused alike.
+    ReportLimits few;
+    few.max_nodes = 2;
+    same_either_way(written, few);
+    // Not JSON after the nodes were taken: the parse's own line.
+    same_either_way(written.substr(0, written.find("\"links\"")) + "\"links\": [}");
+}
+
+TEST_CASE("report schema: a large job check's JSON is never held whole: its elements become rows as they are read") {
+    // 256 nodes of 8 GPUs and 8 ports, links in a ring: as a job check's
+    // report is written (635 KB). Parsed into a tree first, then rows, it
+    // took 5.6 bytes of heap a byte of text at its peak (4.6 with the rows'
+    // room reserved); read element by element into rows it takes 3.7, the
+    // rows and the report's structs (issue 34: a 2,048-node report's ingest
+    // peaked at 60 MB resident, now 44).
+    preflight::Report r = job();
+    r.nodes.clear(), r.links.clear(), r.gpus.clear(), r.nccl.clear(), r.ports.clear();
+    constexpr unsigned kNodes = 256;
+    for (unsigned i = 0; i < kNodes; ++i) {
+        preflight::NodeResult n;
+        n.name = "gpu" + std::to_string(10000 + i);
+        n.addr = "198.19.1." + std::to_string(i % 250);
+        n.tx_bps = 1.2e9, n.rx_bps = 1.1e9, n.nic_mbps = 10000;
+        r.nodes.push_back(n);
+        r.links.push_back({i, (i + 1) % kNodes, "bandwidth", true, 1.2e9 + i, std::nullopt, ""});
+        for (int g = 0; g < 8; ++g) {
+            r.gpus.push_back({i, g, "NVIDIA H100 80GB HBM3", "0000:1" + std::to_string(g) + ":00.0", "", 5, 16, 53.25, 52.5});
+            r.ports.push_back({i, "mlx5_" + std::to_string(g) + "/1", 400, true});
+        }
+        r.nccl.push_back({i, 8, 1073741824.0, 212.5, 371.75, true, ""});
+    }
+    const std::string text = render_job_check(r);
+    CheckRecord rec;
+    const auto c = gangway::test::cost_of([&] { rec = parse_report(text, 1000); });
+    REQUIRE_FALSE(c.refused);
+    CHECK(rec.figures.size() == kNodes * (2 + 1 + 16 + 1 + 8));
+    INFO(c.peak_bytes << " bytes of heap at most for " << text.size() << " bytes of report");
+    CHECK(c.peak_bytes <= 4 * text.size());
 }

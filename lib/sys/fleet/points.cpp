@@ -1,5 +1,6 @@
 #include "points.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gangway::sys::fleet {
@@ -18,7 +19,12 @@ void append_point(std::string& blob, const StoredPoint& p, std::int64_t day_star
 }
 
 void decode_points(std::string_view blob, std::int64_t day_start, std::vector<StoredPoint>& out) {
-    out.reserve(out.size() + blob.size() / kPointBytes);
+    // Room for the row's points, growing geometrically: a reader decodes a
+    // node's rows one after another into one vector, and an exact reserve per
+    // row moved every point decoded so far once per row (a node's 30 days:
+    // 30 moves of a growing vector).
+    const std::size_t need = out.size() + blob.size() / kPointBytes;
+    if (need > out.capacity()) out.reserve(std::max(need, 2 * out.capacity()));
     for (std::size_t at = 0; at + kPointBytes <= blob.size(); at += kPointBytes) {
         const char* b = blob.data() + at;
         StoredPoint p;

@@ -65,6 +65,11 @@ std::string Stmt::text(int col) const {
     return p ? std::string(reinterpret_cast<const char*>(p), std::size_t(sqlite3_column_bytes(st_, col))) : std::string();
 }
 
+std::string_view Stmt::text_view(int col) const {
+    const auto* p = sqlite3_column_text(st_, col);
+    return p ? std::string_view(reinterpret_cast<const char*>(p), std::size_t(sqlite3_column_bytes(st_, col))) : std::string_view();
+}
+
 std::string_view Stmt::blob(int col) const {
     const void* p = sqlite3_column_blob(st_, col);
     return p ? std::string_view(static_cast<const char*>(p), std::size_t(sqlite3_column_bytes(st_, col))) : std::string_view();

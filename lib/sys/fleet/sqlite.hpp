@@ -40,6 +40,8 @@ public:
     std::int64_t int64(int col) const;
     double real(int col) const;
     std::string text(int col) const;
+    // The column's text without a copy, valid until the next step or reset.
+    std::string_view text_view(int col) const;
     // The column's bytes, valid until the next step or reset.
     std::string_view blob(int col) const;
 

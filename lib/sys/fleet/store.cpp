@@ -22,6 +22,11 @@ constexpr std::int64_t kDay = 86400;
 
 // The schema, created in one transaction by the first writer. The texts of
 // `metric` and `source` are model.hpp's names, which never change meaning.
+// check_nodes has no index by node (a store before issue 34 had one, which
+// the next writer drops): no reader looks checks up by node but
+// Store::checks with a node filter, which no command calls, and a 2,048-node
+// report put 2,048 entries across all of that index's pages: a fifth of the
+// pages the ingest of such a report wrote into the 30-day store (676 of 3,400).
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS checks(
@@ -30,7 +35,7 @@ CREATE TABLE IF NOT EXISTS checks(
 CREATE INDEX IF NOT EXISTS checks_time ON checks(time);
 CREATE TABLE IF NOT EXISTS check_nodes(
   check_row INTEGER NOT NULL, node TEXT NOT NULL, PRIMARY KEY(check_row, node)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS check_nodes_node ON check_nodes(node);
+DROP INDEX IF EXISTS check_nodes_node;
 CREATE TABLE IF NOT EXISTS series(
   id INTEGER PRIMARY KEY, node TEXT NOT NULL, device TEXT NOT NULL, peer TEXT NOT NULL,
   peer_class TEXT NOT NULL, metric TEXT NOT NULL, UNIQUE(node, metric, device, peer, peer_class));
@@ -93,10 +98,10 @@ struct Store::SeriesCache {
             if (!st->ok()) return st->error();
         return "";
     }
-    // A node's series: (metric, device, peer, peer_class) -> id. Ordered
-    // maps: the names are users' text, and a tree cannot be collided into a
-    // list; a report's figures come node by node, so the node's map is
-    // looked up once per run of them (`last`).
+    // A node's series: (metric, device, peer, peer_class) -> id. Ordered,
+    // not hashed: the names are users' text, and an order cannot be
+    // collided into a list; a report's figures come in runs of one node,
+    // so the node is looked up once per run of them (`last`).
     struct Name {
         Metric metric;
         std::string device, peer, cls;
@@ -109,13 +114,28 @@ struct Store::SeriesCache {
         using is_transparent = void;
         static View v(const Name& n) { return {n.metric, n.device, n.peer, n.cls}; }
         static View v(const View& n) { return n; }
+        // Field by field, each name compared once (a tuple's < compares each
+        // field both ways: two memcmp a name where one says which is less).
         template <class A, class B>
         bool operator()(const A& a, const B& b) const {
             const View x = v(a), y = v(b);
-            return std::tie(x.metric, x.device, x.peer, x.cls) < std::tie(y.metric, y.device, y.peer, y.cls);
+            if (x.metric != y.metric) return x.metric < y.metric;
+            if (const int c = x.device.compare(y.device)) return c < 0;
+            if (const int c = x.peer.compare(y.peer)) return c < 0;
+            return x.cls < y.cls;
         }
     };
-    using Node = std::map<Name, std::uint32_t, Less>;
+    // A node's series sorted by name (Less): a vector searched by halves,
+    // filled by one query and sorted once, where a tree allocated a node a
+    // series (a 2,048-node report loads 59,000 of them).
+    struct Entry {
+        Name name;
+        std::uint32_t id;
+    };
+    using Node = std::vector<Entry>;
+    static Node::iterator lower_bound(Node& n, const View& k) {
+        return std::lower_bound(n.begin(), n.end(), k, [](const Entry& e, const View& x) { return Less{}(e.name, x); });
+    }
     std::map<std::string, Node, std::less<>> nodes;
     std::pair<const std::string, Node>* last = nullptr;
     std::size_t held = 0;  // series in `nodes`
@@ -159,6 +179,14 @@ Result<Store> Store::open(const std::string& path, OpenMode mode) {
     sqlite3_busy_timeout(raw, kBusyTimeoutMs);
     sqlite3_extended_result_codes(raw, 1);
     if (mode == OpenMode::read_write) {
+        // WAL with synchronous=NORMAL: a commit does not wait for the disk
+        // (the log is synced at each checkpoint). A crash of the process
+        // loses nothing committed; a power cut keeps the store consistent
+        // but may take back the commits since the last checkpoint, and a
+        // check whose commit was lost is stored again when its report is
+        // spooled again (a check is known by its id). FULL would sync every
+        // report's commit (docs/fleet.md, "What a crash or a power cut
+        // costs the store").
         if (auto r = exec(raw, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !r)
             return Failure{where + ": " + r.error()};
         // The -wal and -shm files stay when the writer closes (made with the
@@ -211,19 +239,25 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
         auto [it, fresh] = c.nodes.try_emplace(f.node);
         c.last = &*it;
         if (fresh) {
+            SeriesCache::Node& node = it->second;
             c.of_node.reset();
             c.of_node.bind(1, f.node);
             while (c.of_node.step())
-                if (const auto m = gangway::fleet::parse_metric(c.of_node.text(1)))
-                    c.held += it->second
-                                  .emplace(SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
-                                           std::uint32_t(c.of_node.int64(0)))
-                                  .second;
+                if (const auto m = gangway::fleet::parse_metric(c.of_node.text_view(1)))
+                    node.push_back({SeriesCache::Name{*m, c.of_node.text(2), c.of_node.text(3), c.of_node.text(4)},
+                                    std::uint32_t(c.of_node.int64(0))});
             if (!c.of_node.error().empty()) return fail(c.of_node);
+            const auto by_name = [](const SeriesCache::Entry& a, const SeriesCache::Entry& b) {
+                return SeriesCache::Less{}(a.name, b.name);
+            };
+            std::sort(node.begin(), node.end(), by_name);
+            c.held += node.size();  // the table's UNIQUE makes the names unique
         }
     }
     SeriesCache::Node& node = c.last->second;
-    if (auto it = node.find(SeriesCache::View{f.metric, f.device, f.peer, f.peer_class}); it != node.end()) return it->second;
+    const SeriesCache::View want{f.metric, f.device, f.peer, f.peer_class};
+    const auto at = SeriesCache::lower_bound(node, want);
+    if (at != node.end() && !SeriesCache::Less{}(want, at->name)) return at->id;
     c.add.reset();
     c.add.bind(1, f.node).bind(2, f.device).bind(3, f.peer).bind(4, f.peer_class).bind(5, metric);
     if (!c.add.run()) return fail(c.add);
@@ -237,7 +271,7 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
         c.find.reset();
     }
     if (id <= 0 || id > std::int64_t(UINT32_MAX)) return Failure{"the fleet store has more series than it can number"};
-    node.emplace(SeriesCache::Name{f.metric, f.device, f.peer, f.peer_class}, std::uint32_t(id));
+    node.insert(SeriesCache::lower_bound(node, want), {SeriesCache::Name{f.metric, f.device, f.peer, f.peer_class}, std::uint32_t(id)});
     ++c.held;
     return std::uint32_t(id);
 }
@@ -343,7 +377,10 @@ Result<bool> Store::insert(const CheckRecord& rec) {
     // One row per node and day (all of a check's figures share its day):
     // each node's points appended to its row in one statement.
     const std::int64_t day = day_of(c.time);
+    // By node name: the upserts go through the primary key in its order.
     std::map<std::string_view, std::string> rows;
+    std::string_view last_home;
+    std::string* to = nullptr;  // last_home's row: a report's figures come in runs of one node
     for (const auto& f : rec.figures) {
         auto id = series_id(f);
         if (!id) return Failure{id.error()};
@@ -351,7 +388,8 @@ Result<bool> Store::insert(const CheckRecord& rec) {
         StoredPoint p;
         p.value = f.value, p.series = *id, p.uid = c.uid, p.time = c.time, p.source = c.source;
         p.check = std::uint32_t(row);
-        append_point(rows[home_node(f)], p, day);
+        if (const std::string& home = home_node(f); !to || home != last_home) to = &rows[home], last_home = home;
+        append_point(*to, p, day);
     }
     for (const auto& [node, blob] : rows) {
         sc.put.reset();
