@@ -209,6 +209,38 @@ TEST_CASE("fleet store: figures past the window fold into daily medians that the
     CHECK_FALSE(s.fold(now, 0));
 }
 
+TEST_CASE("fleet store: each fold drops the nodes of the checks that passed the cut since the last one, and only those") {
+    TempDir d;
+    auto s = open_rw(d);
+    const std::int64_t day = 86400, d0 = 100 * day;
+    auto with_node = [&](std::int64_t now) {
+        auto cs = s.checks(0, now + day, {"n1"});
+        REQUIRE(cs);
+        std::vector<std::string> ids;
+        for (const auto& c : *cs) ids.push_back(c.id);
+        return ids;
+    };
+    REQUIRE(*s.insert(node_check("a", "n1", d0, 1)));
+    REQUIRE(*s.insert(node_check("b", "n1", d0 + 30 * day, 2)));
+    // Fold 1: a is past the 90-day window, b is not.
+    std::int64_t now = d0 + 100 * day;
+    REQUIRE(s.fold(now, 90));
+    CHECK(with_node(now) == std::vector<std::string>{"b"});
+    // c, taken after fold 1 (at or after its cut, as the ingest takes them).
+    REQUIRE(*s.insert(node_check("c", "n1", now - 10 * day, 3)));
+    // Fold 2, 100 days on: b and c passed the cut since fold 1.
+    now += 100 * day;
+    REQUIRE(s.fold(now, 90));
+    CHECK(with_node(now).empty());
+    // A larger window (a smaller cut) starts from there: d, as old as that window allows, is
+    // kept until it passes the cut again.
+    REQUIRE(*s.insert(node_check("d", "n1", now - 150 * day, 4)));
+    REQUIRE(s.fold(now, 200));
+    CHECK(with_node(now) == std::vector<std::string>{"d"});
+    REQUIRE(s.fold(now, 90));
+    CHECK(with_node(now).empty());
+}
+
 TEST_CASE("fleet store: read-only never creates, and a foreign file is refused with one line") {
     TempDir d;
     auto r = Store::open(d.db(), OpenMode::read_only);
