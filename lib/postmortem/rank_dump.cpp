@@ -39,7 +39,10 @@ std::vector<RankDump> parse_rank_dump(std::string_view text) {
         return true;
     };
     const auto j = nlohmann::json::parse(text.begin(), text.end(), bound, false);
-    if (j.is_discarded() || !j.is_object() || j.value("kind", std::string()) != "gangway-rank-dump")
+    // "kind" a string of that text: json::value() throws its own type_error for a
+    // kind of another type (found by tests/fuzz/postmortem: {"kind":2,...}).
+    const auto kind = j.is_object() ? j.find("kind") : j.end();
+    if (j.is_discarded() || !j.is_object() || kind == j.end() || !kind->is_string() || kind->get<std::string>() != "gangway-rank-dump")
         throw Error("not a gangway rank dump (a JSON object with \"kind\":\"gangway-rank-dump\")");
     const auto rank = j.find("rank");
     if (rank == j.end() || !rank->is_number_unsigned() || rank->get<std::uint64_t>() > 0xffffffffu)
