@@ -12,6 +12,7 @@
 #include "../../env/hostlist.hpp"
 #include "../../env/scontrol_text.hpp"
 #include "../../postmortem/resume.hpp"
+#include "admin_comment.hpp"
 #include "stops_auth.hpp"
 #include "../../postmortem/verdict.hpp"
 #include "../../preflight/requeue.hpp"
@@ -219,7 +220,9 @@ void StopsService::deliver(pm::GatheredJob g) {
             log("job " + job + ": requeued without " + v.node);
         }
     }
-    if (auto r = set_admin_comment(settings_.scontrol, job, line); !r) log("job " + job + ": " + r.error());
+    // A job requeued above is pending: slurmctld takes its line. Any other
+    // has finished: slurmdbd's record takes it where the site keeps one.
+    set_job_line(settings_.scontrol, settings_.sacctmgr, job, line, log);
 
     if (requeue) {
         // The drain, under the cap: nodes drained for this job before count.
