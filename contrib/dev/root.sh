@@ -53,8 +53,9 @@ common=(
   man-db groff-base debhelper dpkg-dev fakeroot python3
   # the fleet memory: its store, its reports' JSON, fleet serve's HTTP server
   libsqlite3-dev nlohmann-json3-dev libmicrohttpd-dev
-  # the test cluster
-  slurmctld slurmd slurm-client iproute2 util-linux mount procps hostname mawk
+  # the test cluster (slurmdbd for `cluster.sh up --accounting`: it must be the
+  # release's own; the MariaDB server is the host's)
+  slurmctld slurmd slurm-client slurmdbd iproute2 util-linux mount procps hostname mawk
   kmod hwloc iperf3
   # clients
   python3-torch openmpi-bin libopenmpi-dev python3-mpi4py
