@@ -123,14 +123,11 @@ cmd_down() {
     pids=$(for n in $(existing_netns); do ip netns pids "$n" 2>/dev/null || true; done)
     # shellcheck disable=SC2086
     kill_and_wait $pids
+    # With up --accounting's slurmdbd and MariaDB, at once: each takes about
+    # 2 s to stop, and what slurmctld would still send is a test's, gone with it.
     # shellcheck disable=SC2046
-    kill_and_wait $(read_pid "$DIR/run/slurmctld.pid") $(pids_using_conf)
-    # up --accounting's: slurmdbd once slurmctld has gone (it sends to it
-    # until then), then its database.
-    # shellcheck disable=SC2046
-    kill_and_wait $(read_pid "$DIR/run/slurmdbd.pid")
-    # shellcheck disable=SC2046
-    kill_and_wait $(read_pid "$DIR/run/mariadb.pid")
+    kill_and_wait $(read_pid "$DIR/run/slurmctld.pid") $(pids_using_conf) $(read_pid "$DIR/run/slurmdbd.pid") \
+        $(read_pid "$DIR/run/mariadb.pid")
     # shellcheck disable=SC2046
     kill_and_wait $(read_pid "$DIR/run/ctl-anchor.pid")
     for n in $(existing_netns); do
@@ -447,19 +444,25 @@ start_slurmctld() {
 
 # ---------------------------------------------------------------- accounting
 
-# up --accounting: MariaDB and slurmdbd, started before slurmctld so that it
+# up --accounting: MariaDB, then slurmdbd, both before slurmctld so that it
 # registers the cluster (it adds it to slurmdbd by itself) and sends its jobs'
 # records from the start. MariaDB is this machine's, whatever the release
 # (slurmdbd speaks MySQL's protocol, which is stable), run as root on
-# loopback with a private datadir under the state dir. The datadir is made
-# once and kept across `up`s (mariadb-install-db: a second); the accounting
-# database is dropped at each start, as slurmctld's state is: job ids start
-# again at 1, and old records of the same ids would answer sacct.
-# slurmdbd is the release's own (its version must be at least slurmctld's),
-# from the root as slurmctld is.
-start_accounting() {
-    local db=$DIR/mariadb t via=() ctl
-    for t in mariadbd mariadb-install-db; do
+# loopback with a private datadir under the state dir; it starts while the
+# nodes are made. slurmdbd is the release's own (its version must be at
+# least slurmctld's), from the root as slurmctld is.
+# The datadir is made once (mariadb-install-db: a second) and kept across
+# `up`s, with one database per release (a slurmdbd converts the tables of an
+# older one, never back), so that slurmdbd and slurmctld make their tables
+# once (3 s a start otherwise). Its jobs are removed at each start, as
+# slurmctld's state is: job ids start again at 1, and old records of the same
+# ids would answer sacct.
+ACCT_DB_INNODB=(--innodb-log-file-size=8M --innodb-buffer-pool-size=64M)  # the same at every start
+acct_db_name() { echo "slurm_acct_db_${RELEASE//./_}"; }
+
+start_mariadb() {
+    local db=$DIR/mariadb t
+    for t in mariadbd mariadb-install-db mariadb; do
         command -v "$t" >/dev/null || die "up --accounting: '$t' not found; install: apt-get install mariadb-server slurmdbd (contrib/dev/install-deps.sh)"
     done
     if [[ -z $ROOT ]]; then
@@ -467,29 +470,35 @@ start_accounting() {
     elif [[ ! -x $ROOT/usr/sbin/slurmdbd ]]; then
         die "up --accounting: $ROOT has no slurmdbd; contrib/dev/root.sh make ${ROOT##*/} adds it"
     fi
-    # A small redo log (MariaDB's default is 96 MiB), the same at every start.
-    local innodb=(--innodb-log-file-size=8M --innodb-buffer-pool-size=64M)
     if [[ ! -d $db/mysql ]]; then
         rm -rf "${db:?}"
         mariadb-install-db --no-defaults --datadir="$db" --user=root --auth-root-authentication-method=socket \
-            --skip-test-db "${innodb[@]}" >"$DIR/log/mariadb-install.log" 2>&1 \
+            --skip-test-db "${ACCT_DB_INNODB[@]}" >"$DIR/log/mariadb-install.log" 2>&1 \
             || { rm -rf "${db:?}"; die "up --accounting: mariadb-install-db failed, see $DIR/log/mariadb-install.log"; }
     fi
     # slurmdbd's account: by TCP from loopback, no password (nothing else reaches it).
-    printf '%s\n' "DROP DATABASE IF EXISTS slurm_acct_db;" "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1';" \
-        "GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';" >"$DIR/etc/mariadb-init.sql"
+    printf '%s\n' "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1';" "GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';" \
+        >"$DIR/etc/mariadb-init.sql"
     # A test cluster's database need not survive a power cut: no flush per
     # commit, no doublewrite (slurmdbd commits every job record).
     setsid mariadbd --no-defaults --user=root --datadir="$db" --port="$DB_PORT" --bind-address=127.0.0.1 \
         --socket="$DIR/run/mariadb.sock" --pid-file="$DIR/run/mariadb.pid" --log-error="$DIR/log/mariadb.log" \
-        --skip-name-resolve --init-file="$DIR/etc/mariadb-init.sql" "${innodb[@]}" \
+        --skip-name-resolve --init-file="$DIR/etc/mariadb-init.sql" "${ACCT_DB_INNODB[@]}" \
         --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --innodb-lock-wait-timeout=900 \
         </dev/null >>"$DIR/log/mariadb.log" 2>&1 9>&- &
+}
+
+start_slurmdbd() {
+    local t via=() ctl name
+    name=$(acct_db_name)
     for ((t = 0; t < 300; t++)); do
         grep -q "ready for connections" "$DIR/log/mariadb.log" 2>/dev/null && break
         sleep 0.1
     done
     grep -q "ready for connections" "$DIR/log/mariadb.log" 2>/dev/null || die "up --accounting: MariaDB did not start in 30 s, see $DIR/log/mariadb.log"
+    # The last cluster's jobs (none the first time: the database is slurmdbd's to make).
+    mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$DB_PORT" -u slurm --force \
+        -e "DELETE FROM $name.gangway_job_table; DELETE FROM $name.gangway_step_table;" >/dev/null 2>&1 || true
 
     # slurmdbd.conf: beside slurm.conf (slurmdbd reads it from SLURM_CONF's
     # directory), SlurmUser's and 0600, or slurmdbd refuses it.
@@ -498,7 +507,7 @@ start_accounting() {
         printf '%s\n' "# Generated by tests/cluster/cluster.sh up --accounting." "AuthType=auth/none" "DbdHost=localhost" \
             "DbdPort=$DBD_PORT" "SlurmUser=root" "LogFile=$DIR/log/slurmdbd.log" "PidFile=$DIR/run/slurmdbd.pid" \
             "DebugLevel=info" "StorageType=accounting_storage/mysql" "StorageHost=127.0.0.1" "StoragePort=$DB_PORT" \
-            "StorageUser=slurm" "StorageLoc=slurm_acct_db" >"$DIR/etc/slurmdbd.conf.tmp"
+            "StorageUser=slurm" "StorageLoc=$name" >"$DIR/etc/slurmdbd.conf.tmp"
     )
     mv "$DIR/etc/slurmdbd.conf.tmp" "$DIR/etc/slurmdbd.conf"
     if [[ -n $ROOT ]]; then
@@ -507,7 +516,7 @@ start_accounting() {
     fi
     "${via[@]}" slurmdbd >>"$DIR/log/slurmdbd.start.log" 2>&1 9>&- \
         || die "up --accounting: slurmdbd failed to start, see $DIR/log/slurmdbd.log and $DIR/log/slurmdbd.start.log"
-    # Up once it listens (it makes its tables first).
+    # Up once it listens (it makes or converts its tables first).
     for ((t = 0; t < 300; t++)); do
         (exec 3<>"/dev/tcp/127.0.0.1/$DBD_PORT") 2>/dev/null && return 0
         sleep 0.1
@@ -671,6 +680,7 @@ cmd_up() {
     mkdir -p "$DIR/spool/slurmctld"
     for node in $(all_nodes "$n"); do mkdir -p "$DIR/spool/$node"; done
 
+    [[ $accounting = 0 ]] || start_mariadb
     raise_neigh_limits "$n"
     make_bridge "$MGMT_BR" "$MGMT_NET.1/24"
     make_bridge "$DATA_BR" "$DATA_NET.1/24"
@@ -685,7 +695,7 @@ cmd_up() {
         start_ctl_anchor
         write_client_wrappers
     fi
-    [[ $accounting = 0 ]] || start_accounting
+    [[ $accounting = 0 ]] || start_slurmdbd
     start_slurmctld
     for node in $(all_nodes "$n"); do start_slurmd "$node"; done
     if ! cmd_wait "$WAIT_TIMEOUT"; then
