@@ -14,8 +14,9 @@
 #    (gangway_job_stops_total) and flags a node that stopped two jobs
 #    (`fleet flagged`);
 #  - requeues a job stopped by a GPU Xid or a lost node, run with
-#    --gangway-on-fail=requeue, without that node, and drains it; an OOM
-#    and a user's bug are never requeued;
+#    --gangway-on-fail=requeue, without that node (its line first set in
+#    slurmdbd's record of the run that stopped), and drains it; an OOM and a
+#    user's bug are never requeued;
 #  - refuses a record signed with another key, a replay, a record naming
 #    another node, and drops one from a node outside the job's NodeList.
 set -u
@@ -151,6 +152,11 @@ for n in n1 n2 n3 n4; do sent_ok 101 $n "job 101 $n"; done
 if wait_comment 101; then pass "job 101: AdminComment set: $(cat "$W/comment.101")"; else fail "job 101: no AdminComment"; fi
 grep -q "n2" "$W/comment.101" && pass "job 101's line names n2" || fail "job 101's line does not name n2"
 wait_log "job 101: requeued" || true
+# The run that stopped keeps its line in slurmdbd's record, set before the requeue starts a new record.
+[ "$(cat "$W/acct.101" 2>/dev/null)" = "$(cat "$W/comment.101")" ] &&
+  [ "$(grep -n -e '^sacctmgr .* jobid=101 ' -e '^requeuehold 101$' "$W/calls" | cut -d: -f2 | cut -c1-8 | tr '\n' ' ')" = "sacctmgr requeueh " ] &&
+  pass "job 101: the stopped run's record in slurmdbd has the line, set before the requeue" ||
+  fail "job 101: slurmdbd's record: $(cat "$W/acct.101" 2>/dev/null); calls: $(grep -e 'sacctmgr' -e 'requeue' "$W/calls" | tr '\n' ' ')"
 # Held first, excluded, released (SLURM 22.05 takes no update of a finished job; a held one cannot start on n2).
 [ "$(grep -e '^requeuehold 101$' -e '^update JobId=101 ExcNodeList=n2$' -e '^release 101$' "$W/calls" | tr '\n' ' ')" = \
   "requeuehold 101 update JobId=101 ExcNodeList=n2 release 101 " ] &&

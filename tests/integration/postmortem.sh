@@ -125,16 +125,23 @@ EOS
 state_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2; }
 restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
 comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* AdminComment=//p' | sed 's/ [A-Z][A-Za-z]*=.*//; s/ *$//'; }
-# acct_comment JOB: the AdminComment of slurmdbd's newest record of JOB.
-acct_comment() { sacct -n -X -j "$1" -o AdminComment%300 2>/dev/null | head -1 | sed 's/^ *//; s/ *$//'; }
-# in_acct JOB LINE: until the AdminComment of slurmdbd's record of JOB is
-# LINE, 60 s after the job's end at most; prints what sacct shows. SLURM
-# 22.05's sacctmgr lowercases what it sets (SchedMD bug 14338, fixed in
-# 23.02): there a finished job's line is LINE in lower case.
+# acct_comment JOB [STATE]: the AdminComment of slurmdbd's newest record of
+# JOB (sacct's default), or of its newest record in STATE among all (-D).
+acct_comment() {
+  if [ -n "${2:-}" ]; then
+    sacct -n -D -X -P -j "$1" -o State,AdminComment 2>/dev/null | awk -F'|' -v s="$2" '$1 == s' | tail -1 | cut -d'|' -f2-
+  else
+    sacct -n -X -P -j "$1" -o AdminComment 2>/dev/null | head -1
+  fi
+}
+# in_acct JOB LINE [STATE]: until that AdminComment is LINE, 60 s after the
+# job's end at most; prints what sacct shows. SLURM 22.05's sacctmgr
+# lowercases what it sets (SchedMD bug 14338, fixed in 23.02): there the line
+# serve sets in slurmdbd's record is LINE in lower case.
 in_acct() {
   local got
   while :; do
-    got=$(acct_comment "$1")
+    got=$(acct_comment "$1" "${3:-}")
     echo "$got"
     [ "$got" = "$2" ] && return 0
     [ "$RELEASE" = 22.05 ] && [ "$got" = "${2,,}" ] && return 0
@@ -160,9 +167,10 @@ ended() {
 # within 60 s of its end. SLURM refuses any update of a finished job,
 # AdminComment's too ("Job has already finished", on 22.05, 24.11 and 26.05
 # alike), and a job has finished when its Epilogs send: serve sets a
-# finished job's line in slurmdbd's record (sacctmgr), and a requeued one's
-# (pending again) in slurmctld, which writes it to slurmdbd's record when the
-# job ends (cancelled below).
+# finished job's line in slurmdbd's record (sacctmgr); a requeued one's, in
+# slurmdbd's record of the run that stopped (REQUEUED, before the requeue)
+# and, pending again, in slurmctld, which writes it to the new run's record
+# when that run ends (cancelled below).
 expect() {
   local c=$1 want=$2 rq=${3:-kept} line='' shown='' _
   if ! ended "$job"; then fail "$c: job $job did not end in 240 s ($(state_of "$job"))"; return; fi
@@ -182,6 +190,9 @@ expect() {
     # Pending again, the job takes its AdminComment on every release.
     [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment (scontrol show job) is the line" \
       || fail "$c: the requeued job's AdminComment: $(comment_of "$job")"
+    local stopped
+    if stopped=$(in_acct "$job" "$line" REQUEUED); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -D -j $job: the run that stopped (REQUEUED) has the line"
+    else fail "$c: sacct -D -j $job, the REQUEUED run's AdminComment 60 s after the job's end: \"$(tail -1 <<<"$stopped")\""; fi
   else
     [ "$(restarts_of "$job")" = 0 ] && [ "$exc" != "ExcNodeList=$BAD" ] && pass "$c: not requeued ($(state_of "$job"))" \
       || fail "$c: requeued: $exc Restarts=$(restarts_of "$job")"

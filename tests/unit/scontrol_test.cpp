@@ -213,6 +213,27 @@ TEST_CASE("the post-mortem's line: a site without slurmdbd: one line says where 
     CHECK_THAT(said[0], ContainsSubstring("slurmdbd's record of the job would keep it"));
 }
 
+TEST_CASE("the post-mortem's line: before a requeue, slurmdbd's record of the run that stopped; without slurmdbd, nothing said",
+          "[scontrol][admin-comment]") {
+    {
+        FinishedJob slurm("accounting_storage/slurmdbd");
+        std::vector<std::string> said;
+        CHECK(sys::postmortem::set_stopped_run_line(sys::scontrol_client(30), sys::sacctmgr_client(30), "42", kLine,
+                                                    [&](const std::string& l) { said.push_back(l); }) ==
+              sys::postmortem::LinePlace::accounting);
+        CHECK(slurm.calls() == "scontrol show config\nsacctmgr -i modify job where jobid=42 set AdminComment=" + kLine + "\n");
+        REQUIRE(said.size() == 1);
+        CHECK(said[0] == "job 42: the line is the AdminComment of slurmdbd's record of the run that stopped (sacct -D -j 42 -o AdminComment)");
+    }
+    FinishedJob slurm("accounting_storage/none");
+    std::vector<std::string> said;
+    CHECK(sys::postmortem::set_stopped_run_line(sys::scontrol_client(30), sys::sacctmgr_client(30), "42", kLine,
+                                                [&](const std::string& l) { said.push_back(l); }) ==
+          sys::postmortem::LinePlace::nowhere);
+    CHECK(slurm.calls() == "scontrol show config\n");
+    CHECK(said.empty());
+}
+
 TEST_CASE("drain spool: one request file, whole, readable by the Epilog", "[scontrol]") {
     test::TempDir t;
     CHECK(!sys::drain_spool_exists(""));

@@ -4,7 +4,10 @@
 // the job is not finished (SLURM refuses any update of a finished job, and a
 // job has finished when its Epilogs send): a job gangway requeued, pending
 // again. Every other job's line goes to slurmdbd's record of the job, where
-// the site keeps accounting: `sacct -j JOB -o AdminComment` shows it.
+// the site keeps accounting: `sacct -j JOB -o AdminComment` shows it. A job
+// gangway requeues gets it in both: slurmdbd's record of the run that
+// stopped (before the requeue, which starts a new record of the job), and
+// slurmctld's job after it.
 #pragma once
 #include <functional>
 #include <string>
@@ -38,5 +41,14 @@ struct AccountingRetry {
 LinePlace set_job_line(const Scontrol& scontrol, const Sacctmgr& sacctmgr, const std::string& job,
                        const std::string& line, const std::function<void(const std::string&)>& say,
                        const AccountingRetry& retry = {});
+
+// Before gangway requeues JOB (finished): LINE in slurmdbd's record of the
+// run that stopped (`sacct -D -j JOB` shows it once the requeue has started a
+// new record), where the site keeps accounting; one line says it was set, or
+// why not. Without slurmdbd, nothing and nothing said: the requeued job
+// takes the line through slurmctld (set_job_line).
+LinePlace set_stopped_run_line(const Scontrol& scontrol, const Sacctmgr& sacctmgr, const std::string& job,
+                               const std::string& line, const std::function<void(const std::string&)>& say,
+                               const AccountingRetry& retry = {});
 
 }  // namespace gangway::sys::postmortem
