@@ -329,7 +329,7 @@ write_client_wrappers() {
     mkdir -p "$DIR/bin"
     for name in $CLIENTS; do
         case $name in
-            slurmd | slurmctld | slurmstepd) real=/usr/sbin/$name ;;
+            slurmd | slurmctld | slurmstepd | slurmdbd) real=/usr/sbin/$name ;;
             gangway) real=$DIR/install/gangway ;;
             *) real=/usr/bin/$name ;;
         esac

@@ -59,7 +59,8 @@ undo() {
   for d in "$CG"/*/step_0/task_1 "$CG"/*/step_0 "$CG"/*; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
   rmdir "$CG" 2>/dev/null
   for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
-  cp "$GANGWAY_CLUSTER_DIR"/log/slurmctld.log "$GANGWAY_CLUSTER_DIR"/log/slurmd-node*.log "$WORK/" 2>/dev/null
+  cp "$GANGWAY_CLUSTER_DIR"/log/slurmctld.log "$GANGWAY_CLUSTER_DIR"/log/slurmd-node*.log "$GANGWAY_CLUSTER_DIR"/log/slurmdbd*.log \
+    "$GANGWAY_CLUSTER_DIR"/log/mariadb.log "$WORK/" 2>/dev/null
   "$CLUSTER" up >/dev/null 2>&1  # back to the cluster every other test expects: no Epilog
   return 0
 }
