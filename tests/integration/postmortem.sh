@@ -126,16 +126,18 @@ EOS
 state_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2; }
 restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
 comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* AdminComment=//p' | sed 's/ [A-Z][A-Za-z]*=.*//; s/ *$//'; }
-# acct_comment JOB [STATE]: the AdminComment of slurmdbd's newest record of
-# JOB (sacct's default), or of its newest record in STATE among all (-D).
+# acct_comment JOB [first]: the AdminComment of slurmdbd's newest record of
+# JOB (sacct's default), or of its first (-D lists every run's, oldest
+# first: a requeued job's first is the run that stopped, REQUEUED, or
+# FAILED on 26.05).
 acct_comment() {
-  if [ -n "${2:-}" ]; then
-    sacct -n -D -X -P -j "$1" -o State,AdminComment 2>/dev/null | awk -F'|' -v s="$2" '$1 == s' | tail -1 | cut -d'|' -f2-
+  if [ "${2:-}" = first ]; then
+    sacct -n -D -X -P -j "$1" -o AdminComment 2>/dev/null | head -1
   else
     sacct -n -X -P -j "$1" -o AdminComment 2>/dev/null | head -1
   fi
 }
-# in_acct JOB LINE [STATE]: until that AdminComment is LINE, 60 s after the
+# in_acct JOB LINE [first]: until that AdminComment is LINE, 60 s after the
 # job's end at most; prints what sacct shows. SLURM 22.05's sacctmgr
 # lowercases what it sets (SchedMD bug 14338, fixed in 23.02): there the line
 # serve sets in slurmdbd's record is LINE in lower case.
@@ -169,7 +171,7 @@ ended() {
 # AdminComment's too ("Job has already finished", on 22.05, 24.11 and 26.05
 # alike), and a job has finished when its Epilogs send: serve sets a
 # finished job's line in slurmdbd's record (sacctmgr); a requeued one's, in
-# slurmdbd's record of the run that stopped (REQUEUED, before the requeue)
+# slurmdbd's record of the run that stopped (before the requeue)
 # and, pending again, in slurmctld, which writes it to the new run's record
 # when that run ends (cancelled below).
 expect() {
@@ -192,8 +194,8 @@ expect() {
     [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment (scontrol show job) is the line" \
       || fail "$c: the requeued job's AdminComment: $(comment_of "$job")"
     local stopped
-    if stopped=$(in_acct "$job" "$line" REQUEUED); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -D -j $job: the run that stopped (REQUEUED) has the line"
-    else fail "$c: sacct -D -j $job, the REQUEUED run's AdminComment 60 s after the job's end: \"$(tail -1 <<<"$stopped")\""; fi
+    if stopped=$(in_acct "$job" "$line" first); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -D -j $job: the run that stopped has the line"
+    else fail "$c: sacct -D -j $job, the first run's AdminComment 60 s after the job's end: \"$(tail -1 <<<"$stopped")\"; $(sacct -D -X -P -j "$job" -o State,Submit,AdminComment | tr '\n' ' ')"; fi
   else
     [ "$(restarts_of "$job")" = 0 ] && [ "$exc" != "ExcNodeList=$BAD" ] && pass "$c: not requeued ($(state_of "$job"))" \
       || fail "$c: requeued: $exc Restarts=$(restarts_of "$job")"
