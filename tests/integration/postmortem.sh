@@ -146,8 +146,9 @@ in_acct() {
   while :; do
     got=$(acct_comment "$1" "${3:-}")
     echo "$got"
-    [ "$got" = "$2" ] && return 0
-    [ "$RELEASE" = 22.05 ] && [ "$got" = "${2,,}" ] && return 0
+    if [ "$got" = "$2" ] || { [ "$RELEASE" = 22.05 ] && [ "$got" = "${2,,}" ]; }; then
+      [ $((SECONDS - t_end)) -le 60 ]; return  # found, but late: a failure
+    fi
     [ $((SECONDS - t_end)) -lt 60 ] || return 1
     sleep 1
   done
