@@ -225,6 +225,7 @@ int cmd_fleet_serve(int argc, char** argv) {
         stops.key = std::move(*key);
         stops.db = db;
         stops.scontrol = sys::scontrol_client(10);
+        stops.sacctmgr = sys::sacctmgr_client(10);
         auto started = sys::postmortem::StopsService::start(std::move(stops));
         if (!started) {
             std::fprintf(stderr, "gangway fleet serve: %s\n", started.error().c_str());

@@ -5,13 +5,18 @@
 # uses), gathers them per job, judges, and, through a stand-in scontrol
 # that records what it is asked (GANGWAY_SCONTROL):
 #  - sets the job's AdminComment to the line, which `gangway postmortem JOB`
-#    prints with the timeline from serve;
+#    prints with the timeline from serve: through scontrol for a job it
+#    requeued (pending again), else, as SLURM takes no update of a finished
+#    job, through a stand-in sacctmgr (GANGWAY_SACCTMGR) where `scontrol show
+#    config` says AccountingStorageType=accounting_storage/slurmdbd; where
+#    not, one line says the line is only in `gangway postmortem JOB`;
 #  - stores the stop (`fleet stops`), counts it in /metrics
 #    (gangway_job_stops_total) and flags a node that stopped two jobs
 #    (`fleet flagged`);
 #  - requeues a job stopped by a GPU Xid or a lost node, run with
-#    --gangway-on-fail=requeue, without that node, and drains it; an OOM
-#    and a user's bug are never requeued;
+#    --gangway-on-fail=requeue, without that node (its line first set in
+#    slurmdbd's record of the run that stopped), and drains it; an OOM and a
+#    user's bug are never requeued;
 #  - refuses a record signed with another key, a replay, a record naming
 #    another node, and drops one from a node outside the job's NodeList.
 set -u
@@ -29,7 +34,11 @@ trap cleanup EXIT
 
 # The stand-in scontrol: jobs 101-106 ran on n[1-4] (job 107 on n[1-2]);
 # a node is down when $W/down.NODE exists; every update and requeue is
-# recorded in $W/calls; AdminComment is kept per job and shown back.
+# recorded in $W/calls; AdminComment is kept per job and shown back, but
+# only for a job requeued (pending again): the others have finished, and
+# SLURM refuses it ("Job has already finished"). `show config` answers the
+# AccountingStorageType in $W/storage. The stand-in sacctmgr keeps the
+# AdminComment of slurmdbd's record in $W/acct.JOB.
 cat >"$W/scontrol" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
@@ -46,16 +55,32 @@ case "$*" in
     echo "NodeName=$n Arch=x86_64 State=$st ThreadsPerCore=1"; exit 0 ;;
   "-o show node")
     for n in n1 n2 n3 n4; do echo "NodeName=$n Arch=x86_64 State=ALLOCATED ThreadsPerCore=1"; done; exit 0 ;;
+  "show config")
+    printf 'ClusterName             = test\nAccountingStorageType   = %s\n' "$(cat "$D/storage")"; exit 0 ;;
 esac
 echo "$*" >>"$D/calls"
 case "$1 $2" in
-  "update JobId="*) case "$3" in AdminComment=*) printf '%s' "${3#AdminComment=}" >"$D/comment.${2#JobId=}" ;; esac ;;
+  "update JobId="*) case "$3" in AdminComment=*)
+    j=${2#JobId=}
+    [ -e "$D/pending.$j" ] || { echo "slurm_update error: Job has already finished"; exit 1; }
+    printf '%s' "${3#AdminComment=}" >"$D/comment.$j" ;; esac ;;
+  "requeuehold "*) touch "$D/pending.$2" ;;
 esac
 exit 0
 SH
 chmod +x "$W/scontrol"
+cat >"$W/sacctmgr" <<'SH'
+#!/bin/bash
+D=$(dirname "$0")
+echo "sacctmgr $*" >>"$D/calls"
+[ "$1 $2 $3 $4" = "-i modify job where" ] && [ "$6" = set ] || { echo "sacctmgr stand-in: unexpected $*"; exit 1; }
+case "$7" in AdminComment=*) printf '%s' "${7#AdminComment=}" >"$D/acct.${5#jobid=}" ;; esac
+echo " Modified jobs..."
+SH
+chmod +x "$W/sacctmgr"
+echo accounting_storage/slurmdbd >"$W/storage"
 id -u >"$W/owner"  # the jobs' owner: whoever runs the test
-export GANGWAY_SCONTROL=$W/scontrol
+export GANGWAY_SCONTROL=$W/scontrol GANGWAY_SACCTMGR=$W/sacctmgr
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/other.key"
 chmod 600 "$W/key" "$W/other.key"
@@ -108,8 +133,12 @@ send() {  # JOB NODE [KEY]: prints the client's line; its status is the client's
 sent_ok() {  # JOB NODE WHAT
   if out=$(send "$1" "$2"); then pass "$3: sent"; else fail "$3: $out"; fi
 }
-wait_comment() {  # JOB: until serve has set the job's AdminComment (the wait is 3 s)
+wait_comment() {  # JOB: until serve has set the job's AdminComment in slurmctld (the wait is 3 s)
   for _ in $(seq 100); do [ -s "$W/comment.$1" ] && return 0; sleep 0.1; done
+  return 1
+}
+wait_acct() {  # JOB: until serve has set the AdminComment of slurmdbd's record of the job
+  for _ in $(seq 100); do [ -s "$W/acct.$1" ] && return 0; sleep 0.1; done
   return 1
 }
 wait_log() {  # PATTERN
@@ -123,6 +152,11 @@ for n in n1 n2 n3 n4; do sent_ok 101 $n "job 101 $n"; done
 if wait_comment 101; then pass "job 101: AdminComment set: $(cat "$W/comment.101")"; else fail "job 101: no AdminComment"; fi
 grep -q "n2" "$W/comment.101" && pass "job 101's line names n2" || fail "job 101's line does not name n2"
 wait_log "job 101: requeued" || true
+# The run that stopped keeps its line in slurmdbd's record, set before the requeue starts a new record.
+[ "$(cat "$W/acct.101" 2>/dev/null)" = "$(cat "$W/comment.101")" ] &&
+  [ "$(grep -n -e '^sacctmgr .* jobid=101 ' -e '^requeuehold 101$' "$W/calls" | cut -d: -f2 | cut -c1-8 | tr '\n' ' ')" = "sacctmgr requeueh " ] &&
+  pass "job 101: the stopped run's record in slurmdbd has the line, set before the requeue" ||
+  fail "job 101: slurmdbd's record: $(cat "$W/acct.101" 2>/dev/null); calls: $(grep -e 'sacctmgr' -e 'requeue' "$W/calls" | tr '\n' ' ')"
 # Held first, excluded, released (SLURM 22.05 takes no update of a finished job; a held one cannot start on n2).
 [ "$(grep -e '^requeuehold 101$' -e '^update JobId=101 ExcNodeList=n2$' -e '^release 101$' "$W/calls" | tr '\n' ' ')" = \
   "requeuehold 101 update JobId=101 ExcNodeList=n2 release 101 " ] &&
@@ -152,14 +186,17 @@ out=$("$GW" postmortem send "$W/102.nX.json" --to "$URL" --key "$W/key" 2>&1) &&
 # OOM is the job's own: the line, no requeue, no drain.
 record 102 n2 term; record 102 n3 term; record 102 n4 term
 for n in n1 n2 n3 n4; do sent_ok 102 $n "job 102 $n"; done
-wait_comment 102 && pass "job 102: AdminComment set: $(cat "$W/comment.102")" || fail "job 102: no AdminComment"
+# Finished (not requeued): slurmctld refuses the line, slurmdbd's record takes it.
+wait_acct 102 && pass "job 102: slurmdbd's AdminComment set (sacctmgr): $(cat "$W/acct.102")" || fail "job 102: no AdminComment in slurmdbd: $(grep 'job 102' "$W/serve.log")"
+[ ! -e "$W/comment.102" ] && grep -qxF "update JobId=102 AdminComment=$(cat "$W/acct.102" 2>/dev/null)" "$W/calls" &&
+  pass "job 102: scontrol asked first (refused: finished)" || fail "job 102: scontrol not asked first: $(cat "$W/calls")"
 sleep 1
 grep -q "requeue[a-z]* 102\|JobId=102 ExcNodeList\|(job 102)" "$W/calls" && fail "job 102 (OOM) requeued or drained: $(cat "$W/calls")" ||
   pass "job 102 (OOM) not requeued, nothing drained"
 
 # 4. Job 103: every rank raised the same exception: no node, no requeue.
 for n in n1 n2 n3 n4; do record 103 $n bug; sent_ok 103 $n "job 103 $n"; done
-wait_comment 103 && pass "job 103: AdminComment set: $(cat "$W/comment.103")" || fail "job 103: no AdminComment"
+wait_acct 103 && pass "job 103: slurmdbd's AdminComment set (sacctmgr): $(cat "$W/acct.103")" || fail "job 103: no AdminComment in slurmdbd"
 sleep 1
 grep -q "requeue[a-z]* 103\|JobId=103 ExcNodeList" "$W/calls" && fail "job 103 (a user's bug) requeued" || pass "job 103 (a user's bug) not requeued"
 
@@ -182,6 +219,16 @@ wait_log "dropped node n3's record of job 107" && pass "n3's record of job 107 d
   fail "n3's record of job 107 kept: $(cat "$W/serve.log")"
 sleep 1
 grep -q "NodeName=n3 State=DRAIN\|JobId=107 ExcNodeList" "$W/calls" && fail "n3 blamed for job 107" || pass "n3 not blamed for job 107"
+
+# 6b. Job 106, at a site that keeps no accounting: the finished job's line
+# is only in serve (gangway postmortem, fleet stops), and one line says so.
+echo accounting_storage/none >"$W/storage"
+for n in n1 n2 n3 n4; do record 106 $n bug; sent_ok 106 $n "job 106 $n"; done
+wait_log "job 106: the line is only in \`gangway postmortem 106\` and \`gangway fleet stops\`" &&
+  pass "job 106, no slurmdbd: one line says where the line is: $(grep 'job 106: the line' "$W/serve.log")" ||
+  fail "job 106, no slurmdbd: $(grep 'job 106' "$W/serve.log")"
+grep -q "^sacctmgr .*jobid=106 " "$W/calls" && fail "job 106: sacctmgr asked without slurmdbd" || pass "job 106: sacctmgr not asked"
+echo accounting_storage/slurmdbd >"$W/storage"
 
 # 7. Job 105: n2's Xid again: n2 has stopped two jobs within 14 days.
 record 105 n1 term; record 105 n2 xid; record 105 n3 term; record 105 n4 term
@@ -216,7 +263,7 @@ pm=$(env -u SLURM_JOB_ID "$GW" postmortem --from "$URL"); rc=$?
 [ $rc = 0 ] && [ "$(echo "$pm" | head -1)" = "$(cat "$W/comment.105")" ] && pass "gangway postmortem without JOBID: the newest job, 105" ||
   fail "gangway postmortem without JOBID ($rc): $pm"
 pm=$(SLURM_JOB_ID=102 "$GW" postmortem --from "$URL"); rc=$?
-[ $rc = 0 ] && [ "$(echo "$pm" | head -1)" = "$(cat "$W/comment.102")" ] && pass "gangway postmortem in job 102: its line" ||
+[ $rc = 0 ] && [ "$(echo "$pm" | head -1)" = "$(cat "$W/acct.102")" ] && pass "gangway postmortem in job 102: its line" ||
   fail "gangway postmortem in job 102 ($rc): $pm"
 # Another user may not read root's job's post-mortem.
 if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then

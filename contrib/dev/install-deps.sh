@@ -10,6 +10,9 @@ pkgs=(
   libmicrohttpd-dev
   # the local test cluster and the real clients the tests run
   slurmctld slurmd slurm-client iproute2 util-linux procps hwloc iperf3 python3-torch
+  # the test cluster's accounting (tests/cluster/cluster.sh up --accounting, for
+  # tests/integration/postmortem.sh): slurmdbd and the MariaDB server it keeps its tables in
+  slurmdbd mariadb-server
   # a real Prometheus (and promtool) scraping gangway fleet serve (tests/fleet_prometheus.sh)
   prometheus
   # a long-term store behind it: Prometheus remote_writes to VictoriaMetrics' single-node server

@@ -18,7 +18,10 @@
 # (.gangway-root-stamp) records the suite, mirror and package list, and a root
 # whose stamp differs from this script's is made again, except when only
 # packages were added to the list: then apt installs the added ones into the
-# cached root (minutes fewer than a new root) and the stamp is rewritten. `run` enters a private
+# cached root (minutes fewer than a new root) and the stamp is rewritten; a
+# root that has every package of the list and more (a newer checkout's list
+# extended it) is used as it is, so that two checkouts do not make it again
+# in turn. `run` enters a private
 # mount namespace (unshare -m) that binds /proc, /sys, /dev and the source
 # tree (at the same path) and the host's /usr/local/cuda (read-only) into the
 # root, with a fresh /tmp, then chroots: the mounts never reach the host and
@@ -53,8 +56,9 @@ common=(
   man-db groff-base debhelper dpkg-dev fakeroot python3
   # the fleet memory: its store, its reports' JSON, fleet serve's HTTP server
   libsqlite3-dev nlohmann-json3-dev libmicrohttpd-dev
-  # the test cluster
-  slurmctld slurmd slurm-client iproute2 util-linux mount procps hostname mawk
+  # the test cluster (slurmdbd for `cluster.sh up --accounting`: it must be the
+  # release's own; the MariaDB server is the host's)
+  slurmctld slurmd slurm-client slurmdbd iproute2 util-linux mount procps hostname mawk
   kmod hwloc iperf3
   # clients
   python3-torch openmpi-bin libopenmpi-dev python3-mpi4py
@@ -132,6 +136,16 @@ add_packages() {  # suite dir log packages...
   ' sh "$dir" "$@" >"$log" 2>&1
 }
 
+# The cached root's stamp differs from want only by packages that want lacks:
+# the root has all that is wanted.
+has_all_packages() {  # old_stamp want
+  local old_pkgs want_pkgs p
+  [ "$(grep -v '^packages=' <<<"$1")" = "$(grep -v '^packages=' <<<"$2")" ] || return 1
+  old_pkgs=" $(sed -n 's/^packages=//p' <<<"$1") "
+  want_pkgs=$(sed -n 's/^packages=//p' <<<"$2")
+  for p in $want_pkgs; do [[ $old_pkgs == *" $p "* ]] || return 1; done
+}
+
 make_root() {  # suite
   local s=$1 dir=$roots/$1 want tmp log old
   [ "$(id -u)" = 0 ] || die "making the $s root needs root (mmdebstrap, chroot)"
@@ -142,6 +156,9 @@ make_root() {  # suite
   exec 9>"$roots/.$s.lock"
   flock 9
   if [ -f "$dir/.gangway-root-stamp" ] && [ "$(cat "$dir/.gangway-root-stamp")" = "$want" ]; then
+    exec 9>&-; return 0
+  fi
+  if [ -f "$dir/.gangway-root-stamp" ] && has_all_packages "$(cat "$dir/.gangway-root-stamp")" "$want"; then
     exec 9>&-; return 0
   fi
   if [ -f "$dir/.gangway-root-stamp" ]; then

@@ -34,4 +34,22 @@ std::string scontrol_field(std::string_view text, std::string_view key) {
     return v == "(null)" ? std::string() : std::string(v);
 }
 
+std::string scontrol_config_field(std::string_view text, std::string_view key) {
+    auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    while (!text.empty()) {
+        const std::size_t nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+        if (line.substr(0, key.size()) != key) continue;
+        line.remove_prefix(key.size());
+        while (!line.empty() && blank(line.front())) line.remove_prefix(1);
+        if (line.empty() || line.front() != '=') continue;  // a longer key ("AccountingStorageTypeX")
+        line.remove_prefix(1);
+        while (!line.empty() && blank(line.front())) line.remove_prefix(1);
+        while (!line.empty() && blank(line.back())) line.remove_suffix(1);
+        return line == "(null)" ? std::string() : std::string(line);
+    }
+    return {};
+}
+
 }  // namespace gangway

@@ -1,7 +1,8 @@
 // The one reader of scontrol's `Key=Value` words (`scontrol -o show job`,
 // `scontrol show node`): the job check's requeue (ExcNodeList), the node
 // check (NodeName, State), the post-mortem (NodeList, JobState, UserId,
-// AdminComment). Pure.
+// AdminComment), and of `scontrol show config`'s `Key = Value` lines (the
+// post-mortem's AccountingStorageType). Pure.
 #pragma once
 #include <string>
 #include <string_view>
@@ -15,5 +16,10 @@ namespace gangway {
 // value with blanks (AdminComment's line, a Reason) is whole. Empty when the
 // key is absent or its value is "(null)".
 std::string scontrol_field(std::string_view text, std::string_view key);
+
+// The value of `key` in `scontrol show config`'s text: the line that starts
+// with the key, then blanks, '=', blanks and the value (trimmed) to the line's
+// end. Empty when no line has the key or its value is "(null)".
+std::string scontrol_config_field(std::string_view text, std::string_view key);
 
 }  // namespace gangway

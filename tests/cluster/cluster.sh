@@ -4,6 +4,7 @@
 #
 #   cluster.sh up [-n N] [--task-plugin=task/none|task/affinity] [--cpus=C] [--release=22.05|24.11|26.05]
 #                 [--health-check=PROGRAM [--health-interval=SECONDS]] [--prolog=PROGRAM] [--epilog=PROGRAM]
+#                 [--accounting]
 #   cluster.sh down [--purge]
 #   cluster.sh status
 #   cluster.sh wait [TIMEOUT_SECONDS]
@@ -17,6 +18,10 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DIR=${GANGWAY_CLUSTER_DIR:-/var/tmp/gangway-cluster}
 CONF=$DIR/etc/slurm.conf
 CTLD_PORT=${GANGWAY_SLURMCTLD_PORT:-16817}
+# up --accounting: slurmdbd (on the management bridge, as slurmctld) and the
+# MariaDB it keeps its tables in (loopback only).
+DBD_PORT=${GANGWAY_SLURMDBD_PORT:-16819}
+DB_PORT=${GANGWAY_MARIADB_PORT:-16820}
 WAIT_TIMEOUT=${GANGWAY_CLUSTER_TIMEOUT:-60}
 MGMT_NET=198.18.0   # eth0, SLURM NodeAddr; RFC 2544 range, never routed
 DATA_NET=198.19.0   # eth1, the plugin's data network
@@ -28,7 +33,7 @@ FIRST_HOST_OCTET=11
 # from a Debian root of their release (contrib/dev/root.sh makes them),
 # daemons and clients alike, inside the same namespaces.
 ROOTS=${GANGWAY_ROOTS:-/var/tmp/gangway-roots}
-CLIENTS="srun sbatch salloc scontrol sinfo squeue scancel sacct sattach sstat sbcast sprio sshare sdiag strigger slurmd slurmctld slurmstepd gangway"
+CLIENTS="srun sbatch salloc scontrol sinfo squeue scancel sacct sacctmgr sattach sstat sbcast sprio sshare sdiag strigger slurmd slurmctld slurmstepd slurmdbd gangway"
 
 # The node running the sbin tools may lack /usr/sbin in PATH (sudo, CI).
 export PATH=/usr/sbin:/sbin:/usr/bin:/bin:$PATH
@@ -118,8 +123,11 @@ cmd_down() {
     pids=$(for n in $(existing_netns); do ip netns pids "$n" 2>/dev/null || true; done)
     # shellcheck disable=SC2086
     kill_and_wait $pids
+    # With up --accounting's slurmdbd and MariaDB, at once: each takes about
+    # 2 s to stop, and what slurmctld would still send is a test's, gone with it.
     # shellcheck disable=SC2046
-    kill_and_wait $(read_pid "$DIR/run/slurmctld.pid") $(pids_using_conf)
+    kill_and_wait $(read_pid "$DIR/run/slurmctld.pid") $(pids_using_conf) $(read_pid "$DIR/run/slurmdbd.pid") \
+        $(read_pid "$DIR/run/mariadb.pid")
     # shellcheck disable=SC2046
     kill_and_wait $(read_pid "$DIR/run/ctl-anchor.pid")
     for n in $(existing_netns); do
@@ -143,8 +151,12 @@ cmd_down() {
 
 # ---------------------------------------------------------------- up
 
-write_config() {  # write_config N TASK_PLUGIN CPUS HEALTH PROLOG EPILOG
-    local n=$1 task=$2 cpus=$3 health=$4 prolog=$5 epilog=$6 i lines="" host fqdn select=select/linear script_lines=""
+write_config() {  # write_config N TASK_PLUGIN CPUS HEALTH PROLOG EPILOG ACCOUNTING
+    local n=$1 task=$2 cpus=$3 health=$4 prolog=$5 epilog=$6 accounting=$7 i lines="" host fqdn select=select/linear script_lines=""
+    local acct_lines="AccountingStorageType=accounting_storage/none"$'\n'
+    # up --accounting: slurmctld sends every job's records to slurmdbd, which
+    # sacct and sacctmgr ask (on the host and in the nodes, by the bridge).
+    [[ $accounting = 1 ]] && acct_lines="AccountingStorageType=accounting_storage/slurmdbd"$'\n'"AccountingStorageHost=$MGMT_NET.1"$'\n'"AccountingStoragePort=$DBD_PORT"$'\n'
     # What slurmd runs besides jobs, none by default: HealthCheckProgram on
     # every node (tests/integration/node_check.sh), Prolog and Epilog on a
     # job's nodes (tests/integration/slurmd_scripts.sh).
@@ -166,11 +178,12 @@ write_config() {  # write_config N TASK_PLUGIN CPUS HEALTH PROLOG EPILOG
     done
     # awk, not sed: the node lines are multi-line.
     awk -v dir="$DIR" -v host="$host" -v port="$CTLD_PORT" -v mgmt="$MGMT_NET" -v task="$task" -v nodes="$lines" \
-        -v select="$select" -v scripts="$script_lines" '
+        -v select="$select" -v scripts="$script_lines" -v acct="$acct_lines" '
         { gsub(/@DIR@/, dir); gsub(/@CTLD_HOST@/, host); gsub(/@CTLD_PORT@/, port); gsub(/@MGMT_NET@/, mgmt);
           gsub(/@TASK_PLUGIN@/, task); gsub(/@SELECT@/, select) }
         /^@NODE_LINES@$/ { printf "%s", nodes; next }
         /^@SLURMD_SCRIPTS@$/ { printf "%s", scripts; next }
+        /^@ACCOUNTING@$/ { printf "%s", acct; next }
         { print }' "$HERE/slurm.conf.in" >"$CONF.tmp"
     mv "$CONF.tmp" "$CONF"
     # Tests write plugstack.conf; a fresh cluster starts without plugins (one
@@ -316,7 +329,7 @@ write_client_wrappers() {
     mkdir -p "$DIR/bin"
     for name in $CLIENTS; do
         case $name in
-            slurmd | slurmctld | slurmstepd) real=/usr/sbin/$name ;;
+            slurmd | slurmctld | slurmstepd | slurmdbd) real=/usr/sbin/$name ;;
             gangway) real=$DIR/install/gangway ;;
             *) real=/usr/bin/$name ;;
         esac
@@ -429,6 +442,99 @@ start_slurmctld() {
         || die "slurmctld failed to start, see $DIR/log/slurmctld.log and $DIR/log/slurmctld.start.log"
 }
 
+# ---------------------------------------------------------------- accounting
+
+# up --accounting: MariaDB, then slurmdbd, both before slurmctld so that it
+# registers the cluster (it adds it to slurmdbd by itself) and sends its jobs'
+# records from the start. MariaDB is this machine's, whatever the release
+# (slurmdbd speaks MySQL's protocol, which is stable), run as root on
+# loopback with a private datadir under the state dir; it starts while the
+# nodes are made. slurmdbd is the release's own (its version must be at
+# least slurmctld's), from the root as slurmctld is.
+# The datadir is made once (mariadb-install-db: a second) and kept across
+# `up`s, with one database per release (a slurmdbd converts the tables of an
+# older one, never back), so that slurmdbd and slurmctld make their tables
+# once (3 s a start otherwise). Its jobs are removed at each start, as
+# slurmctld's state is: job ids start again at 1, and old records of the same
+# ids would answer sacct.
+ACCT_DB_INNODB=(--innodb-log-file-size=8M --innodb-buffer-pool-size=64M)  # the same at every start
+acct_db_name() { echo "slurm_acct_db_${RELEASE//./_}"; }
+
+start_mariadb() {
+    local db=$DIR/mariadb t
+    for t in mariadbd mariadb-install-db mariadb; do
+        command -v "$t" >/dev/null || die "up --accounting: '$t' not found; install: apt-get install mariadb-server slurmdbd (contrib/dev/install-deps.sh)"
+    done
+    if [[ -z $ROOT ]]; then
+        command -v slurmdbd >/dev/null || die "up --accounting: slurmdbd not found; install: apt-get install slurmdbd (contrib/dev/install-deps.sh)"
+    elif [[ ! -x $ROOT/usr/sbin/slurmdbd ]]; then
+        die "up --accounting: $ROOT has no slurmdbd; contrib/dev/root.sh make ${ROOT##*/} adds it"
+    fi
+    if [[ ! -d $db/mysql ]]; then
+        rm -rf "${db:?}"
+        mariadb-install-db --no-defaults --datadir="$db" --user=root --auth-root-authentication-method=socket \
+            --skip-test-db "${ACCT_DB_INNODB[@]}" >"$DIR/log/mariadb-install.log" 2>&1 \
+            || { rm -rf "${db:?}"; die "up --accounting: mariadb-install-db failed, see $DIR/log/mariadb-install.log"; }
+    fi
+    # slurmdbd's account: by TCP from loopback, with a new password at each
+    # start (in root's 0600 files only), and rights on the accounting
+    # databases alone. mariadbd runs as root: no file may be read or written
+    # through it (secure_file_priv, an empty directory of root's).
+    local pass
+    pass=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    (
+        umask 077
+        rm -f "$DIR/etc/mariadb-init.sql" "$DIR/etc/mariadb.pass" "$DIR/etc/slurmdbd.conf.tmp"
+        printf '%s\n' "CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1';" "ALTER USER 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';" \
+            "GRANT ALL ON \`slurm\\_acct\\_db\\_%\`.* TO 'slurm'@'127.0.0.1';" >"$DIR/etc/mariadb-init.sql"
+        printf '%s\n' "$pass" >"$DIR/etc/mariadb.pass"
+        mkdir -p "$DIR/mariadb-files"
+    )
+    # A test cluster's database need not survive a power cut: no flush per
+    # commit, no doublewrite (slurmdbd commits every job record).
+    setsid mariadbd --no-defaults --user=root --datadir="$db" --port="$DB_PORT" --bind-address=127.0.0.1 \
+        --socket="$DIR/run/mariadb.sock" --pid-file="$DIR/run/mariadb.pid" --log-error="$DIR/log/mariadb.log" \
+        --skip-name-resolve --init-file="$DIR/etc/mariadb-init.sql" --secure-file-priv="$DIR/mariadb-files" "${ACCT_DB_INNODB[@]}" \
+        --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --innodb-lock-wait-timeout=900 \
+        </dev/null >>"$DIR/log/mariadb.log" 2>&1 9>&- &
+}
+
+start_slurmdbd() {
+    local t via=() ctl name
+    name=$(acct_db_name)
+    for ((t = 0; t < 300; t++)); do
+        grep -q "ready for connections" "$DIR/log/mariadb.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q "ready for connections" "$DIR/log/mariadb.log" 2>/dev/null || die "up --accounting: MariaDB did not start in 30 s, see $DIR/log/mariadb.log"
+    # The last cluster's jobs (none the first time: the database is slurmdbd's to make).
+    MYSQL_PWD=$(cat "$DIR/etc/mariadb.pass") mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$DB_PORT" -u slurm --force \
+        -e "DELETE FROM $name.gangway_job_table; DELETE FROM $name.gangway_step_table;" >/dev/null 2>&1 || true
+
+    # slurmdbd.conf: beside slurm.conf (slurmdbd reads it from SLURM_CONF's
+    # directory), SlurmUser's and 0600, or slurmdbd refuses it.
+    (
+        umask 077
+        printf '%s\n' "# Generated by tests/cluster/cluster.sh up --accounting." "AuthType=auth/none" "DbdHost=localhost" \
+            "DbdPort=$DBD_PORT" "SlurmUser=root" "LogFile=$DIR/log/slurmdbd.log" "PidFile=$DIR/run/slurmdbd.pid" \
+            "DebugLevel=info" "StorageType=accounting_storage/mysql" "StorageHost=127.0.0.1" "StoragePort=$DB_PORT" \
+            "StorageUser=slurm" "StoragePass=$(cat "$DIR/etc/mariadb.pass")" "StorageLoc=$name" >"$DIR/etc/slurmdbd.conf.tmp"
+    )
+    mv "$DIR/etc/slurmdbd.conf.tmp" "$DIR/etc/slurmdbd.conf"
+    if [[ -n $ROOT ]]; then
+        ctl=$(read_pid "$DIR/run/ctl-anchor.pid")
+        via=(nsenter --target "$ctl" --mount --root --wd="/proc/$ctl/root" --)
+    fi
+    "${via[@]}" slurmdbd >>"$DIR/log/slurmdbd.start.log" 2>&1 9>&- \
+        || die "up --accounting: slurmdbd failed to start, see $DIR/log/slurmdbd.log and $DIR/log/slurmdbd.start.log"
+    # Up once it listens (it makes or converts its tables first).
+    for ((t = 0; t < 300; t++)); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$DBD_PORT") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    die "up --accounting: slurmdbd does not listen on port $DBD_PORT after 30 s, see $DIR/log/slurmdbd.log"
+}
+
 # Node states, "node08 idle" per line; empty if the controller is down.
 node_states() {
     timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null | sort -u || true
@@ -466,8 +572,8 @@ source_sum() {
 }
 
 # Healthy and configured as asked: then `up` has nothing to do.
-is_up_as() {  # is_up_as N TASK_PLUGIN CPUS RELEASE HEALTH PROLOG EPILOG
-    local n=$1 task=$2 cpus=$3 release=$4 health=$5 prolog=$6 epilog=$7 node
+is_up_as() {  # is_up_as N TASK_PLUGIN CPUS RELEASE HEALTH PROLOG EPILOG ACCOUNTING
+    local n=$1 task=$2 cpus=$3 release=$4 health=$5 prolog=$6 epilog=$7 accounting=$8 node
     [[ -r $DIR/cluster.state ]] || return 1
     grep -qx "RELEASE=$release" "$DIR/cluster.state" || return 1
     grep -qx "N=$n" "$DIR/cluster.state" || return 1
@@ -476,10 +582,15 @@ is_up_as() {  # is_up_as N TASK_PLUGIN CPUS RELEASE HEALTH PROLOG EPILOG
     grep -qxF "HEALTH=$health" "$DIR/cluster.state" || return 1
     grep -qxF "PROLOG=$prolog" "$DIR/cluster.state" || return 1
     grep -qxF "EPILOG=$epilog" "$DIR/cluster.state" || return 1
+    grep -qx "ACCOUNTING=$accounting" "$DIR/cluster.state" || return 1
     grep -qx "SRC=$HERE" "$DIR/cluster.state" || return 1
     grep -qx "SUM=$(source_sum)" "$DIR/cluster.state" || return 1
     pid_alive "$(read_pid "$DIR/run/slurmctld.pid")" || return 1
     [[ -z $ROOT ]] || pid_alive "$(read_pid "$DIR/run/ctl-anchor.pid")" || return 1
+    if [[ $accounting = 1 ]]; then
+        pid_alive "$(read_pid "$DIR/run/slurmdbd.pid")" || return 1
+        pid_alive "$(read_pid "$DIR/run/mariadb.pid")" || return 1
+    fi
     for node in $(all_nodes "$n"); do
         pid_alive "$(read_pid "$DIR/nodes/$node/anchor.pid")" || return 1
         pid_alive "$(read_pid "$DIR/run/slurmd-$node.pid")" || return 1
@@ -517,7 +628,7 @@ raise_neigh_limits() {
 
 cmd_up() {
     local n=4 task=${GANGWAY_TASK_PLUGIN:-task/none}
-    local cpus=${GANGWAY_CLUSTER_CPUS:-4} i node health_prog="" health_interval=5 prolog="" epilog="" p
+    local cpus=${GANGWAY_CLUSTER_CPUS:-4} i node health_prog="" health_interval=5 prolog="" epilog="" p accounting=0
     while [[ $# -gt 0 ]]; do
         case $1 in
             -n) n=${2:?-n needs a number}; shift 2 ;;
@@ -532,6 +643,7 @@ cmd_up() {
             --health-interval=*) health_interval=${1#*=}; shift ;;
             --prolog=*) prolog=${1#*=}; shift ;;
             --epilog=*) epilog=${1#*=}; shift ;;
+            --accounting) accounting=1; shift ;;
             *) die "up: unknown argument '$1'" ;;
         esac
     done
@@ -560,7 +672,7 @@ cmd_up() {
         command -v "$cmd" >/dev/null || die "'$cmd' not found; install: apt-get install slurmctld slurmd slurm-client iproute2 util-linux"
     done
 
-    if is_up_as "$n" "$task" "$cpus" "$RELEASE" "$health" "$prolog" "$epilog"; then
+    if is_up_as "$n" "$task" "$cpus" "$RELEASE" "$health" "$prolog" "$epilog" "$accounting"; then
         log "already up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task, SLURM $RELEASE"
         return 0
     fi
@@ -572,13 +684,14 @@ cmd_up() {
     fi
     warn_foreign_daemons
 
-    write_config "$n" "$task" "$cpus" "$health" "$prolog" "$epilog"
+    write_config "$n" "$task" "$cpus" "$health" "$prolog" "$epilog" "$accounting"
     # Fresh logs and controller state for each cluster: no stale jobs, and
     # a failing test's logs contain only its cluster's life.
     rm -rf "$DIR/spool" "$DIR"/log/*
     mkdir -p "$DIR/spool/slurmctld"
     for node in $(all_nodes "$n"); do mkdir -p "$DIR/spool/$node"; done
 
+    [[ $accounting = 0 ]] || start_mariadb
     raise_neigh_limits "$n"
     make_bridge "$MGMT_BR" "$MGMT_NET.1/24"
     make_bridge "$DATA_BR" "$DATA_NET.1/24"
@@ -586,19 +699,20 @@ cmd_up() {
         make_node_net "$i"
         start_anchor "$i"
     done
-    printf 'N=%s\nTASK_PLUGIN=%s\nCPUS=%s\nSRC=%s\nSUM=%s\nRELEASE=%s\nROOT=%s\nHEALTH=%s\nPROLOG=%s\nEPILOG=%s\n' "$n" "$task" "$cpus" \
-        "$HERE" "$(source_sum)" "$RELEASE" "$ROOT" "$health" "$prolog" "$epilog" >"$DIR/cluster.state"
+    printf 'N=%s\nTASK_PLUGIN=%s\nCPUS=%s\nSRC=%s\nSUM=%s\nRELEASE=%s\nROOT=%s\nHEALTH=%s\nPROLOG=%s\nEPILOG=%s\nACCOUNTING=%s\n' "$n" "$task" "$cpus" \
+        "$HERE" "$(source_sum)" "$RELEASE" "$ROOT" "$health" "$prolog" "$epilog" "$accounting" >"$DIR/cluster.state"
 
     if [[ -n $ROOT ]]; then
         start_ctl_anchor
         write_client_wrappers
     fi
+    [[ $accounting = 0 ]] || start_slurmdbd
     start_slurmctld
     for node in $(all_nodes "$n"); do start_slurmd "$node"; done
     if ! cmd_wait "$WAIT_TIMEOUT"; then
         die "cluster did not come up; logs in $DIR/log/"
     fi
-    log "up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task, SLURM $RELEASE; source $DIR/env.sh"
+    log "up: $n nodes ($(all_nodes "$n" | head -1)..$(all_nodes "$n" | tail -1)), $cpus CPUs each, $task, SLURM $RELEASE$([[ $accounting = 0 ]] || echo ", slurmdbd"); source $DIR/env.sh"
 }
 
 cmd_status() {
@@ -618,7 +732,7 @@ cmd_exec() {
 }
 
 usage() {
-    sed -n '2,13s/^# \{0,1\}//p' "$0"
+    sed -n '2,14s/^# \{0,1\}//p' "$0"
     exit 2
 }
 

@@ -30,8 +30,11 @@
 #                requeued;
 #   7 healthy    (with the forgeries of case 1) nothing said, no stop kept.
 # Each verdict line must be printed by `gangway postmortem JOB` within 60 s
-# of the job's end, and be the AdminComment of a requeued job (SLURM takes
-# no update of a finished job, on any release: see expect()).
+# of the job's end, and be the job's AdminComment in SLURM's accounting
+# (`sacct -j JOB -o AdminComment`) within 60 s too: the cluster runs slurmdbd
+# (cluster.sh up --accounting, this test's only), and serve sets a finished
+# job's line there (sacctmgr), as SLURM takes no update of a finished job;
+# a requeued job's is also in `scontrol show job` (see expect()).
 # PM_CASES="1 4" runs some only.
 . "$(dirname "$0")/lib.sh"
 $TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
@@ -42,6 +45,7 @@ CLUSTER=$top_srcdir/tests/cluster/cluster.sh
 CASES=${PM_CASES:-1 2 3 4 5 6 7}
 [ -z "${PM_CASES:-}" ] && [ "${GANGWAY_CLUSTER_RELEASE:-22.05}" != 22.05 ] && CASES="1 4 5 6"
 PORT=${GANGWAY_PM_PORT:-19464}
+RELEASE=${GANGWAY_CLUSTER_RELEASE:-22.05}
 URL=http://198.18.0.1:$PORT
 PM=$WORK/pm
 CG=/sys/fs/cgroup/memory/gangway-pm-test
@@ -55,7 +59,8 @@ undo() {
   for d in "$CG"/*/step_0/task_1 "$CG"/*/step_0 "$CG"/*; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
   rmdir "$CG" 2>/dev/null
   for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
-  cp "$GANGWAY_CLUSTER_DIR"/log/slurmctld.log "$GANGWAY_CLUSTER_DIR"/log/slurmd-node*.log "$WORK/" 2>/dev/null
+  cp "$GANGWAY_CLUSTER_DIR"/log/slurmctld.log "$GANGWAY_CLUSTER_DIR"/log/slurmd-node*.log "$GANGWAY_CLUSTER_DIR"/log/slurmdbd*.log \
+    "$GANGWAY_CLUSTER_DIR"/log/mariadb.log "$WORK/" 2>/dev/null
   "$CLUSTER" up >/dev/null 2>&1  # back to the cluster every other test expects: no Epilog
   return 0
 }
@@ -77,8 +82,10 @@ echo "\${SLURM_JOB_ID:-none}" >>'$WORK/log/epilog-done.'\$n
 exit 0
 SH
 chmod 0755 "$WORK/epilog"
-"$CLUSTER" up --epilog="$WORK/epilog" >"$WORK/up.log" 2>&1 \
-  || { echo "FAIL: the cluster did not come up with the Epilog: $(tail -5 "$WORK/up.log")"; exit 1; }
+t_up=$SECONDS
+"$CLUSTER" up --epilog="$WORK/epilog" --accounting >"$WORK/up.log" 2>&1 \
+  || { echo "FAIL: the cluster did not come up with the Epilog and slurmdbd: $(tail -5 "$WORK/up.log")"; exit 1; }
+echo "cluster up with the Epilog and slurmdbd in $((SECONDS - t_up)) s"
 plugstack $SITE_ARGS postmortem_dir=$PM/%n
 "$GANGWAY_BIN" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
   --stops-wait 15 2>"$WORK/serve.log" &
@@ -119,6 +126,33 @@ EOS
 state_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2; }
 restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
 comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* AdminComment=//p' | sed 's/ [A-Z][A-Za-z]*=.*//; s/ *$//'; }
+# acct_comment JOB [first]: the AdminComment of slurmdbd's newest record of
+# JOB (sacct's default), or of its first (-D lists every run's, oldest
+# first: a requeued job's first is the run that stopped, REQUEUED, or
+# FAILED on 26.05).
+acct_comment() {
+  if [ "${2:-}" = first ]; then
+    sacct -n -D -X -P -j "$1" -o AdminComment 2>/dev/null | head -1
+  else
+    sacct -n -X -P -j "$1" -o AdminComment 2>/dev/null | head -1
+  fi
+}
+# in_acct JOB LINE [first]: until that AdminComment is LINE, 60 s after the
+# job's end at most; prints what sacct shows. SLURM 22.05's sacctmgr
+# lowercases what it sets (SchedMD bug 14338, fixed in 23.02): there the line
+# serve sets in slurmdbd's record is LINE in lower case.
+in_acct() {
+  local got
+  while :; do
+    got=$(acct_comment "$1" "${3:-}")
+    echo "$got"
+    if [ "$got" = "$2" ] || { [ "$RELEASE" = 22.05 ] && [ "$got" = "${2,,}" ]; }; then
+      [ $((SECONDS - t_end)) -le 60 ]; return  # found, but late: a failure
+    fi
+    [ $((SECONDS - t_end)) -lt 60 ] || return 1
+    sleep 1
+  done
+}
 # ended JOB: until its first run has ended (its 4 Epilogs done), 240 s at most.
 ended() {
   local n t0=$SECONDS
@@ -131,13 +165,16 @@ ended() {
   return 1
 }
 # expect CASE PATTERN [requeued|kept]: within 60 s of the job's end
-# `gangway postmortem JOB` prints a line matching PATTERN (an ERE), and the
-# job was requeued without node10 (its AdminComment the line), or not.
-# SLURM refuses any update of a finished job, AdminComment's too ("Job has
-# already finished", on 22.05, 24.11 and 26.05 alike), and a job has
-# finished when its Epilogs send: the line reaches every job's user through
-# `gangway postmortem JOB`, and the AdminComment of a requeued one (pending
-# again) is checked below.
+# `gangway postmortem JOB` prints a line matching PATTERN (an ERE), the job
+# was requeued without node10 (its AdminComment in slurmctld the line), or
+# not, and the line is the AdminComment of slurmdbd's record of the job
+# within 60 s of its end. SLURM refuses any update of a finished job,
+# AdminComment's too ("Job has already finished", on 22.05, 24.11 and 26.05
+# alike), and a job has finished when its Epilogs send: serve sets a
+# finished job's line in slurmdbd's record (sacctmgr); a requeued one's, in
+# slurmdbd's record of the run that stopped (before the requeue)
+# and, pending again, in slurmctld, which writes it to the new run's record
+# when that run ends (cancelled below).
 expect() {
   local c=$1 want=$2 rq=${3:-kept} line='' shown='' _
   if ! ended "$job"; then fail "$c: job $job did not end in 240 s ($(state_of "$job"))"; return; fi
@@ -155,13 +192,20 @@ expect() {
       && pass "$c: requeued without $BAD ($exc, Restarts=$(restarts_of "$job"))" \
       || fail "$c: not requeued without $BAD: $exc Restarts=$(restarts_of "$job") $(state_of "$job")"
     # Pending again, the job takes its AdminComment on every release.
-    [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment is the line" \
+    [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment (scontrol show job) is the line" \
       || fail "$c: the requeued job's AdminComment: $(comment_of "$job")"
+    local stopped
+    if stopped=$(in_acct "$job" "$line" first); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -D -j $job: the run that stopped has the line"
+    else fail "$c: sacct -D -j $job, the first run's AdminComment 60 s after the job's end: \"$(tail -1 <<<"$stopped")\"; $(sacct -D -X -P -j "$job" -o State,Submit,AdminComment | tr '\n' ' ')"; fi
   else
     [ "$(restarts_of "$job")" = 0 ] && [ "$exc" != "ExcNodeList=$BAD" ] && pass "$c: not requeued ($(state_of "$job"))" \
       || fail "$c: requeued: $exc Restarts=$(restarts_of "$job")"
   fi
   scancel "$job" 2>/dev/null
+  local acct
+  if [ -z "$line" ]; then fail "$c: no line to look for in sacct"
+  elif acct=$(in_acct "$job" "$line"); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -j $job -o AdminComment: $(tail -1 <<<"$acct")"
+  else fail "$c: sacct -j $job -o AdminComment, 60 s after the job's end: \"$(tail -1 <<<"$acct")\"; serve: $(grep "job $job" "$WORK/serve.log" | tail -2 | tr '\n' ' ')"; fi
   for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
   job=''
 }
@@ -233,6 +277,9 @@ if has 7; then
     sleep 20  # serve's --stops-wait and more: a stop would be said by now
     line=$(comment_of "$job")
     [ -z "$line" ] || [ "$line" = "(null)" ] && pass "7 healthy (with forged records): no AdminComment" || fail "7 healthy: AdminComment \"$line\""
+    line=$(acct_comment "$job")
+    [ -z "$line" ] && [ -n "$(sacct -n -X -j "$job" -o JobID 2>/dev/null)" ] && pass "7 healthy: no AdminComment in slurmdbd's record of the job" \
+      || fail "7 healthy: slurmdbd's record: AdminComment \"$line\", JobID \"$(sacct -n -X -j "$job" -o JobID 2>&1)\""
     shown=$("$GANGWAY_BIN" postmortem "$job" --from "$URL" 2>&1)
     grep -q "stopped by" <<<"$shown" && fail "7 healthy: gangway postmortem says: $shown" || pass "7 healthy: gangway postmortem names no stop: $(head -1 <<<"$shown")"
   else fail "7 healthy: job $job did not end"; fi

@@ -1,7 +1,10 @@
 // sys::Scontrol, gangway's one SLURM client, against a stand-in scontrol
 // (GANGWAY_SCONTROL, as the script tests and the Epilog helper use it): each
 // call's argv exactly (no shell: a reason is one argument whatever it holds),
-// its failures named, and its deadline. And the drain spool's writer.
+// its failures named, and its deadline. sacctmgr likewise (GANGWAY_SACCTMGR),
+// and where the post-mortem's line goes (set_job_line): slurmctld while it
+// takes it, else slurmdbd's record, else nowhere, said. And the drain
+// spool's writer.
 #include "catch_compat.hpp"
 
 #include <stdlib.h>
@@ -11,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "../../lib/env/scontrol_text.hpp"
+#include "../../lib/sys/postmortem/admin_comment.hpp"
 #include "../../lib/sys/slurm/drain_spool.hpp"
 #include "../../lib/sys/slurm/scontrol.hpp"
 #include "temp_dir.hpp"
@@ -88,6 +93,145 @@ TEST_CASE("scontrol client: a hung slurmctld costs the client's timeout, no more
     CHECK_THAT(r.error(), StartsWith("scontrol update JobId=42 ExcNodeList=node10: "));
     CHECK_THAT(r.error(), ContainsSubstring("did not finish within 0.5 s"));
     CHECK(test::file_text(t.path / "argv") == "update\nJobId=42\nExcNodeList=node10\n--\n");  // it had been called
+}
+
+TEST_CASE("scontrol show config: a key's value, whole", "[scontrol]") {
+    const std::string text =
+        "Configuration data as of 2026-11-27T22:00:00\n"
+        "AccountingStorageBackupHost = (null)\n"
+        "AccountingStorageTypeX  = nothing\n"
+        "AccountingStorageType   = accounting_storage/slurmdbd\n"
+        "AccountingStoreFlags    = (null)\n"
+        "ClusterName             = gangway cluster  \n";
+    CHECK(scontrol_config_field(text, "AccountingStorageType") == "accounting_storage/slurmdbd");
+    CHECK(scontrol_config_field(text, "ClusterName") == "gangway cluster");
+    CHECK(scontrol_config_field(text, "AccountingStorageBackupHost").empty());
+    CHECK(scontrol_config_field(text, "AccountingStorage").empty());
+    CHECK(scontrol_config_field(text, "Missing").empty());
+    CHECK(scontrol_config_field("", "ClusterName").empty());
+}
+
+TEST_CASE("sacctmgr client: GANGWAY_SACCTMGR names the program; the line is one argument", "[scontrol]") {
+    ::unsetenv("GANGWAY_SACCTMGR");
+    CHECK(sys::sacctmgr_client(7).path == "sacctmgr");
+    CHECK(sys::sacctmgr_client(7).timeout_s == 7);
+    test::TempDir t;
+    const auto path = t.path / "sacctmgr";
+    std::ofstream(path) << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >>" << (t.path / "argv").string()
+                        << "\necho ' Modified jobs...'\n";
+    ::chmod(path.c_str(), 0755);
+    Env e("GANGWAY_SACCTMGR", path.string());
+    const std::string line = "gangway: job 42 step 0 stopped by n2 (rank 3, local 1): killed by SIGKILL at 12:03:05.210; "
+                             "'q' \"dq\" $(touch pwned) a=b,c";
+    REQUIRE(sys::set_accounting_admin_comment(sys::sacctmgr_client(30), "42", line));
+    CHECK(test::file_text(t.path / "argv") == "-i\nmodify\njob\nwhere\njobid=42\nset\nAdminComment=" + line + "\n");
+    CHECK(!std::filesystem::exists("pwned"));
+}
+
+namespace {
+
+// SLURM as serve meets it after a job's end, in stand-ins: scontrol takes an
+// AdminComment only while dir/pending exists (else "Job has already
+// finished", exit 1) and answers `show config` with dir/storage's
+// AccountingStorageType; sacctmgr refuses (slurmdbd has no record of the
+// job) until it has been called dir/late times, then takes it. Both append
+// their calls to dir/calls.
+struct FinishedJob {
+    test::TempDir t;
+    Env scontrol{"GANGWAY_SCONTROL", write("scontrol", R"SH(case "$1" in
+  update) [ -e "$D/pending" ] && exit 0; echo "slurm_update error: Job has already finished"; exit 1 ;;
+  show) echo "AccountingStorageHost   = dbd"; echo "AccountingStorageType   = $(cat "$D/storage")"; exit 0 ;;
+esac
+exit 2)SH")};
+    Env sacctmgr{"GANGWAY_SACCTMGR", write("sacctmgr", R"SH(n=$(grep -c '^sacctmgr' "$D/calls"); [ "$n" -gt "$(cat "$D/late")" ] && exit 0
+echo " Nothing modified"; exit 1)SH")};
+    explicit FinishedJob(const std::string& storage, int late = 0) {
+        std::ofstream(t.path / "storage") << storage << "\n";
+        std::ofstream(t.path / "late") << late << "\n";
+    }
+    std::string write(const std::string& name, const std::string& body) {
+        const auto path = t.path / name;
+        std::ofstream(path) << "#!/bin/bash\nD=" << t.path.string() << "\necho \"" << name << " $*\" >>\"$D/calls\"\n" << body
+                            << "\n";
+        ::chmod(path.c_str(), 0755);
+        return path.string();
+    }
+    std::string calls() const { return test::file_text(t.path / "calls"); }
+};
+
+const std::string kLine = "gangway: job 42 step 0 stopped by n2 (rank 3, local 1): killed by SIGKILL at 12:03:05.210";
+
+}  // namespace
+
+TEST_CASE("the post-mortem's line: slurmctld's while it takes it (a requeued job, pending)", "[scontrol][admin-comment]") {
+    FinishedJob slurm("accounting_storage/slurmdbd");
+    std::ofstream(slurm.t.path / "pending");
+    std::vector<std::string> said;
+    CHECK(sys::postmortem::set_job_line(sys::scontrol_client(30), sys::sacctmgr_client(30), "42", kLine,
+                                        [&](const std::string& l) { said.push_back(l); }) == sys::postmortem::LinePlace::slurmctld);
+    CHECK(slurm.calls() == "scontrol update JobId=42 AdminComment=" + kLine + "\n");
+    CHECK(said.empty());
+}
+
+TEST_CASE("the post-mortem's line: a finished job's goes to slurmdbd's record, asked again until it has the job",
+          "[scontrol][admin-comment]") {
+    FinishedJob slurm("accounting_storage/slurmdbd", 2);
+    std::vector<std::string> said;
+    CHECK(sys::postmortem::set_job_line(sys::scontrol_client(30), sys::sacctmgr_client(30), "42", kLine,
+                                        [&](const std::string& l) { said.push_back(l); }, {5, 0}) ==
+          sys::postmortem::LinePlace::accounting);
+    const std::string modify = "sacctmgr -i modify job where jobid=42 set AdminComment=" + kLine + "\n";
+    CHECK(slurm.calls() == "scontrol update JobId=42 AdminComment=" + kLine + "\nscontrol show config\n" + modify + modify + modify);
+    REQUIRE(said.size() == 1);
+    CHECK_THAT(said[0], ContainsSubstring("sacct -j 42 -o AdminComment, at try 3"));
+}
+
+TEST_CASE("the post-mortem's line: slurmdbd never has the job: bounded, said", "[scontrol][admin-comment]") {
+    FinishedJob slurm("accounting_storage/slurmdbd", 100);
+    std::vector<std::string> said;
+    CHECK(sys::postmortem::set_job_line(sys::scontrol_client(30), sys::sacctmgr_client(30), "42", kLine,
+                                        [&](const std::string& l) { said.push_back(l); }, {4, 0}) ==
+          sys::postmortem::LinePlace::nowhere);
+    std::size_t tries = 0;
+    for (std::size_t p = 0; (p = slurm.calls().find("\nsacctmgr ", p)) != std::string::npos; ++p) ++tries;
+    CHECK(tries == 4);
+    REQUIRE(said.size() == 1);
+    CHECK(said[0] == "job 42: AdminComment not set: scontrol update JobId=42 AdminComment=... failed (exit 1): slurm_update error: "
+                     "Job has already finished; and slurmdbd's record, 4 tries: sacctmgr -i modify job where jobid=42 set "
+                     "AdminComment=... failed (exit 1):  Nothing modified");
+}
+
+TEST_CASE("the post-mortem's line: a site without slurmdbd: one line says where the line is", "[scontrol][admin-comment]") {
+    FinishedJob slurm("accounting_storage/none");
+    std::vector<std::string> said;
+    CHECK(sys::postmortem::set_job_line(sys::scontrol_client(30), sys::sacctmgr_client(30), "42", kLine,
+                                        [&](const std::string& l) { said.push_back(l); }) == sys::postmortem::LinePlace::nowhere);
+    CHECK(slurm.calls() == "scontrol update JobId=42 AdminComment=" + kLine + "\nscontrol show config\n");  // no sacctmgr
+    REQUIRE(said.size() == 1);
+    CHECK_THAT(said[0], StartsWith("job 42: the line is only in `gangway postmortem 42` and `gangway fleet stops`: "));
+    CHECK_THAT(said[0], ContainsSubstring("AccountingStorageType=accounting_storage/none"));
+    CHECK_THAT(said[0], ContainsSubstring("slurmdbd's record of the job would keep it"));
+}
+
+TEST_CASE("the post-mortem's line: before a requeue, slurmdbd's record of the run that stopped; without slurmdbd, nothing said",
+          "[scontrol][admin-comment]") {
+    {
+        FinishedJob slurm("accounting_storage/slurmdbd");
+        std::vector<std::string> said;
+        CHECK(sys::postmortem::set_stopped_run_line(sys::scontrol_client(30), sys::sacctmgr_client(30), "42", kLine,
+                                                    [&](const std::string& l) { said.push_back(l); }) ==
+              sys::postmortem::LinePlace::accounting);
+        CHECK(slurm.calls() == "scontrol show config\nsacctmgr -i modify job where jobid=42 set AdminComment=" + kLine + "\n");
+        REQUIRE(said.size() == 1);
+        CHECK(said[0] == "job 42: the line is the AdminComment of slurmdbd's record of the run that stopped (sacct -D -j 42 -o AdminComment)");
+    }
+    FinishedJob slurm("accounting_storage/none");
+    std::vector<std::string> said;
+    CHECK(sys::postmortem::set_stopped_run_line(sys::scontrol_client(30), sys::sacctmgr_client(30), "42", kLine,
+                                                [&](const std::string& l) { said.push_back(l); }) ==
+          sys::postmortem::LinePlace::nowhere);
+    CHECK(slurm.calls() == "scontrol show config\n");
+    CHECK(said.empty());
 }
 
 TEST_CASE("drain spool: one request file, whole, readable by the Epilog", "[scontrol]") {

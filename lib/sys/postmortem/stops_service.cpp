@@ -12,6 +12,7 @@
 #include "../../env/hostlist.hpp"
 #include "../../env/scontrol_text.hpp"
 #include "../../postmortem/resume.hpp"
+#include "admin_comment.hpp"
 #include "stops_auth.hpp"
 #include "../../postmortem/verdict.hpp"
 #include "../../preflight/requeue.hpp"
@@ -200,9 +201,13 @@ void StopsService::deliver(pm::GatheredJob g) {
     // its exclusion), then excluded from the node, then released; its line
     // is set after, while it is pending. The requeue is refused while the
     // job is still completing (the last Epilogs): tried for up to 20 s.
+    // The run that stopped keeps its line in slurmdbd's record, set before
+    // the requeue starts a new record of the job.
     bool requeued = false;
     const bool requeue = pm::should_requeue(v, g.records);
+    LinePlace stopped_run = LinePlace::nowhere;
     if (requeue) {
+        stopped_run = set_stopped_run_line(settings_.scontrol, settings_.sacctmgr, job, line, log);
         auto shown = show_job(settings_.scontrol, job);
         Result<void> held = Failure{shown ? std::string() : shown.error()};
         for (int i = 0; shown && i < 20; ++i) {
@@ -219,7 +224,12 @@ void StopsService::deliver(pm::GatheredJob g) {
             log("job " + job + ": requeued without " + v.node);
         }
     }
-    if (auto r = set_admin_comment(settings_.scontrol, job, line); !r) log("job " + job + ": " + r.error());
+    // A job requeued above is pending: slurmctld takes its line (and writes it
+    // to the new run's record when that run ends). Any other has finished:
+    // slurmdbd's record takes it where the site keeps one (done above when a
+    // requeue was tried and refused).
+    if (requeued || stopped_run != LinePlace::accounting)
+        set_job_line(settings_.scontrol, settings_.sacctmgr, job, line, log);
 
     if (requeue) {
         // The drain, under the cap: nodes drained for this job before count.

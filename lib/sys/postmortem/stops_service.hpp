@@ -4,7 +4,9 @@
 // have all sent, or --stops-wait seconds after the first did, judges the
 // job on a thread of its own (SLURM's calls take seconds; the server's
 // thread never waits for them) and delivers the verdict:
-//   - the job's AdminComment is set to the line;
+//   - the job's AdminComment is set to the line (admin_comment.hpp: through
+//     slurmctld while it takes it, else slurmdbd's record where the site
+//     keeps accounting);
 //   - the verdict and its timeline go to the fleet store's stops table;
 //   - a node-class cause in a step run with --gangway-on-fail=requeue:
 //     the job is requeued without the node, and the node drained under the
@@ -33,6 +35,7 @@ struct StopsSettings {
     gangway::postmortem::GatherLimits limits;
     std::size_t drain_max = 2;  // today's cap (GANGWAY_DRAIN_MAX's default); 0: no drains
     Scontrol scontrol;          // scontrol_client(): GANGWAY_SCONTROL for the tests' stand-in
+    Sacctmgr sacctmgr;          // sacctmgr_client(): GANGWAY_SACCTMGR likewise
 };
 
 class StopsService {

@@ -12,6 +12,32 @@ Result<void> done(const Result<std::string>& r) {
     return {};
 }
 
+// done(), with `text` (a long argument: the post-mortem's line, which serve
+// logs on its own) shown as "..." in the Failure that names the call.
+Result<void> done_eliding(const Result<std::string>& r, const std::string& text) {
+    if (r) return {};
+    std::string e = r.error();
+    if (const auto p = text.empty() ? std::string::npos : e.find(text); p != std::string::npos) e.replace(p, text.size(), "...");
+    return Failure{e};
+}
+
+// A SLURM client's call: `name` (scontrol, sacctmgr) names it in a Failure.
+Result<std::string> client_call(const std::string& name, const std::string& path, double timeout_s,
+                                const std::vector<std::string>& args) {
+    std::vector<std::string> argv{path};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = run_command(argv, timeout_s);
+    const std::string what = join(args, " ");
+    if (!r) return Failure{name + " " + what + ": " + r.error()};
+    if (r->status != 0) {
+        std::string out(trim_right(r->output));
+        for (auto& c : out)
+            if (c == '\n') c = ' ';
+        return Failure{name + " " + what + " failed (exit " + std::to_string(r->status) + "): " + out.substr(0, 200)};
+    }
+    return r->output;
+}
+
 }  // namespace
 
 Scontrol scontrol_client(double timeout_s) {
@@ -23,18 +49,7 @@ Scontrol scontrol_client(double timeout_s) {
 }
 
 Result<std::string> scontrol_call(const Scontrol& s, const std::vector<std::string>& args) {
-    std::vector<std::string> argv{s.path};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const auto r = run_command(argv, s.timeout_s);
-    const std::string what = join(args, " ");
-    if (!r) return Failure{"scontrol " + what + ": " + r.error()};
-    if (r->status != 0) {
-        std::string out(trim_right(r->output));
-        for (auto& c : out)
-            if (c == '\n') c = ' ';
-        return Failure{"scontrol " + what + " failed (exit " + std::to_string(r->status) + "): " + out.substr(0, 200)};
-    }
-    return r->output;
+    return client_call("scontrol", s.path, s.timeout_s, args);
 }
 
 Result<std::string> show_node(const Scontrol& s, const std::string& node) { return scontrol_call(s, {"show", "node", node}); }
@@ -60,9 +75,28 @@ Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std:
 }
 
 Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const std::string& text) {
-    return done(scontrol_call(s, {"update", "JobId=" + job, "AdminComment=" + text}));
+    return done_eliding(scontrol_call(s, {"update", "JobId=" + job, "AdminComment=" + text}), text);
 }
 
 Result<std::string> show_nodes(const Scontrol& s) { return scontrol_call(s, {"-o", "show", "node"}); }
+
+Result<std::string> show_config(const Scontrol& s) { return scontrol_call(s, {"show", "config"}); }
+
+Sacctmgr sacctmgr_client(double timeout_s) {
+    Sacctmgr s;
+    s.path = env_or("GANGWAY_SACCTMGR", "sacctmgr");
+    if (s.path.empty()) s.path = "sacctmgr";
+    s.timeout_s = timeout_s;
+    return s;
+}
+
+Result<std::string> sacctmgr_call(const Sacctmgr& s, const std::vector<std::string>& args) {
+    return client_call("sacctmgr", s.path, s.timeout_s, args);
+}
+
+Result<void> set_accounting_admin_comment(const Sacctmgr& s, const std::string& job, const std::string& text) {
+    // -i: commit at once (no question on a terminal that is not there).
+    return done_eliding(sacctmgr_call(s, {"-i", "modify", "job", "where", "jobid=" + job, "set", "AdminComment=" + text}), text);
+}
 
 }  // namespace gangway::sys

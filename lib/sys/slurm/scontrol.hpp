@@ -1,5 +1,5 @@
 // gangway's one SLURM client: every call to slurmctld goes through `scontrol`
-// here, as argv (never a shell, so a reason or a node list is one argument
+// here, and every call to slurmdbd through `sacctmgr`, as argv (never a shell, so a reason or a node list is one argument
 // whatever it holds), with the client's deadline (sys::run_command: TERM,
 // then KILL, to scontrol's process group). A node or a job step that cannot
 // reach slurmctld (slurmd not yet registered, the controller down) gets a
@@ -50,9 +50,38 @@ Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std:
 
 // `scontrol update JobId=JOB AdminComment=TEXT` (root or SlurmUser only;
 // the job's user reads it with scontrol show job and sacct). TEXT is passed
-// as one argument: callers make it one printable line.
+// as one argument: callers make it one printable line. A Failure shows TEXT
+// as "..." (serve logs the line on its own).
 Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const std::string& text);
 // `scontrol -o show node`'s text: every node, one a line.
 Result<std::string> show_nodes(const Scontrol& s);
+// `scontrol show config`'s text (`Key = Value` lines).
+Result<std::string> show_config(const Scontrol& s);
+
+// slurmdbd's client, for what slurmctld no longer holds: a finished job.
+struct Sacctmgr {
+    std::string path = "sacctmgr";
+    double timeout_s = 10;  // each call's
+};
+
+// GANGWAY_SACCTMGR names the program when set (the tests' stand-in), else
+// `sacctmgr` from PATH.
+Sacctmgr sacctmgr_client(double timeout_s);
+
+// `sacctmgr ARGS...`, as scontrol_call: its output when it exits 0, else a
+// Failure naming the call.
+Result<std::string> sacctmgr_call(const Sacctmgr& s, const std::vector<std::string>& args);
+
+// `sacctmgr -i modify job where jobid=JOB set AdminComment=TEXT`: the
+// AdminComment of the job's newest record in slurmdbd (the site's accounting),
+// which `sacct -j JOB -o AdminComment` shows. SLURM takes it for a job that
+// has finished, which `scontrol update` refuses (since SLURM 22.05; root,
+// SlurmUser or an AdminLevel=Operator account only). TEXT is one argument,
+// which sacctmgr takes whole (blanks, ',', '=', '(' included) but for a
+// quote, ' or ", which it turns into '`'; SLURM 22.05's sacctmgr also
+// lowercases it (SchedMD bug 14338, fixed in 23.02). It fails when slurmdbd
+// has no record of the job (yet): slurmctld sends it while the job runs,
+// queued while slurmdbd is away. A Failure shows TEXT as "...".
+Result<void> set_accounting_admin_comment(const Sacctmgr& s, const std::string& job, const std::string& text);
 
 }  // namespace gangway::sys
