@@ -134,7 +134,7 @@ private:
         // back at the close: an object's pairs have const keys, so a
         // shrink copies each value, nested trees included.
         if (t == json::value_t::object && like) j->get_ref<json::object_t&>().reserve(like);
-        Level level{j};
+        Level level{j, 0, 0, {}};
         // An array of the top-level object: named by its key, the last the top-level object got.
         if (stack_.size() == 1 && t == json::value_t::array) level.name = stack_.back().j->get_ref<json::object_t&>().back().first;
         stack_.push_back(level);

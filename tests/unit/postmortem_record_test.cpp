@@ -52,7 +52,7 @@ NodeRecord sample_record() {
     r.tasks.push_back(other);
     r.evidence = {{r.window_start_ns + 5, Sign::gpu_xid, "0000:17:00.0", 79, 0, "NVRM: Xid (PCI:0000:17:00): 79, pid=123"},
                   {r.window_start_ns + 9, Sign::oom_kill, "", 0, 41'000, "Out of memory: Killed process 41000 (python)"}};
-    r.dumps = {{5, {1, 2, 3}, {1, 2}, "RuntimeError: boom"}, {4, {}, {}, ""}};
+    r.dumps = {{5, {1, 2, 3}, {1, 2}, "RuntimeError: boom", ""}, {4, {}, {}, "", "tp0"}};
     return r;
 }
 
@@ -180,6 +180,7 @@ TEST_CASE("a node's record: JSON round-trips", "[postmortem][record]") {
     CHECK(b.dumps[0].entered == std::vector<std::uint64_t>{1, 2, 3});
     CHECK(b.dumps[0].completed == std::vector<std::uint64_t>{1, 2});
     CHECK(b.dumps[0].exception == "RuntimeError: boom");
+    CHECK(b.dumps[1].group == "tp0");  // a dump's process group round-trips
     CHECK(to_json(b) == j);
     // Every sign has its name and back.
     for (int i = 0; i <= int(Sign::retired_pages); ++i) CHECK(parse_sign(to_string(Sign(i))) == Sign(i));
@@ -254,7 +255,7 @@ TEST_CASE("a node's record: the limits hold, at the value that crosses them", "[
     r.evidence[0].text = std::string(kMaxEvidenceText + 1, 'x');
     CHECK_THROWS_WITH(parse_node_record(to_json(r)), ContainsSubstring("\"evidence[0].text\" of 201 bytes"));
     r = sample_record();
-    r.dumps.assign(300, RankDump{1, std::vector<std::uint64_t>(kMaxSeqs, 1), std::vector<std::uint64_t>(kMaxSeqs, 1), ""});
+    r.dumps.assign(300, RankDump{1, std::vector<std::uint64_t>(kMaxSeqs, 1), std::vector<std::uint64_t>(kMaxSeqs, 1), "", ""});
     CHECK_THROWS_WITH(parse_node_record(to_json(r)), ContainsSubstring("sequence numbers in all"));
     // Too big, too deep, too long a string: refused before anything is built.
     CHECK_THROWS_WITH(parse_node_record(std::string(kMaxRecordBytes + 1, ' ')), ContainsSubstring("over the limit"));

@@ -413,7 +413,7 @@ TEST_CASE("hostile: what a user's processes wrote names no node", "[postmortem][
         // n01's user forges rank 6 (n04's) as stuck; n04's own dump of rank 6 is gone.
         auto& n4 = j.node("n04").dumps;
         n4.erase(n4.begin());
-        j.node("n01").dumps.push_back(RankDump{6, {1, 2, 3}, {}, ""});
+        j.node("n01").dumps.push_back(RankDump{6, {1, 2, 3}, {}, "", ""});
         const Verdict v = j.judge();
         CHECK(v.cause == Cause::hang);
         CHECK(v.hang_ranks.empty());
@@ -482,7 +482,7 @@ TEST_CASE("hostile: each case with the user's forged dumps blames no other node"
         // the job's ranks claimed stuck at collective 0, and the node's own ranks too.
         for (auto& r : recs) {
             for (auto& d : r.dumps) d.exception = "RuntimeError: NCCL error on gpu000: Xid 79, link down on gpu000";
-            for (std::uint32_t rank = 0; rank < 8; ++rank) r.dumps.push_back(RankDump{rank, {0}, {}, "forged on gpu000"});
+            for (std::uint32_t rank = 0; rank < 8; ++rank) r.dumps.push_back(RankDump{rank, {0}, {}, "forged on gpu000", ""});
         }
         const Verdict forged = postmortem::judge(recs, {});
         INFO(int(sc) << ": honest: " << render_line(honest) << "\nforged: " << render_line(forged));
