@@ -14,7 +14,7 @@
 #include "../lib/fleet/report_schema.hpp"
 #include "../lib/health/check_mode.hpp"
 #include "../lib/health/render.hpp"
-#include "../lib/health/site_conf.hpp"
+#include "../lib/sys/health/site_file.hpp"
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/health/log.hpp"
 #include "../lib/sys/health/node_check.hpp"
@@ -129,20 +129,17 @@ int cmd_node_check(int argc, char** argv) {
     }
     const auto started = std::chrono::steady_clock::now();
     // The site file: a missing default is no site file; a named one must be there.
-    health::SiteConf conf;
-    conf.xids = health::kDefaultXids;
-    if (const auto text = sys::read_config_file(a.config)) {
-        try {
-            conf = health::parse_site_conf(*text, a.config);
-        } catch (const Error& e) {
-            complain(a.mode, e.what());
-            complain(a.mode, "not checking: fix " + a.config + " (node-check.conf(5) lists its keys)");
-            return health::exit_code(a.mode, NotChecked::bad_site_file);
-        }
-    } else if (a.config_named || ::access(a.config.c_str(), F_OK) == 0) {
+    const auto site = sys::read_site_file(a.config, a.config_named);
+    if (site.problem == sys::SiteFileProblem::invalid) {
+        complain(a.mode, site.why);
+        complain(a.mode, "not checking: fix " + a.config + " (node-check.conf(5) lists its keys)");
+        return health::exit_code(a.mode, NotChecked::bad_site_file);
+    }
+    if (site.problem == sys::SiteFileProblem::unreadable) {
         complain(a.mode, "cannot read " + a.config + "; not checking");
         return health::exit_code(a.mode, NotChecked::bad_site_file);
     }
+    const health::SiteConf& conf = site.conf;
     const std::string state_path = a.state.empty() ? conf.state_file : a.state;
     const bool writes_state = health::writes_state(a.mode, !a.state.empty());
 

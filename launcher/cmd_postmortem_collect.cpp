@@ -5,8 +5,6 @@
 // postmortem_dir= (lib/sys/postmortem/collect), keeps them as node.json
 // there, and sends the record to the site's collector (`gangway fleet serve
 // --stops-key`) when --to names it.
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,8 +13,7 @@
 #include "../lib/base/text.hpp"
 #include "../lib/env/config.hpp"
 #include "../lib/env/hostlist.hpp"
-#include "../lib/health/site_conf.hpp"
-#include "../lib/sys/node/file.hpp"
+#include "../lib/sys/health/site_file.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/process_env.hpp"
@@ -152,16 +149,13 @@ int cmd_postmortem_collect(int argc, char** argv) {
     // The site's Xids, as the node check reads them. A file that cannot be
     // read or parsed costs no evidence: the Epilog keeps the record with the
     // default list and says so in one line.
-    if (const auto text = sys::read_config_file(config)) {
-        try {
-            in.site = health::parse_site_conf(*text, config);
-        } catch (const Error& e) {
-            std::fprintf(stderr, "gangway postmortem collect: %s; the default Xids are used: fix %s (node-check.conf(5))\n",
-                         e.what(), config.c_str());
-        }
-    } else if (config_named || ::access(config.c_str(), F_OK) == 0) {
-        std::fprintf(stderr, "gangway postmortem collect: %s; the default Xids are used\n", text.error().c_str());
-    }
+    const auto site = sys::read_site_file(config, config_named);
+    in.site = site.conf;
+    if (site.problem == sys::SiteFileProblem::invalid)
+        std::fprintf(stderr, "gangway postmortem collect: %s; the default Xids are used: fix %s (node-check.conf(5))\n",
+                     site.why.c_str(), config.c_str());
+    else if (site.problem == sys::SiteFileProblem::unreadable)
+        std::fprintf(stderr, "gangway postmortem collect: %s; the default Xids are used\n", site.why.c_str());
     if (const auto uid = parse_uint<std::uint32_t>(sys::env_or("SLURM_JOB_UID"))) in.job_uid = *uid;
     auto got = sys::postmortem::collect_node_record(in);
     if (!got) {

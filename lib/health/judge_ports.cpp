@@ -13,8 +13,6 @@ std::string g(double x) {
     return b;
 }
 
-std::string name(const verbs::Port& p) { return p.hca + "/" + std::to_string(p.port); }
-
 }  // namespace
 
 std::vector<Record> judge_ports(const std::vector<PortFacts>& ports, std::optional<double> site_rate) {
@@ -25,7 +23,7 @@ std::vector<Record> judge_ports(const std::vector<PortFacts>& ports, std::option
     std::vector<Record> out;
     for (const auto& f : ports) {
         const auto& p = f.port;
-        const std::string n = name(p);
+        const std::string n = verbs::port_name(p);
         const std::string state = p.state_name.empty() ? "unknown" : p.state_name;
         Record st{Check::port_state, n, state, "", "ACTIVE", Status::ok, "", false};
         if (p.state != 4) {
@@ -58,7 +56,7 @@ std::vector<Record> judge_ports(const std::vector<PortFacts>& ports, std::option
 std::map<std::string, std::uint64_t> counter_values(const std::vector<PortFacts>& ports) {
     std::map<std::string, std::uint64_t> out;
     for (const auto& f : ports)
-        for (const auto& [k, v] : f.counters) out[name(f.port) + " " + k] = v;
+        for (const auto& [k, v] : f.counters) out[verbs::port_name(f.port) + " " + k] = v;
     return out;
 }
 
@@ -69,7 +67,7 @@ std::vector<Record> judge_counters(const std::vector<PortFacts>& ports, const st
         for (const char* k : kErrorCounters) {
             const auto it = f.counters.find(k);
             if (it == f.counters.end()) continue;
-            const std::string dev = name(f.port) + " " + k;
+            const std::string dev = verbs::port_name(f.port) + " " + k;
             const std::uint64_t max = std::string(k) == "symbol_error" ? c.symbol_error_max
                                       : std::string(k) == "link_downed" ? c.link_downed_max
                                                                         : c.link_error_recovery_max;

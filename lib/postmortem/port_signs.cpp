@@ -7,17 +7,10 @@
 #include "../health/judge.hpp"
 
 namespace gangway::postmortem {
-namespace {
-
-constexpr int kActive = 4;  // sysfs ports/N/state "4: ACTIVE"
-
-std::string port_name(const verbs::Port& p) { return p.hca + "/" + std::to_string(p.port); }
-
-}  // namespace
 
 PortSnapshot port_snapshot(const std::vector<health::PortFacts>& ports) {
     PortSnapshot s = health::counter_values(ports);
-    for (const auto& f : ports) s[port_name(f.port) + " active"] = f.port.state == kActive ? 1 : 0;
+    for (const auto& f : ports) s[verbs::port_name(f.port) + " active"] = f.port.state == verbs::kPortActive ? 1 : 0;
     return s;
 }
 
@@ -56,9 +49,9 @@ std::vector<Evidence> port_signs(const PortSnapshot& start, const std::vector<he
         out.push_back(std::move(e));
     };
     for (const auto& f : now) {
-        const std::string name = port_name(f.port);
+        const std::string name = verbs::port_name(f.port);
         const auto was = start.find(name + " active");
-        if (was != start.end() && was->second == 1 && f.port.state != kActive)
+        if (was != start.end() && was->second == 1 && f.port.state != verbs::kPortActive)
             add(Sign::link_down, name, 0,
                 name + " was ACTIVE at the job's start and is " + (f.port.state_name.empty() ? "not" : f.port.state_name) +
                     " at its end");

@@ -172,12 +172,14 @@ QpInfo qp_info_from_kv(const preflight::Kv& kv, const std::string& p) {
     return q;
 }
 
-bool port_up(const Port& p) { return p.state == 4 && p.phys_state == 5; }
+bool port_up(const Port& p) { return p.state == kPortActive && p.phys_state == kPhysLinkUp; }
+
+std::string port_name(const Port& p) { return p.hca + "/" + std::to_string(p.port); }
 
 BestRate best_active_rate(const std::vector<Port>& ports) {
     BestRate b;
     for (const auto& p : ports)
-        if (p.state == 4) {
+        if (p.state == kPortActive) {
             b.gbps = std::max(b.gbps, p.rate_gbps);
             b.width = std::max(b.width, p.width);
         }
@@ -190,13 +192,13 @@ std::vector<PortVerdict> judge_ports(const std::vector<Port>& ports, std::option
     std::vector<PortVerdict> out;
     for (const auto& p : ports) {
         PortVerdict v;
-        v.name = p.hca + "/" + std::to_string(p.port);
-        if (p.state != 4) {
+        v.name = port_name(p);
+        if (p.state != kPortActive) {
             v.usable = false;
             v.problems.push_back("port is " + (p.state_name.empty() ? std::string("in an unknown state") : p.state_name) +
                                  ", not ACTIVE" + (p.state == 2 ? " (INIT: no subnet manager has configured it)" : ""));
         }
-        if (p.phys_state != 5) {
+        if (p.phys_state != kPhysLinkUp) {
             v.usable = false;
             v.problems.push_back("physical link is " + (p.phys_name.empty() ? std::string("unknown") : p.phys_name) +
                                  ", not LinkUp (cable, transceiver or switch port)");

@@ -51,7 +51,10 @@ bool zero_gid(const std::string& gid);
 // ::ffff:a.b.c.d, i.e. an IPv4 address in a RoCE GID.
 bool ipv4_mapped(const std::string& gid);
 bool roce(const Port& p);  // link layer Ethernet
+inline constexpr int kPortActive = 4, kPhysLinkUp = 5;  // sysfs "4: ACTIVE", "5: LinkUp"
 bool port_up(const Port& p);  // ACTIVE and LinkUp: may carry RDMA traffic
+// "mlx5_0/1": a port's one name in every report, record and counter key.
+std::string port_name(const Port& p);
 
 // The GID index for the test: the given one (site/user) when the table has it;
 // IB: 0; RoCE: the first RoCE v2 GID with an IPv4 address (what NCCL prefers),

@@ -31,7 +31,7 @@ StageOutcome run_rdma_loopback(const std::vector<verbs::Port>& ports, const Loop
     unsigned tested = 0;
     for (const auto& p : ports) {
         if (!verbs::port_up(p)) continue;  // the port checks name it already
-        const std::string name = p.hca + "/" + std::to_string(p.port);
+        const std::string name = verbs::port_name(p);
         std::string why;
         const auto gid = verbs::choose_gid(p, o.t.gid_index, why);
         if (!gid) {

@@ -7,12 +7,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <future>
-#include <memory>
 #include <system_error>
-#include <thread>
 
 #include "../../base/text.hpp"
+#include "../stages/stage.hpp"
 
 namespace gangway::sys {
 
@@ -74,16 +72,14 @@ Result<std::string> lookup(const std::string& host) {
 Result<std::string> address_of(const std::string& host, Deadline d) {
     in6_addr probe{};
     if (::inet_pton(AF_INET, host.c_str(), &probe) == 1 || ::inet_pton(AF_INET6, host.c_str(), &probe) == 1) return host;
-    auto task = std::make_shared<std::packaged_task<Result<std::string>()>>([host] { return lookup(host); });
-    auto answer = task->get_future();
     try {
-        std::thread([task] { (*task)(); }).detach();
+        // The one wait for a call that cannot be interrupted (stage.hpp).
+        auto got = within<Result<std::string>>(ms_left(d) / 1000.0, [host] { return lookup(host); });
+        if (!got) return Failure{"cannot look up " + excerpt(host) + ": no answer from the resolver within the deadline (give an address)"};
+        return std::move(*got);
     } catch (const std::system_error& e) {
         return Failure{"cannot look up " + excerpt(host) + ": no thread for it (" + e.what() + ")"};
     }
-    if (answer.wait_until(d) != std::future_status::ready)
-        return Failure{"cannot look up " + excerpt(host) + ": no answer from the resolver within the deadline (give an address)"};
-    return answer.get();
 }
 
 }  // namespace

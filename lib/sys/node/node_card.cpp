@@ -43,7 +43,7 @@ std::vector<preflight::Nic> read_nics(const std::string& root) {
     // The ports from the one RDMA port reader, only what a card compares.
     for (const auto& p : read_ib_ports(root, {}, PortDetail::brief)) {
         preflight::Nic n;
-        n.name = p.hca + "/" + std::to_string(p.port);
+        n.name = verbs::port_name(p);
         n.kind = "ib";
         // "4: ACTIVE" -> ACTIVE; rate "400 Gb/sec (4X NDR)" -> 400000
         n.state = p.state_name.empty() ? "unknown" : p.state_name;

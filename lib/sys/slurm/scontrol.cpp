@@ -21,6 +21,13 @@ Result<void> done_eliding(const Result<std::string>& r, const std::string& text)
     return Failure{e};
 }
 
+// A SLURM client's program: the variable's (a test's stand-in) when set, else
+// `name` from PATH.
+std::string client_program(const char* variable, const char* name) {
+    std::string path = env_or(variable, name);
+    return path.empty() ? name : path;
+}
+
 // A SLURM client's call: `name` (scontrol, sacctmgr) names it in a Failure.
 Result<std::string> client_call(const std::string& name, const std::string& path, double timeout_s,
                                 const std::vector<std::string>& args) {
@@ -41,11 +48,7 @@ Result<std::string> client_call(const std::string& name, const std::string& path
 }  // namespace
 
 Scontrol scontrol_client(double timeout_s) {
-    Scontrol s;
-    s.path = env_or("GANGWAY_SCONTROL", "scontrol");
-    if (s.path.empty()) s.path = "scontrol";
-    s.timeout_s = timeout_s;
-    return s;
+    return Scontrol{client_program("GANGWAY_SCONTROL", "scontrol"), timeout_s};
 }
 
 Result<std::string> scontrol_call(const Scontrol& s, const std::vector<std::string>& args) {
@@ -83,11 +86,7 @@ Result<std::string> show_nodes(const Scontrol& s) { return scontrol_call(s, {"-o
 Result<std::string> show_config(const Scontrol& s) { return scontrol_call(s, {"show", "config"}); }
 
 Sacctmgr sacctmgr_client(double timeout_s) {
-    Sacctmgr s;
-    s.path = env_or("GANGWAY_SACCTMGR", "sacctmgr");
-    if (s.path.empty()) s.path = "sacctmgr";
-    s.timeout_s = timeout_s;
-    return s;
+    return Sacctmgr{client_program("GANGWAY_SACCTMGR", "sacctmgr"), timeout_s};
 }
 
 Result<std::string> sacctmgr_call(const Sacctmgr& s, const std::vector<std::string>& args) {

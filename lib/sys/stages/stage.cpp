@@ -25,7 +25,7 @@ void add_device_records(const StageOutcome& o, unsigned node, preflight::Report&
     for (const auto& g : o.gpus) rep.gpus.push_back(gpu_record(node, g));
     for (const auto& r : o.nccl_runs) rep.nccl.push_back(nccl_record(node, r));
     for (const auto& p : o.ports)
-        rep.ports.push_back({node, p.hca + "/" + std::to_string(p.port), p.rate_gbps, verbs::port_up(p)});
+        rep.ports.push_back({node, verbs::port_name(p), p.rate_gbps, verbs::port_up(p)});
 }
 
 StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, double seconds) {

@@ -162,7 +162,7 @@ Result<std::unique_ptr<RdmaEndpoint>> RdmaEndpoint::open(const verbs::Port& port
     p_->v = ibv(why);
     if (!p_->v) return Failure{why};
     const Ibv& v = *p_->v;
-    const std::string name = port.hca + "/" + std::to_string(port.port);
+    const std::string name = verbs::port_name(port);
     p_->port = port;
     p_->gid_index = gid_index;
     if (!(p_->ctx = open_hca(v, port.hca))) return Failure{"cannot open " + port.hca + " (no such HCA, or no permission on /dev/infiniband)"};
