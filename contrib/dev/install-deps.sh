@@ -26,6 +26,8 @@ pkgs=(
   clang libclang-rt-dev
   # man pages are checked for warnings
   man-db groff-base
+  # the heatmap rendered as a viewer shows it (tests/heatmap_render.sh)
+  librsvg2-bin fonts-dejavu-core python3-pil
   # the Debian package (contrib/dev/build-deb.sh) and the doctor test's ELF patching
   debhelper dpkg-dev fakeroot python3
   # the Debian roots of the other SLURM releases (contrib/dev/root.sh)

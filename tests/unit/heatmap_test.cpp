@@ -3,6 +3,8 @@
 #include "catch_compat.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 
 #include "../../lib/fleet/report_schema.hpp"
 #include "../../lib/preflight/report.hpp"
@@ -99,8 +101,8 @@ TEST_CASE("heatmap up to 128 nodes: one cell per measured pair, the grid drawn o
     CHECK(svg.find("TCP, data network: gpu-node00000 -> gpu-node00104: x") != std::string::npos);  // 1000 % 128
     CHECK(svg.find("TCP, data network: not measured") != std::string::npos);
     // Cells for the measured pairs (2 per node) and the failed one, the diagonal, the grid (its pattern and
-    // its rectangle) and the background: O(nodes), not 128².
-    CHECK(count(svg, "<rect ") == 128 * 2 + 1 + 128 + 2 + 1);
+    // its rectangle), the background and the colour scale's two: O(nodes), not 128².
+    CHECK(count(svg, "<rect ") == 128 * 2 + 1 + 128 + 2 + 1 + 2);
     CHECK(svg.size() < 512 * 1024);
     // Every node's label; the slow one in red.
     CHECK(svg.find("fill=\"#c00000\">gpu-node00007</text>") != std::string::npos);
@@ -127,4 +129,95 @@ TEST_CASE("links naming a node past the report's are left out of the heatmap") {
     const std::string svg = render_svg(r);
     CHECK(svg.find("</svg>") != std::string::npos);
     CHECK(svg.find("rdma") == std::string::npos);
+}
+
+namespace {
+
+// The fill of the cell whose title is `title` ("" when there is none).
+std::string fill_of(const std::string& svg, const std::string& title) {
+    const auto t = svg.find("<title>" + title + "</title>");
+    if (t == std::string::npos) return "";
+    const auto f = svg.rfind("fill=\"", t);
+    return f == std::string::npos ? "" : svg.substr(f + 6, 7);
+}
+
+// Four nodes in a ring, the links' rates as given (bytes/s), expected 1.25e9.
+Report ring(const std::vector<double>& bps, std::vector<std::string> names = {"n0", "n1", "n2", "n3"}) {
+    Report r;
+    r.mode = "quick";
+    r.expected_bps = 1.25e9;
+    r.slow_ratio = 0.5;
+    for (const auto& name : names) r.nodes.push_back({name, "10.0.0.1", NodeStatus::ok, {}, 1e9, 1e9, 10000});
+    for (unsigned i = 0; i < bps.size(); ++i) {
+        LinkResult l;
+        l.from = i;
+        l.to = (i + 1) % unsigned(names.size());
+        l.stage = "bandwidth";
+        l.bps = bps[i];
+        r.links.push_back(l);
+    }
+    return r;
+}
+
+int attr(const std::string& svg, const std::string& name) {
+    const auto p = svg.find(name + "=\"");
+    return p == std::string::npos ? -1 : std::stoi(svg.substr(p + name.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("heatmap colours: against the expected rate, on the check's slow rule, not against the fastest link") {
+    // 1.5x expected, expected, 0.6x, 0.4x (slow: below half of the expected rate).
+    const std::string svg = render_svg(ring({1.875e9, 1.25e9, 0.75e9, 0.5e9}));
+    const std::string above = fill_of(svg, "TCP, data network: n0 -> n1: 15.0");
+    const std::string at = fill_of(svg, "TCP, data network: n1 -> n2: 10.0");
+    const std::string fine = fill_of(svg, "TCP, data network: n2 -> n3: 6.0");
+    const std::string slow = fill_of(svg, "TCP, data network: n3 -> n0: 4.0");
+    // A link at or above the expectation is green, whatever the fastest link measured
+    // (against the fastest, 10.0 of 15.0 was drawn part way to yellow).
+    CHECK(above == "#00c828");
+    CHECK(at == above);
+    // Above the slow bound, not red; below it, red: the colours say what the check says.
+    CHECK(fine != slow);
+    CHECK(fine.substr(1, 2) != "dc");
+    CHECK(slow == "#dc2828");
+    // The scale is drawn, with the slow bound's and the expectation's figures.
+    CHECK(svg.find("TCP against the expected rate, Gb/s") != std::string::npos);
+    CHECK(svg.find(">5.00</text>") != std::string::npos);
+    CHECK(svg.find(">10.00</text>") != std::string::npos);
+    CHECK(svg.find("red: slow (under 50 %); green: as expected or faster") != std::string::npos);
+}
+
+TEST_CASE("heatmap canvas: wide enough for its title and long node names") {
+    const std::string longname = "r12-gpu-node-0007.cluster.example.org";
+    const std::string svg = render_svg(ring({1.2e9, 1.2e9, 1.2e9, 1.2e9}, {longname, "b", "c", "d"}));
+    const int width = attr(svg, "width");
+    // The heading starts at x 10: its estimated width must fit (an estimate that errs wide).
+    const std::string heading = "TCP, data network: sender (row) to receiver (column), Gb/s; expected 10.00";
+    CHECK(width >= 10 + int(heading.size()) * 6 + 10);
+    // The matrix starts right of the longest row label.
+    const auto at = svg.find("text-anchor=\"end\" fill=\"black\">" + longname);
+    REQUIRE(at != std::string::npos);
+    const auto x = svg.rfind("<text x=\"", at);
+    const int label_end = std::stoi(svg.substr(x + 9));
+    CHECK(label_end >= int(longname.size()) * 6);  // the name ends at label_end: it must not start left of 0
+}
+
+// Not a test: writes SVGs for tests/heatmap_render.sh (rsvg-convert renders
+// them and checks that nothing is drawn past the canvas). Hidden ("[.]"):
+// runs only when named, with GANGWAY_HEATMAP_DIR set.
+TEST_CASE("write heatmaps for rendering", "[.heatmap-render]") {
+    const char* dir = std::getenv("GANGWAY_HEATMAP_DIR");
+    REQUIRE(dir != nullptr);
+    auto write = [&](const std::string& name, const Report& r) {
+        std::ofstream(std::string(dir) + "/" + name + ".svg") << render_svg(r);
+    };
+    write("ring4", ring({1.2e9, 1.2e9, 0.2e9, 0.2e9}, {"node08", "node09", "node10", "node11"}));
+    write("longnames", ring({1.2e9, 1.2e9, 0.2e9, 0.2e9},
+                            {"r12-gpu-node-0007.cluster.example.org", "r12-gpu-node-0008.cluster.example.org",
+                             "MMMMMMMMMMMMMMMMMMMMMMMM", "WWWWWWWWWWWWWWWWWW"}));
+    write("n128", big(128, 2, 0, false));
+    write("n2048_rails", big(2048, 2, 2, false));
+    Report one = ring({}, {"solo"});
+    write("single", one);
 }
