@@ -37,7 +37,9 @@ const char* kHelp =
     "the task lines slurmstepd wrote, the kernel log's signs of the job's window (GPU Xids, the\n"
     "OOM killer, a link down, hung tasks) and the rank dumps the job's processes left; writes\n"
     "them as one record, DIR/JOB/node.json, and sends it to the site's collector at URL (`gangway\n"
-    "fleet serve --stops-key`), signed with the site's key FILE.\n"
+    "fleet serve --stops-key`), signed with the site's key FILE. A record serve does not take (no\n"
+    "answer, a timeout, 503 busy) waits in DIR/outbox for `gangway postmortem resend`; once serve\n"
+    "answers, the outbox's records follow, within 5 s.\n"
     "  --job, --node, --nodes  default: SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_NODELIST or SLURM_NODELIST (the Epilog's)\n"
     "  --config=FILE           the node check's site file (default /etc/gangway/node-check.conf, if present): its\n"
     "                          xids= are the Xids taken as a GPU's fault; others (13, 31, 43: a program's) name no node;\n"
@@ -45,7 +47,7 @@ const char* kHelp =
     "                          counters may grow since the Prolog's `gangway postmortem snapshot`\n"
     "  --kmsg-root=DIR         read DIR/dev/kmsg, a file of kernel-log records (tests), not /dev/kmsg\n"
     "  --print                 print the record (JSON) on stdout\n"
-    "Exit 0: kept (and sent, with --to); 1: nothing to collect or it failed (one line says why).\n";
+    "Exit 0: kept (and sent, with --to); 1: nothing to collect, not sent, or it failed (one line says why).\n";
 
 const char* kSnapshotHelp =
     "usage: gangway postmortem snapshot [--dir=DIR] [--job=ID]\n"
