@@ -4,6 +4,7 @@
 // for NHC (--nhc, contrib/nhc/gangway.nhc) it prints the one line NHC drains with.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -23,6 +24,8 @@
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/sysfs.hpp"
+#include "../lib/env/config.hpp"
+#include "../lib/sys/postmortem/outbox.hpp"
 #include "commands.hpp"
 
 namespace gangway::cli {
@@ -31,7 +34,7 @@ namespace {
 const char* kUsage =
     "usage: gangway node-check [--level=quick|full] [--slurm | --nhc] [--json[=FILE]] [--config=FILE]\n"
     "                          [--state=FILE] [--sysfs-root=DIR] [--timeout=SEC] [--nccl-lib=PATH] [--node=NAME]\n"
-    "                          [--fleet-spool=DIR]\n"
+    "                          [--fleet-spool=DIR] [--postmortem-dir=DIR]\n"
     "This node's health between jobs: GPUs and NICs against what SLURM and the site expect, each PCIe\n"
     "link against its maximum, each RDMA port's state, rate and error counters, NVML's memory health\n"
     "and the kernel log's Xids, and the CUDA stage; at --level=full also copy bandwidth, the local NCCL\n"
@@ -51,6 +54,9 @@ const char* kUsage =
     "  --node=NAME      this node's SLURM name (default SLURMD_NODENAME, else the short hostname)\n"
     "  --fleet-spool=DIR  with --json or --slurm, drop the run's JSON there for the site's fleet memory\n"
     "                   when DIR exists (default /var/spool/gangway/fleet; \"\" none)\n"
+    "  --postmortem-dir=DIR  with --slurm, as root: after the check, send again the post-mortem's records\n"
+    "                   waiting in DIR/outbox (the plugin's postmortem_dir=, %n: the short host name; default\n"
+    "                   /var/spool/gangway/postmortem; \"\" none), 5 s at most\n"
     "exit codes: 0 healthy, 3 a check failed (--slurm, --nhc: a confirmed failure), 5 a part could not finish\n"
     "(--slurm, --nhc: 0), 2 usage";
 
@@ -63,6 +69,7 @@ struct Args {
     bool full = false, json = false;
     std::string json_file, config, state, root, nccl_lib, node;
     std::string fleet_spool = sys::fleet::kDefaultSpool;
+    std::string postmortem_dir = "/var/spool/gangway/postmortem";
     bool config_named = false;
     Mode mode = Mode::plain;
     std::optional<double> timeout;
@@ -81,6 +88,25 @@ void complain(Mode m, const std::string& text) {
         if (m == Mode::plain) std::fprintf(stderr, "gangway node-check: %s\n", line.c_str());
         else sys::tell(sys::LogLevel::error, line);
     }
+}
+
+// Sends the post-mortem's outbox again (sys/postmortem/outbox); its lines in syslog.
+void resend_postmortem(const std::string& dir_template, double within_s) {
+    if (within_s < 1) return;
+    sys::postmortem::ResendOptions o;
+    o.within_s = within_s;
+    o.now_s = static_cast<std::int64_t>(std::time(nullptr));
+    std::string dir;
+    try {
+        dir = expand_node_dir(dir_template, short_hostname());
+    } catch (const Error& e) {
+        sys::tell(sys::LogLevel::warning, std::string("--postmortem-dir: ") + e.what());
+        return;
+    }
+    const auto r = sys::postmortem::resend_outbox(dir, o);
+    if (!r) sys::tell(sys::LogLevel::warning, "the post-mortem's outbox: " + r.error());
+    else
+        for (const auto& l : r->lines) sys::tell(r->left ? sys::LogLevel::warning : sys::LogLevel::info, "post-mortem: " + l);
 }
 
 }  // namespace
@@ -115,6 +141,7 @@ int cmd_node_check(int argc, char** argv) {
         else if (auto v = val("--nccl-lib")) a.nccl_lib = *v;
         else if (auto v = val("--node")) a.node = *v;
         else if (auto v = val("--fleet-spool")) a.fleet_spool = *v;
+        else if (auto v = val("--postmortem-dir")) a.postmortem_dir = *v;
         else if (auto v = val("--timeout")) {
             const auto t = parse_double(*v);
             if (!t || !(*t > 0 && *t <= 3600)) {
@@ -230,6 +257,12 @@ int cmd_node_check(int argc, char** argv) {
     }
     if (writes_state)
         if (auto w = sys::save_state(state_path, next); !w) complain(a.mode, w.error());
+    // The post-mortem's records that fleet serve did not take: this node's
+    // outbox, sent again within what is left of SLURM's 60 s.
+    if (a.mode == Mode::slurm && ::geteuid() == 0 && !a.postmortem_dir.empty()) {
+        const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        resend_postmortem(a.postmortem_dir, std::min(sys::postmortem::kResendWithinS, 55 - spent));
+    }
     std::fflush(stdout);
     std::fflush(stderr);
     // A part left behind by its deadline may still hold a CUDA, NVML or verbs call: do not wait for it.

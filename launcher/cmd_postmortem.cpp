@@ -7,6 +7,7 @@
 //
 //   gangway postmortem [JOBID] [--from URL | --db FILE]
 //   gangway postmortem send FILE --to URL --key FILE
+//   gangway postmortem resend [--dir DIR] [--to URL --key FILE]
 //       the delivery's forms: cmd_postmortem_deliver.cpp.
 #include <algorithm>
 #include <cstdio>
@@ -80,6 +81,7 @@ int cmd_postmortem(int argc, char** argv) {
     // The delivery's forms (cmd_postmortem_deliver.cpp): `send`, and a JOBID
     // (any call without --records).
     if (argc > 1 && std::string_view(argv[1]) == "send") return cmd_postmortem_send(argc - 1, argv + 1);
+    if (argc > 1 && std::string_view(argv[1]) == "resend") return cmd_postmortem_resend(argc - 1, argv + 1);
     // The Epilog's part (cmd_postmortem_collect.cpp).
     if (argc > 1 && std::string_view(argv[1]) == "collect") return cmd_postmortem_collect(argc - 1, argv + 1);
     // The Prolog's part (cmd_postmortem_collect.cpp): the ports at the job's start.

@@ -7,6 +7,8 @@
 // --stops-key`) when --to names it.
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <string>
 
 #include "../lib/base/error.hpp"
@@ -18,6 +20,7 @@
 #include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/postmortem/collect.hpp"
+#include "../lib/sys/postmortem/outbox.hpp"
 #include "../lib/sys/postmortem/send.hpp"
 #include "commands.hpp"
 
@@ -34,7 +37,9 @@ const char* kHelp =
     "the task lines slurmstepd wrote, the kernel log's signs of the job's window (GPU Xids, the\n"
     "OOM killer, a link down, hung tasks) and the rank dumps the job's processes left; writes\n"
     "them as one record, DIR/JOB/node.json, and sends it to the site's collector at URL (`gangway\n"
-    "fleet serve --stops-key`), signed with the site's key FILE.\n"
+    "fleet serve --stops-key`), signed with the site's key FILE. A record serve does not take (no\n"
+    "answer, a timeout, 503 busy) waits in DIR/outbox for `gangway postmortem resend`; once serve\n"
+    "answers, the outbox's records follow, within 5 s.\n"
     "  --job, --node, --nodes  default: SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_NODELIST or SLURM_NODELIST (the Epilog's)\n"
     "  --config=FILE           the node check's site file (default /etc/gangway/node-check.conf, if present): its\n"
     "                          xids= are the Xids taken as a GPU's fault; others (13, 31, 43: a program's) name no node;\n"
@@ -42,7 +47,7 @@ const char* kHelp =
     "                          counters may grow since the Prolog's `gangway postmortem snapshot`\n"
     "  --kmsg-root=DIR         read DIR/dev/kmsg, a file of kernel-log records (tests), not /dev/kmsg\n"
     "  --print                 print the record (JSON) on stdout\n"
-    "Exit 0: kept (and sent, with --to); 1: nothing to collect or it failed (one line says why).\n";
+    "Exit 0: kept (and sent, with --to); 1: nothing to collect, not sent, or it failed (one line says why).\n";
 
 const char* kSnapshotHelp =
     "usage: gangway postmortem snapshot [--dir=DIR] [--job=ID]\n"
@@ -54,6 +59,56 @@ const char* kSnapshotHelp =
     "  --job   default: SLURM_JOB_ID (the Prolog's)\n"
     "Exit 0: kept (or no port); 1: it could not be kept (one line says why); 2: usage.\n";
 
+
+void say(std::uint32_t job, const std::string& line) {
+    std::fprintf(stderr, "gangway postmortem collect: job %u: %s\n", job, line.c_str());
+}
+
+// The record to serve; where serve gave no answer or a busy one, kept in the
+// node's outbox for the next Epilog, Prolog or node check to send. Where serve
+// answered (it is up), the outbox's older records go after it, within
+// kResendWithinS. 0: sent; 1: not sent (kept, or refused for good).
+int send_or_keep(const sys::postmortem::CollectInput& in, const std::string& to, const std::string& key_file,
+                 const std::string& body) {
+    namespace spm = sys::postmortem;
+    const auto url = sys::parse_http_url(to);
+    if (!url) {
+        say(in.job, "not sent: --to: " + url.error() + " (fix GANGWAY_POSTMORTEM_URL)");
+        return 1;
+    }
+    const auto key = spm::read_stops_key(key_file);
+    const spm::Sent sent = key ? spm::send_stop(*url, *key, in.job, in.node, body)
+                               : spm::Sent{postmortem::Delivery::retry, 0, key.error()};
+    const auto now = static_cast<std::int64_t>(std::time(nullptr));
+    switch (sent.delivery) {
+        case postmortem::Delivery::delivered: break;
+        case postmortem::Delivery::refused:
+            say(in.job, "not sent to " + to + ", refused for good: " + sent.line);
+            break;
+        case postmortem::Delivery::retry: {
+            std::vector<std::string> lines;
+            // The key's path as given, made absolute: the resend may run elsewhere.
+            const std::string key_path = std::filesystem::absolute(key_file).lexically_normal().string();
+            const auto kept = spm::keep_in_outbox(in.dir, {to, key_path, in.job, in.node, body}, now, lines);
+            for (const auto& l : lines) say(in.job, l);
+            if (kept)
+                say(in.job, "not sent to " + to + ": " + sent.line + "; kept in " + spm::outbox_path(in.dir) +
+                                ", sent again by the node's next Epilog, Prolog or node check");
+            else say(in.job, "not sent to " + to + ": " + sent.line + "; and not kept to send again: " + kept.error());
+            return 1;
+        }
+    }
+    // serve answered: the records that waited go now, oldest first.
+    spm::ResendOptions ro;
+    ro.to = *url;
+    ro.key_file = key_file;
+    ro.now_s = now;
+    const auto resent = spm::resend_outbox(in.dir, ro);
+    if (!resent) say(in.job, resent.error());
+    else
+        for (const auto& l : resent->lines) std::fprintf(stderr, "gangway postmortem collect: %s\n", l.c_str());
+    return sent.delivery == postmortem::Delivery::delivered ? 0 : 1;
+}
 
 }  // namespace
 
@@ -165,15 +220,7 @@ int cmd_postmortem_collect(int argc, char** argv) {
     for (const auto& n : got->notes) std::fprintf(stderr, "gangway postmortem collect: job %u: %s\n", in.job, n.c_str());
     if (print) std::printf("%s\n", postmortem::to_json(got->record).c_str());
     int rc = 0;
-    if (!to.empty()) {
-        const auto url = sys::parse_http_url(to);
-        const auto key = url ? sys::postmortem::read_stops_key(key_file) : Result<std::string>(Failure{url.error()});
-        const auto sent = key ? sys::postmortem::send_node_record(*url, *key, got->record) : Result<std::string>(Failure{key.error()});
-        if (!sent) {
-            std::fprintf(stderr, "gangway postmortem collect: job %u: not sent to %s: %s\n", in.job, to.c_str(), sent.error().c_str());
-            rc = 1;
-        }
-    }
+    if (!to.empty()) rc = send_or_keep(in, to, key_file, postmortem::to_json(got->record));
     if (auto kept = sys::postmortem::keep_node_record(in, got->record); !kept) {
         std::fprintf(stderr, "gangway postmortem collect: %s\n", kept.error().c_str());
         rc = 1;

@@ -1,11 +1,14 @@
 // `gangway postmortem [JOBID]` (the job's owner or root: the verdict's line
-// and timeline) and the internal `gangway postmortem send` (one node's
-// record to fleet serve, as the Epilog's collector sends it): the
-// post-mortem's delivery (issue 33, docs/postmortem.md).
+// and timeline), the internal `gangway postmortem send` (one node's record
+// to fleet serve, as the Epilog's collector sends it) and `gangway
+// postmortem resend` (the node's outbox: the records serve did not take,
+// sent again from the Prolog and Epilog): the post-mortem's delivery
+// (docs/postmortem.md).
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 #include "../lib/base/error.hpp"
@@ -17,7 +20,10 @@
 #include "../lib/sys/fleet/store.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/postmortem/outbox.hpp"
 #include "../lib/sys/postmortem/send.hpp"
+#include "../lib/env/config.hpp"
+#include "../lib/sys/node/addrs.hpp"
 #include "../lib/sys/postmortem/stops_auth.hpp"
 #include "../lib/sys/slurm/scontrol.hpp"
 #include "commands.hpp"
@@ -31,6 +37,17 @@ const char* kSendHelp =
     "Sends a node's record (FILE: its JSON, as `gangway postmortem collect` writes it) to fleet\n"
     "serve's /v1/stops at URL (http://HOST:PORT), signed with the site's key (a file of yours,\n"
     "mode 0600). One retry; each try has 3 s. For the Epilog and tests; collect sends by itself.\n";
+
+const char* kResendHelp =
+    "usage: gangway postmortem resend [--dir=DIR] [--to=URL --key=FILE] [--within=SEC]\n"
+    "\n"
+    "Sends again the node's records that fleet serve did not take when their Epilog sent them (no\n"
+    "answer, or busy): the ones kept in DIR/outbox (DIR: the plugin's postmortem_dir=, %n standing\n"
+    "for the host name up to its first dot; default /var/spool/gangway/postmortem), oldest first,\n"
+    "each signed afresh, until one is not taken or SEC seconds (default 5) are spent. Root's, from\n"
+    "the Prolog and Epilog (contrib/slurm); `gangway node-check --slurm` does the same.\n"
+    "  --to, --key  serve's URL and the site's key file now (default: those each record was kept with)\n"
+    "Exit 0: the outbox is empty (or missing); 1: records wait in it (one line says why); 2: usage.\n";
 
 const char* kJobHelp =
     "usage: gangway postmortem [JOBID] [--from URL | --db FILE]\n"
@@ -76,10 +93,49 @@ int cmd_postmortem_send(int argc, char** argv) {
         return fail(file + ": " + e.what());
     }
     // The file's own bytes are sent: what the node wrote is what is signed.
-    const auto sent = sys::postmortem::send_stop_body(*url, *key, r.job, r.node, *body);
-    if (!sent) return fail(sent.error());
-    std::printf("%s\n", sent->c_str());
+    const auto sent = sys::postmortem::send_stop(*url, *key, r.job, r.node, *body);
+    if (sent.delivery != postmortem::Delivery::delivered) return fail(sent.line);
+    std::printf("%s\n", sent.line.c_str());
     return 0;
+}
+
+int cmd_postmortem_resend(int argc, char** argv) {
+    std::string dir = "/var/spool/gangway/postmortem", to, key_file;
+    double within = sys::postmortem::kResendWithinS;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::fputs(kResendHelp, stdout);
+            return 0;
+        }
+        if (auto v = option_value(argc, argv, i, "--dir")) dir = *v;
+        else if (auto v = option_value(argc, argv, i, "--to")) to = *v;
+        else if (auto v = option_value(argc, argv, i, "--key")) key_file = *v;
+        else if (auto v = option_value(argc, argv, i, "--within")) {
+            const auto t = parse_double(*v);
+            if (!t || !(*t > 0 && *t <= 60)) return fail("--within wants seconds from 0 to 60, not \"" + excerpt(*v) + "\"", 2);
+            within = *t;
+        } else return fail("unknown argument \"" + excerpt(a) + "\"; see `gangway postmortem resend --help`", 2);
+    }
+    if (to.empty() != key_file.empty()) return fail("--to and --key go together (or neither: each record's own)", 2);
+    sys::postmortem::ResendOptions o;
+    if (!to.empty()) {
+        auto url = sys::parse_http_url(to);
+        if (!url) return fail("--to: " + url.error(), 2);
+        o.to = std::move(*url);
+        o.key_file = key_file;
+    }
+    o.within_s = within;
+    o.now_s = static_cast<std::int64_t>(std::time(nullptr));
+    try {
+        dir = expand_node_dir(dir, sys::short_host_name());
+    } catch (const Error& e) {
+        return fail(e.what(), 2);
+    }
+    const auto r = sys::postmortem::resend_outbox(dir, o);
+    if (!r) return fail(r.error());
+    for (const auto& l : r->lines) std::fprintf(stderr, "gangway postmortem resend: %s\n", l.c_str());
+    return r->left || r->busy ? 1 : 0;
 }
 
 int cmd_postmortem_job(int argc, char** argv) {

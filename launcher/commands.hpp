@@ -22,6 +22,7 @@ int cmd_fleet_serve(int argc, char** argv);    // cmd_fleet_metrics.cpp: `fleet 
 int cmd_postmortem(int argc, char** argv);       // cmd_postmortem.cpp: `gangway postmortem`'s subcommands
 int cmd_postmortem_job(int argc, char** argv);   // cmd_postmortem_deliver.cpp: `postmortem [JOBID]`, the line and timeline
 int cmd_postmortem_send(int argc, char** argv);  // cmd_postmortem_deliver.cpp: `postmortem send`, a record to fleet serve
+int cmd_postmortem_resend(int argc, char** argv);  // cmd_postmortem_deliver.cpp: `postmortem resend`, the node's outbox again
 // The fleet store `gangway fleet` reads and writes unless --db names another.
 inline constexpr const char* kFleetDefaultDb = "/var/lib/gangway/fleet.db";
 

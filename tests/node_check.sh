@@ -71,6 +71,19 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 if [ $rc = 0 ] && [ -z "$out" ] && [ -z "$err" ] && [ ! -s "$W/slurm/calls" ]; then
   pass "a healthy node, --slurm: silent, exit 0, no call to scontrol (${ms} ms)"
 else fail "healthy --slurm: rc=$rc out=$out err=$err calls=$(cat "$W/slurm/calls")"; fi
+# 1b. As root, --slurm then sends the post-mortem's outbox again (its
+# records point at a closed port here: it stays, one line says why).
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p -m 0700 "$W/pm/outbox"
+  head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/pm/stops.key"; chmod 600 "$W/pm/stops.key"
+  printf 'gangway-outbox 1\nto=http://127.0.0.1:9\nkey=%s\njob=41\nnode=node08\n\n{}' "$W/pm/stops.key" \
+    >"$W/pm/outbox/$(printf '%012d' "$(date +%s)").41.ab"
+  chmod 600 "$W/pm/outbox/"*
+  nc ok -- --slurm --state="$W/st-ok/state" --postmortem-dir="$W/pm"
+  [ $rc = 0 ] && grep -q "post-mortem: 1 record(s) wait in $W/pm/outbox (could not send job 41's record of node08: .*)" <<<"$err" &&
+    [ "$(ls "$W/pm/outbox" | wc -l)" = 1 ] && pass "--slurm, as root: the post-mortem's outbox tried again after the check" ||
+    fail "--slurm and the outbox: rc=$rc err=$err"
+fi
 nc ok -- --json
 recs=$(python3 -c "
 import json,sys; r=json.load(open(sys.argv[1]))

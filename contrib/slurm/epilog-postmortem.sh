@@ -18,8 +18,16 @@
 #   GANGWAY_POSTMORTEM_KEEP_DAYS  how long a job's node.json stays (default 7)
 # here or in /etc/default/gangway-postmortem, which this script reads.
 # A job that ran no step with the post-mortem on leaves nothing to collect:
-# the script then does nothing. It reads the kernel log, a few small files
-# and sends one request (at most two tries of 3 s): about a second per job.
+# the script then only sends the outbox (below). It reads the kernel log, a
+# few small files and sends one request (at most two tries of 3 s): about a
+# second per job.
+#
+# A record serve does not take (no answer: serve down or restarting; a
+# timeout; 503 busy) is kept in the node's outbox, DIR/outbox (root's, 0700;
+# at most 256 records, 64 MiB, 7 days), and sent again, oldest first and
+# signed afresh, by this script once serve answers, by
+# prolog-postmortem.sh and by `gangway node-check --slurm`
+# (HealthCheckProgram), each within 5 s.
 #
 # Always exits 0: a failing Epilog makes SLURM drain the node itself, with its
 # own reason.
@@ -28,12 +36,17 @@ dir=${GANGWAY_POSTMORTEM_DIR:-/var/spool/gangway/postmortem}
 node=$(uname -n | cut -d. -f1)  # %n: the host name up to its first dot, as the plugin has it
 base=$(printf '%s' "$dir" | sed "s/%n/$node/g")
 # The records of jobs older than GANGWAY_POSTMORTEM_KEEP_DAYS (default 7):
-# each job leaves its node.json here. The directory is root's alone (0700),
-# so no user can put a link in it; find follows none.
-[ -d "$base" ] && find "$base" -mindepth 1 -maxdepth 1 -type d -mtime +"${GANGWAY_POSTMORTEM_KEEP_DAYS:-7}" \
+# each job leaves its node.json here (the outbox keeps its own bounds). The
+# directory is root's alone, so no user can put a link in it; find follows none.
+[ -d "$base" ] && find "$base" -mindepth 1 -maxdepth 1 -type d ! -name outbox -mtime +"${GANGWAY_POSTMORTEM_KEEP_DAYS:-7}" \
   -exec rm -rf -- {} + 2>/dev/null
 # Nothing of this job here: no step ran with postmortem_dir= on this node.
-[ -d "$base/${SLURM_JOB_ID:-none}" ] || exit 0
+# The records that wait in the outbox still go.
+if [ ! -d "$base/${SLURM_JOB_ID:-none}" ]; then
+  [ -n "${GANGWAY_POSTMORTEM_URL:-}" ] && ${GANGWAY_BIN:-gangway} postmortem resend --dir="$dir" \
+    --to="$GANGWAY_POSTMORTEM_URL" --key="${GANGWAY_POSTMORTEM_KEY:-/etc/gangway/stops.key}"
+  exit 0
+fi
 if [ -n "${GANGWAY_POSTMORTEM_URL:-}" ]; then
   ${GANGWAY_BIN:-gangway} postmortem collect --dir="$dir" --to="$GANGWAY_POSTMORTEM_URL" \
     --key="${GANGWAY_POSTMORTEM_KEY:-/etc/gangway/stops.key}" ${GANGWAY_KMSG_ROOT:+--kmsg-root="$GANGWAY_KMSG_ROOT"}

@@ -10,8 +10,18 @@
 # (slurm.conf: Prolog=/etc/slurm/prolog.d/*) or call it from your Prolog,
 # with the same /etc/default/gangway-postmortem as the Epilog's.
 #
+# Then, with GANGWAY_POSTMORTEM_URL set, the records of earlier jobs that
+# fleet serve did not take when their Epilog sent them (kept in the node's
+# outbox, DIR/outbox) are sent again, oldest first, within 5 s
+# (`gangway postmortem resend`): nothing is tried once serve does not
+# answer, so a serve that is down costs the job's start one refused
+# connection (or, where its host does not answer at all, 3 s).
+#
 # It always exits 0: a failed snapshot costs the comparison only, and a
 # Prolog that fails drains the node and requeues the job.
 [ -r /etc/default/gangway-postmortem ] && . /etc/default/gangway-postmortem
-${GANGWAY_BIN:-gangway} postmortem snapshot --dir="${GANGWAY_POSTMORTEM_DIR:-/var/spool/gangway/postmortem}"
+dir=${GANGWAY_POSTMORTEM_DIR:-/var/spool/gangway/postmortem}
+${GANGWAY_BIN:-gangway} postmortem snapshot --dir="$dir"
+[ -n "${GANGWAY_POSTMORTEM_URL:-}" ] && ${GANGWAY_BIN:-gangway} postmortem resend --dir="$dir" \
+  --to="$GANGWAY_POSTMORTEM_URL" --key="${GANGWAY_POSTMORTEM_KEY:-/etc/gangway/stops.key}"
 exit 0

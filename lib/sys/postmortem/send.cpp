@@ -21,10 +21,10 @@ Result<std::string> read_stops_key(const std::string& path) {
     return key;
 }
 
-Result<std::string> send_stop_body(const HttpUrl& to, std::string_view key, std::uint32_t job, const std::string& node,
-                                   std::string_view body) {
-    std::string last;
-    for (int attempt = 0; attempt < 2; ++attempt) {
+Sent send_stop(const HttpUrl& to, std::string_view key, std::uint32_t job, const std::string& node, std::string_view body,
+               int tries, double try_s) {
+    Sent out;
+    for (int attempt = 0; attempt < tries; ++attempt) {
         if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(500));
         // Stamped at each try: a retry is a new request, not a replay.
         const StopStamp s{job, node, static_cast<std::int64_t>(std::time(nullptr))};
@@ -35,22 +35,23 @@ Result<std::string> send_stop_body(const HttpUrl& to, std::string_view key, std:
             {kHeaderTime, std::to_string(s.time_s)},
             {kHeaderSignature, stop_signature(key, s, body)},
         };
-        const auto a = http_request(to, "POST", kStopsPath, headers, body,
-                                    after_ms(static_cast<long>(kSendTryS * 1000)), 65536);
+        const auto a = http_request(to, "POST", kStopsPath, headers, body, after_ms(static_cast<long>(try_s * 1000)), 65536);
+        out.status = a ? a->status : 0;
+        out.delivery = pm::delivery_of(out.status);
         if (!a) {
-            last = a.error();
+            out.line = "could not send job " + std::to_string(job) + "'s record of " + node + ": " + a.error();
             continue;
         }
         const std::string said = printable_name(trim_right(a->body), 200);
-        if (a->status == 202 || a->status == 200) return said;
-        last = "fleet serve answered " + std::to_string(a->status) + ": " + said;
-        if (a->status != 503) break;
+        if (out.delivery == pm::Delivery::delivered) {
+            out.line = said;
+            return out;
+        }
+        out.line = "could not send job " + std::to_string(job) + "'s record of " + node + ": fleet serve answered " +
+                   std::to_string(a->status) + ": " + said;
+        if (a->status < 500) break;
     }
-    return Failure{"could not send job " + std::to_string(job) + "'s record of " + node + ": " + last};
-}
-
-Result<std::string> send_node_record(const HttpUrl& to, std::string_view key, const pm::NodeRecord& r) {
-    return send_stop_body(to, key, r.job, r.node, pm::to_json(r));
+    return out;
 }
 
 }  // namespace gangway::sys::postmortem
