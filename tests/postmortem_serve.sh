@@ -43,18 +43,18 @@ cat >"$W/scontrol" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
 case "$*" in
-  "-o show job")  # every job slurmctld knows: jobs 101-105 of this user
-    for j in 101 102 103 104 105; do "$0" -o show job $j; done; exit 0 ;;
+  "-o show job")  # every job slurmctld knows: jobs 101-105 of this user, 106-107 another's
+    for j in 101 102 103 104 105 106 107; do "$0" -o show job $j; done; exit 0 ;;
   "-o show job "*)
     j=$4; list='n[1-4]'; [ "$j" = 107 ] && list='n[1-2]'
-    c=$(cat "$D/comment.$j" 2>/dev/null)
-    echo "JobId=$j JobName=train UserId=owner($(cat "$D/owner")) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
+    c=$(cat "$D/comment.$j" 2>/dev/null); uid=$(cat "$D/owner"); [ "$j" -ge 106 ] && uid=4242
+    echo "JobId=$j JobName=train UserId=owner($uid) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
     exit 0 ;;
   "show node "*)
     n=$3; st=ALLOCATED; [ -e "$D/down.$n" ] && st='DOWN*'
     echo "NodeName=$n Arch=x86_64 State=$st ThreadsPerCore=1"; exit 0 ;;
   "-o show node")
-    for n in n1 n2 n3 n4; do echo "NodeName=$n Arch=x86_64 State=ALLOCATED ThreadsPerCore=1"; done; exit 0 ;;
+    for n in n1 n2 n3 n4; do "$0" show node $n; done; exit 0 ;;
   "show config")
     printf 'ClusterName             = test\nAccountingStorageType   = %s\n' "$(cat "$D/storage")"; exit 0 ;;
 esac
@@ -161,6 +161,7 @@ wait_log "job 101: requeued" || true
 [ "$(grep -e '^requeuehold 101$' -e '^update JobId=101 ExcNodeList=n2$' -e '^release 101$' "$W/calls" | tr '\n' ' ')" = \
   "requeuehold 101 update JobId=101 ExcNodeList=n2 release 101 " ] &&
   pass "job 101 was requeued held, excluded n2 and released" || fail "job 101 not requeued without n2: $(cat "$W/calls")"
+wait_log "drained n2: .*(job 101)" || true
 grep -q "^update NodeName=n2 State=DRAIN Reason=gangway: postmortem gpu-xid.*(job 101)$" "$W/calls" &&
   pass "n2 drained for job 101" || fail "n2 not drained: $(cat "$W/calls")"
 

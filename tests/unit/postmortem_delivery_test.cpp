@@ -104,7 +104,47 @@ TEST_CASE("gather: a job waits for every node of its list, a second record of a 
     CHECK(due[0].missing.empty());
     CHECK(g.pending_jobs() == 0);
     CHECK(g.pending_bytes() == 0);
-    CHECK(g.add(record("n1", 5, {"n1", "n2", "n3"}), 100, kNow + 4) == Took::judged);
+    CHECK(g.add(record("n1", 5, {"n1", "n2", "n3"}), 100, kNow + 4) == Took::duplicate);  // a replay after the judgement
+}
+
+TEST_CASE("gather: a late node's record opens its judged job again, marked late; a requeued run's record is a new run") {
+    StopsGather g(GatherLimits{.wait_s = 20});
+    CHECK(g.add(record("n1", 5, {"n1", "n2"}), 100, kNow) == Took::accepted);
+    auto due = g.take_due(kNow + 20);
+    REQUIRE(due.size() == 1);
+    CHECK(!due[0].late);
+    CHECK(due[0].missing == std::vector<std::string>{"n2"});
+    // n2's Epilog could not send until serve was back: its record is taken, the job judged again.
+    CHECK(g.add(record("n2", 5, {"n1", "n2"}), 100, kNow + 600) == Took::accepted);
+    CHECK(g.add(record("n2", 5, {"n1", "n2"}), 100, kNow + 601) == Took::duplicate);
+    due = g.take_due(kNow + 620);
+    REQUIRE(due.size() == 1);
+    CHECK(due[0].late);
+    CHECK(due[0].first_s == kNow + 600);
+    CHECK(g.add(record("n2", 5, {"n1", "n2"}), 100, kNow + 700) == Took::duplicate);  // judged twice, replayed: still refused
+    // The job requeued and stopped again: n1's record of the next run (a later window) is that run's, not late.
+    NodeRecord next = record("n1", 5, {"n1", "n2"});
+    next.window_start_ns = 1;
+    CHECK(g.add(next, 100, kNow + 900) == Took::accepted);
+    due = g.take_due(kNow + 920);
+    REQUIRE(due.size() == 1);
+    CHECK(!due[0].late);
+}
+
+TEST_CASE("gather: the due jobs go round robin by owner, so one user's burst cannot hold back another's job") {
+    CHECK(fair_order({1, 1, 1, 2, 1, 3, 2}) == std::vector<std::size_t>{0, 3, 5, 1, 6, 2, 4});
+    StopsGather g(GatherLimits{.wait_s = 20});
+    for (std::uint32_t j = 1; j <= 600; ++j) {
+        REQUIRE(g.add(record("n1", j, {"n1", "n2"}), 100, kNow) == Took::accepted);
+        g.set_owner(j, 1000);
+    }
+    REQUIRE(g.add(record("n1", 9999, {"n1", "n2"}), 100, kNow + 5) == Took::accepted);
+    g.set_owner(9999, 2000);
+    const auto first = g.take_due(kNow + 30, 2);
+    REQUIRE(first.size() == 2);
+    CHECK((first[0].job == 9999 || first[1].job == 9999));
+    CHECK(g.pending_jobs() == 599);
+    CHECK(g.take_due(kNow + 30).size() == 599);
 }
 
 TEST_CASE("gather: after the wait the job goes with the nodes that sent and those missing") {
@@ -152,7 +192,7 @@ TEST_CASE("gather: a job judged stays remembered against replays, the last kRece
         REQUIRE(g.add(record("n1", j, {"n1"}), 1, kNow) == Took::accepted);
         REQUIRE(g.take_due(kNow).size() == 1);
     }
-    CHECK(g.add(record("n1", 2, {"n1"}), 1, kNow) == Took::judged);
+    CHECK(g.add(record("n1", 2, {"n1"}), 1, kNow) == Took::duplicate);
     CHECK(g.add(record("n1", 1, {"n1"}), 1, kNow) == Took::accepted);  // forgotten: memory is bounded
 }
 
@@ -290,6 +330,41 @@ TEST_CASE("store: stops are kept, read by job and node, counted per node and cau
         const auto of_n2 = s->stops(0, kNow + 1, {"n2"});
         REQUIRE(of_n2);
         CHECK(of_n2->size() == 1);
+    }
+}
+
+TEST_CASE("store: the records serve took wait there until delivered; a replay is refused; a late one finds the judged") {
+    gangway::test::TempDir d;
+    using Rec = gangway::sys::fleet::Store::StopRecord;
+    {
+        auto s = gangway::sys::fleet::Store::open(d.db());
+        REQUIRE(s);
+        CHECK(*s->insert_stop_record(Rec{5, "n1", 11, kNow, 0, "{body1}"}));
+        CHECK(!*s->insert_stop_record(Rec{5, "n1", 11, kNow + 1, 0, "{again}"}));  // the same node and run: a replay
+        CHECK(*s->insert_stop_record(Rec{5, "n1", 12, kNow + 2, 0, "{next run}"}));
+        CHECK(*s->insert_stop_record(Rec{6, "n2", 11, kNow + 3, 0, "{body2}"}));
+        REQUIRE(s->set_stop_records_state(5, 0, 1));
+        REQUIRE(s->set_stop_owner(5, 1234));
+    }
+    {
+        // A restart: what was not delivered is still there.
+        auto s = gangway::sys::fleet::Store::open(d.db());
+        REQUIRE(s);
+        const auto waiting = s->stop_records_below(2);
+        REQUIRE(waiting);
+        REQUIRE(waiting->size() == 3);
+        CHECK((*waiting)[0].body == "{body1}");
+        CHECK((*waiting)[0].state == 1);
+        CHECK((*waiting)[2].job == 6);
+        REQUIRE(s->set_stop_records_state(5, 1, 2));
+        CHECK(s->stop_records_below(2)->size() == 1);
+        CHECK(s->judged_stop_records(5)->size() == 2);
+        CHECK(s->judged_stop_records(6)->empty());
+        CHECK(*s->stop_owner(5) == 1234);
+        CHECK(*s->stop_owner(6) == -1);
+        REQUIRE(s->forget_stop_records(kNow + 10));
+        CHECK(s->judged_stop_records(5)->empty());
+        CHECK(s->stop_records_below(2)->size() == 1);  // waiting ones are never forgotten
     }
 }
 
