@@ -13,6 +13,7 @@
 #include "../lib/sys/fleet/http_serve.hpp"
 #include "../lib/sys/fleet/metrics_input.hpp"
 #include "../lib/sys/fleet/store.hpp"
+#include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/postmortem/send.hpp"
 #include "../lib/sys/postmortem/stops_service.hpp"
 #include "../lib/sys/node/file.hpp"
@@ -230,6 +231,7 @@ int cmd_fleet_serve(int argc, char** argv) {
         stops.db = db;
         stops.scontrol = sys::scontrol_client(10);
         stops.sacctmgr = sys::sacctmgr_client(10);
+        stops.unmunge = sys::env_or("GANGWAY_UNMUNGE", "unmunge");
         auto started = sys::postmortem::StopsService::start(std::move(stops));
         if (!started) {
             std::fprintf(stderr, "gangway fleet serve: %s\n", started.error().c_str());

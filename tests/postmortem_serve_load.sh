@@ -152,12 +152,13 @@ took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }')
   pass "a signed record taken in ${took}s while strangers hold places and uploads: $out" ||
   fail "a signed record under held places and uploads ($rc, ${took}s): $out"
 kill "$HOSTILE"; wait "$HOSTILE" 2>/dev/null; HOSTILE=
+sleep 1  # serve sees the strangers' connections end
 
 # 2. A burst: 600 failing jobs of user 1000, and job 2000 of user 2000 last.
 { for j in $(seq 1000 1599); do echo "$j n$((j % 4 + 1)) n$((j % 4 + 1)) bug"; done; echo "2000 n2 n2 bug"; } >"$W/spec2"
 records "$W/spec2"
 t0=$(date +%s)
-# Sent as the Epilogs would, 8 at once: signed as `gangway postmortem send`
+# Sent as the Epilogs of 8 nodes would (8 addresses), one at a time each: signed as `gangway postmortem send`
 # signs (lib/sys/postmortem/stops_auth), from one process, for speed.
 $PY - "$W" "$PORT" "$W/spec2" <<'PY' >"$W/unsent"
 import hashlib, hmac, http.client, sys, threading, time
@@ -165,7 +166,7 @@ w, port, spec = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 key = open(w + "/key", "rb").read()
 todo = [l.split()[:2] for l in open(spec)]
 lock = threading.Lock()
-def run():
+def run(src):
     while True:
         with lock:
             if not todo: return
@@ -174,7 +175,7 @@ def run():
         t = str(int(time.time()))
         sig = hmac.new(key, ("gangway-stop 1\njob=%s\nnode=%s\ntime=%s\n" % (job, node, t)).encode() + body,
                        hashlib.sha256).hexdigest()
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(src, 0))
         try:
             c.request("POST", "/v1/stops", body, {"Content-Type": "application/json", "X-Gangway-Job": job,
                       "X-Gangway-Node": node, "X-Gangway-Time": t, "X-Gangway-Signature": sig})
@@ -183,7 +184,7 @@ def run():
         except OSError as e:
             print(job, e)
         c.close()
-threads = [threading.Thread(target=run) for _ in range(8)]
+threads = [threading.Thread(target=run, args=("127.0.1.%d" % (i + 1),)) for i in range(8)]  # 8 nodes' Epilogs
 for t in threads: t.start()
 for t in threads: t.join()
 PY

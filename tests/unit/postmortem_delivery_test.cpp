@@ -196,6 +196,27 @@ TEST_CASE("gather: a job judged stays remembered against replays, the last kRece
     CHECK(g.add(record("n1", 1, {"n1"}), 1, kNow) == Took::accepted);  // forgotten: memory is bounded
 }
 
+TEST_CASE("stops read: unmunge's word on a credential; only Success gives a uid, with the payload for one job") {
+    const std::string ok =
+        "STATUS:          Success (0)\nENCODE_HOST:     n1 (10.0.0.1)\nTTL:             300\n"
+        "UID:             alice (1000)\nGID:             alice (1000)\nLENGTH:          26\n\n" +
+        spm::stops_read_payload(77);
+    const auto who = spm::parse_unmunge(ok);
+    REQUIRE(who);
+    CHECK(who->uid == 1000);
+    CHECK(who->payload == spm::stops_read_payload(77));
+    CHECK(who->payload != spm::stops_read_payload(78));
+    std::string replayed = ok;
+    replayed.replace(replayed.find("Success (0)"), 11, "Replayed credential (17)");
+    CHECK(!spm::parse_unmunge(replayed));
+    CHECK(!spm::parse_unmunge("STATUS: Success (0)\nUID: alice\n\nx"));  // no number
+    CHECK(!spm::parse_unmunge("STATUS: Success (0)\nUID: x (1)\n"));        // no payload part
+    CHECK(spm::munge_credential_shape("MUNGE:AwQFAADAlmfQgrs+PAErLhu3mGEVLvwl=:"));
+    CHECK(!spm::munge_credential_shape("MUNGE:abc def"));
+    CHECK(!spm::munge_credential_shape("-i /etc/shadow"));
+    CHECK(!spm::munge_credential_shape("MUNGE:" + std::string(5000, 'A')));
+}
+
 TEST_CASE("lost: a node SLURM shows down or not responding; an idle or allocated one is not") {
     CHECK(slurm_reports_down("NodeName=n2 Arch=x86_64 State=DOWN+NOT_RESPONDING ThreadsPerCore=1"));
     CHECK(slurm_reports_down("NodeName=n2 State=IDLE* ThreadsPerCore=1"));
@@ -397,13 +418,14 @@ struct Served {
         auto routes = std::make_shared<ExtraRoutes>();
         routes->post_path = "/v1/stops";
         routes->max_body = 1000;
+        routes->max_inflight = 2500;
         routes->post = [this](const std::function<const char*(const char*)>& header, std::string body) {
             const char* h = header("X-Gangway-Job");
             bodies.push_back(std::string(h ? h : "-") + ":" + body);
             return HttpReply{202, "took " + std::to_string(body.size()) + "\n"};
         };
         routes->get_prefix = "/v1/stops/";
-        routes->get = [](std::string_view rest) { return HttpReply{200, "job " + std::string(rest) + "\n"}; };
+        routes->get = [](std::string_view rest, const auto&) { return HttpReply{200, "job " + std::string(rest) + "\n"}; };
         auto s = MetricsServer::start(ListenAddress{"127.0.0.1", 0, false}, std::move(src), {}, routes);
         REQUIRE(s);
         server = std::move(*s);
@@ -446,6 +468,11 @@ TEST_CASE("serve's POST route: one Content-Length within the bound; chunked, non
     CHECK(ask(port, head + "Content-Length: 1001\r\n\r\n" + std::string(1001, 'x')).starts_with("HTTP/1.1 413 "));
     CHECK(ask(port, head + "Content-Length: 1000\r\n\r\n" + std::string(1000, 'x')).starts_with("HTTP/1.1 202 "));
     CHECK(s.bodies.size() == 2);  // the refused ones never reached the handler
+    // The bodies' bytes are given back when each is answered: more than
+    // max_inflight (2500) in all, one after another, all taken.
+    for (int i = 0; i < 3; ++i)
+        CHECK(ask(port, head + "Content-Length: 1000\r\n\r\n" + std::string(1000, 'x')).starts_with("HTTP/1.1 202 "));
+    s.bodies.resize(2);
     // Every other route keeps issue 31's framing: no body anywhere else.
     CHECK(ask(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello").starts_with("HTTP/1.1 405 "));
     CHECK(ask(port, "GET /v1/stops/12 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello").starts_with("HTTP/1.1 400 "));

@@ -355,6 +355,7 @@ MHD_Result count_framing(void* cls, MHD_ValueKind, const char* key, const char* 
 struct Upload {
     std::string body;
     std::size_t expect = 0;
+    std::size_t counted = 0;  // its bytes in State::inflight (the body itself is handed on at the end)
 };
 
 int seen_mark;  // *req of a request without a body, once its headers' call has been
@@ -374,7 +375,7 @@ void request_completed(void* cls, MHD_Connection* c, void** req, MHD_RequestTerm
     }
     if (!*req || *req == &seen_mark) return;
     auto* u = static_cast<Upload*>(*req);
-    st.inflight -= u->body.size();
+    st.inflight -= u->counted;
     delete u;
     *req = nullptr;
 }
@@ -448,6 +449,7 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
             if (st.inflight + take > st.routes->max_inflight) return MHD_NO;  // busy: closed, the client tries again
             if (u.body.empty()) u.body.reserve(std::min(u.expect, std::size_t(64) << 10));
             u.body.append(upload_data, take);
+            u.counted += take;
             st.inflight += take;
             *upload_size = 0;
             return MHD_YES;
@@ -470,7 +472,8 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     if (st.routes && st.routes->get && std::string_view(url).starts_with(st.routes->get_prefix) && get_or_head) {
         HttpReply reply;
         try {
-            reply = st.routes->get(std::string_view(url).substr(st.routes->get_prefix.size()));
+            const auto header = [c](const char* name) { return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name); };
+            reply = st.routes->get(std::string_view(url).substr(st.routes->get_prefix.size()), header);
         } catch (const std::exception& e) {
             reply = {MHD_HTTP_INTERNAL_SERVER_ERROR, std::string("internal error: ") + e.what() + "\n"};
         }

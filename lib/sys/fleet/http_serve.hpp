@@ -85,7 +85,8 @@ struct ExtraRoutes {
     // `header(name)`: the request's header of that name, or null.
     std::function<HttpReply(const std::function<const char*(const char*)>& header, std::string body)> post;
     std::string get_prefix;
-    std::function<HttpReply(std::string_view rest)> get;  // rest: the path after get_prefix
+    // rest: the path after get_prefix; header as for post.
+    std::function<HttpReply(std::string_view rest, const std::function<const char*(const char*)>& header)> get;
 };
 
 // "ADDR:PORT" with a numeric IPv4 address, or "[ADDR]:PORT" with an IPv6

@@ -19,7 +19,9 @@
 //     the job is requeued without the node, and the node drained under the
 //     drain cap (at most drain_max nodes per job, counting those drained
 //     for it before).
-// GET /v1/stops/JOB answers the job's stops (the lines and timelines).
+// GET /v1/stops/JOB answers the job's stops (the lines and timelines) to the
+// job's owner (SLURM's UserId when judged), root and serve's own user, as a
+// MUNGE credential in the request says (stops_auth.hpp).
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -48,6 +50,7 @@ struct StopsSettings {
     std::size_t drain_max = 2;  // today's cap (GANGWAY_DRAIN_MAX's default); 0: no drains
     Scontrol scontrol;          // scontrol_client(): GANGWAY_SCONTROL for the tests' stand-in
     Sacctmgr sacctmgr;          // sacctmgr_client(): GANGWAY_SACCTMGR likewise
+    std::string unmunge = "unmunge";  // GANGWAY_UNMUNGE for the tests' munged on its own socket
 };
 
 class StopsService {
@@ -84,7 +87,7 @@ private:
     };
     explicit StopsService(StopsSettings s, sys::fleet::Store store);
     sys::fleet::HttpReply post(const std::function<const char*(const char*)>& header, std::string body);
-    sys::fleet::HttpReply get(std::string_view rest);
+    sys::fleet::HttpReply get(std::string_view rest, const char* munge_credential);
     void work();
     void ask_slurm_for_jobs(std::unique_lock<std::mutex>& lock);
     void judge(gangway::postmortem::GatheredJob job, const Result<std::string>& node_states);
