@@ -252,8 +252,8 @@ int cmd_fleet_serve(int argc, char** argv) {
     const int sig = signals.wait();
     (*server).reset();
     // Every record taken is in the store: a SLURM call that still runs
-    // (bounded by its own deadline) is not waited for past 4 s.
-    if (service && !service->stop(std::chrono::seconds(4))) {
+    // (bounded by its own deadline) is not waited for past 3 s.
+    if (service && !service->stop(std::chrono::seconds(3))) {
         std::fprintf(stderr, "gangway fleet serve: stopped on %s while a SLURM call still ran; the records not yet "
                              "judged or delivered are kept in the store for the next start\n",
                      sig == SIGINT ? "SIGINT" : "SIGTERM");
