@@ -2,6 +2,7 @@
 // Prometheus reads it (gangway-fleet(8)). `metrics` prints the text once,
 // or writes it atomically for node_exporter's textfile collector; `serve`
 // answers Prometheus' scrapes of /metrics until SIGTERM or SIGINT.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -12,6 +13,7 @@
 #include "../lib/sys/fleet/http_serve.hpp"
 #include "../lib/sys/fleet/metrics_input.hpp"
 #include "../lib/sys/fleet/store.hpp"
+#include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/postmortem/send.hpp"
 #include "../lib/sys/postmortem/stops_service.hpp"
 #include "../lib/sys/node/file.hpp"
@@ -59,8 +61,11 @@ const char* kServeHelp =
     "as root or SlurmUser), stores the verdict in the store (`gangway fleet stops`), counts it in\n"
     "gangway_job_stops_total, and for a node-class cause in a step run with --gangway-on-fail=requeue\n"
     "(the job's own option) requeues the job without the node and drains it (at most\n"
-    "--drain-max nodes per job, default 2; 0: none). At most --stops-max-jobs jobs (default 256)\n"
-    "wait at once. GET /v1/stops/JOBID answers a job's line and timeline.\n";
+    "--drain-max nodes per job, default 2; 0: none). Each record is kept in the store before serve\n"
+    "answers 202 (a restart judges it after), SLURM is asked once a round for every job waiting\n"
+    "(scontrol -o show job) and every node's state, jobs are judged and delivered round robin by\n"
+    "owner, and a late node's record judges its job again. At most --stops-max-jobs jobs (default\n"
+    "16384) wait at once. GET /v1/stops/JOBID answers a job's line and timeline.\n";
 
 std::string default_db() { return kFleetDefaultDb; }
 
@@ -226,6 +231,7 @@ int cmd_fleet_serve(int argc, char** argv) {
         stops.db = db;
         stops.scontrol = sys::scontrol_client(10);
         stops.sacctmgr = sys::sacctmgr_client(10);
+        stops.unmunge = sys::env_or("GANGWAY_UNMUNGE", "unmunge");
         auto started = sys::postmortem::StopsService::start(std::move(stops));
         if (!started) {
             std::fprintf(stderr, "gangway fleet serve: %s\n", started.error().c_str());
@@ -245,6 +251,15 @@ int cmd_fleet_serve(int argc, char** argv) {
     std::fflush(stderr);
     const int sig = signals.wait();
     (*server).reset();
+    // Every record taken is in the store: a SLURM call that still runs
+    // (bounded by its own deadline) is not waited for past 3 s.
+    if (service && !service->stop(std::chrono::seconds(3))) {
+        std::fprintf(stderr, "gangway fleet serve: stopped on %s while a SLURM call still ran; the records not yet "
+                             "judged or delivered are kept in the store for the next start\n",
+                     sig == SIGINT ? "SIGINT" : "SIGTERM");
+        std::fflush(stderr);
+        std::_Exit(0);
+    }
     service.reset();
     std::fprintf(stderr, "gangway fleet serve: stopped on %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     return 0;

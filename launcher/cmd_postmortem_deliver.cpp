@@ -20,6 +20,7 @@
 #include "../lib/sys/fleet/store.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/process_env.hpp"
+#include "../lib/sys/node/subprocess.hpp"
 #include "../lib/sys/postmortem/outbox.hpp"
 #include "../lib/sys/postmortem/send.hpp"
 #include "../lib/env/config.hpp"
@@ -55,7 +56,8 @@ const char* kJobHelp =
     "Prints who stopped the job: the line gangway put in its AdminComment and the timeline (the\n"
     "first failure, its evidence, the cascade), read from fleet serve at URL (--from, or\n"
     "GANGWAY_POSTMORTEM_URL; http://HOST:PORT) or, for root on the admin host, from the fleet store\n"
-    "(--db). For the job's owner or root. Without JOBID: SLURM_JOB_ID, else your newest job that\n"
+    "(--db). For the job's owner or root (serve checks a MUNGE credential this command makes with\n"
+    "munge). Without JOBID: SLURM_JOB_ID, else your newest job that\n"
     "slurmctld still knows. Exit 0 when a stop was found, 1 when none is known.\n";
 
 int fail(const std::string& line, int rc = 1) {
@@ -187,10 +189,21 @@ int cmd_postmortem_job(int argc, char** argv) {
     } else if (!from.empty()) {
         const auto url = sys::parse_http_url(from);
         if (!url) return fail("--from: " + url.error(), 2);
-        const auto a = sys::http_request(*url, "GET", "/v1/stops/" + job, {}, {}, sys::after_ms(10000));
-        if (!a) return fail(a.error());
-        if (a->status == 200) timeline = a->body;
-        else if (a->status != 404) return fail("fleet serve answered " + std::to_string(a->status) + ": " + quiet_text(a->body, 200));
+        // Who asks, for serve to check: a MUNGE credential made for this job's read.
+        const auto cred = sys::run_command({sys::env_or("GANGWAY_MUNGE", "munge"), "-s", sys::postmortem::stops_read_payload(*id)}, 5);
+        if (!cred || cred->status != 0) {
+            const std::string why = "cannot get a MUNGE credential for fleet serve's timeline (munge -s): " +
+                                    (cred ? quiet_text(cred->output, 200) : cred.error()) + "; is munged running here?";
+            if (line.empty()) return fail(why);
+            std::fprintf(stderr, "gangway postmortem: %s\n", why.c_str());  // the line, without the timeline
+        } else {
+            const std::vector<std::pair<std::string, std::string>> headers{
+                {sys::postmortem::kHeaderMunge, std::string(trim_right(cred->output))}};
+            const auto a = sys::http_request(*url, "GET", "/v1/stops/" + job, headers, {}, sys::after_ms(10000));
+            if (!a) return fail(a.error());
+            if (a->status == 200) timeline = a->body;
+            else if (a->status != 404) return fail("fleet serve answered " + std::to_string(a->status) + ": " + quiet_text(a->body, 200));
+        }
     }
     if (line.empty() && timeline.empty()) {
         std::printf("gangway: no stop of job %s is known%s\n", job.c_str(),

@@ -25,10 +25,11 @@ GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
 PY=/usr/bin/python3
 . "$(dirname "$0")/verdicts.sh"
 W=$(mktemp -d /tmp/gangway-pm-serve.XXXXXX)
-SERVE=
+SERVE= M= MUNGED=
 cleanup() {
   [ -n "$SERVE" ] && { kill "$SERVE" 2>/dev/null; wait "$SERVE" 2>/dev/null; }
-  [ -n "${KEEP:-}" ] || rm -rf "$W"
+  [ -n "$MUNGED" ] && munged -S "$M/sock" -s >/dev/null 2>&1
+  [ -n "${KEEP:-}" ] || rm -rf "$W" ${M:+"$M"}
 }
 trap cleanup EXIT
 
@@ -43,18 +44,18 @@ cat >"$W/scontrol" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
 case "$*" in
-  "-o show job")  # every job slurmctld knows: jobs 101-105 of this user
-    for j in 101 102 103 104 105; do "$0" -o show job $j; done; exit 0 ;;
+  "-o show job")  # every job slurmctld knows: jobs 101-105 of this user, 106-107 another's
+    for j in 101 102 103 104 105 106 107; do "$0" -o show job $j; done; exit 0 ;;
   "-o show job "*)
     j=$4; list='n[1-4]'; [ "$j" = 107 ] && list='n[1-2]'
-    c=$(cat "$D/comment.$j" 2>/dev/null)
-    echo "JobId=$j JobName=train UserId=owner($(cat "$D/owner")) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
+    c=$(cat "$D/comment.$j" 2>/dev/null); uid=$(cat "$D/owner"); [ "$j" -ge 106 ] && uid=4242
+    echo "JobId=$j JobName=train UserId=owner($uid) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
     exit 0 ;;
   "show node "*)
     n=$3; st=ALLOCATED; [ -e "$D/down.$n" ] && st='DOWN*'
     echo "NodeName=$n Arch=x86_64 State=$st ThreadsPerCore=1"; exit 0 ;;
   "-o show node")
-    for n in n1 n2 n3 n4; do echo "NodeName=$n Arch=x86_64 State=ALLOCATED ThreadsPerCore=1"; done; exit 0 ;;
+    for n in n1 n2 n3 n4; do "$0" show node $n; done; exit 0 ;;
   "show config")
     printf 'ClusterName             = test\nAccountingStorageType   = %s\n' "$(cat "$D/storage")"; exit 0 ;;
 esac
@@ -81,6 +82,19 @@ chmod +x "$W/sacctmgr"
 echo accounting_storage/slurmdbd >"$W/storage"
 id -u >"$W/owner"  # the jobs' owner: whoever runs the test
 export GANGWAY_SCONTROL=$W/scontrol GANGWAY_SACCTMGR=$W/sacctmgr
+# Who reads a job's stops: MUNGE, from a munged of the test's own (its own
+# key and socket), where MUNGE is installed; GANGWAY_MUNGE and
+# GANGWAY_UNMUNGE name wrappers that give the socket.
+if command -v munged >/dev/null && command -v mungekey >/dev/null && [ "$(id -u)" = 0 ]; then
+  M=$(mktemp -d /tmp/gangway-munge.XXXXXX) && chmod 755 "$M" && mkdir "$M/key.d" && chmod 700 "$M/key.d" &&
+    mungekey --create --keyfile="$M/key.d/key" 2>/dev/null &&
+    munged -S "$M/sock" --key-file="$M/key.d/key" --log-file="$M/key.d/log" --pid-file="$M/key.d/pid" \
+      --seed-file="$M/key.d/seed" 2>/dev/null && MUNGED=1
+  printf '#!/bin/sh\nexec munge -S %s/sock "$@"\n' "$M" >"$M/munge"
+  printf '#!/bin/sh\nexec unmunge -S %s/sock "$@"\n' "$M" >"$M/unmunge"
+  chmod 755 "$M/munge" "$M/unmunge"
+  export GANGWAY_MUNGE=$M/munge GANGWAY_UNMUNGE=$M/unmunge
+fi
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/other.key"
 chmod 600 "$W/key" "$W/other.key"
@@ -161,6 +175,7 @@ wait_log "job 101: requeued" || true
 [ "$(grep -e '^requeuehold 101$' -e '^update JobId=101 ExcNodeList=n2$' -e '^release 101$' "$W/calls" | tr '\n' ' ')" = \
   "requeuehold 101 update JobId=101 ExcNodeList=n2 release 101 " ] &&
   pass "job 101 was requeued held, excluded n2 and released" || fail "job 101 not requeued without n2: $(cat "$W/calls")"
+wait_log "drained n2: .*(job 101)" || true
 grep -q "^update NodeName=n2 State=DRAIN Reason=gangway: postmortem gpu-xid.*(job 101)$" "$W/calls" &&
   pass "n2 drained for job 101" || fail "n2 not drained: $(cat "$W/calls")"
 
@@ -255,6 +270,32 @@ echo "$metrics" | grep -q '^gangway_job_stops_total{node="n2",cause="gpu-xid"} 2
 flagged=$("$GW" fleet flagged --db "$W/fleet.db"); rc=$?
 echo "$flagged" | grep -q "^n2 job_stops - 2 " && [ $rc = 1 ] && pass "fleet flagged: n2 a repeat offender" || fail "fleet flagged ($rc): $flagged"
 echo "$flagged" | grep -q "^n1 job_stops" && fail "n1 flagged for an OOM" || pass "n1 not flagged for its OOM"
+# GET /v1/stops/JOB: the job's owner or root, as MUNGE says.
+get() {  # JOB [CREDENTIAL]: the status of serve's answer
+  $PY - "$URL/v1/stops/$1" "${2:-}" <<'PY'
+import sys, urllib.request, urllib.error
+h = {"X-Gangway-Munge": sys.argv[2]} if sys.argv[2] else {}
+try:
+    print(urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers=h), timeout=5).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+PY
+}
+cred() { "$@" "$M/munge" -s "gangway-stops-read job=$J"; }  # J=JOB cred [setpriv ...]: a credential of that user
+[ "$(get 101)" = 401 ] && pass "GET /v1/stops/101 without a credential: 401" || fail "GET /v1/stops/101 without a credential: $(get 101)"
+if [ -z "$MUNGED" ]; then
+  echo "skip: no munged here (MUNGE not installed, or not root): the reads by owner, other user and root are not tried"
+else
+  as_other="setpriv --reuid=4242 --regid=4242 --clear-groups"
+  as_nobody="runuser -u nobody --"
+  [ "$(get 101 "$(J=101 cred $as_nobody)")" = 403 ] && pass "another user's credential for job 101: 403" || fail "another user read job 101"
+  [ "$(get 101 "$(J=102 cred)")" = 401 ] && pass "a credential made for job 102 does not read job 101: 401" || fail "job 102's credential read job 101"
+  c=$(J=106 cred $as_other)
+  [ "$(get 106 "$c")" = 200 ] && pass "job 106's owner (uid 4242, SLURM's UserId) reads its stop" || fail "job 106's owner: $(get 106 "$c")"
+  [ "$(get 106 "$c")" = 401 ] && pass "a credential replayed: 401" || fail "a replayed credential was taken"
+  [ "$(get 101 "$(J=101 cred $as_other)")" = 403 ] && pass "job 106's owner may not read job 101: 403" || fail "uid 4242 read job 101"
+fi
+if [ -n "$MUNGED" ]; then
 pm=$("$GW" postmortem 101 --from "$URL"); rc=$?
 [ $rc = 0 ] && echo "$pm" | grep -qF "$(cat "$W/comment.101")" && pass "gangway postmortem 101 prints the line" || fail "gangway postmortem 101 ($rc): $pm"
 pm=$("$GW" postmortem 999 --from "$URL"); rc=$?
@@ -265,6 +306,7 @@ pm=$(env -u SLURM_JOB_ID "$GW" postmortem --from "$URL"); rc=$?
 pm=$(SLURM_JOB_ID=102 "$GW" postmortem --from "$URL"); rc=$?
 [ $rc = 0 ] && [ "$(echo "$pm" | head -1)" = "$(cat "$W/acct.102")" ] && pass "gangway postmortem in job 102: its line" ||
   fail "gangway postmortem in job 102 ($rc): $pm"
+fi
 # Another user may not read root's job's post-mortem.
 if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
   chmod 755 "$W"

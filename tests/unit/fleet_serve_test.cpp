@@ -305,3 +305,32 @@ TEST_CASE("fleet serve: resident memory with 16 slow clients of a 160 MiB text",
     WARN("16 slow clients of a 160 MiB text: malloc holds " << (held >> 20) << " MiB more, resident memory grew "
                                                              << (rss_kib >> 10) << " MiB");
 }
+
+TEST_CASE("fleet serve: clients that hold every place with unfinished headers make room for a newcomer, and are cut") {
+    ServeLimits limits;
+    limits.request_deadline_s = 0;  // only the header rules below free places
+    limits.header_deadline_s = 3;
+    auto server = serve("up 1\n", limits);
+    // Four addresses, 8 connections each, every place taken by a request
+    // whose headers never end (a byte now and then resets the idle timeout).
+    const char* from[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"};
+    std::vector<Fd> held;
+    for (const char* a : from)
+        for (int i = 0; i < 8; ++i) {
+            held.push_back(connect_to(server->port(), a));
+            send_all(held.back(), "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+        }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past kStaleHeaders
+    // Before, the 33rd connection waited in the backlog for as long as they held.
+    Fd newcomer = connect_to(server->port(), "127.0.0.6");
+    send_all(newcomer, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    CHECK(read_to_close(newcomer).bytes.starts_with("HTTP/1.1 200 "));
+    // The holders are cut header_deadline_s after they began, however they trickle.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    std::size_t cut = 0;
+    for (const Fd& c : held) {
+        send_all(c, "X");
+        if (read_to_close(c).closed) ++cut;
+    }
+    CHECK(cut == held.size());
+}

@@ -104,7 +104,47 @@ TEST_CASE("gather: a job waits for every node of its list, a second record of a 
     CHECK(due[0].missing.empty());
     CHECK(g.pending_jobs() == 0);
     CHECK(g.pending_bytes() == 0);
-    CHECK(g.add(record("n1", 5, {"n1", "n2", "n3"}), 100, kNow + 4) == Took::judged);
+    CHECK(g.add(record("n1", 5, {"n1", "n2", "n3"}), 100, kNow + 4) == Took::duplicate);  // a replay after the judgement
+}
+
+TEST_CASE("gather: a late node's record opens its judged job again, marked late; a requeued run's record is a new run") {
+    StopsGather g(GatherLimits{.wait_s = 20});
+    CHECK(g.add(record("n1", 5, {"n1", "n2"}), 100, kNow) == Took::accepted);
+    auto due = g.take_due(kNow + 20);
+    REQUIRE(due.size() == 1);
+    CHECK(!due[0].late);
+    CHECK(due[0].missing == std::vector<std::string>{"n2"});
+    // n2's Epilog could not send until serve was back: its record is taken, the job judged again.
+    CHECK(g.add(record("n2", 5, {"n1", "n2"}), 100, kNow + 600) == Took::accepted);
+    CHECK(g.add(record("n2", 5, {"n1", "n2"}), 100, kNow + 601) == Took::duplicate);
+    due = g.take_due(kNow + 620);
+    REQUIRE(due.size() == 1);
+    CHECK(due[0].late);
+    CHECK(due[0].first_s == kNow + 600);
+    CHECK(g.add(record("n2", 5, {"n1", "n2"}), 100, kNow + 700) == Took::duplicate);  // judged twice, replayed: still refused
+    // The job requeued and stopped again: n1's record of the next run (a later window) is that run's, not late.
+    NodeRecord next = record("n1", 5, {"n1", "n2"});
+    next.window_start_ns = 1;
+    CHECK(g.add(next, 100, kNow + 900) == Took::accepted);
+    due = g.take_due(kNow + 920);
+    REQUIRE(due.size() == 1);
+    CHECK(!due[0].late);
+}
+
+TEST_CASE("gather: the due jobs go round robin by owner, so one user's burst cannot hold back another's job") {
+    CHECK(fair_order({1, 1, 1, 2, 1, 3, 2}) == std::vector<std::size_t>{0, 3, 5, 1, 6, 2, 4});
+    StopsGather g(GatherLimits{.wait_s = 20});
+    for (std::uint32_t j = 1; j <= 600; ++j) {
+        REQUIRE(g.add(record("n1", j, {"n1", "n2"}), 100, kNow) == Took::accepted);
+        g.set_owner(j, 1000);
+    }
+    REQUIRE(g.add(record("n1", 9999, {"n1", "n2"}), 100, kNow + 5) == Took::accepted);
+    g.set_owner(9999, 2000);
+    const auto first = g.take_due(kNow + 30, 2);
+    REQUIRE(first.size() == 2);
+    CHECK((first[0].job == 9999 || first[1].job == 9999));
+    CHECK(g.pending_jobs() == 599);
+    CHECK(g.take_due(kNow + 30).size() == 599);
 }
 
 TEST_CASE("gather: after the wait the job goes with the nodes that sent and those missing") {
@@ -152,8 +192,29 @@ TEST_CASE("gather: a job judged stays remembered against replays, the last kRece
         REQUIRE(g.add(record("n1", j, {"n1"}), 1, kNow) == Took::accepted);
         REQUIRE(g.take_due(kNow).size() == 1);
     }
-    CHECK(g.add(record("n1", 2, {"n1"}), 1, kNow) == Took::judged);
+    CHECK(g.add(record("n1", 2, {"n1"}), 1, kNow) == Took::duplicate);
     CHECK(g.add(record("n1", 1, {"n1"}), 1, kNow) == Took::accepted);  // forgotten: memory is bounded
+}
+
+TEST_CASE("stops read: unmunge's word on a credential; only Success gives a uid, with the payload for one job") {
+    const std::string ok =
+        "STATUS:          Success (0)\nENCODE_HOST:     n1 (10.0.0.1)\nTTL:             300\n"
+        "UID:             alice (1000)\nGID:             alice (1000)\nLENGTH:          26\n\n" +
+        spm::stops_read_payload(77);
+    const auto who = spm::parse_unmunge(ok);
+    REQUIRE(who);
+    CHECK(who->uid == 1000);
+    CHECK(who->payload == spm::stops_read_payload(77));
+    CHECK(who->payload != spm::stops_read_payload(78));
+    std::string replayed = ok;
+    replayed.replace(replayed.find("Success (0)"), 11, "Replayed credential (17)");
+    CHECK(!spm::parse_unmunge(replayed));
+    CHECK(!spm::parse_unmunge("STATUS: Success (0)\nUID: alice\n\nx"));  // no number
+    CHECK(!spm::parse_unmunge("STATUS: Success (0)\nUID: x (1)\n"));        // no payload part
+    CHECK(spm::munge_credential_shape("MUNGE:AwQFAADAlmfQgrs+PAErLhu3mGEVLvwl=:"));
+    CHECK(!spm::munge_credential_shape("MUNGE:abc def"));
+    CHECK(!spm::munge_credential_shape("-i /etc/shadow"));
+    CHECK(!spm::munge_credential_shape("MUNGE:" + std::string(5000, 'A')));
 }
 
 TEST_CASE("lost: a node SLURM shows down or not responding; an idle or allocated one is not") {
@@ -293,6 +354,41 @@ TEST_CASE("store: stops are kept, read by job and node, counted per node and cau
     }
 }
 
+TEST_CASE("store: the records serve took wait there until delivered; a replay is refused; a late one finds the judged") {
+    gangway::test::TempDir d;
+    using Rec = gangway::sys::fleet::Store::StopRecord;
+    {
+        auto s = gangway::sys::fleet::Store::open(d.db());
+        REQUIRE(s);
+        CHECK(*s->insert_stop_record(Rec{5, "n1", 11, kNow, 0, "{body1}"}));
+        CHECK(!*s->insert_stop_record(Rec{5, "n1", 11, kNow + 1, 0, "{again}"}));  // the same node and run: a replay
+        CHECK(*s->insert_stop_record(Rec{5, "n1", 12, kNow + 2, 0, "{next run}"}));
+        CHECK(*s->insert_stop_record(Rec{6, "n2", 11, kNow + 3, 0, "{body2}"}));
+        REQUIRE(s->set_stop_records_state(5, 0, 1));
+        REQUIRE(s->set_stop_owner(5, 1234));
+    }
+    {
+        // A restart: what was not delivered is still there.
+        auto s = gangway::sys::fleet::Store::open(d.db());
+        REQUIRE(s);
+        const auto waiting = s->stop_records_below(2);
+        REQUIRE(waiting);
+        REQUIRE(waiting->size() == 3);
+        CHECK((*waiting)[0].body == "{body1}");
+        CHECK((*waiting)[0].state == 1);
+        CHECK((*waiting)[2].job == 6);
+        REQUIRE(s->set_stop_records_state(5, 1, 2));
+        CHECK(s->stop_records_below(2)->size() == 1);
+        CHECK(s->judged_stop_records(5)->size() == 2);
+        CHECK(s->judged_stop_records(6)->empty());
+        CHECK(*s->stop_owner(5) == 1234);
+        CHECK(*s->stop_owner(6) == -1);
+        REQUIRE(s->forget_stop_records(kNow + 10));
+        CHECK(s->judged_stop_records(5)->empty());
+        CHECK(s->stop_records_below(2)->size() == 1);  // waiting ones are never forgotten
+    }
+}
+
 TEST_CASE("metrics: gangway_job_stops_total per node and cause, in both formats") {
     gangway::fleet::MetricsInput in;
     in.stops = {{"n2", "gpu-xid", 3}, {"n5", "link-down", 1}};
@@ -322,13 +418,14 @@ struct Served {
         auto routes = std::make_shared<ExtraRoutes>();
         routes->post_path = "/v1/stops";
         routes->max_body = 1000;
+        routes->max_inflight = 2500;
         routes->post = [this](const std::function<const char*(const char*)>& header, std::string body) {
             const char* h = header("X-Gangway-Job");
             bodies.push_back(std::string(h ? h : "-") + ":" + body);
             return HttpReply{202, "took " + std::to_string(body.size()) + "\n"};
         };
         routes->get_prefix = "/v1/stops/";
-        routes->get = [](std::string_view rest) { return HttpReply{200, "job " + std::string(rest) + "\n"}; };
+        routes->get = [](std::string_view rest, const auto&) { return HttpReply{200, "job " + std::string(rest) + "\n"}; };
         auto s = MetricsServer::start(ListenAddress{"127.0.0.1", 0, false}, std::move(src), {}, routes);
         REQUIRE(s);
         server = std::move(*s);
@@ -371,6 +468,11 @@ TEST_CASE("serve's POST route: one Content-Length within the bound; chunked, non
     CHECK(ask(port, head + "Content-Length: 1001\r\n\r\n" + std::string(1001, 'x')).starts_with("HTTP/1.1 413 "));
     CHECK(ask(port, head + "Content-Length: 1000\r\n\r\n" + std::string(1000, 'x')).starts_with("HTTP/1.1 202 "));
     CHECK(s.bodies.size() == 2);  // the refused ones never reached the handler
+    // The bodies' bytes are given back when each is answered: more than
+    // max_inflight (2500) in all, one after another, all taken.
+    for (int i = 0; i < 3; ++i)
+        CHECK(ask(port, head + "Content-Length: 1000\r\n\r\n" + std::string(1000, 'x')).starts_with("HTTP/1.1 202 "));
+    s.bodies.resize(2);
     // Every other route keeps issue 31's framing: no body anywhere else.
     CHECK(ask(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello").starts_with("HTTP/1.1 405 "));
     CHECK(ask(port, "GET /v1/stops/12 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello").starts_with("HTTP/1.1 400 "));

@@ -52,11 +52,19 @@ struct MetricsServer::State {
     // liked. The library closes a descriptor only after telling
     // notify_connection, which takes conn_mu: the watchdog never shuts down a
     // number that names another connection by then.
+    // `waiting_since`: when it began to wait for its next request's line
+    // and headers (its opening, or its last request's end); `in_request`:
+    // they are in and the request is being answered; `upload_since`: a
+    // POST's body is on its way (its headers came then).
     struct Open {
         int fd = -1;
         std::chrono::steady_clock::time_point opened;
         bool cut = false;
         std::string address;  // the client's address, without its port
+        std::chrono::steady_clock::time_point waiting_since;
+        bool in_request = false;
+        bool uploading = false;
+        std::chrono::steady_clock::time_point upload_since;
     };
     std::mutex conn_mu;
     std::condition_variable conn_cv;
@@ -66,7 +74,11 @@ struct MetricsServer::State {
     // addresses that hold none, such as a scraper's).
     std::map<std::string, unsigned> per_address;
     std::size_t shared_places = 0;
+    std::size_t max_connections = 32;
+    unsigned per_address_max = 8;
     unsigned deadline_s = 30;
+    unsigned header_deadline_s = 5;
+    unsigned upload_deadline_s = 10;
     bool stopping = false;
     // ExtraRoutes (null: /metrics only), and the bytes of the bodies being
     // received (the library's thread alone touches it).
@@ -100,19 +112,67 @@ std::string address_key(const sockaddr* a) {
     return {};
 }
 
-// The library asks before it takes a connection it accepted (its own limits,
-// 32 in all and 8 from one address, come besides): once all but the
-// newcomers' places are taken, an address that already holds a connection
-// gets no other. Four addresses that keep 8 connections each busy thus hold
-// at most 25 places, and a scraper from another address gets one at once.
+// The library asks before it takes a connection it accepted. The limits on
+// live connections (not those already cut, which the library closes on its
+// next turn) are kept here: 32 in all, 8 from one address, and once all but
+// the newcomers' places are taken, an address that already holds one gets no
+// other. Four addresses that keep 8 connections each busy thus hold at most
+// 25 places, and a scraper from another address gets one at once.
+//
+// A connection that has waited over kStaleHeaders for its request's line
+// and headers holds a place without using it (a client trickling its headers
+// a byte at a time, which the idle timeout never ends): when one of the
+// limits would refuse a newcomer, such a connection makes room, the
+// newcomer's address's own first, else (the server full) the one of the
+// address that holds the most, when that is more than the newcomer's. So
+// clients that hold places with unfinished headers (a job's nodes) cannot
+// keep a node's Epilog, which sends its headers at once, from /v1/stops; and
+// the watchdog cuts them header_deadline_s after they began waiting anyway.
 // The library's thread calls this and on_connection in turn, so the counts
 // are those of the connections it has.
+constexpr auto kStaleHeaders = std::chrono::seconds(1);
+
 MHD_Result admit(void* cls, const sockaddr* addr, socklen_t) {
     auto& st = *static_cast<MetricsServer::State*>(cls);
     std::lock_guard lock(st.conn_mu);
-    if (st.open.size() < st.shared_places) return MHD_YES;
-    const auto it = st.per_address.find(address_key(addr));
-    return it == st.per_address.end() || it->second == 0 ? MHD_YES : MHD_NO;
+    const auto now = std::chrono::steady_clock::now();
+    const std::string key = address_key(addr);
+    std::size_t live = 0;
+    std::map<std::string_view, unsigned> live_of;
+    for (const auto& [_, o] : st.open)
+        if (!o.cut) {
+            ++live;
+            ++live_of[o.address];
+        }
+    const unsigned mine = live_of.count(key) ? live_of[key] : 0;
+    const bool over_address = mine >= st.per_address_max;
+    const bool over_shared = live >= st.shared_places && mine > 0;
+    const bool full = live >= st.max_connections;
+    if (!over_address && !over_shared && !full) return MHD_YES;
+    // The oldest stale connection of `who`, or none.
+    const auto stale_of = [&](std::string_view who) {
+        MetricsServer::State::Open* best = nullptr;
+        for (auto& [_, o] : st.open)
+            if (!o.cut && !o.in_request && o.address == who && now - o.waiting_since >= kStaleHeaders &&
+                (!best || o.waiting_since < best->waiting_since))
+                best = &o;
+        return best;
+    };
+    MetricsServer::State::Open* victim = mine > 0 ? stale_of(key) : nullptr;
+    if (!victim && !over_address && !over_shared) {
+        std::string_view top;
+        unsigned most = 0;
+        for (const auto& [a, n] : live_of)
+            if (n > most && stale_of(a)) {
+                most = n;
+                top = a;
+            }
+        if (most > mine) victim = stale_of(top);
+    }
+    if (!victim) return MHD_NO;
+    ::shutdown(victim->fd, SHUT_RDWR);
+    victim->cut = true;
+    return MHD_YES;
 }
 
 void on_connection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
@@ -131,7 +191,8 @@ void on_connection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificat
     if (!fd) return;
     std::string address = address_key(from ? from->client_addr : nullptr);
     ++st.per_address[address];
-    st.open[c] = {fd->connect_fd, std::chrono::steady_clock::now(), false, std::move(address)};
+    const auto now = std::chrono::steady_clock::now();
+    st.open[c] = {fd->connect_fd, now, false, std::move(address), now, false, false, {}};
 }
 
 // Whether a connection has lived half its lifetime: its responses then ask
@@ -150,21 +211,30 @@ bool past_half_life(MetricsServer::State& st, const MHD_Connection* c) {
 // however busy its client keeps it (a request every few seconds, or headers
 // trickled a byte at a time, each of which resets the idle timeout); the
 // library then sees it end and closes it. So no connection holds a place for
-// more than the deadline and a second.
+// more than the deadline and a second. Besides, a request's line and headers
+// must have come header_deadline_s after the connection began to wait for
+// them, and a POST's body upload_deadline_s after its headers (1 MiB in 10 s:
+// at least 100 KiB/s), or the connection is shut down: a client that trickles
+// either holds a place, or a body's bytes, for seconds, not minutes.
 void watchdog(MetricsServer::State& st) {
     std::unique_lock lock(st.conn_mu);
     while (!st.conn_cv.wait_for(lock, std::chrono::seconds(1), [&] { return st.stopping; })) {
         const auto now = std::chrono::steady_clock::now();
-        std::size_t cut = 0;
-        for (auto& [_, o] : st.open)
-            if (!o.cut && now - o.opened >= std::chrono::seconds(st.deadline_s)) {
-                ::shutdown(o.fd, SHUT_RDWR);
-                o.cut = true;
-                ++cut;
-            }
+        std::size_t cut = 0, slow = 0;
+        for (auto& [_, o] : st.open) {
+            if (o.cut) continue;
+            const bool old = st.deadline_s > 0 && now - o.opened >= std::chrono::seconds(st.deadline_s);
+            const bool slow_headers = !o.in_request && now - o.waiting_since >= std::chrono::seconds(st.header_deadline_s);
+            const bool slow_body = o.uploading && now - o.upload_since >= std::chrono::seconds(st.upload_deadline_s);
+            if (!old && !slow_headers && !slow_body) continue;
+            ::shutdown(o.fd, SHUT_RDWR);
+            o.cut = true;
+            ++(old ? cut : slow);
+        }
         if (cut)
             std::fprintf(stderr, "gangway fleet serve: closed %zu connection%s open for over %u s (--request-deadline)\n",
                          cut, cut == 1 ? "" : "s", st.deadline_s);
+        (void)slow;  // a trickling client's: not logged one by one (a stranger could flood the log)
     }
 }
 
@@ -285,19 +355,40 @@ MHD_Result count_framing(void* cls, MHD_ValueKind, const char* key, const char* 
 struct Upload {
     std::string body;
     std::size_t expect = 0;
+    std::size_t counted = 0;  // its bytes in State::inflight (the body itself is handed on at the end)
 };
 
 int seen_mark;  // *req of a request without a body, once its headers' call has been
 
 // The library's word that a request has ended (answered, or its connection
-// gone): an Upload's bytes are given back.
-void request_completed(void* cls, MHD_Connection*, void** req, MHD_RequestTerminationCode) {
+// gone): the connection waits for its next request's headers from now, and
+// an Upload's bytes are given back.
+void request_completed(void* cls, MHD_Connection* c, void** req, MHD_RequestTerminationCode) {
     auto& st = *static_cast<MetricsServer::State*>(cls);
+    {
+        std::lock_guard lock(st.conn_mu);
+        if (const auto it = st.open.find(c); it != st.open.end()) {
+            it->second.in_request = false;
+            it->second.uploading = false;
+            it->second.waiting_since = std::chrono::steady_clock::now();
+        }
+    }
     if (!*req || *req == &seen_mark) return;
     auto* u = static_cast<Upload*>(*req);
-    st.inflight -= u->expect;
+    st.inflight -= u->counted;
     delete u;
     *req = nullptr;
+}
+
+// A connection's request has its headers (in_request), and, for a POST's
+// upload, its body is on its way (uploading) or has all come.
+void mark_request(MetricsServer::State& st, MHD_Connection* c, bool in_request, bool uploading) {
+    std::lock_guard lock(st.conn_mu);
+    if (const auto it = st.open.find(c); it != st.open.end()) {
+        it->second.in_request = in_request;
+        if (uploading && !it->second.uploading) it->second.upload_since = std::chrono::steady_clock::now();
+        it->second.uploading = uploading;
+    }
 }
 
 // The headers' call of a POST to ExtraRoutes' path: refused unless framed by
@@ -313,13 +404,13 @@ MHD_Result start_upload(MetricsServer::State& st, MHD_Connection* c, const Frami
     if (*n > r.max_body)
         return send_message(c, 413,
                             "content too large: at most " + std::to_string(r.max_body) + " bytes\n", true);
-    if (st.inflight + *n > r.max_inflight)
-        return send_message(c, MHD_HTTP_SERVICE_UNAVAILABLE, "busy: too many bodies being received; try again\n", true);
+    // Memory is taken as the body's bytes come, not on the length a client
+    // announces (a stranger's headers cost nothing); a body that would take
+    // the bodies being received past max_inflight is cut there.
     auto* u = new Upload;
     u->expect = std::size_t(*n);
-    u->body.reserve(u->expect);
-    st.inflight += u->expect;
     *req = u;
+    mark_request(st, c, true, true);
     return MHD_YES;
 }
 
@@ -335,6 +426,7 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     const bool get_or_head = m == MHD_HTTP_METHOD_GET || m == MHD_HTTP_METHOD_HEAD;
     if (!*req) {
         *req = &seen_mark;
+        mark_request(st, c, true, false);
         Framing f;
         MHD_get_connection_values(c, MHD_HEADER_KIND, &count_framing, &f);
         if (st.routes && st.routes->post && m == MHD_HTTP_METHOD_POST && std::string_view(url) == st.routes->post_path)
@@ -353,10 +445,16 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         auto& u = *static_cast<Upload*>(*req);
         if (*upload_size) {
             // The library stops at Content-Length: never more than expect.
-            u.body.append(upload_data, std::min(*upload_size, u.expect - u.body.size()));
+            const std::size_t take = std::min(*upload_size, u.expect - u.body.size());
+            if (st.inflight + take > st.routes->max_inflight) return MHD_NO;  // busy: closed, the client tries again
+            if (u.body.empty()) u.body.reserve(std::min(u.expect, std::size_t(64) << 10));
+            u.body.append(upload_data, take);
+            u.counted += take;
+            st.inflight += take;
             *upload_size = 0;
             return MHD_YES;
         }
+        mark_request(st, c, true, false);  // all of it is in: the handler's time is not the client's
         const auto header = [c](const char* name) { return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name); };
         HttpReply reply;
         try {
@@ -374,7 +472,8 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
     if (st.routes && st.routes->get && std::string_view(url).starts_with(st.routes->get_prefix) && get_or_head) {
         HttpReply reply;
         try {
-            reply = st.routes->get(std::string_view(url).substr(st.routes->get_prefix.size()));
+            const auto header = [c](const char* name) { return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name); };
+            reply = st.routes->get(std::string_view(url).substr(st.routes->get_prefix.size()), header);
         } catch (const std::exception& e) {
             reply = {MHD_HTTP_INTERNAL_SERVER_ERROR, std::string("internal error: ") + e.what() + "\n"};
         }
@@ -444,6 +543,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     if (limits.cache_s > 0) rebuild(*s->state_, version_now(*s->state_));
     s->state_->deadline_s = limits.request_deadline_s;
     s->state_->shared_places = limits.max_connections - std::min(limits.newcomer_places, limits.max_connections);
+    s->state_->max_connections = limits.max_connections;
+    s->state_->per_address_max = limits.per_address;
+    s->state_->header_deadline_s = limits.header_deadline_s;
+    s->state_->upload_deadline_s = limits.upload_deadline_s;
 
     sockaddr_in v4{};
     sockaddr_in6 v6{};
@@ -468,8 +571,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
         flags, where.port, &admit, s->state_.get(), &answer, s->state_.get(),
         MHD_OPTION_EXTERNAL_LOGGER, &log_line, s->state_.get(),  // first, so that every message of the library goes there
         MHD_OPTION_SOCK_ADDR, addr,
-        MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(limits.per_address),
+        // Twice ours: the connections admit() cut to make room are still the
+        // library's until its next turn; admit() keeps the limits on the live ones.
+        MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(2 * limits.max_connections),
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(2 * limits.per_address),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(limits.request_bytes),
         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout_s),
         MHD_OPTION_LISTEN_BACKLOG_SIZE, static_cast<unsigned>(limits.max_connections),
@@ -492,7 +597,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
                        "; choose another --listen (an address of this host, a free port; one below 1024 needs root)"};
     if (const MHD_DaemonInfo* info = MHD_get_daemon_info(s->daemon_, MHD_DAEMON_INFO_BIND_PORT))
         s->port_ = info->port;
-    if (limits.request_deadline_s > 0) s->watchdog_ = std::thread(watchdog, std::ref(*s->state_));
+    s->watchdog_ = std::thread(watchdog, std::ref(*s->state_));
     if (limits.cache_s > 0) s->builder_ = std::thread(builder, std::ref(*s->state_));
     return s;
 }

@@ -43,6 +43,9 @@ struct ServeLimits {
     unsigned request_deadline_s = 30;  // a connection open this long is shut down (0: never), however busy its
                                        // client keeps it (each request, or each byte of one, resets the idle
                                        // timeout); its responses after half of it close it (Connection: close)
+    unsigned header_deadline_s = 5;    // a request's line and headers must come within this of the connection's
+                                       // opening or its last answer (an idle keep-alive ends then too)
+    unsigned upload_deadline_s = 10;   // a POST's body (ExtraRoutes) must come within this of its headers
     unsigned cache_s = 300;            // the text is rebuilt when older than this, or when the source
                                        // changed (MetricsSource::version); 0: on every scrape, which waits for it
 };
@@ -65,7 +68,9 @@ struct MetricsSource {
 // and GET/HEAD of paths under `get_prefix`. A POST there must say its
 // length with one Content-Length of at most max_body (no Transfer-Encoding,
 // so no chunked body): else 400, 411 or 413 and closed, the body unread.
-// Bodies being received take at most max_inflight bytes in all (more: 503).
+// Bodies being received take at most max_inflight bytes in all, counted as
+// they come (a body that would pass it: its connection closed), and each must
+// come within ServeLimits::upload_deadline_s of its headers.
 // The handlers run on the server's thread, one at a time: they must be quick
 // (the slow work, SLURM's calls, is theirs to do on another thread).
 struct HttpReply {
@@ -80,7 +85,8 @@ struct ExtraRoutes {
     // `header(name)`: the request's header of that name, or null.
     std::function<HttpReply(const std::function<const char*(const char*)>& header, std::string body)> post;
     std::string get_prefix;
-    std::function<HttpReply(std::string_view rest)> get;  // rest: the path after get_prefix
+    // rest: the path after get_prefix; header as for post.
+    std::function<HttpReply(std::string_view rest, const std::function<const char*(const char*)>& header)> get;
 };
 
 // "ADDR:PORT" with a numeric IPv4 address, or "[ADDR]:PORT" with an IPv6

@@ -53,6 +53,11 @@ CREATE TABLE IF NOT EXISTS stops(
   UNIQUE(job, time, node));
 CREATE INDEX IF NOT EXISTS stops_node_time ON stops(node, time);
 CREATE INDEX IF NOT EXISTS stops_time ON stops(time);
+CREATE TABLE IF NOT EXISTS stop_records(
+  job INTEGER NOT NULL, node TEXT NOT NULL, run INTEGER NOT NULL, received INTEGER NOT NULL,
+  state INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(job, node, run));
+CREATE INDEX IF NOT EXISTS stop_records_state ON stop_records(state, received);
+CREATE TABLE IF NOT EXISTS stop_owners(job INTEGER PRIMARY KEY, uid INTEGER NOT NULL);
 )sql";
 
 // The UTC day's start of `t` (floor, also before 1970).

@@ -19,6 +19,15 @@
 //            (issue 33): time, job, step, node, rank, cause, node_class,
 //            requeued, the line and the timeline; kept as long as the store
 //            (a few hundred bytes a stop). New with schema 2.
+//   stop_records  the nodes' records that serve took (job, node, run: the
+//            record's window_start_ns; its body as signed), kept from the
+//            202 on: state 0 waiting to be judged, 1 judged and its stop
+//            stored, 2 its delivery (line, requeue, drain) begun. A restart
+//            judges states 0 and 1 again; judged ones are kept 7 days, for a
+//            late node's record to be judged with them. (CREATE IF NOT
+//            EXISTS: a store of schema 2 gains it as it is opened.)
+//   stop_owners   the owner (SLURM's UserId) of each job with a stop: who
+//            may read it on GET /v1/stops/JOB.
 // Retention (fold): the points of days older than keep_days are folded in
 // place, per series, source, uid and day, into the day's median and how many
 // figures it folds; findings and check_nodes rows that old are deleted; the
@@ -155,6 +164,35 @@ public:
     Result<std::vector<gangway::fleet::StopRow>> stops_of_job(std::uint32_t job);
     // gangway_job_stops_total's counts: stops that named a node, by node and cause.
     Result<std::vector<gangway::fleet::StopCount>> stop_counts();
+    // A job's latest stop made again with a late node's record: its line,
+    // timeline and blame replaced, its time and requeue kept (inserted when
+    // the job has none).
+    Result<void> replace_latest_stop(const gangway::fleet::StopRow& row);
+    Result<void> mark_stop_requeued(std::uint32_t job, std::int64_t time);
+
+    // The nodes' records waiting (store_stops.cpp, table stop_records).
+    struct StopRecord {
+        std::uint32_t job = 0;
+        std::string node;
+        std::int64_t run = 0;       // the record's window_start_ns
+        std::int64_t received = 0;  // unix seconds
+        int state = 0;              // 0 waiting, 1 judged, 2 delivered
+        std::string body;
+    };
+    // false: this node's record of this run of the job is there already (a replay).
+    Result<bool> insert_stop_record(const StopRecord& r);
+    Result<void> delete_stop_record(std::uint32_t job, const std::string& node, std::int64_t run);
+    // Records in state below `below` (to judge after a restart), oldest first.
+    Result<std::vector<StopRecord>> stop_records_below(int below);
+    // A job's records in state >= 1 (judged), for a late record's judgement.
+    Result<std::vector<StopRecord>> judged_stop_records(std::uint32_t job);
+    // The job's records now in `from` set to `to`; judged ones older than
+    // `forget_before` deleted.
+    Result<void> set_stop_records_state(std::uint32_t job, int from, int to);
+    Result<void> forget_stop_records(std::int64_t forget_before);
+    Result<void> set_stop_owner(std::uint32_t job, std::int64_t uid);
+    // The job's owner, or -1 when not known.
+    Result<std::int64_t> stop_owner(std::uint32_t job);
 
     const std::string& path() const { return path_; }
 

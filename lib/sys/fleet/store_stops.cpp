@@ -78,4 +78,104 @@ Result<std::vector<gangway::fleet::StopCount>> Store::stop_counts() {
     return out;
 }
 
+Result<void> Store::replace_latest_stop(const StopRow& r) {
+    Stmt up(db_.get(), "UPDATE stops SET step = ?2, node = ?3, rank = ?4, cause = ?5, node_class = ?6, line = ?7, timeline = ?8 "
+                       "WHERE rowid = (SELECT rowid FROM stops WHERE job = ?1 ORDER BY time DESC LIMIT 1)");
+    if (!up.ok()) return Failure{up.error()};
+    up.bind(1, std::int64_t(r.job)).bind(2, std::int64_t(r.step)).bind(3, r.node).bind(4, r.rank).bind(5, r.cause);
+    up.bind(6, std::int64_t(r.node_class)).bind(7, r.line).bind(8, r.timeline);
+    if (!up.run()) return Failure{up.error()};
+    if (sqlite3_changes(db_.get()) > 0) return {};
+    auto ins = insert_stop(r);
+    if (!ins) return Failure{ins.error()};
+    return {};
+}
+
+Result<void> Store::mark_stop_requeued(std::uint32_t job, std::int64_t time) {
+    Stmt up(db_.get(), "UPDATE stops SET requeued = 1 WHERE job = ?1 AND time = ?2");
+    if (!up.ok()) return Failure{up.error()};
+    up.bind(1, std::int64_t(job)).bind(2, time);
+    if (!up.run()) return Failure{up.error()};
+    return {};
+}
+
+namespace {
+
+Result<std::vector<Store::StopRecord>> record_rows(Stmt& st) {
+    std::vector<Store::StopRecord> out;
+    while (st.step())
+        out.push_back({std::uint32_t(st.int64(0)), st.text(1), st.int64(2), st.int64(3), int(st.int64(4)), std::string(st.blob(5))});
+    if (!st.error().empty()) return Failure{st.error()};
+    return out;
+}
+
+constexpr const char* kRecordColumns = "SELECT job, node, run, received, state, body FROM stop_records ";
+
+}  // namespace
+
+Result<bool> Store::insert_stop_record(const StopRecord& r) {
+    Stmt ins(db_.get(), "INSERT INTO stop_records(job, node, run, received, state, body) VALUES(?1, ?2, ?3, ?4, ?5, ?6) "
+                        "ON CONFLICT DO NOTHING");
+    if (!ins.ok()) return Failure{ins.error()};
+    ins.bind(1, std::int64_t(r.job)).bind(2, r.node).bind(3, r.run).bind(4, r.received).bind(5, std::int64_t(r.state));
+    ins.bind_blob(6, r.body);
+    if (!ins.run()) return Failure{ins.error()};
+    return sqlite3_changes(db_.get()) > 0;
+}
+
+Result<void> Store::delete_stop_record(std::uint32_t job, const std::string& node, std::int64_t run) {
+    Stmt del(db_.get(), "DELETE FROM stop_records WHERE job = ?1 AND node = ?2 AND run = ?3");
+    if (!del.ok()) return Failure{del.error()};
+    del.bind(1, std::int64_t(job)).bind(2, node).bind(3, run);
+    if (!del.run()) return Failure{del.error()};
+    return {};
+}
+
+Result<std::vector<Store::StopRecord>> Store::stop_records_below(int below) {
+    Stmt st(db_.get(), (std::string(kRecordColumns) + "WHERE state < ?1 ORDER BY received, job").c_str());
+    if (!st.ok()) return Failure{st.error()};
+    st.bind(1, std::int64_t(below));
+    return record_rows(st);
+}
+
+Result<std::vector<Store::StopRecord>> Store::judged_stop_records(std::uint32_t job) {
+    Stmt st(db_.get(), (std::string(kRecordColumns) + "WHERE job = ?1 AND state >= 1 ORDER BY received").c_str());
+    if (!st.ok()) return Failure{st.error()};
+    st.bind(1, std::int64_t(job));
+    return record_rows(st);
+}
+
+Result<void> Store::set_stop_records_state(std::uint32_t job, int from, int to) {
+    Stmt up(db_.get(), "UPDATE stop_records SET state = ?3 WHERE job = ?1 AND state = ?2");
+    if (!up.ok()) return Failure{up.error()};
+    up.bind(1, std::int64_t(job)).bind(2, std::int64_t(from)).bind(3, std::int64_t(to));
+    if (!up.run()) return Failure{up.error()};
+    return {};
+}
+
+Result<void> Store::forget_stop_records(std::int64_t forget_before) {
+    Stmt del(db_.get(), "DELETE FROM stop_records WHERE state >= 1 AND received < ?1");
+    if (!del.ok()) return Failure{del.error()};
+    del.bind(1, forget_before);
+    if (!del.run()) return Failure{del.error()};
+    return {};
+}
+
+Result<void> Store::set_stop_owner(std::uint32_t job, std::int64_t uid) {
+    Stmt ins(db_.get(), "INSERT INTO stop_owners(job, uid) VALUES(?1, ?2) ON CONFLICT(job) DO UPDATE SET uid = excluded.uid");
+    if (!ins.ok()) return Failure{ins.error()};
+    ins.bind(1, std::int64_t(job)).bind(2, uid);
+    if (!ins.run()) return Failure{ins.error()};
+    return {};
+}
+
+Result<std::int64_t> Store::stop_owner(std::uint32_t job) {
+    Stmt st(db_.get(), "SELECT uid FROM stop_owners WHERE job = ?1");
+    if (!st.ok()) return Failure{st.error()};
+    st.bind(1, std::int64_t(job));
+    if (st.step()) return st.int64(0);
+    if (!st.error().empty()) return Failure{st.error()};
+    return std::int64_t(-1);
+}
+
 }  // namespace gangway::sys::fleet

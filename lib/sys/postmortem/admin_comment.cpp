@@ -1,5 +1,6 @@
 #include "admin_comment.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -27,10 +28,13 @@ LinePlace to_accounting(const Scontrol& scontrol, const Sacctmgr& sacctmgr, cons
     Result<void> kept = Failure{std::string()};
     const int tries = retry.tries < 1 ? 1 : retry.tries;
     for (tries_used = 1; tries_used <= tries; ++tries_used) {
-        if (tries_used > 1) std::this_thread::sleep_for(std::chrono::duration<double>(retry.interval_s));
+        if (tries_used > 1) {
+            if (retry.stopping && *retry.stopping) break;
+            std::this_thread::sleep_for(std::chrono::duration<double>(retry.interval_s));
+        }
         if ((kept = set_accounting_admin_comment(sacctmgr, job, line))) return LinePlace::accounting;
     }
-    why = "slurmdbd's record, " + std::to_string(tries) + " tries: " + kept.error();
+    why = "slurmdbd's record, " + std::to_string(std::min(tries_used, tries)) + " tries: " + kept.error();
     return LinePlace::nowhere;
 }
 

@@ -9,6 +9,7 @@
 // stopped (before the requeue, which starts a new record of the job), and
 // slurmctld's job after it.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <string>
 
@@ -29,6 +30,7 @@ enum class LinePlace {
 struct AccountingRetry {
     int tries = 8;
     double interval_s = 2;
+    const std::atomic<bool>* stopping = nullptr;  // when set and true: no more tries (serve is stopping)
 };
 
 // JOB's AdminComment set to LINE: through slurmctld where it takes it; where

@@ -48,6 +48,43 @@ StopRefusal check_stop_post(std::string_view key, const char* job, const char* n
     return {};
 }
 
+std::string stops_read_payload(std::uint32_t job) { return "gangway-stops-read job=" + std::to_string(job); }
+
+bool munge_credential_shape(std::string_view cred) {
+    if (!cred.starts_with("MUNGE:") || cred.size() > kMaxMungeCredential) return false;
+    return std::all_of(cred.begin() + 6, cred.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
+               c == '=' || c == ':';
+    });
+}
+
+std::optional<MungeCaller> parse_unmunge(std::string_view out) {
+    // "KEY: value" lines, a blank line, then the payload as it was given.
+    const auto blank = out.find("\n\n");
+    if (blank == std::string_view::npos) return std::nullopt;
+    const std::string_view head = out.substr(0, blank + 1);
+    std::optional<std::string_view> status, uid;
+    for (std::size_t at = 0; at < head.size();) {
+        const auto end = head.find('\n', at);
+        const std::string_view line = head.substr(at, end - at);
+        at = end + 1;
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) continue;
+        const std::string_view key = line.substr(0, colon);
+        std::string_view value = trim_right(line.substr(colon + 1));
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+        if (key == "STATUS") status = value;
+        else if (key == "UID") uid = value;
+    }
+    if (!status || *status != "Success (0)" || !uid) return std::nullopt;
+    // "name (1000)": the number in the parentheses at its end.
+    const auto open = uid->rfind('(');
+    if (open == std::string_view::npos || !uid->ends_with(')')) return std::nullopt;
+    const auto n = parse_uint<std::uint32_t>(uid->substr(open + 1, uid->size() - open - 2));
+    if (!n) return std::nullopt;
+    return MungeCaller{*n, std::string(out.substr(blank + 2))};
+}
+
 std::string record_mismatch(const StopStamp& s, const NodeRecord& r) {
     if (r.node != s.node) return "the record is node " + excerpt(r.node) + "'s, the request is signed by " + s.node;
     if (r.job != s.job) return "the record is of job " + std::to_string(r.job) + ", the request names job " + std::to_string(s.job);

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,13 @@ inline constexpr const char* kHeaderJob = "X-Gangway-Job";
 inline constexpr const char* kHeaderNode = "X-Gangway-Node";
 inline constexpr const char* kHeaderTime = "X-Gangway-Time";
 inline constexpr const char* kHeaderSignature = "X-Gangway-Signature";
+// GET /v1/stops/JOB: the caller's MUNGE credential (`munge -s PAYLOAD`), whose
+// payload is stops_read_payload(JOB). serve decodes it with `unmunge` (MUNGE
+// says who made it, once: a replay is refused by munged) and answers the
+// job's owner (SLURM's UserId, stored with the stop), root and serve's own
+// user only.
+inline constexpr const char* kHeaderMunge = "X-Gangway-Munge";
+inline constexpr std::size_t kMaxMungeCredential = 4096;
 
 struct StopStamp {
     std::uint32_t job = 0;
@@ -49,6 +57,22 @@ using gangway::postmortem::NodeRecord;
 
 StopRefusal check_stop_post(std::string_view key, const char* job, const char* node, const char* time, const char* signature,
                             std::string_view body, std::int64_t now_s, StopStamp& out);
+
+// The payload a reader's credential carries for JOB: a credential made for
+// one job does not read another.
+std::string stops_read_payload(std::uint32_t job);
+
+// Whether a credential is a MUNGE credential's text ("MUNGE:" and base64,
+// at most kMaxMungeCredential): nothing else reaches unmunge.
+bool munge_credential_shape(std::string_view cred);
+
+// `unmunge`'s output: the uid of a credential whose STATUS is Success, with
+// its payload; nullopt for any other (expired, replayed, rewound, invalid).
+struct MungeCaller {
+    std::uint32_t uid = 0;
+    std::string payload;
+};
+std::optional<MungeCaller> parse_unmunge(std::string_view output);
 
 // After parsing: "" when the record is the stamp's (its node and job), every
 // task is of that node and job, and the node is in the record's job_nodes;

@@ -1,21 +1,27 @@
 #include "stops_service.hpp"
 
-
+#include <algorithm>
 #include <chrono>
-#include <thread>
-
 #include <cstdio>
 #include <ctime>
+#include <thread>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../env/hostlist.hpp"
 #include "../../env/scontrol_text.hpp"
 #include "../../postmortem/resume.hpp"
-#include "admin_comment.hpp"
-#include "stops_auth.hpp"
+#include "../../postmortem/show_job.hpp"
 #include "../../postmortem/verdict.hpp"
 #include "../../preflight/requeue.hpp"
+#include "../node/subprocess.hpp"
+#include "admin_comment.hpp"
+#include "stops_auth.hpp"
 
 namespace gangway::sys::postmortem {
 
@@ -31,24 +37,56 @@ void log(const std::string& line) {
     std::fflush(stderr);
 }
 
-// SLURM's node list of the job, expanded; a Failure when scontrol cannot say.
-Result<std::vector<std::string>> slurm_job_nodes(const Scontrol& s, std::uint32_t job) {
-    auto text = show_job(s, std::to_string(job));
+// SLURM's word on one job, from one line of `scontrol -o show job`.
+struct SlurmJob {
+    std::string line;
+};
+
+// Every job slurmctld knows, by id: one call for all the jobs of a round.
+Result<std::map<std::uint32_t, SlurmJob>> slurm_jobs(const Scontrol& s) {
+    auto text = show_jobs(s);
     if (!text) return Failure{text.error()};
+    std::map<std::uint32_t, SlurmJob> out;
+    for_each_line(*text, [&](std::string_view l, std::size_t) {
+        if (const auto id = parse_uint<std::uint32_t>(scontrol_field(l, "JobId"))) out[*id] = SlurmJob{std::string(l)};
+    });
+    return out;
+}
+
+// The job's owner (UserId's uid), or kUnknownOwner.
+std::int64_t slurm_job_owner(const SlurmJob& j) {
+    const auto uid = pm::job_uid(j.line);
+    return uid ? std::int64_t(*uid) : pm::kUnknownOwner;
+}
+
+// SLURM's node list of the job, expanded; a Failure when SLURM cannot say yet.
+Result<std::vector<std::string>> slurm_job_nodes(const SlurmJob& j, std::uint32_t job) {
     // While the job completes (its Epilogs run, and send), NodeList lists
     // only the nodes still completing: a node whose Epilog ended first would
     // be dropped (seen on 26.05, tests/integration/postmortem.sh). Asked
     // again on the next round, once the job has completed.
-    if (scontrol_field(*text, "JobState") == "COMPLETING")
+    if (scontrol_field(j.line, "JobState") == "COMPLETING")
         return Failure{"job " + std::to_string(job) + " is completing (its NodeList names only the nodes still completing)"};
     // NodeList: the allocation's (ReqNodeList and ExcNodeList are the user's).
-    const std::string list = scontrol_field(*text, "NodeList");
+    const std::string list = scontrol_field(j.line, "NodeList");
     if (list.empty()) return Failure{"job " + std::to_string(job) + " has no nodes (yet), or scontrol printed no NodeList"};
     try {
         return expand_hostlist(list);
     } catch (const Error& err) {
         return Failure{"job " + std::to_string(job) + "'s NodeList: " + err.what()};
     }
+}
+
+// Each node's line of `scontrol -o show node` (one call for every node of a
+// round's jobs, however many they claim), by name.
+std::map<std::string_view, std::string_view> node_lines(std::string_view all) {
+    std::map<std::string_view, std::string_view> out;
+    for_each_line(all, [&](std::string_view l, std::size_t) {
+        if (!l.starts_with("NodeName=")) return;
+        const auto end = l.find(' ');
+        out[l.substr(9, end == std::string_view::npos ? std::string_view::npos : end - 9)] = l;
+    });
+    return out;
 }
 
 }  // namespace
@@ -60,20 +98,58 @@ Result<std::unique_ptr<StopsService>> StopsService::start(StopsSettings settings
     auto store = sys::fleet::Store::open(settings.db, sys::fleet::OpenMode::read_write);
     if (!store) return Failure{store.error() + " (--stops-key needs the store writable: run serve as its owner)"};
     std::unique_ptr<StopsService> s(new StopsService(std::move(settings), std::move(*store)));
+    // The records a previous serve took and did not deliver: judged now
+    // (a job judged but not delivered is judged again; its stop is the same row).
+    auto waiting = s->store_.stop_records_below(2);
+    if (!waiting) return Failure{"the store's waiting records: " + waiting.error()};
+    std::size_t taken = 0, refused = 0;
+    for (auto& w : *waiting) {
+        try {
+            const std::size_t bytes = w.body.size();
+            if (s->gather_.add(pm::parse_node_record(w.body), bytes, w.received) == pm::Took::accepted) ++taken;
+            else ++refused;
+        } catch (const Error& e) {  // not ours to judge any more (a newer schema?): left, with a line
+            log("node " + w.node + "'s record of job " + std::to_string(w.job) + " in the store cannot be read: " + e.what());
+        }
+    }
+    if (taken || refused)
+        log("took " + std::to_string(taken) + " record(s) left waiting by the last run" +
+            (refused ? "; " + std::to_string(refused) + " more wait in the store for a later start (bounds)" : ""));
+    s->running_ = 1 + kDeliverers;
     s->worker_ = std::thread([p = s.get()] { p->work(); });
+    for (int i = 0; i < kDeliverers; ++i) s->deliverers_.emplace_back([p = s.get()] { p->deliver_loop(); });
     return s;
 }
 
-StopsService::~StopsService() {
-    std::size_t left = 0;
+bool StopsService::stop(std::chrono::milliseconds within) {
     {
         std::lock_guard lock(mu_);
         stopping_ = true;
-        left = gather_.pending_jobs();
     }
     cv_.notify_all();
+    {
+        std::lock_guard lock(deliver_mu_);
+    }
+    deliver_cv_.notify_all();
+    std::unique_lock lock(running_mu_);
+    return running_cv_.wait_for(lock, within, [&] { return running_ == 0; });
+}
+
+StopsService::~StopsService() {
+    stop(std::chrono::hours(1));
     if (worker_.joinable()) worker_.join();
-    if (left) log("stopping with " + std::to_string(left) + " job(s)' records not yet judged; they are dropped");
+    for (auto& t : deliverers_)
+        if (t.joinable()) t.join();
+    std::size_t left = 0;
+    {
+        std::lock_guard lock(mu_);
+        left = gather_.pending_jobs();
+    }
+    std::size_t undelivered = 0;
+    for (const auto& [_, q] : deliveries_) undelivered += q.size();
+    if (left || undelivered)
+        log("stopping with " + std::to_string(left) + " job(s) not yet judged and " + std::to_string(undelivered) +
+            " not yet delivered; their records stay in the store for the next start");
 }
 
 std::shared_ptr<const sys::fleet::ExtraRoutes> StopsService::routes() {
@@ -84,7 +160,9 @@ std::shared_ptr<const sys::fleet::ExtraRoutes> StopsService::routes() {
         return post(header, std::move(body));
     };
     r->get_prefix = std::string(kStopsPath) + "/";
-    r->get = [this](std::string_view rest) { return get(rest); };
+    r->get = [this](std::string_view rest, const std::function<const char*(const char*)>& header) {
+        return get(rest, header(kHeaderMunge));
+    };
     return r;
 }
 
@@ -107,17 +185,36 @@ HttpReply StopsService::post(const std::function<const char*(const char*)>& head
         log_refusal("refused node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + ": " + why);
         return {403, "refused: " + why + "\n"};
     }
+    const std::string whose = "node " + stamp.node + "'s record of job " + std::to_string(stamp.job);
+    // Kept in the store before the 202: from then on a restart loses it not.
+    const sys::fleet::Store::StopRecord kept{rec.job, rec.node, rec.window_start_ns, now_s(), 0, body};
+    {
+        std::lock_guard lock(store_mu_);
+        const auto fresh = store_.insert_stop_record(kept);
+        if (!fresh) {
+            log_refusal("cannot keep " + whose + ": " + fresh.error());
+            return {503, "busy: the record cannot be kept now; try again\n"};
+        }
+        if (!*fresh) {
+            log_refusal("refused " + whose + ": " + pm::to_string(pm::Took::duplicate));
+            return {409, std::string("refused: ") + pm::to_string(pm::Took::duplicate) + "\n"};
+        }
+    }
     pm::Took took;
     {
         std::lock_guard lock(mu_);
-        took = gather_.add(std::move(rec), body.size(), now_s());
+        took = gather_.add(std::move(rec), body.size(), kept.received);
     }
     if (took != pm::Took::accepted) {
-        log_refusal("refused node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + ": " + pm::to_string(took));
+        {
+            std::lock_guard lock(store_mu_);
+            if (auto d = store_.delete_stop_record(kept.job, kept.node, kept.run); !d) log("job " + std::to_string(kept.job) + ": " + d.error());
+        }
+        log_refusal("refused " + whose + ": " + pm::to_string(took));
         return {pm::http_status(took), std::string("refused: ") + pm::to_string(took) + "\n"};
     }
     cv_.notify_all();
-    return {202, "accepted node " + stamp.node + "'s record of job " + std::to_string(stamp.job) + "\n"};
+    return {202, "accepted " + whose + "\n"};
 }
 
 void StopsService::log_refusal(const std::string& line) {
@@ -133,9 +230,48 @@ void StopsService::log_refusal(const std::string& line) {
     else ++refusals_unsaid_;
 }
 
-HttpReply StopsService::get(std::string_view rest) {
+// Who made the credential, as `unmunge` says (it reads the credential from
+// a private file: the client's runner gives no stdin), or why not.
+static Result<MungeCaller> munge_caller(const std::string& unmunge, std::string_view cred) {
+    if (!munge_credential_shape(cred)) return Failure{"not a MUNGE credential"};
+    char path[] = "/tmp/gangway-stops-cred.XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd < 0) return Failure{std::string("cannot keep the credential: ") + std::strerror(errno)};
+    const bool written = ::write(fd, cred.data(), cred.size()) == ssize_t(cred.size());
+    ::close(fd);
+    Result<CommandOutput> out = Failure{"cannot keep the credential"};
+    if (written) out = run_command({unmunge, "--input=" + std::string(path)}, 5);
+    ::unlink(path);
+    if (!out) return Failure{out.error()};
+    const auto who = parse_unmunge(out->output);
+    if (!who) return Failure{"MUNGE refused the credential: " + quiet_text(out->output.substr(0, out->output.find('\n')), 120)};
+    return *who;
+}
+
+HttpReply StopsService::get(std::string_view rest, const char* cred) {
     const auto job = parse_uint<std::uint32_t>(rest);
     if (!job) return {404, "not found: give /v1/stops/JOBID\n"};
+    // The job's owner, root, or serve's own user (SlurmUser): MUNGE says who asks.
+    if (!cred)
+        return {401, "refused: a job's stops are for its owner and root: send a MUNGE credential "
+                     "(gangway postmortem JOBID --from URL does)\n"};
+    const auto who = munge_caller(settings_.unmunge, cred);
+    if (!who) {
+        log_refusal("refused a reader of job " + std::to_string(*job) + ": " + who.error());
+        return {401, "refused: " + who.error() + "\n"};
+    }
+    if (who->payload != stops_read_payload(*job)) return {401, "refused: the credential was made for another request\n"};
+    std::int64_t owner = pm::kUnknownOwner;
+    {
+        std::lock_guard lock(store_mu_);
+        auto o = store_.stop_owner(*job);
+        if (!o) return {503, o.error() + "\n"};
+        owner = *o;
+    }
+    if (who->uid != 0 && who->uid != ::geteuid() && std::int64_t(who->uid) != owner) {
+        log_refusal("refused uid " + std::to_string(who->uid) + " job " + std::to_string(*job) + "'s stops: not its owner");
+        return {403, "refused: job " + std::to_string(*job) + " is not yours; its owner or root may read its post-mortem\n"};
+    }
     std::vector<gangway::fleet::StopRow> rows;
     {
         std::lock_guard lock(store_mu_);
@@ -149,50 +285,171 @@ HttpReply StopsService::get(std::string_view rest) {
     return {200, out};
 }
 
-void StopsService::work() {
-    std::unique_lock lock(mu_);
-    while (!stopping_) {
-        cv_.wait_for(lock, std::chrono::seconds(1));
-        if (stopping_) break;
-        // SLURM's node list for each new job: it, not the records, says who belongs to the job.
-        for (const auto job : gather_.jobs_without_slurm_nodes()) {
-            lock.unlock();
-            auto nodes = slurm_job_nodes(settings_.scontrol, job);
-            lock.lock();
-            if (!nodes) {
-                // Kept with the first record's list; asked again on the next round.
-                log("job " + std::to_string(job) + ": " + nodes.error() + "; waiting for the nodes its records list");
-                continue;
-            }
-            for (const auto& n : gather_.set_slurm_nodes(job, std::move(*nodes)))
-                log("dropped node " + n + "'s record of job " + std::to_string(job) + ": not a node of the job (SLURM's NodeList)");
-        }
-        auto due = gather_.take_due(now_s());
-        lock.unlock();
-        for (auto& j : due) deliver(std::move(j));
-        lock.lock();
+// With `lock` held (let go during SLURM's call): SLURM's node list and owner
+// of every job waiting that has none yet, from one `scontrol -o show job`.
+void StopsService::ask_slurm_for_jobs(std::unique_lock<std::mutex>& lock) {
+    const auto jobs = gather_.jobs_without_slurm_nodes();
+    if (jobs.empty()) return;
+    lock.unlock();
+    auto all = slurm_jobs(settings_.scontrol);
+    lock.lock();
+    if (!all) {
+        // Kept with the first records' lists; asked again on the next round.
+        log("cannot ask SLURM for " + std::to_string(jobs.size()) + " job(s)' nodes: " + all.error() +
+            "; waiting for the nodes their records list");
+        return;
+    }
+    for (const auto job : jobs) {
+        const auto it = all->find(job);
+        if (it == all->end()) continue;  // slurmctld forgot it, or never had it: the records' list stands
+        gather_.set_owner(job, slurm_job_owner(it->second));
+        auto nodes = slurm_job_nodes(it->second, job);
+        if (!nodes) continue;  // completing: asked again next round
+        for (const auto& n : gather_.set_slurm_nodes(job, std::move(*nodes)))
+            log("dropped node " + n + "'s record of job " + std::to_string(job) + ": not a node of the job (SLURM's NodeList)");
     }
 }
 
-void StopsService::deliver(pm::GatheredJob g) {
+void StopsService::work() {
+    std::unique_lock lock(mu_);
+    std::int64_t forgot_at = 0;
+    while (!stopping_) {
+        cv_.wait_for(lock, std::chrono::seconds(1));
+        if (stopping_) break;
+        ask_slurm_for_jobs(lock);
+        if (stopping_) break;
+        auto due = gather_.take_due(now_s(), kJobsPerRound);
+        lock.unlock();
+        if (!due.empty()) {
+            // The lost nodes: one call for every node, whatever the jobs claim.
+            const bool any_missing = std::any_of(due.begin(), due.end(), [](const auto& g) { return !g.missing.empty(); });
+            const Result<std::string> states = any_missing ? show_nodes(settings_.scontrol) : Result<std::string>(std::string());
+            if (!states) log("cannot ask SLURM which nodes are down: " + states.error() + "; no node is taken as lost this round");
+            // Those not judged before a stop stay in the store (state 0) for the next start.
+            for (auto& g : due) {
+                if (stopping_) break;
+                judge(std::move(g), states);
+            }
+        }
+        if (now_s() - forgot_at > 3600) {
+            forgot_at = now_s();
+            std::lock_guard store_lock(store_mu_);
+            if (auto f = store_.forget_stop_records(forgot_at - kKeepJudgedS); !f) log("the store's judged records: " + f.error());
+        }
+        lock.lock();
+    }
+    lock.unlock();
+    std::lock_guard done(running_mu_);
+    --running_;
+    running_cv_.notify_all();
+}
+
+void StopsService::judge(pm::GatheredJob g, const Result<std::string>& node_states) {
     const std::string job = std::to_string(g.job);
+    if (g.late) {
+        // A late node's record: judged again with the records the job was judged on (each node's latest run).
+        std::lock_guard lock(store_mu_);
+        auto before = store_.judged_stop_records(g.job);
+        if (!before) log("job " + job + ": the records it was judged on: " + before.error());
+        std::map<std::string, std::pair<std::int64_t, pm::NodeRecord>> latest;
+        for (const auto& b : before ? *before : std::vector<sys::fleet::Store::StopRecord>{}) {
+            if (std::any_of(g.records.begin(), g.records.end(), [&](const auto& r) { return r.node == b.node; })) continue;
+            try {
+                if (auto it = latest.find(b.node); it == latest.end() || it->second.first < b.run)
+                    latest[b.node] = {b.run, pm::parse_node_record(b.body)};
+            } catch (const Error&) {
+            }
+        }
+        for (auto& [node, r] : latest) {
+            g.missing.erase(std::remove(g.missing.begin(), g.missing.end(), node), g.missing.end());
+            g.records.push_back(std::move(r.second));
+        }
+    }
     // Lost: a node that sent nothing and that SLURM reports down.
     std::vector<std::string> lost;
-    for (const auto& n : g.missing) {
-        const auto text = show_node(settings_.scontrol, n);
-        if (text && pm::slurm_reports_down(*text)) lost.push_back(n);
-        else if (!text) log("job " + job + ": node " + n + " sent no record and " + text.error());
+    if (node_states && !g.missing.empty()) {
+        const auto lines = node_lines(*node_states);
+        for (const auto& n : g.missing)
+            if (const auto it = lines.find(n); it != lines.end() && pm::slurm_reports_down(it->second)) lost.push_back(n);
     }
     pm::Verdict v;
     try {
         v = pm::judge(g.records, lost);
     } catch (const std::exception& e) {
         log("job " + job + ": cannot judge: " + e.what());
+        return;  // its records stay in the store
+    }
+    std::lock_guard lock(store_mu_);
+    if (g.owner != pm::kUnknownOwner)
+        if (auto o = store_.set_stop_owner(g.job, g.owner); !o) log("job " + job + ": " + o.error());
+    if (v.cause == pm::Cause::none) {  // a healthy job: nothing to say, no record of a stop
+        if (auto r = store_.set_stop_records_state(g.job, 0, 2); !r) log("job " + job + ": " + r.error());
         return;
     }
-    if (v.cause == pm::Cause::none) return;  // a healthy job: nothing to say, no record of a stop
     const std::string line = pm::render_line(v);
-    log(line);
+    log(std::string(g.late ? "(late) " : "") + line);
+    gangway::fleet::StopRow row;
+    row.time = g.first_s;  // when its records came: judged again after a restart, it is the same row
+    row.job = v.job ? v.job : g.job;
+    row.step = v.step;
+    row.node = v.node;
+    row.rank = v.rank ? std::int64_t(*v.rank) : -1;
+    row.cause = pm::to_string(v.cause);
+    row.node_class = v.node_class && !v.node.empty();
+    row.line = line;
+    row.timeline = pm::render_timeline(v, g.records);
+    std::string not_stored;
+    if (g.late) {
+        if (auto r = store_.replace_latest_stop(row); !r) not_stored = r.error();
+    } else if (auto r = store_.insert_stop(row); !r) {
+        not_stored = r.error();
+    }
+    if (!not_stored.empty()) {
+        log("job " + job + ": the stop is not stored: " + not_stored);
+        return;
+    }
+    if (auto r = store_.set_stop_records_state(g.job, 0, 1); !r) log("job " + job + ": " + r.error());
+    // The requeue's decision was taken with the first records: a late one
+    // changes the stored stop and the line, never requeues or drains.
+    const bool requeue = !g.late && pm::should_requeue(v, g.records);
+    Delivery d{g.job, g.owner, row.time, line, v.node, requeue ? pm::stop_drain_reason(v) : std::string(), requeue};
+    {
+        std::lock_guard dl(deliver_mu_);
+        deliveries_[d.owner].push_back(std::move(d));
+    }
+    deliver_cv_.notify_one();
+}
+
+void StopsService::deliver_loop() {
+    std::unique_lock lock(deliver_mu_);
+    while (true) {
+        deliver_cv_.wait(lock, [&] { return stopping_ || !deliveries_.empty(); });
+        if (stopping_) break;
+        // Round robin by owner: the next owner after the last one served.
+        auto it = deliveries_.upper_bound(last_owner_);
+        if (it == deliveries_.end()) it = deliveries_.begin();
+        last_owner_ = it->first;
+        Delivery d = std::move(it->second.front());
+        it->second.pop_front();
+        if (it->second.empty()) deliveries_.erase(it);
+        lock.unlock();
+        {
+            // Begun: a restart does not do it twice (a second requeue of a job that runs again).
+            std::lock_guard store_lock(store_mu_);
+            if (auto r = store_.set_stop_records_state(d.job, 1, 2); !r) log("job " + std::to_string(d.job) + ": " + r.error());
+        }
+        deliver(d);
+        lock.lock();
+    }
+    lock.unlock();
+    std::lock_guard done(running_mu_);
+    --running_;
+    running_cv_.notify_all();
+}
+
+void StopsService::deliver(const Delivery& d) {
+    const std::string job = std::to_string(d.job);
+    const AccountingRetry retry{.stopping = &stopping_};
 
     // The job has finished when its Epilogs send, and SLURM 22.05 refuses any
     // update of a finished job ("Job has already finished"), the exclusion's
@@ -204,62 +461,48 @@ void StopsService::deliver(pm::GatheredJob g) {
     // The run that stopped keeps its line in slurmdbd's record, set before
     // the requeue starts a new record of the job.
     bool requeued = false;
-    const bool requeue = pm::should_requeue(v, g.records);
     LinePlace stopped_run = LinePlace::nowhere;
-    if (requeue) {
-        stopped_run = set_stopped_run_line(settings_.scontrol, settings_.sacctmgr, job, line, log);
+    if (d.requeue) {
+        stopped_run = set_stopped_run_line(settings_.scontrol, settings_.sacctmgr, job, d.line, log, retry);
         auto shown = show_job(settings_.scontrol, job);
-        Result<void> held = Failure{shown ? std::string() : shown.error()};
-        for (int i = 0; shown && i < 20; ++i) {
+        Result<void> held = Failure{shown ? std::string("serve is stopping") : shown.error()};
+        for (int i = 0; shown && i < 20 && !stopping_; ++i) {
             if ((held = requeue_hold_job(settings_.scontrol, job))) break;
             std::this_thread::sleep_for(std::chrono::seconds(1));
         }
         if (!held) log("job " + job + ": not requeued: " + held.error());
-        else if (auto ex = exclude_nodes(settings_.scontrol, job, join(preflight::requeue_exclusions(*shown, {v.node}), ",")); !ex)
+        else if (auto ex = exclude_nodes(settings_.scontrol, job, join(preflight::requeue_exclusions(*shown, {d.node}), ",")); !ex)
             log("job " + job + ": requeued but held, not released: " + ex.error());
         else if (auto rel = release_job(settings_.scontrol, job); !rel)
-            log("job " + job + ": requeued without " + v.node + " but held: " + rel.error());
+            log("job " + job + ": requeued without " + d.node + " but held: " + rel.error());
         else {
             requeued = true;
-            log("job " + job + ": requeued without " + v.node);
+            log("job " + job + ": requeued without " + d.node);
+            std::lock_guard lock(store_mu_);
+            if (auto m = store_.mark_stop_requeued(d.job, d.time); !m) log("job " + job + ": " + m.error());
         }
     }
+    if (stopping_) return;
     // A job requeued above is pending: slurmctld takes its line (and writes it
     // to the new run's record when that run ends). Any other has finished:
     // slurmdbd's record takes it where the site keeps one (done above when a
     // requeue was tried and refused).
     if (requeued || stopped_run != LinePlace::accounting)
-        set_job_line(settings_.scontrol, settings_.sacctmgr, job, line, log);
+        set_job_line(settings_.scontrol, settings_.sacctmgr, job, d.line, log, retry);
 
-    if (requeue) {
+    if (d.requeue && settings_.drain_max > 0 && !stopping_) {
         // The drain, under the cap: nodes drained for this job before count.
-        if (settings_.drain_max > 0) {
-            const auto all = show_nodes(settings_.scontrol);
-            const auto node = show_node(settings_.scontrol, v.node);
-            if (!all || !node) log("job " + job + ": " + v.node + " not drained: " + (!all ? all.error() : node.error()));
-            else if (pm::slurm_reports_drained(*node)) log("job " + job + ": " + v.node + " is drained already; left as it is");
-            else if (!pm::drain_within_cap(pm::drained_for_job(*all, g.job), v.node, settings_.drain_max))
-                log("job " + job + ": " + v.node + " not drained: more than " + std::to_string(settings_.drain_max) +
-                    " nodes drained for this job (--drain-max)");
-            else if (auto d = drain_node(settings_.scontrol, v.node, pm::stop_drain_reason(v)); !d)
-                log("job " + job + ": " + d.error());
-            else log("drained " + v.node + ": " + pm::stop_drain_reason(v));
-        }
+        const auto all = show_nodes(settings_.scontrol);
+        const auto node = show_node(settings_.scontrol, d.node);
+        if (!all || !node) log("job " + job + ": " + d.node + " not drained: " + (!all ? all.error() : node.error()));
+        else if (pm::slurm_reports_drained(*node)) log("job " + job + ": " + d.node + " is drained already; left as it is");
+        else if (!pm::drain_within_cap(pm::drained_for_job(*all, d.job), d.node, settings_.drain_max))
+            log("job " + job + ": " + d.node + " not drained: more than " + std::to_string(settings_.drain_max) +
+                " nodes drained for this job (--drain-max)");
+        else if (auto dr = drain_node(settings_.scontrol, d.node, d.drain_reason); !dr)
+            log("job " + job + ": " + dr.error());
+        else log("drained " + d.node + ": " + d.drain_reason);
     }
-
-    gangway::fleet::StopRow row;
-    row.time = now_s();
-    row.job = v.job ? v.job : g.job;
-    row.step = v.step;
-    row.node = v.node;
-    row.rank = v.rank ? std::int64_t(*v.rank) : -1;
-    row.cause = pm::to_string(v.cause);
-    row.node_class = v.node_class && !v.node.empty();
-    row.requeued = requeued;
-    row.line = line;
-    row.timeline = pm::render_timeline(v, g.records);
-    std::lock_guard lock(store_mu_);
-    if (auto r = store_.insert_stop(row); !r) log("job " + job + ": the stop is not stored: " + r.error());
 }
 
 }  // namespace gangway::sys::postmortem

@@ -30,10 +30,10 @@ std::string client_program(const char* variable, const char* name) {
 
 // A SLURM client's call: `name` (scontrol, sacctmgr) names it in a Failure.
 Result<std::string> client_call(const std::string& name, const std::string& path, double timeout_s,
-                                const std::vector<std::string>& args) {
+                                const std::vector<std::string>& args, std::size_t max_bytes = 64 * 1024) {
     std::vector<std::string> argv{path};
     argv.insert(argv.end(), args.begin(), args.end());
-    const auto r = run_command(argv, timeout_s);
+    const auto r = run_command(argv, timeout_s, max_bytes);
     const std::string what = join(args, " ");
     if (!r) return Failure{name + " " + what + ": " + r.error()};
     if (r->status != 0) {
@@ -81,7 +81,13 @@ Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const 
     return done_eliding(scontrol_call(s, {"update", "JobId=" + job, "AdminComment=" + text}), text);
 }
 
-Result<std::string> show_nodes(const Scontrol& s) { return scontrol_call(s, {"-o", "show", "node"}); }
+Result<std::string> show_nodes(const Scontrol& s) {
+    return client_call("scontrol", s.path, s.timeout_s, {"-o", "show", "node"}, kListingBytes);
+}
+
+Result<std::string> show_jobs(const Scontrol& s) {
+    return client_call("scontrol", s.path, s.timeout_s, {"-o", "show", "job"}, kListingBytes);
+}
 
 Result<std::string> show_config(const Scontrol& s) { return scontrol_call(s, {"show", "config"}); }
 

@@ -6,6 +6,7 @@
 // Failure naming the call, instead of hanging until SLURM kills it: the node
 // check tries again on its next run, `--on-fail=requeue` aborts the job.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,13 @@ Result<void> exclude_nodes(const Scontrol& s, const std::string& job, const std:
 // as one argument: callers make it one printable line. A Failure shows TEXT
 // as "..." (serve logs the line on its own).
 Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const std::string& text);
-// `scontrol -o show node`'s text: every node, one a line.
+// `scontrol -o show node`'s text: every node, one a line (at most
+// kListingBytes: 2,048 nodes take about 1 MiB).
+inline constexpr std::size_t kListingBytes = std::size_t(64) << 20;
 Result<std::string> show_nodes(const Scontrol& s);
+// `scontrol -o show job`'s text: every job slurmctld knows, one a line (at
+// most kListingBytes): one call for many jobs (fleet serve's rounds).
+Result<std::string> show_jobs(const Scontrol& s);
 // `scontrol show config`'s text (`Key = Value` lines).
 Result<std::string> show_config(const Scontrol& s);
 
