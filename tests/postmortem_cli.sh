@@ -22,7 +22,7 @@ expect() {
     link-cut) echo "stopped by gpu032 (rank 256, local 0): link down on eth1 at" ;;
     xid) echo "stopped by gpu032 (rank 256, local 0): GPU Xid 79 on 0000:17:00.0 at" ;;
     hang) echo ": rank 261 did not enter collective 49, which 511 other ranks entered; 512 ranks ended" ;;
-    hang-late) echo ": rank 261 entered collective 49 19.9 s late, after the 511 other ranks, which waited for it; 512 ranks ended" ;;
+    hang-late) echo ": rank 261 entered collective 49 20.0 s late, after the 511 other ranks, which waited for it; 512 ranks ended" ;;
     same-exception) echo "failed on every rank: each raised ValueError: loss is nan, the first rank 0 on gpu000 (local 0) at" ;;
   esac
 }

@@ -32,6 +32,7 @@ import threading
 
 _TIMES = ("time_created_ns", "time_discovered_started_ns", "time_discovered_completed_ns")
 _TIMED = 32  # each group's newest collectives kept with their times (the reader's kMaxTimed)
+_TIMED_GROUPS = 8  # groups timed, those used last (the reader's kMaxTimedRows = 8 x 32)
 _installed = False
 _written = False
 _lock = threading.RLock()
@@ -91,6 +92,10 @@ def _write(exception=""):
                 # completion; gloo records neither. The node's clock, 0 unknown.
                 g["timed"].append([seq] + [_ns(e.get(k)) for k in _TIMES])
                 del g["timed"][:-_TIMED]
+            # Times for the 8 groups used last (the reader takes 256 rows in all).
+            by_last = sorted(groups.values(), key=lambda g: max([t[1] for t in g["timed"]] or [0]), reverse=True)
+            for g in by_last[_TIMED_GROUPS:]:
+                g["timed"] = []
             doc = {"kind": "gangway-rank-dump", "schema": 3, "rank": rank, "groups": groups,
                    "exception": exception[:1000]}
             tmp = os.path.join(d, ".rank.%d.json.%d" % (rank, os.getpid()))

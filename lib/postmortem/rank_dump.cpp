@@ -58,12 +58,19 @@ std::vector<RankDump> parse_rank_dump(std::string_view text) {
     // the object, and the values two full lists hold in all, whatever the text
     // holds (the hook keeps its 4,000 newest entries, every group together,
     // and each group's kMaxTimed newest times: a row and its 4 numbers).
-    std::size_t values = 0;
-    constexpr std::size_t kMaxValues = 2 * kMaxSeqs + 64 + 4 * kMaxGroups + 5 * kMaxTimed * kMaxGroups;
+    // Lists and objects are counted apart (a tree's list costs more than a
+    // number): the root, the groups' object, each group's and its 3 lists, and
+    // the timed rows.
+    std::size_t values = 0, containers = 0;
+    constexpr std::size_t kMaxValues = 2 * kMaxSeqs + 64 + 4 * kMaxGroups + 5 * kMaxTimedRows;
+    constexpr std::size_t kMaxContainers = 8 + 4 * kMaxGroups + kMaxTimedRows;
     const nlohmann::json::parser_callback_t bound = [&](int depth, nlohmann::json::parse_event_t ev, nlohmann::json&) {
         if (depth > 5) throw Error("a rank dump nested deeper than its groups' timed collectives");
         if (ev == nlohmann::json::parse_event_t::value && ++values > kMaxValues)
             throw Error("a rank dump of more than " + std::to_string(kMaxValues) + " values");
+        if ((ev == nlohmann::json::parse_event_t::object_start || ev == nlohmann::json::parse_event_t::array_start) &&
+            ++containers > kMaxContainers)
+            throw Error("a rank dump of more than " + std::to_string(kMaxContainers) + " lists and objects");
         return true;
     };
     const auto j = nlohmann::json::parse(text.begin(), text.end(), bound, false);
@@ -90,6 +97,7 @@ std::vector<RankDump> parse_rank_dump(std::string_view text) {
     if (!groups->is_object()) throw Error("a rank dump's \"groups\" is not an object of process groups");
     if (groups->size() > kMaxGroups)
         throw Error("a rank dump of " + std::to_string(groups->size()) + " process groups, more than " + std::to_string(kMaxGroups));
+    std::size_t timed = 0;
     for (const auto& [name, g] : groups->items()) {
         if (!g.is_object()) throw Error("a rank dump's group \"" + excerpt(name) + "\" is not an object");
         if (name.empty() || name.size() > kMaxGroupName || printable_name(name, kMaxGroupName) != name)
@@ -100,6 +108,8 @@ std::vector<RankDump> parse_rank_dump(std::string_view text) {
         one.entered = seqs(g, "entered");
         one.completed = seqs(g, "completed");
         one.timed = timed_rows(g);
+        if ((timed += one.timed.size()) > kMaxTimedRows)
+            throw Error("a rank dump of more than " + std::to_string(kMaxTimedRows) + " timed collectives in all its groups");
         out.push_back(std::move(one));
     }
     if (out.empty()) out.push_back(std::move(d));  // no collective in any group: the exception still counts

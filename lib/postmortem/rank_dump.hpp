@@ -26,12 +26,14 @@ namespace gangway::postmortem {
 inline constexpr std::size_t kMaxRankDumpBytes = 256 * 1024;
 
 inline constexpr std::size_t kMaxGroups = 32;
+inline constexpr std::size_t kMaxTimedRows = 8 * kMaxTimed;  // every group's timed collectives together (the hook times 8 groups)
 
 // One RankDump per process group (one with group "" for schema 1), each with
 // the rank and the exception. Throws gangway::Error naming what is wrong: not
 // that object, over kMaxRankDumpBytes, more than kMaxSeqs numbers in a list,
 // more than kMaxGroups groups, more than kMaxTimed timed collectives in a
-// group or a row that is not [seq, times...], a group name that is not 1 to kMaxGroupName
+// group or kMaxTimedRows in all, a row that is not [seq, times...], more
+// values, lists or objects than those, a group name that is not 1 to kMaxGroupName
 // printable bytes. An exception longer than kMaxRecordString is cut to it
 // (it is one line of text).
 std::vector<RankDump> parse_rank_dump(std::string_view json);

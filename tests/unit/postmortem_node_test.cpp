@@ -263,6 +263,17 @@ TEST_CASE("parse_rank_dump: schema 3, each group's newest collectives timed", "[
     std::string many = "[";
     for (std::size_t i = 0; i <= kMaxTimed; ++i) many += (i ? ",[1,1]" : "[1,1]");
     CHECK_THROWS_WITH(parse_rank_dump(dump(many + "]")), ContainsSubstring("more than 32"));
+    // 8 groups of 32 timed collectives are taken (the hook times 8), a ninth group's are not.
+    std::string rows = "[";
+    for (std::size_t i = 0; i < kMaxTimed; ++i) rows += (i ? ",[1,1]" : "[1,1]");
+    rows += "]";
+    std::string groups;
+    for (int g = 0; g < 9; ++g) {
+        if (g == 8) CHECK(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":3,"groups":{)" + groups + "}}").size() == 8);
+        groups += (g ? "," : "") + ("\"g" + std::to_string(g) + "\":{\"entered\":[1],\"timed\":" + rows + "}");
+    }
+    CHECK_THROWS_WITH(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":3,"groups":{)" + groups + "}}"),
+                      ContainsSubstring("more than 256 timed collectives"));
 }
 
 TEST_CASE("parse_rank_dump: schema 2, a dump per process group", "[postmortem]") {
