@@ -655,7 +655,7 @@ TEST_CASE("hostile: each case with the user's forged dumps blames no other node"
     SynthJob s;
     s.nodes = 4, s.ranks_per_node = 2, s.victim = 5, s.collectives = 20;
     for (Scenario sc : {Scenario::healthy, Scenario::killed_rank, Scenario::oom, Scenario::link_cut, Scenario::xid,
-                        Scenario::hang, Scenario::same_exception}) {
+                        Scenario::hang, Scenario::hang_late, Scenario::same_exception}) {
         s.scenario = sc;
         auto recs = synth_job(s);
         const Verdict honest = postmortem::judge(recs, {});
@@ -713,7 +713,7 @@ TEST_CASE("the synthesised cases at 512 ranks on 64 nodes judge as the small one
     const std::pair<Scenario, Cause> cases[] = {
         {Scenario::healthy, Cause::none},         {Scenario::killed_rank, Cause::fatal_signal},
         {Scenario::oom, Cause::oom},              {Scenario::link_cut, Cause::link_down},
-        {Scenario::xid, Cause::gpu_xid},          {Scenario::hang, Cause::hang},
+        {Scenario::xid, Cause::gpu_xid},          {Scenario::hang, Cause::hang}, {Scenario::hang_late, Cause::hang},
         {Scenario::same_exception, Cause::user_error},
     };
     for (const auto& [sc, cause] : cases) {
@@ -747,6 +747,15 @@ TEST_CASE("the verdict's cost is linear in the records: counted, not timed", "[p
     // (its end, its dump's pointer, its last collective), no copy of a record.
     CHECK(c1.peak_bytes < 512 * 256);
     CHECK(c2.peak_bytes < 2 * c1.peak_bytes + 16 * 1024);
+    // The late entry's naming by the dumps' times: no more.
+    s.nodes = 64;
+    s.scenario = Scenario::hang_late;
+    const auto late = synth_job(s);
+    Verdict v4;
+    const auto c4 = cost_of([&] { v4 = postmortem::judge(late, {}); });
+    INFO("a late entry at 512 ranks: " << c4.peak_bytes << " bytes of heap at most");
+    CHECK(v4.hang_ranks == std::vector<std::uint32_t>{205});
+    CHECK(c4.peak_bytes < 512 * 256);
     // The timeline, too.
     const auto c3 = cost_of([&] { (void)render_timeline(v1, small); });
     CHECK(c3.peak_bytes < 512 * 256 + 2 * kMaxTimeline);
