@@ -14,7 +14,7 @@ by hand, `import gangway_torch_postmortem`):
     GANGWAY_POSTMORTEM_DIR/rank.RANK.json: the collectives this rank entered
     and completed (the Flight Recorder's dump, gloo or NCCL), and when it
     entered (and, with NCCL, started and completed) each group's 32 newest
-    ones, on the node's clock; then ends as
+    ones (of the 8 groups used last), on the node's clock; then ends as
     SIGTERM would, or hands the signal to the job's own handler. A rank
     blocked in a collective does not return to Python, so a thread of its
     own hears the signal too (Python's wakeup fd);
