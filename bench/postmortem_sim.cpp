@@ -9,7 +9,7 @@
 //   bench/postmortem_sim --write DIR --case CASE [--nodes N] ...
 //       writes the job's records as DIR/<node>.json (node.json, as the Epilog
 //       writes it) for `gangway postmortem --records DIR` (tests/postmortem_cli.sh);
-//       CASE: healthy, killed-rank, oom, link-cut, xid, hang, same-exception.
+//       CASE: healthy, killed-rank, oom, link-cut, xid, hang, hang-late, same-exception.
 //
 // Built with `make check` (so it keeps compiling) or `make bench/postmortem_sim`; run by hand.
 #include <algorithm>
@@ -40,6 +40,7 @@ const char* scenario_name(Scenario s) {
         case Scenario::link_cut: return "link cut";
         case Scenario::xid: return "Xid 79";
         case Scenario::hang: return "hang";
+        case Scenario::hang_late: return "hang, late entry";
         case Scenario::same_exception: return "same exception";
     }
     return "?";
@@ -52,8 +53,8 @@ const char* text_arg(int argc, char** argv, const char* name) {
 }
 
 constexpr Scenario kScenarios[] = {Scenario::healthy, Scenario::killed_rank, Scenario::oom, Scenario::link_cut,
-                                   Scenario::xid, Scenario::hang, Scenario::same_exception};
-constexpr const char* kCaseNames[] = {"healthy", "killed-rank", "oom", "link-cut", "xid", "hang", "same-exception"};
+                                   Scenario::xid, Scenario::hang, Scenario::hang_late, Scenario::same_exception};
+constexpr const char* kCaseNames[] = {"healthy", "killed-rank", "oom", "link-cut", "xid", "hang", "hang-late", "same-exception"};
 
 unsigned arg(int argc, char** argv, const char* name, unsigned dflt) {
     for (int i = 1; i + 1 < argc; ++i)
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; c && i < std::size(kScenarios); ++i)
             if (!std::strcmp(c, kCaseNames[i])) job.scenario = kScenarios[i], known = true;
         if (!known) {
-            std::fprintf(stderr, "postmortem_sim: --write needs --case healthy|killed-rank|oom|link-cut|xid|hang|same-exception\n");
+            std::fprintf(stderr, "postmortem_sim: --write needs --case healthy|killed-rank|oom|link-cut|xid|hang|hang-late|same-exception\n");
             return 2;
         }
         for (const auto& r : synth_job(job)) {

@@ -17,15 +17,16 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 # case -> what the line must say (the victim is rank 261, gpu032's local 5)
 expect() {
   case $1 in
-    killed-rank) echo "stopped by gpu032 (rank 261, local 5): killed by SIGKILL at" ;;
-    oom) echo "stopped by gpu032 (rank 261, local 5): killed by the OOM killer at" ;;
+    killed-rank) echo "stopped by rank 261 on gpu032 (local 5): killed by SIGKILL at" ;;
+    oom) echo "stopped by rank 261 on gpu032 (local 5): killed by the OOM killer at" ;;
     link-cut) echo "stopped by gpu032 (rank 256, local 0): link down on eth1 at" ;;
     xid) echo "stopped by gpu032 (rank 256, local 0): GPU Xid 79 on 0000:17:00.0 at" ;;
     hang) echo ": rank 261 did not enter collective 49, which 511 other ranks entered; 512 ranks ended" ;;
-    same-exception) echo "stopped by its own error: every rank raised ValueError: loss is nan (no node is blamed)" ;;
+    hang-late) echo ": rank 261 entered collective 49 20.0 s late, after the 511 other ranks, which waited for it; 512 ranks ended" ;;
+    same-exception) echo "failed on every rank: each raised ValueError: loss is nan, the first rank 0 on gpu000 (local 0) at" ;;
   esac
 }
-for c in killed-rank oom link-cut xid hang same-exception healthy; do
+for c in killed-rank oom link-cut xid hang hang-late same-exception healthy; do
   mkdir "$W/$c"
   "$SIM" --write "$W/$c" --case "$c" --collectives 50 || { fail "$c: the simulator wrote no records"; continue; }
   out=$("$GW" postmortem --records "$W/$c" 2>&1); rc=$?

@@ -12,7 +12,9 @@ by hand, `import gangway_torch_postmortem`):
     sequence number;
   - on SIGTERM (scancel, the time limit, a failed step's teardown) writes
     GANGWAY_POSTMORTEM_DIR/rank.RANK.json: the collectives this rank entered
-    and completed (the Flight Recorder's dump, gloo or NCCL), then ends as
+    and completed (the Flight Recorder's dump, gloo or NCCL), and when it
+    entered (and, with NCCL, started and completed) each group's 32 newest
+    ones (of the 8 groups used last), on the node's clock; then ends as
     SIGTERM would, or hands the signal to the job's own handler. A rank
     blocked in a collective does not return to Python, so a thread of its
     own hears the signal too (Python's wakeup fd);
@@ -28,6 +30,9 @@ import signal
 import sys
 import threading
 
+_TIMES = ("time_created_ns", "time_discovered_started_ns", "time_discovered_completed_ns")
+_TIMED = 32  # each group's newest collectives kept with their times (the reader's kMaxTimed)
+_TIMED_GROUPS = 8  # groups timed, those used last (the reader's kMaxTimedRows = 8 x 32)
 _installed = False
 _written = False
 _lock = threading.RLock()
@@ -50,6 +55,11 @@ def _fr_entries():
     return []
 
 
+def _ns(v):
+    """A Flight Recorder time as a whole number of ns, 0 where it has none."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 else 0
+
+
 def _write(exception=""):
     """The dump, once: a second caller (the handler and the watching thread
     both hear one SIGTERM) waits until the first one has written it."""
@@ -70,14 +80,23 @@ def _write(exception=""):
                     continue
                 pg = e.get("process_group")
                 name = str(pg[0]) if isinstance(pg, (list, tuple)) and pg else str(e.get("pg_id", ""))
-                g = groups.setdefault(name[:64] or "0", {"entered": [], "completed": []})
+                g = groups.setdefault(name[:64] or "0", {"entered": [], "completed": [], "timed": []})
                 if len(groups) > 32:
                     del groups[name[:64] or "0"]
                     continue
                 g["entered"].append(seq)
                 if e.get("retired") or e.get("state") == "completed":
                     g["completed"].append(seq)
-            doc = {"kind": "gangway-rank-dump", "schema": 2, "rank": rank, "groups": groups,
+                # When: the call (time_created_ns, on this rank's thread) and,
+                # where the backend watches it (NCCL), the start and the
+                # completion; gloo records neither. The node's clock, 0 unknown.
+                g["timed"].append([seq] + [_ns(e.get(k)) for k in _TIMES])
+                del g["timed"][:-_TIMED]
+            # Times for the 8 groups used last (the reader takes 256 rows in all).
+            by_last = sorted(groups.values(), key=lambda g: max([t[1] for t in g["timed"]] or [0]), reverse=True)
+            for g in by_last[_TIMED_GROUPS:]:
+                g["timed"] = []
+            doc = {"kind": "gangway-rank-dump", "schema": 3, "rank": rank, "groups": groups,
                    "exception": exception[:1000]}
             tmp = os.path.join(d, ".rank.%d.json.%d" % (rank, os.getpid()))
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

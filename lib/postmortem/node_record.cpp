@@ -60,9 +60,16 @@ std::string to_json(const NodeRecord& r) {
                             {"pid", e.pid},
                             {"text", e.text}});
     json dumps = json::array();
-    for (const auto& d : r.dumps)
-        dumps.push_back({{"rank", d.rank}, {"entered", d.entered}, {"completed", d.completed}, {"exception", d.exception},
-                         {"group", d.group}});
+    for (const auto& d : r.dumps) {
+        json one = {{"rank", d.rank}, {"entered", d.entered}, {"completed", d.completed}, {"exception", d.exception},
+                    {"group", d.group}};
+        if (!d.timed.empty()) {
+            json timed = json::array();
+            for (const auto& t : d.timed) timed.push_back({t.seq, t.entered_ns, t.started_ns, t.completed_ns});
+            one["timed"] = std::move(timed);
+        }
+        dumps.push_back(std::move(one));
+    }
     const json j = {{"kind", kKind},           {"schema", kSchema},
                     {"node", r.node},          {"job", r.job},
                     {"job_nodes", r.job_nodes}, {"window_start_ns", r.window_start_ns},
@@ -79,7 +86,7 @@ namespace {
 
 // Where the parser is: which object or list, and for an object which of its
 // keys it has seen (a bit each) and which one the next value belongs to.
-enum class Ctx { root, job_nodes, tasks, task, evidence, evidence_item, dumps, dump, entered, completed, skip };
+enum class Ctx { root, job_nodes, tasks, task, evidence, evidence_item, dumps, dump, entered, completed, timed, timed_row, skip };
 
 struct Frame {
     Ctx ctx;
@@ -92,7 +99,7 @@ constexpr std::array<std::string_view, 10> kRootKeys = {"kind",          "schema
 constexpr std::array<std::string_view, 10> kTaskKeys = {"t_ns", "node",        "job",       "step",      "rank",
                                                         "local_rank", "pid", "wait_status", "oom_kills", "requeue_on_fail"};
 constexpr std::array<std::string_view, 6> kEvidenceKeys = {"t_ns", "sign", "device", "code", "pid", "text"};
-constexpr std::array<std::string_view, 5> kDumpKeys = {"rank", "entered", "completed", "exception", "group"};
+constexpr std::array<std::string_view, 6> kDumpKeys = {"rank", "entered", "completed", "exception", "group", "timed"};
 
 template <std::size_t N>
 int index_of(const std::array<std::string_view, N>& keys, std::string_view k) {
@@ -101,7 +108,7 @@ int index_of(const std::array<std::string_view, N>& keys, std::string_view k) {
     return -1;
 }
 
-constexpr int kMaxDepth = 8;  // the record nests 4 deep; unknown additions get 4 more
+constexpr int kMaxDepth = 8;  // the record nests 5 deep (a dump's timed rows); unknown additions get 3 more
 
 // A JSON scalar as the handler got it.
 struct Scalar {
@@ -177,6 +184,15 @@ public:
         if (f.ctx == Ctx::root && f.key == 9) return push(Ctx::dumps);
         if (f.ctx == Ctx::dump && f.key == 1) return push(Ctx::entered);
         if (f.ctx == Ctx::dump && f.key == 2) return push(Ctx::completed);
+        if (f.ctx == Ctx::dump && f.key == 5) return push(Ctx::timed);
+        if (f.ctx == Ctx::timed) {
+            auto& timed = r_.dumps.back().timed;
+            if (timed.size() >= kMaxTimed) refuse("has " + where() + " of more than " + std::to_string(kMaxTimed) + " collectives");
+            if ((seqs_ += 4) > kMaxSeqsTotal)
+                refuse("has more than " + std::to_string(kMaxSeqsTotal) + " sequence numbers in all its dumps");
+            timed.emplace_back();
+            return push(Ctx::timed_row);  // its `seen` counts the row's numbers
+        }
         refuse("has a list where " + where() + " is not one");
     }
     bool end_object() {
@@ -191,14 +207,16 @@ public:
             default: break;
         }
         for (std::size_t i = 0; i < n; ++i) {
-            // A dump's "group" came later: a record of an earlier collector has none (one group).
-            if (f.ctx == Ctx::dump && i == 4) continue;
+            // A dump's "group" and "timed" came later: a record of an earlier collector has neither.
+            if (f.ctx == Ctx::dump && (i == 4 || i == 5)) continue;
             if (!(f.seen & (1u << i))) refuse("lacks \"" + std::string(keys[i]) + "\" in " + where(false));
         }
         stack_.pop_back();
         return true;
     }
     bool end_array() {
+        if (stack_.back().ctx == Ctx::timed_row && stack_.back().seen != 4)
+            refuse("has " + where() + " that is not 4 numbers (seq, entered_ns, started_ns, completed_ns)");
         stack_.pop_back();
         return true;
     }
@@ -236,6 +254,7 @@ private:
                 case Ctx::task: w += "[" + std::to_string(r_.tasks.size() - 1) + "]"; break;
                 case Ctx::evidence_item: w += "[" + std::to_string(r_.evidence.size() - 1) + "]"; break;
                 case Ctx::dump: w += "[" + std::to_string(r_.dumps.size() - 1) + "]"; break;
+                case Ctx::timed_row: w += "[" + std::to_string(r_.dumps.back().timed.size() - 1) + "]"; break;
                 default: break;
             }
             if (!with_key && &f == &stack_.back()) break;
@@ -292,6 +311,8 @@ private:
                 return true;
             case Ctx::entered: seq(r_.dumps.back().entered, v); return true;
             case Ctx::completed: seq(r_.dumps.back().completed, v); return true;
+            case Ctx::timed_row: timed_value(v); return true;
+            case Ctx::timed: refuse("has " + where() + " with an item that is not a list");
             case Ctx::tasks:
             case Ctx::evidence:
             case Ctx::dumps: refuse("has " + where() + " with an item that is not an object");
@@ -359,6 +380,18 @@ private:
             case 4: d.group = text(v, kMaxGroupName); break;
             case -1: break;
             default: refuse("has " + where() + " that is not a list");
+        }
+    }
+
+    void timed_value(const Scalar& v) {
+        Frame& f = stack_.back();
+        auto& t = r_.dumps.back().timed.back();
+        switch (f.seen++) {
+            case 0: t.seq = integer<std::uint64_t>(v); break;
+            case 1: t.entered_ns = integer<std::int64_t>(v); break;
+            case 2: t.started_ns = integer<std::int64_t>(v); break;
+            case 3: t.completed_ns = integer<std::int64_t>(v); break;
+            default: refuse("has " + where() + " of more than 4 numbers (seq, entered_ns, started_ns, completed_ns)");
         }
     }
 

@@ -82,8 +82,20 @@ struct RankDump {
     // collectives from its own start, so they compare only within one group.
     // A rank of several groups has a dump per group; "" a schema-1 dump.
     std::string group;
+    // When this rank entered, started and completed its newest collectives
+    // of the group (at most kMaxTimed, oldest first), on its node's
+    // CLOCK_REALTIME: Flight Recorder's time_created_ns (the call, on the
+    // rank's own thread), time_discovered_started_ns and
+    // time_discovered_completed_ns (NCCL's watchdog; gloo records neither).
+    // 0: not recorded. Empty from a hook before rank-dump schema 3.
+    struct Timed {
+        std::uint64_t seq = 0;
+        std::int64_t entered_ns = 0, started_ns = 0, completed_ns = 0;
+    };
+    std::vector<Timed> timed;
 };
 inline constexpr std::size_t kMaxGroupName = 64;
+inline constexpr std::size_t kMaxTimed = 32;  // a dump's timed collectives, per group
 
 // One node's record of one job, as its Epilog writes and sends it.
 struct NodeRecord {
@@ -103,7 +115,11 @@ struct NodeRecord {
 // "job":...,"job_nodes":[...],"window_start_ns":...,"window_end_ns":...,
 // "tasks":[{TaskEnd's fields by name, "requeue_on_fail":bool}],
 // "evidence":[{"t_ns","sign":to_string(Sign),"device","code","pid","text"}],
-// "dumps":[{"rank","entered":[...],"completed":[...],"exception"}]}.
+// "dumps":[{"rank","entered":[...],"completed":[...],"exception","group",
+// "timed":[[seq,entered_ns,started_ns,completed_ns],...]}]}. "group" and
+// "timed" are optional (an earlier collector wrote neither; an earlier reader
+// passes "timed" over), each row of "timed" exactly 4 whole numbers, and
+// every row's 4 count among kMaxSeqsTotal.
 // The parse builds the record as the text comes (a SAX handler, no JSON
 // tree), so its memory is the record's own: it refuses a text over
 // kMaxRecordBytes, a string over kMaxRecordString, a list over its limit, a

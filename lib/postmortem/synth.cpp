@@ -54,6 +54,7 @@ std::vector<NodeRecord> synth_job(const SynthJob& j) {
                     t.wait_status = on_victim_node ? SIGKILL : exit_status(1);
                     break;
                 case Scenario::hang:
+                case Scenario::hang_late:
                     t.t_ns = j.t_ns + std::int64_t(rank % 13) * kMs;
                     t.wait_status = SIGTERM;
                     break;
@@ -70,6 +71,15 @@ std::vector<NodeRecord> synth_job(const SynthJob& j) {
                     j.scenario == Scenario::hang && victim && j.collectives ? j.collectives - 1 : j.collectives;
                 for (std::uint32_t s = 0; s < entered; ++s) d.entered.push_back(s);
                 for (std::uint32_t s = 0; s + 1 < j.collectives; ++s) d.completed.push_back(s);
+                // Times: the others entered the newest one 20 s before SLURM's
+                // SIGTERM (t_ns) and waited; hang_late's victim entered it 50 ms before.
+                const std::int64_t skew = std::int64_t(n % 7) * 300 * kMs - 900 * kMs;
+                for (std::uint32_t s = entered > kMaxTimed ? entered - kMaxTimed : 0; s < entered; ++s) {
+                    const std::int64_t jitter = std::int64_t((rank * 2654435761u + s * 40503u) % 41) * kMs - 20 * kMs;
+                    std::int64_t at = j.t_ns - 20'000 * kMs - std::int64_t(j.collectives - 1 - s) * 100 * kMs + jitter;
+                    if (j.scenario == Scenario::hang_late && victim && s + 1 == j.collectives) at = j.t_ns - 50 * kMs;
+                    d.timed.push_back({s, at + skew, 0, 0});
+                }
                 if (j.scenario == Scenario::same_exception) d.exception = "ValueError: loss is nan";
                 if (j.scenario == Scenario::killed_rank && !victim)
                     d.exception = "RuntimeError: [gloo] Connection closed by peer";

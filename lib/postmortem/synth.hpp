@@ -18,6 +18,7 @@ enum class Scenario {
     link_cut,        // the victim's node logs a link down; every rank exits 1 some seconds on
     xid,             // the victim's node logs Xid 79; its ranks SIGKILLed, the others exit 1
     hang,            // every rank SIGTERMed at once; the victim entered one collective fewer
+    hang_late,       // the same, every rank entered every collective, the victim the newest 20 s late (SIGSTOP, then SLURM's SIGCONT)
     same_exception,  // every rank raises the same exception and exits 1
 };
 
@@ -28,6 +29,8 @@ struct SynthJob {
     std::uint32_t victim = 5;              // the rank the case is about
     std::uint32_t collectives = 2000;      // each dump's entered (and completed) sequence numbers
     bool dumps = true;                     // the Flight Recorder was on
+    // Each dump's newest kMaxTimed collectives carry entry times, 100 ms apart,
+    // each rank a few ms off, each node's clock up to 0.9 s off the others'.
     std::int64_t t_ns = 1'795'000'000'000'000'000;  // when the failure happens
 };
 

@@ -22,8 +22,10 @@
 //    (below) came within kCauseWindowNs before, that node is blamed (a GPU
 //    that fell off the bus hangs the collective until the time limit);
 //    otherwise Cause::hang, naming from the dumps the ranks that did not
-//    enter the first collective the others entered, or saying that no rank
-//    evidence was kept and how to keep it.
+//    enter the first collective the others entered; where every rank
+//    entered the same ones, from the dumps' times the rank that entered one
+//    late (by its own pace, on its own node's clock: late_entry below); or
+//    saying that no rank evidence was kept and how to keep it.
 // 5. The first failure is the earliest abnormal end. Teardown (SIGTERM or
 //    SIGKILL after it) is the cascade; so are the ends that only name a
 //    peer, which root's records show as a node-class sign on ANOTHER node
@@ -41,10 +43,14 @@
 //    Node-class: node lost, Xid, link down. An OOM or a signal names the
 //    node where the rank ran, not as at fault.
 // 7. A user's bug blames no node: every rank's dump holds the same
-//    exception (Cause::user_error), or the first failure is a non-zero exit
+//    exception, or every rank of the step ended with the same status within
+//    kAlikeWindowNs of the first end, dumps or none (Cause::user_error: the
+//    program failed on every rank); or the first failure is a non-zero exit
 //    and its node has no root evidence at all (Cause::nonzero_exit, node
 //    empty). Root's evidence comes first: an Xid under every rank's same
-//    NCCL exception is the Xid's.
+//    NCCL exception is the Xid's. A cascade is not alike: one rank's exit 3
+//    and the others' exit 1 or SLURM's SIGTERM after it differ in status. The
+//    line names where the first failure ran in every case (Verdict::ran_on).
 // 8. The cascade: every other abnormal end of the step, counted, with the
 //    first and last of them in seconds after the failure, and how they
 //    ended (one way, or "mixed (...)" naming the commonest three).
@@ -54,6 +60,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <string>
@@ -156,6 +163,7 @@ void sum_cascade(Verdict& v, const std::vector<End>& ends, const TaskEnd* first)
 
 void place_rank(Verdict& v, const End& e) {
     v.node = e.rec->node;
+    v.ran_on = e.rec->node;
     v.rank = e.t->rank;
     v.local_rank = e.t->local_rank;
 }
@@ -172,6 +180,84 @@ void place_rank(Verdict& v, const End& e) {
 // waits (a backend that marks no completion), the smallest set of laggards of
 // one group, as with a single group.
 using DumpsByRank = std::unordered_map<std::uint32_t, std::vector<const RankDump*>>;
+
+// Rule 4's naming by time, where every member entered the same collectives:
+// the rank the others waited for entered one late. A rank's pace, the time
+// from its entry into collective s-1 to its entry into s, is read on its own
+// node's clock alone, so clocks that differ between nodes do not matter. In a
+// collective s of a group, a member is late by its pace less the group's
+// (lower) median pace in s; the group's usual spread is the median, over the
+// timed collectives, of the largest pace less the smallest. Named: the members
+// late by more than kLateMinNs and kLateJitterFactor times the usual spread,
+// in the newest such collective, and only where the late entry came within
+// kHangWindowNs of the rank's own end (the others were still waiting for it
+// when SLURM signalled; the rank's end and its dump share its node's clock).
+struct LateEntry {
+    std::string group;
+    std::uint64_t seq = 0;
+    std::vector<std::uint32_t> ranks;
+    std::int64_t by_ns = 0;  // the least late of them
+    std::uint32_t others = 0;
+};
+
+std::int64_t entered_at(const RankDump& d, std::uint64_t seq) {
+    for (auto it = d.timed.rbegin(); it != d.timed.rend(); ++it)
+        if (it->seq == seq) return it->entered_ns;
+    return 0;
+}
+
+std::optional<LateEntry> late_entry(const std::string& group, const std::vector<const RankDump*>& members,
+                                    const std::unordered_map<std::uint32_t, std::int64_t>& end_of) {
+    if (members.size() < 2) return std::nullopt;
+    std::uint64_t lo = 0, hi = std::numeric_limits<std::uint64_t>::max();
+    for (const RankDump* d : members) {
+        if (d->timed.empty()) return std::nullopt;
+        std::uint64_t mn = d->timed.front().seq, mx = mn;
+        for (const auto& t : d->timed) mn = std::min(mn, t.seq), mx = std::max(mx, t.seq);
+        lo = std::max(lo, mn), hi = std::min(hi, mx);
+    }
+    if (hi <= lo || hi - lo >= kMaxTimed) return std::nullopt;
+    // Each member's pace into s, or false where one of them lacks a time.
+    std::vector<std::int64_t> pace(members.size());
+    auto paces = [&](std::uint64_t s) {
+        for (std::size_t i = 0; i < members.size(); ++i) {
+            const std::int64_t a = entered_at(*members[i], s - 1), b = entered_at(*members[i], s);
+            if (a <= 0 || b <= 0) return false;
+            pace[i] = b - a;
+        }
+        return true;
+    };
+    auto lower_median = [&] {
+        std::vector<std::int64_t> sorted = pace;
+        const auto mid = sorted.begin() + std::ptrdiff_t((sorted.size() - 1) / 2);
+        std::nth_element(sorted.begin(), mid, sorted.end());
+        return *mid;
+    };
+    std::vector<std::int64_t> spreads;
+    for (std::uint64_t s = lo + 1; s <= hi; ++s)
+        if (paces(s)) spreads.push_back(*std::max_element(pace.begin(), pace.end()) - *std::min_element(pace.begin(), pace.end()));
+    if (spreads.empty()) return std::nullopt;
+    const auto mid = spreads.begin() + std::ptrdiff_t((spreads.size() - 1) / 2);
+    std::nth_element(spreads.begin(), mid, spreads.end());
+    const std::int64_t threshold = std::max(kLateMinNs, kLateJitterFactor * *mid);
+    for (std::uint64_t s = hi; s > lo; --s) {
+        if (!paces(s)) continue;
+        const std::int64_t median = lower_median();
+        LateEntry late;
+        late.group = group, late.seq = s, late.by_ns = std::numeric_limits<std::int64_t>::max();
+        for (std::size_t i = 0; i < members.size(); ++i) {
+            const auto end = end_of.find(members[i]->rank);
+            if (pace[i] - median <= threshold || end == end_of.end() || end->second - entered_at(*members[i], s) > kHangWindowNs) continue;
+            late.ranks.push_back(members[i]->rank);
+            late.by_ns = std::min(late.by_ns, pace[i] - median);
+        }
+        if (late.ranks.empty()) continue;
+        std::sort(late.ranks.begin(), late.ranks.end());
+        late.others = std::uint32_t(members.size() - late.ranks.size());
+        return late;
+    }
+    return std::nullopt;
+}
 
 void name_hang_ranks(Verdict& v, const std::vector<End>& ends, const DumpsByRank& dumps) {
     if (dumps.empty()) {
@@ -212,6 +298,26 @@ void name_hang_ranks(Verdict& v, const std::vector<End>& ends, const DumpsByRank
         lags.push_back(std::move(l));
     }
     if (lags.empty()) {
+        // Every member entered the same collectives: who entered one late.
+        std::unordered_map<std::uint32_t, std::int64_t> end_of;
+        for (const auto& e : ends) end_of.emplace(e.t->rank, e.t->t_ns);
+        std::map<std::string, std::vector<const RankDump*>> members;
+        for (const auto& [rank, ds] : dumps)
+            for (const RankDump* d : ds) members[d->group].push_back(d);
+        std::optional<LateEntry> late;
+        for (const auto& [name, ds] : members)
+            if (auto l = late_entry(name, ds, end_of); l && (!late || l->by_ns > late->by_ns)) late = std::move(l);
+        if (late) {
+            v.hang_ranks = late->ranks;
+            char by[32];
+            std::snprintf(by, sizeof by, "%.1f", double(late->by_ns) / 1e9);
+            const bool one = late->ranks.size() == 1;
+            v.detail = rank_list(late->ranks) + " entered collective " + std::to_string(late->seq) +
+                       (members.size() > 1 ? " of process group " + quiet_text(late->group, kMaxGroupName) : std::string()) +
+                       " " + by + " s late, after the " + std::to_string(late->others) + " other rank" +
+                       (late->others == 1 ? "" : "s") + ", which waited for " + (one ? "it" : "them");
+            return;
+        }
         v.detail = groups.size() > 1 ? "every rank with a dump entered the newest collective of each of its process groups"
                                        " (a stall inside one: the network or a GPU)"
                    : only_next == 0 ? "the ranks' dumps show no collective entered"
@@ -406,7 +512,7 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
                 theirs = b.t;
                 break;
             }
-        if (theirs) v.rank = theirs->rank, v.local_rank = theirs->local_rank;
+        if (theirs) v.rank = theirs->rank, v.local_rank = theirs->local_rank, v.ran_on = where->node;
         set_cause_from(v, *pe);
         sum_cascade(v, ends, theirs);
         return v;
@@ -440,9 +546,25 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
         }
         if (same && one) {
             v.cause = Cause::user_error;
+            v.alike = Alike::same_exception;
             v.node.clear();
             v.node_class = false;
             v.detail = one->exception;
+        }
+    }
+    // Rule 7, with or without dumps: every rank ended with the same status,
+    // all within kAlikeWindowNs of the first end.
+    if ((v.cause == Cause::fatal_signal || v.cause == Cause::nonzero_exit) && ends.size() >= 2) {
+        const int ws = first.t->wait_status;
+        bool same = true;
+        for (const auto& e : ends) same = same && e.t->wait_status == ws && e.t->t_ns - t0 <= kAlikeWindowNs;
+        if (same) {
+            v.cause = Cause::user_error;
+            v.alike = Alike::same_status;
+            v.alike_within_s = double(ends.back().t->t_ns - t0) / 1e9;
+            v.node.clear();
+            v.node_class = false;
+            v.detail = describe_wait_status(ws);
         }
     }
     sum_cascade(v, ends, first.t);

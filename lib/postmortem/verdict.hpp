@@ -24,8 +24,12 @@ enum class Cause {
     fatal_signal,  // SIGSEGV, SIGBUS, SIGKILL, ... with no node evidence
     nonzero_exit,
     hang,          // every rank alive until SLURM's SIGTERM (scancel, time limit)
-    user_error,    // every rank raised the same exception: the job's own bug
+    user_error,    // every rank failed alike (the same exception, or the same status at once): the job's own bug
 };
+
+// How a user_error was seen: every rank's dump the same exception, or (with
+// or without dumps) every rank's end the same status within kAlikeWindowNs.
+enum class Alike { none, same_exception, same_status };
 
 struct Verdict {
     Cause cause = Cause::none;
@@ -35,11 +39,16 @@ struct Verdict {
     // node evidence. Only node_class says the node's hardware is at fault
     // (requeue without it, drain it, count it as a repeat offender).
     std::string node;                 // empty: no node is blamed
+    // Where the first failure's rank ran (root's task end), blamed or not:
+    // the line always names it. Empty when no rank is named (a hang, a node lost).
+    std::string ran_on;
     std::optional<std::uint32_t> rank, local_rank;
     std::int64_t t_ns = 0;
     std::string detail;               // "Xid 79 on 0000:17:00.0", "SIGKILL", "exit 3", ...
     bool node_class = false;          // requeue without `node` (node lost, Xid, link down)
-    std::vector<std::uint32_t> hang_ranks;  // ranks that did not enter the first collective others did
+    std::vector<std::uint32_t> hang_ranks;  // ranks that did not enter the first collective others did, or entered it late
+    Alike alike = Alike::none;        // user_error: how every rank was seen to fail alike
+    double alike_within_s = 0;        // Alike::same_status: the first end to the last
     // The cascade: the other ranks' ends after the first failure.
     std::uint32_t cascade_ranks = 0;
     double cascade_from_s = 0, cascade_to_s = 0;
@@ -53,6 +62,9 @@ struct Verdict {
 
 // The rules' figures (verdict.cpp says why each is what it is).
 inline constexpr std::int64_t kHangWindowNs = 5'000'000'000;         // SLURM's SIGTERM reaches every rank within it
+inline constexpr std::int64_t kAlikeWindowNs = 2'000'000'000;        // every rank ending alike, from the first end to the last
+inline constexpr std::int64_t kLateMinNs = 1'000'000'000;            // a rank late into a collective: at least this late,
+inline constexpr std::int64_t kLateJitterFactor = 5;                 // and this many times the group's usual spread
 inline constexpr std::int64_t kEvidenceSlackNs = 2'000'000'000;      // kernel time against slurmstepd's clock
 inline constexpr std::int64_t kCauseWindowNs = 40LL * 60'000'000'000; // gloo's 30-minute timeout, and some
 inline constexpr std::size_t kMaxLine = 250;                          // AdminComment's share
@@ -80,9 +92,13 @@ std::string describe_wait_status(int wait_status);
 // ends, linear in their evidence and dumps' sequence numbers.
 Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::string>& lost);
 
-// The one line for AdminComment, srun's tail and `gangway postmortem`:
-// "gangway: job 1234 step 0 stopped by r1-gpu100 (rank 5, local 1): killed by
-// the OOM killer at 12:03:05.210; 7 other ranks ended 0.4-9.1 s later (SIGTERM from SLURM)".
+// The one line for AdminComment, srun's tail and `gangway postmortem`. It
+// always says where the first failure ran, and apart from it whether a node is
+// blamed: "gangway: job 1234 step 0 stopped by rank 5 on r1-gpu100 (local 1):
+// exit 3 at 12:03:05.210, the program's own exit (no node fault); 7 other
+// ranks ended 0.7-1.7 s later (exit 1)"; a node-class cause puts the node
+// first: "stopped by r1-gpu100 (rank 5, local 1): GPU Xid 79 on 0000:17:00.0
+// at 12:03:05.210 (node fault); ...".
 // Empty for Cause::none. At most 250 bytes, printable (AdminComment's field).
 std::string render_line(const Verdict& v);
 

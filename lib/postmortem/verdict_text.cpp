@@ -77,6 +77,15 @@ std::string rank_words(const Verdict& v) {
     return s;
 }
 
+// Where the first failure ran, the rank first: "rank 5 on r1-gpu100 (local 1)".
+std::string ran_words(const Verdict& v) {
+    const std::string node = name(v.ran_on.empty() ? v.node : v.ran_on);
+    if (!v.rank) return node;
+    std::string s = "rank " + std::to_string(*v.rank) + (node.empty() ? "" : " on " + node);
+    if (v.local_rank) s += " (local " + std::to_string(*v.local_rank) + ")";
+    return s;
+}
+
 std::string cascade_words(const Verdict& v) {
     if (v.cascade_ranks == 0) return "";
     const bool named = v.rank.has_value();
@@ -129,35 +138,48 @@ std::string render_line(const Verdict& v) {
     std::string s = "gangway: job " + std::to_string(v.job) + " step " + std::to_string(v.step) + " ";
     const std::string at = " at " + clock_text(v.t_ns);
     const std::string where = name(v.node) + (v.rank ? " (" + rank_words(v) + ")" : "");
+    // Whether a node is blamed, apart from where the failure ran: only a
+    // node-class cause is a node fault.
+    constexpr const char* kNoNodeFault = " (no node fault)";
+    bool cascade = true;
     switch (v.cause) {
         case Cause::none: break;
         case Cause::hang:
             s += "hung until SLURM signalled every rank" + at + ": " + clean(v.detail, 120);
             break;
         case Cause::user_error:
-            s += "stopped by its own error: every rank raised " + clean(v.detail, 100) + " (no node is blamed)";
+            s += "failed on every rank: ";
+            if (v.alike == Alike::same_status) {
+                s += "all " + std::to_string(v.step_ranks) + " ended with " + clean(v.detail, 40) + " within " +
+                     seconds(v.alike_within_s) + " s";
+                cascade = false;  // the cascade is every rank's same end, said already
+            } else {
+                s += "each raised " + clean(v.detail, 100);
+            }
+            if (v.rank) s += ", the first " + ran_words(v) + at;
+            s += kNoNodeFault;
             break;
         case Cause::node_lost:
             s += "stopped by " + name(v.node) + ": " + clean(v.detail, 100);
             break;
         case Cause::oom:
         case Cause::fatal_signal:
-            s += "stopped by " + where + ": " + (v.cause == Cause::oom ? "" : "killed by ") + clean(v.detail, 80) + at;
+            s += "stopped by " + ran_words(v) + ": " + (v.cause == Cause::oom ? "" : "killed by ") + clean(v.detail, 80) + at +
+                 kNoNodeFault;
             break;
         case Cause::nonzero_exit:
+            s += "stopped by " + ran_words(v) + ": " + clean(v.detail, 40) + at;
             if (v.node.empty())
-                s += "stopped by " + rank_words(v) + ": " + clean(v.detail, 40) + at +
-                     ", with no sign of a node fault (the job's own error; no node is blamed)";
+                s += std::string(", the program's own exit") + kNoNodeFault;
             else
-                s += "stopped by " + where + ": " + clean(v.detail, 40) + at + " (its node logged " +
-                     clean(v.evidence_text, 60) + ")";
+                s += " (no node fault; its node logged " + clean(v.evidence_text, 60) + ")";
             break;
         case Cause::gpu_xid:
         case Cause::link_down:
-            s += "stopped by " + where + ": " + clean(v.detail, 80) + at;
+            s += "stopped by " + where + ": " + clean(v.detail, 80) + at + " (node fault)";
             break;
     }
-    s += cascade_words(v);
+    if (cascade) s += cascade_words(v);
     if (s.size() > kMaxLine) s = s.substr(0, kMaxLine - 3) + "...";
     return s;
 }
@@ -193,14 +215,14 @@ std::string render_timeline(const Verdict& v, const std::vector<NodeRecord>& rec
         return a.t != b.t ? a.t < b.t : a.e->rank < b.e->rank;
     });
     auto row = [&](const TaskEnd& t) {
-        const bool first = v.rank && t.rank == *v.rank && t.node == v.node;
+        const bool first = v.rank && t.rank == *v.rank && t.node == (v.ran_on.empty() ? v.node : v.ran_on);
         return "  " + rel(t.t_ns) + "  " + name(t.node) + "  rank " + std::to_string(t.rank) + " (local " +
                std::to_string(t.local_rank) + ")  " + describe_wait_status(t.wait_status) +
                (t.oom_kills ? "  oom_kills=" + std::to_string(t.oom_kills) : std::string()) + (first ? "  <- first" : "") +
                "\n";
     };
     for (const auto& r : rows)
-        if (v.rank && r.e->rank == *v.rank && r.e->node == v.node) out += "first failure:\n" + row(*r.e);
+        if (v.rank && r.e->rank == *v.rank && r.e->node == (v.ran_on.empty() ? v.node : v.ran_on)) out += "first failure:\n" + row(*r.e);
     out += "task ends (root's, " + std::to_string(rows.size()) + " of step " + std::to_string(v.step) + ", time after " +
            clock_text(v.t_ns) + " UTC):\n";
     // The first ends and the last ones: where the cascade began and how long it ran.

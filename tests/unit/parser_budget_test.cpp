@@ -307,7 +307,8 @@ TEST_CASE("the node check's readers: linear, node lists within the hostlist's bo
     // A rank's dump (the user's file): nesting, many values, long strings.
     for (const auto& in : {fill("["), fill("{\"a\":"), "{\"kind\":\"gangway-rank-dump\",\"rank\":1,\"entered\":[" + fill("1,") + "1]}",
                            "{\"kind\":\"gangway-rank-dump\",\"rank\":1,\"exception\":\"" + fill("x") + "\"}",
-                           "{\"kind\":\"gangway-rank-dump\",\"rank\":1,\"x\":[" + fill("\"a\",") + "1]}"})
+                           "{\"kind\":\"gangway-rank-dump\",\"rank\":1,\"x\":[" + fill("\"a\",") + "1]}",
+                           "{\"kind\":\"gangway-rank-dump\",\"rank\":1,\"groups\":{\"0\":{\"timed\":[" + fill("[1,1,1,1],") + "[1]]}}}"})
         within(cost_of([&] { (void)postmortem::parse_rank_dump(in); }), in.size(), 16, 64 << 10, "a rank's dump");
     const std::vector<std::pair<std::string, std::string>> nodes = {
         {"a long reason", "NodeName=node11 State=IDLE+DRAIN Reason=" + fill("x")},

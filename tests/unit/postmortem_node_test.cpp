@@ -238,6 +238,44 @@ TEST_CASE("parse_rank_dump: the torch hook's dump, bounded", "[postmortem]") {
     CHECK_THROWS_AS(parse_rank_dump(std::string(kMaxRankDumpBytes + 1, ' ')), Error);
 }
 
+TEST_CASE("parse_rank_dump: schema 3, each group's newest collectives timed", "[postmortem]") {
+    const auto g = parse_rank_dump(
+        R"({"kind":"gangway-rank-dump","schema":3,"rank":3,"groups":{"0":{"entered":[7,8],"completed":[7],)"
+        R"("timed":[[7,1795000000100000000,null,1795000000150000000],[8,1795000000200000000,0,0]]},)"
+        R"("tp1":{"entered":[40],"completed":[40]}},"exception":""})");
+    REQUIRE(g.size() == 2);
+    REQUIRE(g[0].timed.size() == 2);
+    CHECK(g[0].timed[0].seq == 7);
+    CHECK(g[0].timed[0].entered_ns == 1'795'000'000'100'000'000);
+    CHECK(g[0].timed[0].started_ns == 0);  // Flight Recorder's null: not recorded
+    CHECK(g[0].timed[0].completed_ns == 1'795'000'000'150'000'000);
+    CHECK(g[0].timed[1].seq == 8);
+    CHECK(g[1].timed.empty());  // a group without times, as schema 2 wrote it
+    auto dump = [](const std::string& timed) {
+        return R"({"kind":"gangway-rank-dump","schema":3,"rank":3,"groups":{"0":{"entered":[7],"completed":[],"timed":)" + timed + "}}}";
+    };
+    CHECK_THROWS_AS(parse_rank_dump(dump("7")), Error);
+    CHECK_THROWS_AS(parse_rank_dump(dump("[[7]]")), Error);
+    CHECK_THROWS_AS(parse_rank_dump(dump("[[7,1,2,3,4]]")), Error);
+    CHECK_THROWS_AS(parse_rank_dump(dump("[[7,-1]]")), Error);
+    CHECK_THROWS_AS(parse_rank_dump(dump("[[7,\"x\"]]")), Error);
+    CHECK_THROWS_AS(parse_rank_dump(dump("[[[7],1]]")), Error);
+    std::string many = "[";
+    for (std::size_t i = 0; i <= kMaxTimed; ++i) many += (i ? ",[1,1]" : "[1,1]");
+    CHECK_THROWS_WITH(parse_rank_dump(dump(many + "]")), ContainsSubstring("more than 32"));
+    // 8 groups of 32 timed collectives are taken (the hook times 8), a ninth group's are not.
+    std::string rows = "[";
+    for (std::size_t i = 0; i < kMaxTimed; ++i) rows += (i ? ",[1,1]" : "[1,1]");
+    rows += "]";
+    std::string groups;
+    for (int g = 0; g < 9; ++g) {
+        if (g == 8) CHECK(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":3,"groups":{)" + groups + "}}").size() == 8);
+        groups += (g ? "," : "") + ("\"g" + std::to_string(g) + "\":{\"entered\":[1],\"timed\":" + rows + "}");
+    }
+    CHECK_THROWS_WITH(parse_rank_dump(R"({"kind":"gangway-rank-dump","rank":3,"groups":{)" + groups + "}}"),
+                      ContainsSubstring("more than 256 timed collectives"));
+}
+
 TEST_CASE("parse_rank_dump: schema 2, a dump per process group", "[postmortem]") {
     const auto g = parse_rank_dump(
         R"({"kind":"gangway-rank-dump","schema":2,"rank":3,"groups":{"0":{"entered":[7,8],"completed":[7]},)"

@@ -52,7 +52,9 @@ NodeRecord sample_record() {
     r.tasks.push_back(other);
     r.evidence = {{r.window_start_ns + 5, Sign::gpu_xid, "0000:17:00.0", 79, 0, "NVRM: Xid (PCI:0000:17:00): 79, pid=123"},
                   {r.window_start_ns + 9, Sign::oom_kill, "", 0, 41'000, "Out of memory: Killed process 41000 (python)"}};
-    r.dumps = {{5, {1, 2, 3}, {1, 2}, "RuntimeError: boom", ""}, {4, {}, {}, "", "tp0"}};
+    r.dumps = {{5, {1, 2, 3}, {1, 2}, "RuntimeError: boom", "",
+                {{2, 1'795'000'000'100'000'000, 0, 0}, {3, 1'795'000'000'200'000'000, 1'795'000'000'200'000'100, 1'795'000'000'300'000'000}}},
+               {4, {}, {}, "", "tp0", {}}};
     return r;
 }
 
@@ -181,6 +183,14 @@ TEST_CASE("a node's record: JSON round-trips", "[postmortem][record]") {
     CHECK(b.dumps[0].completed == std::vector<std::uint64_t>{1, 2});
     CHECK(b.dumps[0].exception == "RuntimeError: boom");
     CHECK(b.dumps[1].group == "tp0");  // a dump's process group round-trips
+    // Its timed collectives too; a dump without them writes none (an earlier reader's record).
+    REQUIRE(b.dumps[0].timed.size() == 2);
+    CHECK(b.dumps[0].timed[1].seq == 3);
+    CHECK(b.dumps[0].timed[1].entered_ns == 1'795'000'000'200'000'000);
+    CHECK(b.dumps[0].timed[1].started_ns == 1'795'000'000'200'000'100);
+    CHECK(b.dumps[0].timed[1].completed_ns == 1'795'000'000'300'000'000);
+    CHECK(b.dumps[1].timed.empty());
+    CHECK(j.find(R"("group":"tp0"})") != std::string::npos);
     CHECK(to_json(b) == j);
     // Every sign has its name and back.
     for (int i = 0; i <= int(Sign::retired_pages); ++i) CHECK(parse_sign(to_string(Sign(i))) == Sign(i));
@@ -220,6 +230,11 @@ TEST_CASE("a node's record: anything else is refused in one line naming the fiel
         {"{}", "lacks \"kind\""},
         {good + "x", "not valid JSON"},
         {replaced("gangway-node-record", "gangway-check"), "kind"},
+        {replaced(R"("timed":[[2,)", R"("timed":[[2,1,)"), "\"dumps[0].timed[0]\" of more than 4 numbers"},
+        {replaced(R"("timed":[[2,1795000000100000000,0,0])", R"("timed":[[2,1795000000100000000,0])"), "not 4 numbers"},
+        {replaced(R"("timed":[[2,)", R"("timed":[[-2,)"), "\"dumps[0].timed[0]\""},
+        {replaced(R"("timed":[[2,)", R"("timed":[7,[2,)"), "not a list"},
+        {replaced(R"("timed":[[2,)", R"("timed":[[[2],)"), "is not one"},
         {replaced(R"("schema":1)", R"("schema":2)"), "schema"},
         {replaced(R"("job":1234,"job_nodes")", R"("job":-1,"job_nodes")"), "\"job\""},
         {replaced(R"("rank":5,)", R"("rank":"5",)"), "\"tasks[0].rank\""},
@@ -255,7 +270,10 @@ TEST_CASE("a node's record: the limits hold, at the value that crosses them", "[
     r.evidence[0].text = std::string(kMaxEvidenceText + 1, 'x');
     CHECK_THROWS_WITH(parse_node_record(to_json(r)), ContainsSubstring("\"evidence[0].text\" of 201 bytes"));
     r = sample_record();
-    r.dumps.assign(300, RankDump{1, std::vector<std::uint64_t>(kMaxSeqs, 1), std::vector<std::uint64_t>(kMaxSeqs, 1), "", ""});
+    r.dumps[0].timed.assign(kMaxTimed + 1, r.dumps[0].timed[0]);
+    CHECK_THROWS_WITH(parse_node_record(to_json(r)), ContainsSubstring("\"dumps[0].timed\" of more than 32 collectives"));
+    r = sample_record();
+    r.dumps.assign(300, RankDump{1, std::vector<std::uint64_t>(kMaxSeqs, 1), std::vector<std::uint64_t>(kMaxSeqs, 1), "", "", {}});
     CHECK_THROWS_WITH(parse_node_record(to_json(r)), ContainsSubstring("sequence numbers in all"));
     // Too big, too deep, too long a string: refused before anything is built.
     CHECK_THROWS_WITH(parse_node_record(std::string(kMaxRecordBytes + 1, ' ')), ContainsSubstring("over the limit"));
@@ -288,6 +306,12 @@ TEST_CASE("a node's record: the worst 16 MiB texts stay within 3 n + 1 MiB of he
         fill_to(R"({"job_nodes":[)", "\"" + std::string(255, 'n') + "\",", "]}"),
         // the longest exceptions
         fill_to(R"({"dumps":[)", R"({"rank":1,"entered":[],"completed":[],"exception":")" + std::string(4096, 'e') + "\"},", "]}"),
+        // timed collectives, 32 a dump (4 numbers a row count among the 2^20)
+        fill_to(R"({"dumps":[)", [] {
+            std::string d = R"({"rank":1,"entered":[],"completed":[],"exception":"","timed":[)";
+            for (std::size_t i = 0; i < kMaxTimed; ++i) d += i ? ",[0,0,0,0]" : "[0,0,0,0]";
+            return d + "]},";
+        }(), "]}"),
         // the most tasks (refused at 4,097), then nothing
         fill_to(R"({"tasks":[)", R"({"t_ns":1,"node":"n","job":1,"step":0,"rank":0,"local_rank":0,"pid":1,"wait_status":0,"oom_kills":0,"requeue_on_fail":false},)", "]}"),
     };

@@ -105,7 +105,7 @@ TEST_CASE("case 1: one rank SIGKILLed mid-run, the others fail on their peer", "
     const std::string line = render_line(v);
     check_line(line);
     CHECK(line ==
-          "gangway: job 1234 step 0 stopped by n03 (rank 5, local 1): killed by SIGKILL at 11:06:40.000; "
+          "gangway: job 1234 step 0 stopped by rank 5 on n03 (local 1): killed by SIGKILL at 11:06:40.000 (no node fault); "
           "7 other ranks ended 0.4-1.0 s later (exit 1)");
 
     SECTION("srun SIGTERMs the others at once: still that rank, no hang") {
@@ -139,7 +139,7 @@ TEST_CASE("case 2: one rank killed by the OOM killer", "[postmortem][verdict]") 
     CHECK(v.rank == 5u);
     CHECK_FALSE(v.node_class);  // never requeued by gangway
     check_line(render_line(v));
-    CHECK_THAT(render_line(v), ContainsSubstring("stopped by n03 (rank 5, local 1): killed by the OOM killer at 11:06:40.000"));
+    CHECK_THAT(render_line(v), ContainsSubstring("stopped by rank 5 on n03 (local 1): killed by the OOM killer at 11:06:40.000 (no node fault)"));
 }
 
 TEST_CASE("case 2: an OOM-killer line about another process is not the task's", "[postmortem][verdict]") {
@@ -164,8 +164,9 @@ TEST_CASE("case 3: one node's data link cut: every rank's gloo fails, the cut no
     CHECK(v.cascade_from_s == Approx(5.0));
     const std::string line = render_line(v);
     check_line(line);
-    CHECK(line == "gangway: job 1234 step 0 stopped by n02 (rank 2, local 0): link down on eth1 at 11:06:40.000; "
+    CHECK(line == "gangway: job 1234 step 0 stopped by n02 (rank 2, local 0): link down on eth1 at 11:06:40.000 (node fault); "
                   "7 other ranks ended 5.0-5.7 s later (exit 1)");
+    CHECK(v.ran_on == "n02");
 }
 
 TEST_CASE("case 4: Xid 79 in one node's kernel log, that node's ranks killed", "[postmortem][verdict]") {
@@ -303,13 +304,24 @@ TEST_CASE("case 6: every rank raises the same Python exception: no node is named
     CHECK_FALSE(v.node_class);
     const std::string line = render_line(v);
     check_line(line);
-    CHECK(line == "gangway: job 1234 step 0 stopped by its own error: every rank raised ValueError: loss is nan "
-                  "(no node is blamed); 7 other ranks ended 0.1-0.7 s later (exit 1)");
-    SECTION("one rank with another exception: not all the same, still no node (a non-zero exit, no node evidence)") {
+    CHECK(v.alike == Alike::same_exception);
+    CHECK(v.ran_on == "n01");
+    CHECK(line == "gangway: job 1234 step 0 failed on every rank: each raised ValueError: loss is nan, the first rank 0 on n01 "
+                  "(local 0) at 11:06:40.000 (no node fault); 7 other ranks ended 0.1-0.7 s later (exit 1)");
+    SECTION("one rank with another exception: not the same exception, yet every rank's same exit at once: still alike, no node") {
         j.node("n02").dumps[0].exception = "KeyError: x";
+        const Verdict w = j.judge();
+        CHECK(w.cause == Cause::user_error);
+        CHECK(w.alike == Alike::same_status);
+        CHECK(w.node.empty());
+    }
+    SECTION("one rank with another exception, and the ends 3 s apart: a non-zero exit, no node evidence") {
+        j.node("n02").dumps[0].exception = "KeyError: x";
+        j.task(7).t_ns = T + 3000 * kMs;
         const Verdict w = j.judge();
         CHECK(w.cause == Cause::nonzero_exit);
         CHECK(w.node.empty());
+        CHECK(w.ran_on == "n01");
     }
     SECTION("root's evidence comes first: an Xid under the same exception is the Xid's") {
         j.node("n01").evidence.push_back(ev(Sign::gpu_xid, T - 1000 * kMs, "0000:17:00.0", 79, 0, "NVRM: Xid"));
@@ -329,15 +341,183 @@ TEST_CASE("one rank exits non-zero with no node evidence: the job's own, no node
     CHECK(v.rank == 3u);
     const std::string line = render_line(v);
     check_line(line);
-    CHECK_THAT(line, ContainsSubstring("stopped by rank 3, local 1: exit 3 at 11:06:40.000, with no sign of a node fault"));
-    CHECK_THAT(line, ContainsSubstring("no node is blamed"));
+    CHECK(v.ran_on == "n02");
+    CHECK(line == "gangway: job 1234 step 0 stopped by rank 3 on n02 (local 1): exit 3 at 11:06:40.000, the program's own exit "
+                  "(no node fault); 7 other ranks ended 1.0-1.6 s later (SIGTERM from SLURM)");
     SECTION("with a hung task in its node's log: the node is named, not at fault") {
         j.node("n02").evidence.push_back(ev(Sign::hung_task, T - 10'000 * kMs, "", 0, 99, "INFO: task jbd2/sda1-8:99 blocked for more than 120 seconds."));
         const Verdict w = j.judge();
         CHECK(w.cause == Cause::nonzero_exit);
         CHECK(w.node == "n02");
         CHECK_FALSE(w.node_class);
-        CHECK_THAT(render_line(w), ContainsSubstring("its node logged hung_task"));
+        CHECK_THAT(render_line(w), ContainsSubstring("stopped by rank 3 on n02 (local 1): exit 3 at 11:06:40.000 (no node fault; its node logged hung_task"));
+    }
+}
+
+TEST_CASE("the program's own exit: where it ran, and apart from it no node fault; its cascade is not every rank alike", "[postmortem][verdict][alike]") {
+    // os._exit(3) on rank 5; the others' gloo fails on the closed peer (exit 1)
+    // 0.7-1.3 s on: within the alike window, but another status.
+    Job j;
+    j.task(5).wait_status = exit_status(3), j.task(5).t_ns = T;
+    j.others(exit_status(1), T + 700 * kMs, {5});
+    const Verdict v = j.judge();
+    CHECK(v.cause == Cause::nonzero_exit);
+    CHECK(v.alike == Alike::none);
+    CHECK(v.node.empty());
+    CHECK_FALSE(v.node_class);
+    CHECK(v.ran_on == "n03");
+    const std::string line = render_line(v);
+    check_line(line);
+    CHECK(line == "gangway: job 1234 step 0 stopped by rank 5 on n03 (local 1): exit 3 at 11:06:40.000, the program's own exit "
+                  "(no node fault); 7 other ranks ended 0.7-1.3 s later (exit 1)");
+    CHECK_THAT(render_timeline(v, j.recs), ContainsSubstring("first failure:\n     +0.000 s  n03  rank 5 (local 1)  exit 3  <- first\n"));
+    SECTION("SLURM's SIGTERM to the others after it: not alike either") {
+        j.others(SIGTERM, T + 300 * kMs, {5});
+        const Verdict w = j.judge();
+        CHECK(w.cause == Cause::nonzero_exit);
+        CHECK(w.rank == 5u);
+    }
+}
+
+TEST_CASE("every rank ends alike, no dump (torch before 2.5): the program failed on every rank, no node fault", "[postmortem][verdict][alike]") {
+    Job j;
+    j.others(exit_status(1), T, {});  // ranks 0-7, 0.1 s apart: within 0.7 s
+    const Verdict v = j.judge();
+    CHECK(v.cause == Cause::user_error);
+    CHECK(v.alike == Alike::same_status);
+    CHECK(v.node.empty());
+    CHECK_FALSE(v.node_class);
+    CHECK(v.rank == 0u);
+    CHECK(v.ran_on == "n01");
+    const std::string line = render_line(v);
+    check_line(line);
+    CHECK(line == "gangway: job 1234 step 0 failed on every rank: all 8 ended with exit 1 within 0.7 s, the first rank 0 on n01 "
+                  "(local 0) at 11:06:40.000 (no node fault)");
+    SECTION("every rank SIGSEGV at once: alike") {
+        j.others(SIGSEGV, T, {});
+        const Verdict w = j.judge();
+        CHECK(w.cause == Cause::user_error);
+        CHECK(w.detail == "SIGSEGV");
+    }
+    SECTION("the last end more than 2 s after the first: not alike") {
+        j.task(7).t_ns = T + 2100 * kMs;
+        CHECK(j.judge().cause == Cause::nonzero_exit);
+    }
+    SECTION("one rank another status: not alike") {
+        j.task(6).wait_status = exit_status(2);
+        CHECK(j.judge().cause == Cause::nonzero_exit);
+    }
+    SECTION("one rank ended 0: not every rank") {
+        j.task(6).wait_status = 0;
+        CHECK(j.judge().cause == Cause::nonzero_exit);
+    }
+    SECTION("root's node-class evidence comes first") {
+        j.node("n02").evidence.push_back(ev(Sign::link_down, T - 1000 * kMs, "eth1", 0, 0, "eth1: Link is Down"));
+        const Verdict w = j.judge();
+        CHECK(w.cause == Cause::link_down);
+        CHECK(w.node == "n02");
+    }
+    SECTION("a step of one rank is no 'every rank'") {
+        Job one(1, 1);
+        one.others(exit_status(1), T, {});
+        CHECK(one.judge().cause == Cause::nonzero_exit);
+    }
+}
+
+namespace {
+// Every rank of the job dumps process group "0": entered 0..59, completed
+// 0..58, the newest 32 timed. Others entered collective s at
+// T - wait - (59 - s) * 100 ms, each a few ms off, on their node's clock
+// (`skew_ms` per node: the nodes' clocks differ by up to 2.1 s).
+void timed_dumps(Job& j, std::int64_t wait_ms, std::int64_t jitter_ms, const std::vector<std::int64_t>& skew_ms) {
+    for (std::size_t n = 0; n < j.recs.size(); ++n)
+        for (const auto& t : j.recs[n].tasks) {
+            RankDump d;
+            d.rank = t.rank, d.group = "0";
+            for (std::uint64_t s = 0; s < 60; ++s) d.entered.push_back(s);
+            d.completed = d.entered;
+            d.completed.pop_back();
+            for (std::uint64_t s = 60 - kMaxTimed; s < 60; ++s) {
+                const std::uint32_t h = std::uint32_t(t.rank) * 2654435761u + std::uint32_t(s) * 40503u;
+                const std::int64_t jitter = std::int64_t((h ^ (h >> 15)) % std::uint32_t(2 * jitter_ms + 1)) - jitter_ms;
+                d.timed.push_back({s, T - (wait_ms + std::int64_t(59 - s) * 100 + jitter - skew_ms[n]) * kMs, 0, 0});
+            }
+            j.recs[n].dumps.push_back(std::move(d));
+        }
+}
+RankDump::Timed& timed_of(Job& j, std::uint32_t rank, std::uint64_t seq) {
+    for (auto& r : j.recs)
+        for (auto& d : r.dumps)
+            if (d.rank == rank)
+                for (auto& t : d.timed)
+                    if (t.seq == seq) return t;
+    throw Error("no such timed collective");
+}
+}  // namespace
+
+TEST_CASE("a hang in which every rank entered the same collectives: the rank the others waited for, by the dumps' times", "[postmortem][verdict][late]") {
+    // The issue's SIGSTOP case: rank 5 stopped between collectives 58 and 59;
+    // the others entered 59 and waited 20 s; SLURM's SIGCONT let it enter 59
+    // just before its SIGTERM, so every dump shows entered 59, completed 58.
+    Job j;
+    j.others(SIGTERM, T, {});  // rank r's end at T + r * 0.1 s
+    const std::vector<std::int64_t> skew = {0, -800, 1300, -400};
+    timed_dumps(j, 20'000, 5, skew);
+    timed_of(j, 5, 59).entered_ns = T + (400 + skew[2]) * kMs;  // n03's clock; its end is at T + 0.5 s
+    const Verdict v = j.judge();
+    CHECK(v.cause == Cause::hang);
+    CHECK(v.hang_ranks == std::vector<std::uint32_t>{5});
+    CHECK(v.node.empty());
+    CHECK_FALSE(v.node_class);
+    const std::string line = render_line(v);
+    check_line(line);
+    CHECK_THAT(line, ContainsSubstring("hung until SLURM signalled every rank at 11:06:40.000: rank 5 entered collective 59 20."));
+    CHECK_THAT(line, ContainsSubstring(" s late, after the 7 other ranks, which waited for it; 8 ranks ended 0.0-0.7 s later"));
+
+    SECTION("a healthy pace and jittery clocks name nobody") {
+        timed_of(j, 5, 59).entered_ns = T - (20'000 - skew[2]) * kMs;
+        const Verdict w = j.judge();
+        CHECK(w.cause == Cause::hang);
+        CHECK(w.hang_ranks.empty());
+        CHECK_THAT(render_line(w), ContainsSubstring("every rank with a dump entered collective 59 (a stall inside it"));
+    }
+    SECTION("clocks 30 s apart between nodes name nobody: each rank's pace is read on its own clock") {
+        for (auto& r : j.recs)
+            for (auto& d : r.dumps)
+                for (auto& t : d.timed) t.entered_ns += (r.node == "n04" ? 30'000 : 0) * kMs;
+        timed_of(j, 5, 59).entered_ns = T - (20'000 - skew[2]) * kMs;
+        CHECK(j.judge().hang_ranks.empty());
+    }
+    SECTION("3.4 s late: named where the pace spreads by 10 ms, not where it spreads by more than 0.7 s (5 times the usual spread)") {
+        for (const std::int64_t jitter : {5, 400}) {
+            Job k;
+            k.others(SIGTERM, T, {});
+            timed_dumps(k, 3'000, jitter, skew);
+            timed_of(k, 5, 59).entered_ns = T + (400 + skew[2]) * kMs;
+            INFO(render_line(k.judge()));
+            CHECK(k.judge().hang_ranks == (jitter == 5 ? std::vector<std::uint32_t>{5} : std::vector<std::uint32_t>{}));
+        }
+    }
+    SECTION("a rank late long before the end is not the one the others waited for at the end") {
+        // The others had all been inside 59 with it for 60 s when SLURM signalled: a stall inside.
+        for (auto& r : j.recs)
+            for (auto& d : r.dumps)
+                for (auto& t : d.timed) t.entered_ns -= 60'000 * kMs;
+        CHECK(j.judge().hang_ranks.empty());
+    }
+    SECTION("both ranks of a stopped node: both named") {
+        timed_of(j, 4, 59).entered_ns = T + (300 + skew[2]) * kMs;
+        CHECK(j.judge().hang_ranks == std::vector<std::uint32_t>{4, 5});
+    }
+    SECTION("schema-2 dumps, no times: as before, nobody named") {
+        for (auto& r : j.recs)
+            for (auto& d : r.dumps) d.timed.clear();
+        CHECK(j.judge().hang_ranks.empty());
+    }
+    SECTION("a rank that did not enter 59 at all: the sequence numbers name it first") {
+        for (auto& d : j.node("n02").dumps)
+            if (d.rank == 2) d.entered.pop_back(), d.timed.pop_back();
+        CHECK(j.judge().hang_ranks == std::vector<std::uint32_t>{2});
     }
 }
 
@@ -413,7 +593,7 @@ TEST_CASE("hostile: what a user's processes wrote names no node", "[postmortem][
         // n01's user forges rank 6 (n04's) as stuck; n04's own dump of rank 6 is gone.
         auto& n4 = j.node("n04").dumps;
         n4.erase(n4.begin());
-        j.node("n01").dumps.push_back(RankDump{6, {1, 2, 3}, {}, "", ""});
+        j.node("n01").dumps.push_back(RankDump{6, {1, 2, 3}, {}, "", "", {}});
         const Verdict v = j.judge();
         CHECK(v.cause == Cause::hang);
         CHECK(v.hang_ranks.empty());
@@ -444,7 +624,8 @@ TEST_CASE("hostile: what a user's processes wrote names no node", "[postmortem][
         const Verdict v = j.judge();
         CHECK(v.records_ignored == 2);
         CHECK(v.rank == 0u);
-        CHECK(v.cause == Cause::nonzero_exit);
+        CHECK(v.cause == Cause::user_error);  // every rank's own exit 1, within 0.7 s
+        CHECK(v.ran_on == "n01");
         CHECK(v.node.empty());
     }
     SECTION("a node's record twice counts once") {
@@ -474,7 +655,7 @@ TEST_CASE("hostile: each case with the user's forged dumps blames no other node"
     SynthJob s;
     s.nodes = 4, s.ranks_per_node = 2, s.victim = 5, s.collectives = 20;
     for (Scenario sc : {Scenario::healthy, Scenario::killed_rank, Scenario::oom, Scenario::link_cut, Scenario::xid,
-                        Scenario::hang, Scenario::same_exception}) {
+                        Scenario::hang, Scenario::hang_late, Scenario::same_exception}) {
         s.scenario = sc;
         auto recs = synth_job(s);
         const Verdict honest = postmortem::judge(recs, {});
@@ -482,7 +663,7 @@ TEST_CASE("hostile: each case with the user's forged dumps blames no other node"
         // the job's ranks claimed stuck at collective 0, and the node's own ranks too.
         for (auto& r : recs) {
             for (auto& d : r.dumps) d.exception = "RuntimeError: NCCL error on gpu000: Xid 79, link down on gpu000";
-            for (std::uint32_t rank = 0; rank < 8; ++rank) r.dumps.push_back(RankDump{rank, {0}, {}, "forged on gpu000", ""});
+            for (std::uint32_t rank = 0; rank < 8; ++rank) r.dumps.push_back(RankDump{rank, {0}, {}, "forged on gpu000", "", {}});
         }
         const Verdict forged = postmortem::judge(recs, {});
         INFO(int(sc) << ": honest: " << render_line(honest) << "\nforged: " << render_line(forged));
@@ -532,7 +713,7 @@ TEST_CASE("the synthesised cases at 512 ranks on 64 nodes judge as the small one
     const std::pair<Scenario, Cause> cases[] = {
         {Scenario::healthy, Cause::none},         {Scenario::killed_rank, Cause::fatal_signal},
         {Scenario::oom, Cause::oom},              {Scenario::link_cut, Cause::link_down},
-        {Scenario::xid, Cause::gpu_xid},          {Scenario::hang, Cause::hang},
+        {Scenario::xid, Cause::gpu_xid},          {Scenario::hang, Cause::hang}, {Scenario::hang_late, Cause::hang},
         {Scenario::same_exception, Cause::user_error},
     };
     for (const auto& [sc, cause] : cases) {
@@ -566,6 +747,15 @@ TEST_CASE("the verdict's cost is linear in the records: counted, not timed", "[p
     // (its end, its dump's pointer, its last collective), no copy of a record.
     CHECK(c1.peak_bytes < 512 * 256);
     CHECK(c2.peak_bytes < 2 * c1.peak_bytes + 16 * 1024);
+    // The late entry's naming by the dumps' times: no more.
+    s.nodes = 64;
+    s.scenario = Scenario::hang_late;
+    const auto late = synth_job(s);
+    Verdict v4;
+    const auto c4 = cost_of([&] { v4 = postmortem::judge(late, {}); });
+    INFO("a late entry at 512 ranks: " << c4.peak_bytes << " bytes of heap at most");
+    CHECK(v4.hang_ranks == std::vector<std::uint32_t>{205});
+    CHECK(c4.peak_bytes < 512 * 256);
     // The timeline, too.
     const auto c3 = cost_of([&] { (void)render_timeline(v1, small); });
     CHECK(c3.peak_bytes < 512 * 256 + 2 * kMaxTimeline);

@@ -139,7 +139,7 @@ void read_dumps(int jobfd, const CollectInput& in, Collected& c) {
         }
         try {
             auto groups = pm::parse_rank_dump(r.text);
-            for (const auto& d : groups) seqs += d.entered.size() + d.completed.size();
+            for (const auto& d : groups) seqs += d.entered.size() + d.completed.size() + 4 * d.timed.size();  // as parse_node_record counts
             if (seqs > pm::kMaxSeqsTotal) {
                 c.notes.push_back("the rank dumps hold more than " + std::to_string(pm::kMaxSeqsTotal) + " sequence numbers: the rest passed over");
                 break;
