@@ -42,7 +42,13 @@
 #   9 flap       node10's data link cut mid-job (the host's end of its veth
 #                down: no carrier, no kernel line) and back up before the
 #                ranks fail and the Epilogs run: link down on node10 (its
-#                carrier changed during the job), requeued without node10.
+#                carrier changed during the job), requeued without node10;
+#  10 serve down serve stopped while three failing jobs end (their records
+#                not delivered), then started: each job's line is in
+#                `gangway postmortem JOB` and `fleet stops` within 5 minutes
+#                of serve's start, with nothing done by hand (the nodes send
+#                them again from their spool, as the next jobs' Prologs and
+#                Epilogs run: the cases after this one).
 # Each verdict line must be printed by `gangway postmortem JOB` within 60 s
 # of the job's end, and be the job's AdminComment in SLURM's accounting
 # (`sacct -j JOB -o AdminComment`) within 60 s too: the cluster runs slurmdbd
@@ -60,7 +66,7 @@ RELEASE=${GANGWAY_CLUSTER_RELEASE:-22.05}
 # the user's jobs, the wait status, slurmctld's and slurmdbd's AdminComment,
 # requeue and drain, and torch's hook and Flight Recorder all differ by
 # release); PM_CASES picks some.
-CASES=${PM_CASES:-1 2 3 4 5 6 7 8 9}
+CASES=${PM_CASES:-1 2 3 4 5 6 7 8 9 10}
 PORT=${GANGWAY_PM_PORT:-19464}
 URL=http://198.18.0.1:$PORT
 PM=$WORK/pm
@@ -130,11 +136,18 @@ t_up=$SECONDS
   || { echo "FAIL: the cluster did not come up with the Prolog, the Epilog and slurmdbd: $(tail -5 "$WORK/up.log")"; exit 1; }
 echo "cluster up with the Prolog, the Epilog and slurmdbd in $((SECONDS - t_up)) s"
 plugstack $SITE_ARGS postmortem_dir=$PM/%n
-"$GANGWAY_BIN" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
-  --stops-wait 15 2>"$WORK/serve.log" &
-serve=$!
-for _ in $(seq 50); do grep -q "serving http" "$WORK/serve.log" && break; sleep 0.2; done
-grep -q "serving http" "$WORK/serve.log" || { echo "FAIL: fleet serve did not start: $(cat "$WORK/serve.log")"; exit 1; }
+# start_serve: the site's collector, on the host (its log appended to).
+start_serve() {
+  "$GANGWAY_BIN" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
+    --stops-wait 15 2>>"$WORK/serve.log" &
+  serve=$!
+  local n _
+  n=$(grep -c "serving http" "$WORK/serve.log")
+  for _ in $(seq 50); do [ "$(grep -c "serving http" "$WORK/serve.log")" -gt "$n" ] && return 0; sleep 0.2; done
+  echo "FAIL: fleet serve did not start: $(tail -3 "$WORK/serve.log")"; exit 1
+}
+: >"$WORK/serve.log"
+start_serve
 torch_version=$(srun -N1 -w node08 $TORCH_PY -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -1)
 echo "SLURM $RELEASE, torch $torch_version, jobs submitted by uid $USER_ID"
 
@@ -290,6 +303,26 @@ if has 8; then
 fi
 ip -n "$DEAD" link del pm-dead0 2>/dev/null
 
+# Case 10: three failing jobs (no torch: every rank exits 3, one first) end
+# while serve is stopped; serve is started again and the cases after this
+# one run; their lines are looked for at the end.
+late=''
+if has 10; then
+  kill "$serve"; wait "$serve" 2>/dev/null; serve=''
+  cat >"$WORK/late.sbatch" <<EOS
+#!/bin/bash
+#SBATCH -N4 --ntasks-per-node=2 -o $WORK/out/late.%j.out -D $WORK/user
+srun sh -c 'sleep 0.\$((SLURM_PROCID + 2)); exit 3'
+EOS
+  for _ in 1 2 3; do
+    late+="$(as_user sbatch --parsable "$WORK/late.sbatch" 2>>"$WORK/sbatch.err") "
+  done
+  for j in $late; do ended "$j" || fail "10 serve down: job $j did not end"; done
+  start_serve
+  t_serve=$SECONDS
+  echo "10 serve down: jobs $late ended while serve was stopped; serve started again"
+fi
+
 if has 1; then
   submit sigkill PM_FORGE=1
   p=$(pid_of 5) && kill -KILL "$p"
@@ -347,12 +380,19 @@ if has 5; then
     # Rank 5 stops itself between two collectives (SIGSTOP), so that it
     # never enters the next one, whatever the moment; the job is cancelled
     # 20 s after.
-    submit hang PM_VICTIM=5
+    # Beside it, PyTorch's own analyzer on the Flight Recorder's dumps
+    # (TORCH_FR_DUMP_TEMP_FILE; every rank but the stopped one writes its
+    # own when asked, as gloo has no watchdog to).
+    submit hang PM_VICTIM=5 TORCH_FR_DUMP_TEMP_FILE=$WORK/run/fr/rank_
+    mkdir -p "$WORK/run/fr"; chown "$USER_ID:$USER_ID" "$WORK/run/fr"
     if p=$(pid_of 5); then
       for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && break; sleep 0.2; done
-      sleep 20; scancel "$job"
+      sleep 19; touch "$WORK/run/fr-dump"; sleep 1; rm -f "$WORK/run/fr-dump"; scancel "$job"
     fi
     expect "5 hang" "^gangway: job [0-9]+ step 0 hung until SLURM signalled every rank at [0-9:.]+: .*\\brank 5\\b"
+    fr=$(srun -N1 -w node08 $TORCH_PY -m torch.distributed.flight_recorder.fr_trace -j "$WORK/run/fr" 2>&1 | tail -20)
+    echo "5 hang: $(ls "$WORK/run/fr" | wc -l) Flight Recorder dump(s); PyTorch's analyzer (fr_trace -j) says:"
+    sed 's/^/  | /' <<<"$fr"
   else
     echo "5 hang: skipped, torch $torch_version's gloo keeps no Flight Recorder (2.8 and later do: SLURM 26.05's root)"
   fi
@@ -367,6 +407,22 @@ if [ -n "$healthy" ]; then
     || fail "7 healthy: slurmdbd's record: AdminComment \"$line\", JobID \"$(sacct -n -X -j "$healthy" -o JobID 2>&1)\""
   shown=$("$GANGWAY_BIN" postmortem "$healthy" --from "$URL" 2>&1)
   grep -q "stopped by" <<<"$shown" && fail "7 healthy: gangway postmortem says: $shown" || pass "7 healthy: gangway postmortem names no stop: $(head -1 <<<"$shown")"
+fi
+if [ -n "$late" ]; then
+  # Another job's Prolog and Epilog on every node, in case no case ran after
+  # serve's start (PM_CASES=10): what a busy cluster does anyway.
+  [ $((SECONDS - t_serve)) -lt 30 ] && as_user srun -N4 true >/dev/null 2>&1
+  for j in $late; do
+    line=''
+    while [ $((SECONDS - t_serve)) -le 300 ]; do
+      line=$("$GANGWAY_BIN" postmortem "$j" --from "$URL" 2>/dev/null | head -1)
+      [[ $line == "gangway: job $j "* ]] && break
+      sleep 2
+    done
+    if [[ $line == "gangway: job $j "* ]] && "$GANGWAY_BIN" fleet stops --db "$WORK/fleet.db" 2>/dev/null | grep -qw "$j"; then
+      pass "10 serve down: $((SECONDS - t_serve)) s after serve's start, job $j's line (gangway postmortem, fleet stops): $line"
+    else fail "10 serve down: job $j, $((SECONDS - t_serve)) s after serve's start: \"$line\"; fleet stops: $("$GANGWAY_BIN" fleet stops --db "$WORK/fleet.db" 2>&1 | grep -w "$j" | head -1)"; fi
+  done
 fi
 echo "run time: $SECONDS s (SLURM $RELEASE)"
 finish

@@ -17,6 +17,10 @@ Xid line into /dev/kmsg, which the kernel marks as the user's); what this
 user cannot write (a dump directory it cannot reach, root's /dev/kmsg) is
 skipped.
 PM_TIMEOUT: gloo's timeout in seconds (a cut link ends the job after it).
+TORCH_FR_DUMP_TEMP_FILE: once PM_WORK/fr-dump exists, every rank that can
+(not a stopped one) writes its Flight Recorder's dump, JSON, to this prefix
+and its rank, for PyTorch's analyzer (torch.distributed.flight_recorder.
+fr_trace -j); gloo has no watchdog to write it.
 """
 import datetime
 import json
@@ -55,6 +59,22 @@ if os.environ.get("PM_FORGE") == "1":
             k.write("<3>NVRM: Xid (PCI:0000:17:00): 79, pid=0, name=, GPU has fallen off the bus.\n")
     except OSError:
         pass
+
+
+def fr_dump_when_asked():
+    prefix = os.environ["TORCH_FR_DUMP_TEMP_FILE"]
+    while not os.path.exists(os.path.join(work, "fr-dump")):
+        time.sleep(0.2)
+    import torch._C._distributed_c10d as c10d
+    text = c10d._dump_fr_trace_json(includeCollectives=True, onlyActive=False)
+    with open("%s%d.tmp" % (prefix, rank), "w") as f:
+        f.write(text)
+    os.rename("%s%d.tmp" % (prefix, rank), "%s%d" % (prefix, rank))
+
+
+if os.environ.get("TORCH_FR_DUMP_TEMP_FILE"):
+    import threading
+    threading.Thread(target=fr_dump_when_asked, daemon=True).start()
 t = torch.ones(1024)
 i = 0
 while True:
