@@ -390,8 +390,8 @@ if has 5; then
       sleep 19; touch "$WORK/run/fr-dump"; sleep 1; rm -f "$WORK/run/fr-dump"; scancel "$job"
     fi
     expect "5 hang" "^gangway: job [0-9]+ step 0 hung until SLURM signalled every rank at [0-9:.]+: .*\\brank 5\\b"
-    fr=$(srun -N1 -w node08 $TORCH_PY -m torch.distributed.flight_recorder.fr_trace -j "$WORK/run/fr" 2>&1 | tail -20)
-    echo "5 hang: $(ls "$WORK/run/fr" | wc -l) Flight Recorder dump(s); PyTorch's analyzer (fr_trace -j) says:"
+    fr=$(srun -N1 -w node08 $TORCH_PY -m torch.distributed.flight_recorder.fr_trace --allow-incomplete-ranks -p rank_ "$WORK/run/fr" 2>&1 | tail -20)
+    echo "5 hang: $(ls "$WORK/run/fr" | wc -l) Flight Recorder dump(s); PyTorch's analyzer (fr_trace) says:"
     sed 's/^/  | /' <<<"$fr"
   else
     echo "5 hang: skipped, torch $torch_version's gloo keeps no Flight Recorder (2.8 and later do: SLURM 26.05's root)"

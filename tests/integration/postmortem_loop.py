@@ -18,9 +18,9 @@ user cannot write (a dump directory it cannot reach, root's /dev/kmsg) is
 skipped.
 PM_TIMEOUT: gloo's timeout in seconds (a cut link ends the job after it).
 TORCH_FR_DUMP_TEMP_FILE: once PM_WORK/fr-dump exists, every rank that can
-(not a stopped one) writes its Flight Recorder's dump, JSON, to this prefix
-and its rank, for PyTorch's analyzer (torch.distributed.flight_recorder.
-fr_trace -j); gloo has no watchdog to write it.
+(not a stopped one) writes its Flight Recorder's dump (the pickle NCCL's
+watchdog would write) to this prefix and its rank, for PyTorch's analyzer
+(torch.distributed.flight_recorder.fr_trace); gloo has no watchdog to.
 """
 import datetime
 import json
@@ -66,9 +66,12 @@ def fr_dump_when_asked():
     while not os.path.exists(os.path.join(work, "fr-dump")):
         time.sleep(0.2)
     import torch._C._distributed_c10d as c10d
-    text = c10d._dump_fr_trace_json(includeCollectives=True, onlyActive=False)
-    with open("%s%d.tmp" % (prefix, rank), "w") as f:
-        f.write(text)
+    try:
+        dump = c10d._dump_fr_trace(includeCollectives=True, includeStackTraces=False, onlyActive=False)
+    except TypeError:
+        dump = c10d._dump_fr_trace()
+    with open("%s%d.tmp" % (prefix, rank), "wb") as f:
+        f.write(dump)
     os.rename("%s%d.tmp" % (prefix, rank), "%s%d" % (prefix, rank))
 
 
