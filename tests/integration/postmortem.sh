@@ -419,9 +419,9 @@ if [ -n "$late" ]; then
       [[ $line == "gangway: job $j "* ]] && break
       sleep 2
     done
-    if [[ $line == "gangway: job $j "* ]] && "$GANGWAY_BIN" fleet stops --db "$WORK/fleet.db" 2>/dev/null | grep -qw "$j"; then
+    if [[ $line == "gangway: job $j "* ]] && "$GANGWAY_BIN" fleet stops --db "$WORK/fleet.db" 2>/dev/null | grep -q "gangway: job $j "; then
       pass "10 serve down: $((SECONDS - t_serve)) s after serve's start, job $j's line (gangway postmortem, fleet stops): $line"
-    else fail "10 serve down: job $j, $((SECONDS - t_serve)) s after serve's start: \"$line\"; fleet stops: $("$GANGWAY_BIN" fleet stops --db "$WORK/fleet.db" 2>&1 | grep -w "$j" | head -1)"; fi
+    else fail "10 serve down: job $j, $((SECONDS - t_serve)) s after serve's start: \"$line\"; fleet stops: $("$GANGWAY_BIN" fleet stops --db "$WORK/fleet.db" 2>&1 | grep "gangway: job $j " | head -1)"; fi
   done
 fi
 echo "run time: $SECONDS s (SLURM $RELEASE)"
