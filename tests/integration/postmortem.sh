@@ -28,7 +28,9 @@
 #   5 hang       rank 5 SIGSTOPped (by itself, between two collectives), the
 #                job cancelled 20 s later: a hang
 #                naming rank 5 from the Flight Recorder's dumps (PyTorch 2.8+,
-#                gloo: SLURM 26.05's torch 2.14; skipped where older);
+#                gloo: SLURM 26.05's torch 2.14; skipped where older); beside
+#                it, what PyTorch's own analyzer (fr_trace) makes of the
+#                Flight Recorder's dumps is printed, not judged;
 #   6 exception  every rank raises the same ValueError: the program failed
 #                on every rank, no node named, not requeued; the timeline
 #                holds the ranks' dumps (the exception's type);
