@@ -170,7 +170,8 @@ std::string render_line(const Verdict& v) {
         case Cause::nonzero_exit:
             s += "stopped by " + ran_words(v) + ": " + clean(v.detail, 40) + at;
             if (v.node.empty())
-                s += std::string(", the program's own exit") + kNoNodeFault;
+                // No apostrophe in a line: slurmdbd stores one as a backtick (sacct shows it so).
+                s += std::string(", an exit of the program itself") + kNoNodeFault;
             else
                 s += " (no node fault; its node logged " + clean(v.evidence_text, 60) + ")";
             break;

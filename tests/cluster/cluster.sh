@@ -748,6 +748,16 @@ main() {
     # started with fd 9 closed, or they would hold the lock forever.
     case $sub in
         up | down)
+            # Nor may they keep a caller's descriptors: a test run under
+            # `flock LOCKFILE make check ...` hands its lock to every daemon
+            # an `up` starts (the anchors' `sleep infinity` too), and the
+            # lock stays held for the cluster's life. Every inherited one
+            # but stdin, stdout, stderr and bash's own (255) is closed.
+            local fd
+            for fd in /proc/$$/fd/*; do
+                fd=${fd##*/}
+                if [[ $fd -gt 2 && $fd != 255 ]]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+            done
             mkdir -p "$DIR"
             exec 9>"$DIR/.lock"
             flock -w 120 9 || die "another cluster.sh holds $DIR/.lock"

@@ -1,77 +1,128 @@
 #!/bin/bash
-# Who stopped my job (issue 33) on the real cluster, end to end: the plugin
-# writes each task's end (postmortem_dir=, one directory per node: these
-# nodes share one disk), each node's Epilog runs contrib/slurm/
-# epilog-postmortem.sh (`gangway postmortem collect`), which sends the
-# node's record to `gangway fleet serve --stops-key` on the host; serve
-# judges, sets the job's AdminComment and requeues where it must. Each case
-# is a batch job of a gloo all-reduce loop (tests/integration/
-# postmortem_loop.py) with 2 tasks on each of the 4 nodes, submitted with
-# --requeue and --gangway-on-fail=requeue:
+# Who stopped my job (issue 33) on the real cluster, end to end, as a site
+# runs it: the plugin writes each task's end (postmortem_dir=, one directory
+# per node: these nodes share one disk), each node's Prolog runs contrib/
+# slurm/prolog-postmortem.sh (`gangway postmortem snapshot`: the links,
+# ports, HCAs and GPUs at the job's start) and its Epilog contrib/slurm/
+# epilog-postmortem.sh (`gangway postmortem collect`), which sends the node's
+# record to `gangway fleet serve --stops-key` on the host; serve judges, sets
+# the job's AdminComment and requeues where it must. Every job is a user's:
+# submitted by an unprivileged user (nobody, uid 65534; the cluster's
+# auth/none takes a client's uid as it is), so the ranks write their dumps as
+# a user does. Each case is a batch job of a gloo all-reduce loop
+# (tests/integration/postmortem_loop.py) with 2 tasks on each of the 4
+# nodes, submitted with --requeue and --gangway-on-fail=requeue:
 #   1 sigkill    rank 5 (node10) SIGKILLed mid-run: a signal with no node
 #                evidence, named on node10, not requeued; every rank also
 #                forges what a user can (a dump naming another rank, a task
-#                line in its dump directory, an Xid written into /dev/kmsg):
-#                no other node and no Xid is named;
+#                line in its dump directory): no other node is named;
 #   2 oom        rank 5 killed by the kernel's OOM killer in a memory cgroup
 #                the test makes (v1, as SLURM's task/cgroup: step_0 and
 #                step_0/task_1 with a limit): the OOM, not requeued;
-#   3 link       node10's data link cut (its veth down, as
-#                preflight_requeue.sh does; the driver's "Link down" line,
-#                which a veth does not write, in node10's test-double kernel
-#                log): link down on node10, requeued without node10;
+#   3 link       node10's data link set down in its namespace mid-job (an
+#                admin's `ip link set eth1 down`, no kernel line), still down
+#                when the Epilogs run: link down on node10, requeued without
+#                node10;
 #   4 xid        an Xid 79 line in node10's test-double kernel log, node10's
 #                ranks SIGKILLed: GPU Xid on node10, requeued without it;
 #   5 hang       rank 5 SIGSTOPped (by itself, between two collectives), the
 #                job cancelled 20 s later: a hang
 #                naming rank 5 from the Flight Recorder's dumps (PyTorch 2.8+,
-#                gloo: SLURM 26.05's torch 2.14; skipped where older);
-#   6 exception  every rank raises the same ValueError: no node named, not
-#                requeued;
-#   7 healthy    (with the forgeries of case 1) nothing said, no stop kept.
+#                gloo: SLURM 26.05's torch 2.14; skipped where older); beside
+#                it, what PyTorch's own analyzer (fr_trace) makes of the
+#                Flight Recorder's dumps is printed, not judged;
+#   6 exception  every rank raises the same ValueError: the program failed
+#                on every rank, no node named, not requeued; the timeline
+#                holds the ranks' dumps (the exception's type);
+#   7 healthy    (with the forgeries of case 1, and node09's dead port of
+#                case 8) nothing said, no stop kept;
+#   8 exit       rank 5 calls os._exit(3): the line names rank 5 and node10,
+#                where it ran, and blames no node; node09 has had since
+#                before the job an addressed port up without carrier (a
+#                veth whose peer is down, as an unplugged port or docker0):
+#                not blamed, not drained;
+#   9 flap       node10's data link cut mid-job (the host's end of its veth
+#                down: no carrier, no kernel line) and back up before the
+#                ranks fail and the Epilogs run: link down on node10 (its
+#                carrier changed during the job), requeued without node10;
+#  10 serve down serve stopped while three failing jobs end (their records
+#                not delivered), then started: each job's line is in
+#                `gangway postmortem JOB` and `fleet stops` within 5 minutes
+#                of serve's start, with nothing done by hand (the nodes send
+#                them again from their spool, as the next jobs' Prologs and
+#                Epilogs run: the cases after this one).
 # Each verdict line must be printed by `gangway postmortem JOB` within 60 s
 # of the job's end, and be the job's AdminComment in SLURM's accounting
 # (`sacct -j JOB -o AdminComment`) within 60 s too: the cluster runs slurmdbd
 # (cluster.sh up --accounting, this test's only), and serve sets a finished
 # job's line there (sacctmgr), as SLURM takes no update of a finished job;
-# a requeued job's is also in `scontrol show job` (see expect()).
-# PM_CASES="1 4" runs some only.
+# a requeued job's is also in `scontrol show job` (see expect()). A job not
+# requeued leaves every node undrained; a requeued one, every node but node10.
+# The healthy job runs first and is judged last, so that serve's wait passes
+# while the other cases run. PM_CASES="1 4" runs some only.
 . "$(dirname "$0")/lib.sh"
 $TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
 CLUSTER=$top_srcdir/tests/cluster/cluster.sh
-# Every case on 22.05; elsewhere the ones whose behaviour can differ by
-# release: the task's wait status (1), AdminComment and requeue (4), the
-# Flight Recorder of PyTorch 2.8+ (5), the hook's autoload by torch 2.5+ (6).
-CASES=${PM_CASES:-1 2 3 4 5 6 7}
-[ -z "${PM_CASES:-}" ] && [ "${GANGWAY_CLUSTER_RELEASE:-22.05}" != 22.05 ] && CASES="1 4 5 6"
-PORT=${GANGWAY_PM_PORT:-19464}
 RELEASE=${GANGWAY_CLUSTER_RELEASE:-22.05}
+# Every case on every release by default (the Done-when of the second pass:
+# the user's jobs, the wait status, slurmctld's and slurmdbd's AdminComment,
+# requeue and drain, and torch's hook and Flight Recorder all differ by
+# release); PM_CASES picks some.
+CASES=${PM_CASES:-1 2 3 4 5 6 7 8 9 10}
+PORT=${GANGWAY_PM_PORT:-19464}
 URL=http://198.18.0.1:$PORT
 PM=$WORK/pm
 CG=/sys/fs/cgroup/memory/gangway-pm-test
 BAD=node10
+DEAD=node09     # case 8's (and 7's) node with an addressed port that never had carrier
+USER_ID=65534   # nobody: in the host's and every root's /etc/passwd
 serve=''
 job=''
 undo() {
   [ -n "$job" ] && scancel "$job" 2>/dev/null
   ip link set "d-$BAD" up 2>/dev/null
+  ip -n "$BAD" link set eth1 up 2>/dev/null
+  ip -n "$DEAD" link del pm-dead0 2>/dev/null
   [ -n "$serve" ] && kill "$serve" 2>/dev/null
   for d in "$CG"/*/step_0/task_1 "$CG"/*/step_0 "$CG"/*; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
   rmdir "$CG" 2>/dev/null
   for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
   cp "$GANGWAY_CLUSTER_DIR"/log/slurmctld.log "$GANGWAY_CLUSTER_DIR"/log/slurmd-node*.log "$GANGWAY_CLUSTER_DIR"/log/slurmdbd*.log \
     "$GANGWAY_CLUSTER_DIR"/log/mariadb.log "$WORK/" 2>/dev/null
-  "$CLUSTER" up >/dev/null 2>&1  # back to the cluster every other test expects: no Epilog
+  "$CLUSTER" up >/dev/null 2>&1  # back to the cluster every other test expects: no Prolog, no Epilog
   return 0
 }
 trap 'undo; rm -rf "$CLUSTER_LOCK"' EXIT  # replaces lib.sh's trap, so frees its lock too
 rm -rf "${WORK:?}"/*
-mkdir -p "$PM" "$WORK/log" "$WORK/kmsg"
+mkdir -p "$PM" "$WORK/log" "$WORK/kmsg" "$WORK/user" "$WORK/out"
+chown "$USER_ID:$USER_ID" "$WORK/user" "$WORK/out"  # the user's home and job output
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/stops.key"
 chmod 600 "$WORK/stops.key"
 
-# The site's Epilog: gangway's script with the site's settings, and a node's
-# test-double kernel log where a case left one.
+# as_user CLIENT ARGS...: a SLURM client (sbatch) run by the unprivileged
+# user, with its own home. Another release's clients run in that release's
+# root (cluster.sh's wrappers enter it, which only root may): there root
+# enters it and nsenter becomes the user inside (-S/-G, no extra groups).
+as_user() {
+  local env=(env HOME="$WORK/user" USER=nobody LOGNAME=nobody)
+  if [ -z "${GANGWAY_CLUSTER_ROOT:-}" ]; then
+    setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups "${env[@]}" "$@"
+  else
+    local pid wd
+    pid=$(cat "$GANGWAY_CLUSTER_DIR/run/ctl-anchor.pid") || return 1
+    wd=/proc/$pid/root; [ -d "$wd$PWD" ] && wd=$wd$PWD
+    nsenter --target "$pid" --mount --root --wd="$wd" -S $USER_ID -G $USER_ID -- "${env[@]}" "/usr/bin/$1" "${@:2}"
+  fi
+}
+
+# The site's Prolog and Epilog: gangway's scripts with the site's settings,
+# and a node's test-double kernel log where a case left one.
+cat >"$WORK/prolog" <<SH
+#!/bin/sh
+GANGWAY_POSTMORTEM_DIR='$PM/%n' GANGWAY_BIN='$GANGWAY_BIN' '$top_srcdir/contrib/slurm/prolog-postmortem.sh' \\
+  2>>'$WORK/log/prolog-'\$(uname -n).log
+exit 0
+SH
 cat >"$WORK/epilog" <<SH
 #!/bin/sh
 n=\$(uname -n)
@@ -81,19 +132,26 @@ GANGWAY_POSTMORTEM_DIR='$PM/%n' GANGWAY_POSTMORTEM_URL='$URL' GANGWAY_POSTMORTEM
 echo "\${SLURM_JOB_ID:-none}" >>'$WORK/log/epilog-done.'\$n
 exit 0
 SH
-chmod 0755 "$WORK/epilog"
+chmod 0755 "$WORK/prolog" "$WORK/epilog"
 t_up=$SECONDS
-"$CLUSTER" up --epilog="$WORK/epilog" --accounting >"$WORK/up.log" 2>&1 \
-  || { echo "FAIL: the cluster did not come up with the Epilog and slurmdbd: $(tail -5 "$WORK/up.log")"; exit 1; }
-echo "cluster up with the Epilog and slurmdbd in $((SECONDS - t_up)) s"
+"$CLUSTER" up --prolog="$WORK/prolog" --epilog="$WORK/epilog" --accounting >"$WORK/up.log" 2>&1 \
+  || { echo "FAIL: the cluster did not come up with the Prolog, the Epilog and slurmdbd: $(tail -5 "$WORK/up.log")"; exit 1; }
+echo "cluster up with the Prolog, the Epilog and slurmdbd in $((SECONDS - t_up)) s"
 plugstack $SITE_ARGS postmortem_dir=$PM/%n
-"$GANGWAY_BIN" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
-  --stops-wait 15 2>"$WORK/serve.log" &
-serve=$!
-for _ in $(seq 50); do grep -q "serving http" "$WORK/serve.log" && break; sleep 0.2; done
-grep -q "serving http" "$WORK/serve.log" || { echo "FAIL: fleet serve did not start: $(cat "$WORK/serve.log")"; exit 1; }
+# start_serve: the site's collector, on the host (its log appended to).
+start_serve() {
+  "$GANGWAY_BIN" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
+    --stops-wait 15 2>>"$WORK/serve.log" &
+  serve=$!
+  local n _
+  n=$(grep -c "serving http" "$WORK/serve.log")
+  for _ in $(seq 50); do [ "$(grep -c "serving http" "$WORK/serve.log")" -gt "$n" ] && return 0; sleep 0.2; done
+  echo "FAIL: fleet serve did not start: $(tail -3 "$WORK/serve.log")"; exit 1
+}
+: >"$WORK/serve.log"
+start_serve
 torch_version=$(srun -N1 -w node08 $TORCH_PY -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -1)
-echo "SLURM ${GANGWAY_CLUSTER_RELEASE:-22.05}, torch $torch_version"
+echo "SLURM $RELEASE, torch $torch_version, jobs submitted by uid $USER_ID"
 
 # The kernel log's clock (microseconds since boot) now, as a record's stamp.
 # (/proc/uptime's seconds with two decimals; awk's %d stops at 2^31 in mawk.)
@@ -109,23 +167,28 @@ pid_of() {
   for _ in $(seq 600); do [ -s "$WORK/run/pid.$1" ] && { cat "$WORK/run/pid.$1"; return 0; }; sleep 0.1; done
   return 1
 }
-# submit CASE [ENV...]: the case's batch job; its id in $job.
+# submit CASE [ENV...]: the case's batch job, the user's; its id in $job.
 submit() {
   local c=$1; shift
-  rm -rf "$WORK/run" "$WORK/kmsg"/*; mkdir -p "$WORK/run"
+  rm -rf "$WORK/run" "$WORK/kmsg"/*; mkdir -p "$WORK/run"; chown "$USER_ID:$USER_ID" "$WORK/run"
   cat >"$WORK/$c.sbatch" <<EOS
 #!/bin/bash
-#SBATCH -N4 --ntasks-per-node=2 --requeue --gangway-on-fail=requeue -o $WORK/$c.out
+#SBATCH -N4 --ntasks-per-node=2 --requeue --gangway-on-fail=requeue -o $WORK/out/$c.out -D $WORK/user
 [ "\${SLURM_RESTART_COUNT:-0}" = 0 ] || exit 0
 export PM_CASE=$c PM_WORK=$WORK/run $*
 srun $TORCH_PY $top_srcdir/tests/integration/postmortem_loop.py
 EOS
-  job=$(sbatch --parsable "$WORK/$c.sbatch") || { fail "$c: sbatch failed"; return 1; }
-  t_submit=$SECONDS
+  job=$(as_user sbatch --parsable "$WORK/$c.sbatch" 2>"$WORK/sbatch.err") \
+    || { fail "$c: sbatch as uid $USER_ID failed: $(cat "$WORK/sbatch.err")"; job=''; return 1; }
+  t_case=$SECONDS
 }
 state_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2; }
 restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
 comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* AdminComment=//p' | sed 's/ [A-Z][A-Za-z]*=.*//; s/ *$//'; }
+drained() { sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 ~ /^dr/ {print $1}' | sort -u | tr '\n' ' '; }
+# at NODE RANK LOCAL: the ERE of where a first failure ran, as the line names
+# it ("rank 5 on node10 (local 1)"; before, "node10 (rank 5, local 1)").
+at() { echo "(rank $2 on $1 \\(local $3\\)|$1 \\(rank $2, local $3\\))"; }
 # acct_comment JOB [first]: the AdminComment of slurmdbd's newest record of
 # JOB (sacct's default), or of its first (-D lists every run's, oldest
 # first: a requeued job's first is the run that stopped, REQUEUED, or
@@ -167,33 +230,34 @@ ended() {
 # expect CASE PATTERN [requeued|kept]: within 60 s of the job's end
 # `gangway postmortem JOB` prints a line matching PATTERN (an ERE), the job
 # was requeued without node10 (its AdminComment in slurmctld the line), or
-# not, and the line is the AdminComment of slurmdbd's record of the job
-# within 60 s of its end. SLURM refuses any update of a finished job,
-# AdminComment's too ("Job has already finished", on 22.05, 24.11 and 26.05
-# alike), and a job has finished when its Epilogs send: serve sets a
-# finished job's line in slurmdbd's record (sacctmgr); a requeued one's, in
-# slurmdbd's record of the run that stopped (before the requeue)
-# and, pending again, in slurmctld, which writes it to the new run's record
-# when that run ends (cancelled below).
+# not, no node is drained (but node10, when requeued), and the line is the
+# AdminComment of slurmdbd's record of the job within 60 s of its end. SLURM
+# refuses any update of a finished job, AdminComment's too ("Job has already
+# finished", on 22.05, 24.11 and 26.05 alike), and a job has finished when
+# its Epilogs send: serve sets a finished job's line in slurmdbd's record
+# (sacctmgr); a requeued one's, in slurmdbd's record of the run that stopped
+# (before the requeue) and, pending again, in slurmctld, which writes it to
+# the new run's record when that run ends (cancelled below). The timeline
+# (`gangway postmortem JOB`'s whole text) is left in $timeline.
 expect() {
-  local c=$1 want=$2 rq=${3:-kept} line='' shown='' _
-  if ! ended "$job"; then fail "$c: job $job did not end in 240 s ($(state_of "$job"))"; return; fi
+  local c=$1 want=$2 rq=${3:-kept} line='' _
+  timeline=''
+  if ! ended "$job"; then fail "$c: job $job did not end in 240 s ($(state_of "$job"))"; job=''; return; fi
   for _ in $(seq 120); do
-    # The test cluster runs no munged (AuthType=auth/none), which serve's
-    # GET /v1/stops asks for: root reads the stop from the store (--db), as
-    # at a site without MUNGE; tests/postmortem_serve.sh has the MUNGE reads.
-    line=$("$GANGWAY_BIN" postmortem "$job" --db "$WORK/fleet.db" 2>/dev/null | head -1)
+    timeline=$("$GANGWAY_BIN" postmortem "$job" --db "$WORK/fleet.db" 2>/dev/null)
+    line=$(head -1 <<<"$timeline")
     [[ $line =~ $want ]] && break
     sleep 0.5
   done
   if [[ $line =~ $want ]]; then pass "$c: $((SECONDS - t_end)) s after the job's end, gangway postmortem $job: $line"
   else fail "$c: \"$line\", want /$want/; serve: $(grep "job $job" "$WORK/serve.log" | tail -3 | tr '\n' ' ')"; fi
   sleep 2
-  local exc; exc=$(scontrol -o show job "$job" 2>/dev/null | grep -o 'ExcNodeList=[^ ]*')
+  local exc dr; exc=$(scontrol -o show job "$job" 2>/dev/null | grep -o 'ExcNodeList=[^ ]*') dr=$(drained)
   if [ "$rq" = requeued ]; then
     [ "${exc}" = "ExcNodeList=$BAD" ] && [ "$(restarts_of "$job")" -ge 1 ] \
       && pass "$c: requeued without $BAD ($exc, Restarts=$(restarts_of "$job"))" \
       || fail "$c: not requeued without $BAD: $exc Restarts=$(restarts_of "$job") $(state_of "$job")"
+    [ -z "${dr// /}" ] || [ "$dr" = "$BAD " ] && pass "$c: no node but $BAD drained (${dr:-none})" || fail "$c: drained: $dr"
     # Pending again, the job takes its AdminComment on every release.
     [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment (scontrol show job) is the line" \
       || fail "$c: the requeued job's AdminComment: $(comment_of "$job")"
@@ -203,6 +267,7 @@ expect() {
   else
     [ "$(restarts_of "$job")" = 0 ] && [ "$exc" != "ExcNodeList=$BAD" ] && pass "$c: not requeued ($(state_of "$job"))" \
       || fail "$c: requeued: $exc Restarts=$(restarts_of "$job")"
+    [ -z "${dr// /}" ] && pass "$c: no node drained" || fail "$c: drained: $dr"
   fi
   scancel "$job" 2>/dev/null
   local acct
@@ -210,14 +275,60 @@ expect() {
   elif acct=$(in_acct "$job" "$line"); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -j $job -o AdminComment: $(tail -1 <<<"$acct")"
   else fail "$c: sacct -j $job -o AdminComment, 60 s after the job's end: \"$(tail -1 <<<"$acct")\"; serve: $(grep "job $job" "$WORK/serve.log" | tail -2 | tr '\n' ' ')"; fi
   for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
+  echo "$c: $((SECONDS - t_case)) s"
   job=''
 }
 has() { [[ " $CASES " == *" $1 "* ]]; }
 
+# Cases 7 and 8: node09 has had, since before their jobs, an addressed port
+# up without carrier (a veth whose peer stays down: an unplugged port, a
+# docker0), in the data network's range but on a subnet of its own.
+if has 7 || has 8; then
+  ip -n "$DEAD" link add pm-dead0 type veth peer name pm-dead1 &&
+    ip -n "$DEAD" addr add 198.19.250.1/24 dev pm-dead0 && ip -n "$DEAD" link set pm-dead0 up ||
+    fail "8: no port without carrier on $DEAD"
+fi
+
+healthy=''
+if has 7; then
+  submit healthy PM_FORGE=1
+  if ended "$job"; then healthy=$job t_healthy=$SECONDS; echo "7 healthy: job $job ended; judged last"
+  else fail "7 healthy: job $job did not end"; fi
+  job=''
+fi
+
+if has 8; then
+  submit exit PM_VICTIM=5
+  expect "8 exit" "^gangway: job [0-9]+ step 0 stopped by $(at node10 5 1): exit 3\\b.*no node"
+  grep -q "pm-dead0" <<<"$timeline" && fail "8 exit: $DEAD's port without carrier since before the job is in the timeline: $(grep pm-dead0 <<<"$timeline" | head -1)" \
+    || pass "8 exit: $DEAD's port without carrier since before the job is no sign"
+fi
+ip -n "$DEAD" link del pm-dead0 2>/dev/null
+
+# Case 10: three failing jobs (no torch: every rank exits 3, one first) end
+# while serve is stopped; serve is started again and the cases after this
+# one run; their lines are looked for at the end.
+late=''
+if has 10; then
+  kill "$serve"; wait "$serve" 2>/dev/null; serve=''
+  cat >"$WORK/late.sbatch" <<EOS
+#!/bin/bash
+#SBATCH -N4 --ntasks-per-node=2 -o $WORK/out/late.%j.out -D $WORK/user
+srun sh -c 'sleep 0.\$((SLURM_PROCID + 2)); exit 3'
+EOS
+  for _ in 1 2 3; do
+    late+="$(as_user sbatch --parsable "$WORK/late.sbatch" 2>>"$WORK/sbatch.err") "
+  done
+  for j in $late; do ended "$j" || fail "10 serve down: job $j did not end"; done
+  start_serve
+  t_serve=$SECONDS
+  echo "10 serve down: jobs $late ended while serve was stopped; serve started again"
+fi
+
 if has 1; then
   submit sigkill PM_FORGE=1
   p=$(pid_of 5) && kill -KILL "$p"
-  expect "1 sigkill" "^gangway: job [0-9]+ step 0 stopped by rank 5 on node10 \(local 1\): killed by SIGKILL at [0-9:.]+ \(no node fault\)"
+  expect "1 sigkill" "^gangway: job [0-9]+ step 0 stopped by $(at node10 5 1): killed by SIGKILL at "
 fi
 
 if has 2; then
@@ -230,17 +341,24 @@ if has 2; then
     echo "$p" >"$CG/job_$job/step_0/task_1/cgroup.procs"
     touch "$WORK/run/go"
   fi
-  expect "2 oom" "^gangway: job [0-9]+ step 0 stopped by rank 5 on node10 \(local 1\): killed by the OOM killer at [0-9:.]+ \(no node fault\)"
+  expect "2 oom" "^gangway: job [0-9]+ step 0 stopped by $(at node10 5 1): killed by the OOM killer at "
 fi
 
+# The link cases: gloo's timeout 10 s, so that a link down for 8.5 s fails
+# the job with the link up again: TCP's retransmits after a loss come 6.2
+# and 12.6 s after it (200 ms doubled), so nothing crosses the link between
+# its return and the ranks' timeout.
 if has 3; then
-  submit link PM_TIMEOUT=15
-  if pid_of 4 >/dev/null; then
-    ip link set "d-$BAD" down
-    kmsg_line $BAD "mlx5_core 0000:3b:00.0 eth1: Link down"
-  fi
-  ended "$job"; ip link set "d-$BAD" up
-  expect "3 link" "^gangway: job [0-9]+ step 0 stopped by node10 \(rank [45], local [01]\): link down on eth1 at [0-9:.]+ \(node fault\)" requeued
+  submit link PM_TIMEOUT=10
+  pid_of 4 >/dev/null && ip -n "$BAD" link set eth1 down
+  ended "$job"; ip -n "$BAD" link set eth1 up
+  expect "3 link" "^gangway: job [0-9]+ step 0 stopped by $(at node10 '[45]' '[01]'): link down on eth1 at " requeued
+fi
+
+if has 9; then
+  submit flap PM_TIMEOUT=10
+  if pid_of 4 >/dev/null; then ip link set "d-$BAD" down; sleep 8.5; ip link set "d-$BAD" up; fi
+  expect "9 flap" "^gangway: job [0-9]+ step 0 stopped by $(at node10 '[45]' '[01]'): link down on eth1 at " requeued
 fi
 
 if has 4; then
@@ -249,44 +367,64 @@ if has 4; then
     kmsg_line $BAD "NVRM: Xid (PCI:0000:17:00): 79, pid=$p4, name=python3, GPU has fallen off the bus."
     kill -KILL "$p4" "$p5"
   fi
-  expect "4 xid" "^gangway: job [0-9]+ step 0 stopped by node10 \(rank [45], local [01]\): GPU Xid 79 on 0000:17:00.0 at [0-9:.]+ \(node fault\)" requeued
-fi
-
-if has 5; then
-  if $TORCH_PY -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split(".")[:2]); sys.exit(v < (2, 8))' 2>/dev/null ||
-     srun -N1 -w node08 $TORCH_PY -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split(".")[:2]); sys.exit(v < (2, 8))' 2>/dev/null; then
-    # Rank 5 stops itself between two collectives (SIGSTOP), so that it
-    # never enters the next one, whatever the moment; the job is cancelled
-    # 20 s after.
-    submit hang PM_VICTIM=5
-    if p=$(pid_of 5); then
-      for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && break; sleep 0.2; done
-      sleep 20; scancel "$job"
-    fi
-    expect "5 hang" "^gangway: job [0-9]+ step 0 hung until SLURM signalled every rank at [0-9:.]+: rank 5 (did not enter collective|entered collective [0-9]+ [0-9.]+ s late)"
-  else
-    echo "5 hang: skipped, torch $torch_version's gloo keeps no Flight Recorder (2.8 and later do: SLURM 26.05's root)"
-  fi
+  expect "4 xid" "^gangway: job [0-9]+ step 0 stopped by $(at node10 '[45]' '[01]'): GPU Xid 79 on 0000:17:00.0 at " requeued
 fi
 
 if has 6; then
   submit exception
   expect "6 exception" "^gangway: job [0-9]+ step 0 failed on every rank: (each raised ValueError: bad batch shape at round 10|all 8 ended with exit 1 within [0-9.]+ s), the first rank [0-7] on node(08|09|10|11) \(local [01]\) at [0-9:.]+ \(no node fault\)"
+  [[ $timeline == *"ValueError: bad batch shape at round 10"* ]] && pass "6 exception: the ranks' dumps (the user's) reached the timeline" \
+    || fail "6 exception: no rank's dump in the timeline (the user's job could not leave one?): $(head -3 <<<"$timeline" | tr '\n' ' ')"
 fi
 
-if has 7; then
-  submit healthy PM_FORGE=1
-  if ended "$job"; then
-    sleep 20  # serve's --stops-wait and more: a stop would be said by now
-    line=$(comment_of "$job")
-    [ -z "$line" ] || [ "$line" = "(null)" ] && pass "7 healthy (with forged records): no AdminComment" || fail "7 healthy: AdminComment \"$line\""
-    line=$(acct_comment "$job")
-    [ -z "$line" ] && [ -n "$(sacct -n -X -j "$job" -o JobID 2>/dev/null)" ] && pass "7 healthy: no AdminComment in slurmdbd's record of the job" \
-      || fail "7 healthy: slurmdbd's record: AdminComment \"$line\", JobID \"$(sacct -n -X -j "$job" -o JobID 2>&1)\""
-    shown=$("$GANGWAY_BIN" postmortem "$job" --db "$WORK/fleet.db" 2>&1)
-    grep -q "stopped by" <<<"$shown" && fail "7 healthy: gangway postmortem says: $shown" || pass "7 healthy: gangway postmortem names no stop: $(head -1 <<<"$shown")"
-  else fail "7 healthy: job $job did not end"; fi
-  job=''
+if has 5; then
+  if srun -N1 -w node08 $TORCH_PY -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split(".")[:2]); sys.exit(v < (2, 8))' 2>/dev/null; then
+    # Rank 5 stops itself between two collectives (SIGSTOP), so that it
+    # never enters the next one, whatever the moment; the job is cancelled
+    # 20 s after.
+    # Beside it, PyTorch's own analyzer on the Flight Recorder's dumps
+    # (TORCH_FR_DUMP_TEMP_FILE; every rank but the stopped one writes its
+    # own when asked, as gloo has no watchdog to).
+    submit hang PM_VICTIM=5 TORCH_FR_DUMP_TEMP_FILE=$WORK/run/fr/rank_
+    mkdir -p "$WORK/run/fr"; chown "$USER_ID:$USER_ID" "$WORK/run/fr"
+    if p=$(pid_of 5); then
+      for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && break; sleep 0.2; done
+      sleep 19; touch "$WORK/run/fr-dump"; sleep 1; rm -f "$WORK/run/fr-dump"; scancel "$job"
+    fi
+    expect "5 hang" "^gangway: job [0-9]+ step 0 hung until SLURM signalled every rank at [0-9:.]+: .*\\brank 5\\b"
+    fr=$(srun -N1 -w node08 $TORCH_PY -m torch.distributed.flight_recorder.fr_trace --allow-incomplete-ranks -p rank_ "$WORK/run/fr" 2>&1 | tail -20)
+    echo "5 hang: $(ls "$WORK/run/fr" | wc -l) Flight Recorder dump(s); PyTorch's analyzer (fr_trace) says:"
+    sed 's/^/  | /' <<<"$fr"
+  else
+    echo "5 hang: skipped, torch $torch_version's gloo keeps no Flight Recorder (2.8 and later do: SLURM 26.05's root)"
+  fi
 fi
-echo "run time: $SECONDS s"
+
+if [ -n "$healthy" ]; then
+  [ $((SECONDS - t_healthy)) -lt 20 ] && sleep $((20 - (SECONDS - t_healthy)))  # serve's --stops-wait and more
+  line=$(comment_of "$healthy")
+  [ -z "$line" ] || [ "$line" = "(null)" ] && pass "7 healthy (with forged records): no AdminComment" || fail "7 healthy: AdminComment \"$line\""
+  line=$(acct_comment "$healthy")
+  [ -z "$line" ] && [ -n "$(sacct -n -X -j "$healthy" -o JobID 2>/dev/null)" ] && pass "7 healthy: no AdminComment in slurmdbd's record of the job" \
+    || fail "7 healthy: slurmdbd's record: AdminComment \"$line\", JobID \"$(sacct -n -X -j "$healthy" -o JobID 2>&1)\""
+  shown=$("$GANGWAY_BIN" postmortem "$healthy" --db "$WORK/fleet.db" 2>&1)
+  grep -q "stopped by" <<<"$shown" && fail "7 healthy: gangway postmortem says: $shown" || pass "7 healthy: gangway postmortem names no stop: $(head -1 <<<"$shown")"
+fi
+if [ -n "$late" ]; then
+  # Another job's Prolog and Epilog on every node, in case no case ran after
+  # serve's start (PM_CASES=10): what a busy cluster does anyway.
+  [ $((SECONDS - t_serve)) -lt 30 ] && as_user srun -N4 true >/dev/null 2>&1
+  for j in $late; do
+    line=''
+    while [ $((SECONDS - t_serve)) -le 300 ]; do
+      line=$("$GANGWAY_BIN" postmortem "$j" --db "$WORK/fleet.db" 2>/dev/null | head -1)
+      [[ $line == "gangway: job $j "* ]] && break
+      sleep 2
+    done
+    if [[ $line == "gangway: job $j "* ]] && "$GANGWAY_BIN" fleet stops --db "$WORK/fleet.db" 2>/dev/null | grep -q "gangway: job $j "; then
+      pass "10 serve down: $((SECONDS - t_serve)) s after serve's start, job $j's line (gangway postmortem, fleet stops): $line"
+    else fail "10 serve down: job $j, $((SECONDS - t_serve)) s after serve's start: \"$line\"; fleet stops: $("$GANGWAY_BIN" fleet stops --db "$WORK/fleet.db" 2>&1 | grep "gangway: job $j " | head -1)"; fi
+  done
+fi
+echo "run time: $SECONDS s (SLURM $RELEASE)"
 finish

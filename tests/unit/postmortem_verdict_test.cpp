@@ -342,7 +342,7 @@ TEST_CASE("one rank exits non-zero with no node evidence: the job's own, no node
     const std::string line = render_line(v);
     check_line(line);
     CHECK(v.ran_on == "n02");
-    CHECK(line == "gangway: job 1234 step 0 stopped by rank 3 on n02 (local 1): exit 3 at 11:06:40.000, the program's own exit "
+    CHECK(line == "gangway: job 1234 step 0 stopped by rank 3 on n02 (local 1): exit 3 at 11:06:40.000, an exit of the program itself "
                   "(no node fault); 7 other ranks ended 1.0-1.6 s later (SIGTERM from SLURM)");
     SECTION("with a hung task in its node's log: the node is named, not at fault") {
         j.node("n02").evidence.push_back(ev(Sign::hung_task, T - 10'000 * kMs, "", 0, 99, "INFO: task jbd2/sda1-8:99 blocked for more than 120 seconds."));
@@ -368,7 +368,7 @@ TEST_CASE("the program's own exit: where it ran, and apart from it no node fault
     CHECK(v.ran_on == "n03");
     const std::string line = render_line(v);
     check_line(line);
-    CHECK(line == "gangway: job 1234 step 0 stopped by rank 5 on n03 (local 1): exit 3 at 11:06:40.000, the program's own exit "
+    CHECK(line == "gangway: job 1234 step 0 stopped by rank 5 on n03 (local 1): exit 3 at 11:06:40.000, an exit of the program itself "
                   "(no node fault); 7 other ranks ended 0.7-1.3 s later (exit 1)");
     CHECK_THAT(render_timeline(v, j.recs), ContainsSubstring("first failure:\n     +0.000 s  n03  rank 5 (local 1)  exit 3  <- first\n"));
     SECTION("SLURM's SIGTERM to the others after it: not alike either") {
