@@ -43,13 +43,6 @@ cat >"$W/scontrol" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
 case "$*" in
-  "-o show job")  # every job slurmctld knows: jobs 101-105 of this user
-    for j in 101 102 103 104 105; do "$0" -o show job $j; done; exit 0 ;;
-  "-o show job "*)
-    j=$4; list='n[1-4]'; [ "$j" = 107 ] && list='n[1-2]'
-    c=$(cat "$D/comment.$j" 2>/dev/null)
-    echo "JobId=$j JobName=train UserId=owner($(cat "$D/owner")) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
-    exit 0 ;;
   "show node "*)
     n=$3; st=ALLOCATED; [ -e "$D/down.$n" ] && st='DOWN*'
     echo "NodeName=$n Arch=x86_64 State=$st ThreadsPerCore=1"; exit 0 ;;
@@ -69,6 +62,21 @@ esac
 exit 0
 SH
 chmod +x "$W/scontrol"
+# The stand-in squeue: a job's SLURM fields (lib/slurm/job_view.hpp's format),
+# the jobs of the owner, and a job's AdminComment padded as squeue pads it.
+cat >"$W/squeue" <<'SH'
+#!/bin/bash
+D=$(dirname "$0")
+view() { local list='n[1-4]'; [ "$1" = 107 ] && list='n[1-2]'; echo "$1|COMPLETED|$(cat "$D/owner")|$list||n1"; }
+case "$*" in
+  "-h -t all -u $(cat "$D/owner") -o %A|%T|%U|%N|%x|%B") for j in 101 102 103 104 105; do view $j; done ;;
+  "-h -t all -u "*) ;;
+  "-h -t all -j "*" -o %A|%T|%U|%N|%x|%B") view "$5" ;;
+  "-h -t all -j "*" -O admin_comment:1024") c=$(cat "$D/comment.$5" 2>/dev/null); printf '%-1024s\n' "${c:-(null)}" ;;
+  *) echo "squeue stand-in: unexpected $*"; exit 1 ;;
+esac
+SH
+chmod +x "$W/squeue"
 cat >"$W/sacctmgr" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
@@ -80,7 +88,7 @@ SH
 chmod +x "$W/sacctmgr"
 echo accounting_storage/slurmdbd >"$W/storage"
 id -u >"$W/owner"  # the jobs' owner: whoever runs the test
-export GANGWAY_SCONTROL=$W/scontrol GANGWAY_SACCTMGR=$W/sacctmgr
+export GANGWAY_SCONTROL=$W/scontrol GANGWAY_SQUEUE=$W/squeue GANGWAY_SACCTMGR=$W/sacctmgr
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/key"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/other.key"
 chmod 600 "$W/key" "$W/other.key"
@@ -268,7 +276,7 @@ pm=$(SLURM_JOB_ID=102 "$GW" postmortem --from "$URL"); rc=$?
 # Another user may not read root's job's post-mortem.
 if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
   chmod 755 "$W"
-  pm=$(runuser -u nobody -- env GANGWAY_SCONTROL="$W/scontrol" "$GW" postmortem 101 --from "$URL" 2>&1); rc=$?
+  pm=$(runuser -u nobody -- env GANGWAY_SCONTROL="$W/scontrol" GANGWAY_SQUEUE="$W/squeue" "$GW" postmortem 101 --from "$URL" 2>&1); rc=$?
   [ $rc = 1 ] && echo "$pm" | grep -q "not yours" && pass "another user: job 101 is not theirs" || fail "another user read job 101 ($rc): $pm"
 fi
 finish

@@ -58,7 +58,7 @@ public:
     // whose body was `bytes` long, at `now_s`.
     Took add(NodeRecord r, std::size_t bytes, std::int64_t now_s);
 
-    // SLURM's node list of the job (scontrol show job's NodeList, expanded):
+    // SLURM's node list of the job (squeue's NodeList field, expanded):
     // from then on it decides who belongs to the job. Records already taken
     // from nodes outside it are dropped; their nodes are returned.
     std::vector<std::string> set_slurm_nodes(std::uint32_t job, std::vector<std::string> nodes);
@@ -91,10 +91,5 @@ private:
     std::deque<std::uint32_t> judged_order_;
     void remember(std::uint32_t job);
 };
-
-// Whether `scontrol show node NODE`'s text says the node is down or not
-// responding (State=DOWN..., a '*' after the state, NOT_RESPONDING, FAIL):
-// a node of the job that sent no record and is so is `lost`.
-bool slurm_reports_down(std::string_view show_node);
 
 }  // namespace gangway::postmortem

@@ -29,6 +29,11 @@
 #   6 exception  every rank raises the same ValueError: no node named, not
 #                requeued;
 #   7 healthy    (with the forgeries of case 1) nothing said, no stop kept.
+# Cases 1 and 4 also run under a name made of SLURM's keys (HOSTILE below:
+# case 4's given at sbatch -J, case 1's set with scontrol update JobName=
+# while it runs), which scontrol show job prints raw before SLURM's own
+# fields: no record is dropped, no node but node10 drained or excluded, and
+# `gangway postmortem` run by nobody (the name's UserId) finds no job of its own.
 # Each verdict line must be printed by `gangway postmortem JOB` within 60 s
 # of the job's end, and be the job's AdminComment in SLURM's accounting
 # (`sacct -j JOB -o AdminComment`) within 60 s too: the cluster runs slurmdbd
@@ -50,6 +55,8 @@ URL=http://198.18.0.1:$PORT
 PM=$WORK/pm
 CG=/sys/fs/cgroup/memory/gangway-pm-test
 BAD=node10
+HOSTILE='x NodeList=node09,node10 JobState=RUNNING UserId=nobody(65534) AdminComment=gangway: forged'
+hostile=''
 serve=''
 job=''
 undo() {
@@ -109,7 +116,7 @@ pid_of() {
   for _ in $(seq 600); do [ -s "$WORK/run/pid.$1" ] && { cat "$WORK/run/pid.$1"; return 0; }; sleep 0.1; done
   return 1
 }
-# submit CASE [ENV...]: the case's batch job; its id in $job.
+# submit CASE [ENV...]: the case's batch job, named $PM_JOB_NAME when set; its id in $job.
 submit() {
   local c=$1; shift
   rm -rf "$WORK/run" "$WORK/kmsg"/*; mkdir -p "$WORK/run"
@@ -120,12 +127,13 @@ submit() {
 export PM_CASE=$c PM_WORK=$WORK/run $*
 srun $TORCH_PY $top_srcdir/tests/integration/postmortem_loop.py
 EOS
-  job=$(sbatch --parsable "$WORK/$c.sbatch") || { fail "$c: sbatch failed"; return 1; }
+  job=$(sbatch --parsable -J "${PM_JOB_NAME:-$c}" "$WORK/$c.sbatch") || { fail "$c: sbatch failed"; return 1; }
   t_submit=$SECONDS
 }
-state_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2; }
+# A job's fields from squeue's (SLURM's own: a job's name may hold "JobState=").
+state_of() { squeue -h -t all -j "$1" -o %T 2>/dev/null; }
 restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
-comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* AdminComment=//p' | sed 's/ [A-Z][A-Za-z]*=.*//; s/ *$//'; }
+comment_of() { squeue -h -t all -j "$1" -O admin_comment:1024 2>/dev/null | sed 's/ *$//'; }
 # acct_comment JOB [first]: the AdminComment of slurmdbd's newest record of
 # JOB (sacct's default), or of its first (-D lists every run's, oldest
 # first: a requeued job's first is the run that stopped, REQUEUED, or
@@ -186,13 +194,13 @@ expect() {
   if [[ $line =~ $want ]]; then pass "$c: $((SECONDS - t_end)) s after the job's end, gangway postmortem $job: $line"
   else fail "$c: \"$line\", want /$want/; serve: $(grep "job $job" "$WORK/serve.log" | tail -3 | tr '\n' ' ')"; fi
   sleep 2
-  local exc; exc=$(scontrol -o show job "$job" 2>/dev/null | grep -o 'ExcNodeList=[^ ]*')
+  local exc; exc=ExcNodeList=$(squeue -h -t all -j "$job" -o %x 2>/dev/null)
   if [ "$rq" = requeued ]; then
     [ "${exc}" = "ExcNodeList=$BAD" ] && [ "$(restarts_of "$job")" -ge 1 ] \
       && pass "$c: requeued without $BAD ($exc, Restarts=$(restarts_of "$job"))" \
       || fail "$c: not requeued without $BAD: $exc Restarts=$(restarts_of "$job") $(state_of "$job")"
     # Pending again, the job takes its AdminComment on every release.
-    [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment (scontrol show job) is the line" \
+    [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment (slurmctld's) is the line" \
       || fail "$c: the requeued job's AdminComment: $(comment_of "$job")"
     local stopped
     if stopped=$(in_acct "$job" "$line" first); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -D -j $job: the run that stopped has the line"
@@ -206,15 +214,35 @@ expect() {
   if [ -z "$line" ]; then fail "$c: no line to look for in sacct"
   elif acct=$(in_acct "$job" "$line"); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -j $job -o AdminComment: $(tail -1 <<<"$acct")"
   else fail "$c: sacct -j $job -o AdminComment, 60 s after the job's end: \"$(tail -1 <<<"$acct")\"; serve: $(grep "job $job" "$WORK/serve.log" | tail -2 | tr '\n' ' ')"; fi
+  [ -n "$hostile" ] && hostile_checks "$c"
   for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
   job=''
 }
 has() { [[ " $CASES " == *" $1 "* ]]; }
+# hostile_checks CASE: the job, named HOSTILE, changed nothing that SLURM's
+# own fields decide: serve dropped no node's record (its NodeList is the
+# job's node[08-11], not the name's), drained no node but node10, and nobody
+# (the name's UserId) running `gangway postmortem` finds no job of its own
+# and no forged line. (Called by expect, before it resumes the nodes.)
+hostile_checks() {
+  local c="$1 (named \"$HOSTILE\")" n drained='' out bin=$INSTALL/gangway
+  [ -n "${GANGWAY_CLUSTER_ROOT:-}" ] && bin=$GANGWAY_BIN
+  grep "dropped node .* record of job $job:" "$WORK/serve.log" >"$WORK/dropped" \
+    && fail "$c: serve dropped a record: $(tr '\n' ' ' <"$WORK/dropped")" || pass "$c: serve dropped no node's record"
+  for n in node08 node09 node11; do scontrol show node "$n" | grep -q 'State=[^ ]*DRAIN' && drained="$drained $n"; done
+  [ -z "$drained" ] && pass "$c: no node but $BAD drained" || fail "$c: drained:$drained"
+  out=$(runuser -u nobody -- env -u SLURM_JOB_ID SLURM_CONF="$SLURM_CONF" "$bin" postmortem --from "$URL" 2>&1)
+  if grep -q "forged\|job $job" <<<"$out"; then fail "$c: nobody's gangway postmortem: $out"
+  elif grep -q "knows no job of yours" <<<"$out"; then pass "$c: nobody's gangway postmortem finds no job of its own"
+  else fail "$c: nobody's gangway postmortem: $out"; fi
+}
 
 if has 1; then
   submit sigkill PM_FORGE=1
-  p=$(pid_of 5) && kill -KILL "$p"
+  p=$(pid_of 5) && { scontrol update JobId="$job" JobName="$HOSTILE" || fail "1: scontrol update JobName= refused"; kill -KILL "$p"; }
+  hostile=1
   expect "1 sigkill" "^gangway: job [0-9]+ step 0 stopped by node10 \(rank 5, local 1\): killed by SIGKILL at "
+  hostile=''
 fi
 
 if has 2; then
@@ -241,12 +269,14 @@ if has 3; then
 fi
 
 if has 4; then
-  submit xid
+  PM_JOB_NAME=$HOSTILE submit xid
+  hostile=1
   if p4=$(pid_of 4) && p5=$(pid_of 5); then
     kmsg_line $BAD "NVRM: Xid (PCI:0000:17:00): 79, pid=$p4, name=python3, GPU has fallen off the bus."
     kill -KILL "$p4" "$p5"
   fi
   expect "4 xid" "^gangway: job [0-9]+ step 0 stopped by node10 \(rank [45], local [01]\): GPU Xid 79 on 0000:17:00.0 at " requeued
+  hostile=''
 fi
 
 if has 5; then

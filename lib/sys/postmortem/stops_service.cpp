@@ -10,7 +10,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../env/hostlist.hpp"
-#include "../../env/scontrol_text.hpp"
+#include "../../slurm/node_state.hpp"
 #include "../../postmortem/resume.hpp"
 #include "admin_comment.hpp"
 #include "stops_auth.hpp"
@@ -33,19 +33,20 @@ void log(const std::string& line) {
 
 // SLURM's node list of the job, expanded; a Failure when scontrol cannot say.
 Result<std::vector<std::string>> slurm_job_nodes(const Scontrol& s, std::uint32_t job) {
-    auto text = show_job(s, std::to_string(job));
-    if (!text) return Failure{text.error()};
+    // SLURM's own fields (squeue's), never scontrol's text, where the job's
+    // name could hold another NodeList (lib/slurm/job_view.hpp).
+    auto view = job_view(s, std::to_string(job));
+    if (!view) return Failure{view.error()};
     // While the job completes (its Epilogs run, and send), NodeList lists
     // only the nodes still completing: a node whose Epilog ended first would
     // be dropped (seen on 26.05, tests/integration/postmortem.sh). Asked
     // again on the next round, once the job has completed.
-    if (scontrol_field(*text, "JobState") == "COMPLETING")
+    if (view->state == slurm::JobState::completing)
         return Failure{"job " + std::to_string(job) + " is completing (its NodeList names only the nodes still completing)"};
     // NodeList: the allocation's (ReqNodeList and ExcNodeList are the user's).
-    const std::string list = scontrol_field(*text, "NodeList");
-    if (list.empty()) return Failure{"job " + std::to_string(job) + " has no nodes (yet), or scontrol printed no NodeList"};
+    if (view->nodes.empty()) return Failure{"job " + std::to_string(job) + " has no nodes (yet)"};
     try {
-        return expand_hostlist(list);
+        return expand_hostlist(view->nodes);
     } catch (const Error& err) {
         return Failure{"job " + std::to_string(job) + "'s NodeList: " + err.what()};
     }
@@ -180,7 +181,7 @@ void StopsService::deliver(pm::GatheredJob g) {
     std::vector<std::string> lost;
     for (const auto& n : g.missing) {
         const auto text = show_node(settings_.scontrol, n);
-        if (text && pm::slurm_reports_down(*text)) lost.push_back(n);
+        if (text && slurm::node_state_of(*text).down()) lost.push_back(n);
         else if (!text) log("job " + job + ": node " + n + " sent no record and " + text.error());
     }
     pm::Verdict v;
@@ -208,14 +209,14 @@ void StopsService::deliver(pm::GatheredJob g) {
     LinePlace stopped_run = LinePlace::nowhere;
     if (requeue) {
         stopped_run = set_stopped_run_line(settings_.scontrol, settings_.sacctmgr, job, line, log);
-        auto shown = show_job(settings_.scontrol, job);
+        auto shown = job_view(settings_.scontrol, job);
         Result<void> held = Failure{shown ? std::string() : shown.error()};
         for (int i = 0; shown && i < 20; ++i) {
             if ((held = requeue_hold_job(settings_.scontrol, job))) break;
             std::this_thread::sleep_for(std::chrono::seconds(1));
         }
         if (!held) log("job " + job + ": not requeued: " + held.error());
-        else if (auto ex = exclude_nodes(settings_.scontrol, job, join(preflight::requeue_exclusions(*shown, {v.node}), ",")); !ex)
+        else if (auto ex = exclude_nodes(settings_.scontrol, job, join(preflight::requeue_exclusions(shown->excluded, {v.node}), ",")); !ex)
             log("job " + job + ": requeued but held, not released: " + ex.error());
         else if (auto rel = release_job(settings_.scontrol, job); !rel)
             log("job " + job + ": requeued without " + v.node + " but held: " + rel.error());
@@ -237,7 +238,7 @@ void StopsService::deliver(pm::GatheredJob g) {
             const auto all = show_nodes(settings_.scontrol);
             const auto node = show_node(settings_.scontrol, v.node);
             if (!all || !node) log("job " + job + ": " + v.node + " not drained: " + (!all ? all.error() : node.error()));
-            else if (pm::slurm_reports_drained(*node)) log("job " + job + ": " + v.node + " is drained already; left as it is");
+            else if (slurm::node_state_of(*node).drained()) log("job " + job + ": " + v.node + " is drained already; left as it is");
             else if (!pm::drain_within_cap(pm::drained_for_job(*all, g.job), v.node, settings_.drain_max))
                 log("job " + job + ": " + v.node + " not drained: more than " + std::to_string(settings_.drain_max) +
                     " nodes drained for this job (--drain-max)");

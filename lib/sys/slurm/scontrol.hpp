@@ -10,17 +10,19 @@
 #include <vector>
 
 #include "../../base/result.hpp"
+#include "../../slurm/job_view.hpp"
 
 namespace gangway::sys {
 
 struct Scontrol {
     std::string path = "scontrol";
     double timeout_s = 10;  // each call's
+    std::string squeue = "squeue";  // a job's fields: job_view.hpp says why not scontrol's
 };
 
 // The client every caller uses: GANGWAY_SCONTROL names the program when set
 // (the tests' stand-in, as for the Epilog helper contrib/epilog/gangway-drain.sh),
-// else `scontrol` from PATH.
+// else `scontrol` from PATH; GANGWAY_SQUEUE likewise names squeue.
 Scontrol scontrol_client(double timeout_s);
 
 // `scontrol ARGS...`: its output (stdout and stderr) when it exits 0; else a
@@ -35,8 +37,18 @@ Result<void> drain_node(const Scontrol& s, const std::string& node, const std::s
 // `scontrol update NodeName=NODE State=RESUME`.
 Result<void> resume_node(const Scontrol& s, const std::string& node);
 
-// `scontrol -o show job JOB`'s one line.
-Result<std::string> show_job(const Scontrol& s, const std::string& job);
+// `squeue ARGS...`, as scontrol_call.
+Result<std::string> squeue_call(const Scontrol& s, const std::vector<std::string>& args);
+// Job JOB's view: `squeue -h -t all -j JOB -o slurm::kJobFormat` (SLURM's own
+// fields only: lib/slurm/job_view.hpp). A Failure when squeue fails (a job
+// slurmctld no longer knows), prints what is not the format, or no line of
+// the job.
+Result<slurm::JobView> job_view(const Scontrol& s, const std::string& job);
+// Every job of `uid` that slurmctld knows: `squeue -h -t all -u UID -o slurm::kJobFormat`.
+Result<std::vector<slurm::JobView>> jobs_of_user(const Scontrol& s, std::uint32_t uid);
+// Job JOB's AdminComment, "" none: `squeue -h -t all -j JOB -O
+// admin_comment:W`, a field that only root, SlurmUser or an operator sets.
+Result<std::string> job_admin_comment(const Scontrol& s, const std::string& job);
 // `scontrol requeue JOB`.
 Result<void> requeue_job(const Scontrol& s, const std::string& job);
 // `scontrol requeuehold JOB` and `scontrol release JOB`: a finished batch
