@@ -78,7 +78,7 @@ std::vector<JobView> parse_job_views(std::string_view squeue_text) {
         v.state = job_state_from(f[1]);
         v.nodes = node_field(f[3], line);
         v.excluded = node_field(f[4], line);
-        v.batch_host = node_field(f[5], line);
+        v.batch_host = f[5] == "n/a" ? std::string() : node_field(f[5], line);  // "n/a" while pending
         out.push_back(std::move(v));
     });
     return out;

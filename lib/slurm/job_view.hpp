@@ -47,7 +47,7 @@ struct JobView {
     std::uint32_t uid = 0;   // the owner's
     std::string nodes;       // NodeList: the allocation, a hostlist; "" none (pending)
     std::string excluded;    // ExcNodeList, a hostlist; "" none
-    std::string batch_host;  // "" none
+    std::string batch_host;  // "" none ("n/a" while pending)
 };
 
 // squeue's -o format for a JobView: job id (%A, one per array task), state

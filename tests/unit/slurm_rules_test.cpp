@@ -24,30 +24,61 @@ namespace {
 constexpr const char* kHostileName =
     "x NodeList=node09,node10 JobState=RUNNING UserId=nobody(65534) AdminComment=gangway: forged";
 
-// `scontrol -o show job 2` of that job, 22.05.8 (sbatch -N2 -w node08,node11
-// -x node10 -J NAME --comment 'c NodeList=nodeZ'): what the old reader parsed.
+// `scontrol -o show job 1` of that job, recorded on 22.05.8 (sbatch -N2 -w
+// node08,node11 -x node10 -J NAME --comment 'c NodeList=nodeZ'): the name
+// first, raw, and the comment after SLURM's NodeList.
 const std::string kScontrolHostile =
-    std::string("JobId=2 JobName=") + kHostileName +
-    " UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901758 Nice=0 Account=(null) QOS=(null) JobState=RUNNING"
-    " Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:03"
-    " TimeLimit=UNLIMITED TimeMin=N/A Partition=debug AllocNode:Sid=vm:20723 ReqNodeList=node[08,11]"
-    " ExcNodeList=node10 NodeList=node[08,11] BatchHost=node08 NumNodes=2 NumCPUs=8 NumTasks=2 Features=(null)"
-    " Command=(null) WorkDir=/var/tmp Comment=c NodeList=nodeZ StdErr=/dev/null StdIn=/dev/null StdOut=/dev/null Power= \n";
+    "JobId=1 JobName=x NodeList=node09,node10 JobState=RUNNING UserId=nobody(65534) AdminComment=gangway: "
+    "forged UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901759 Nice=0 Account=(null) "
+    "QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 "
+    "ExitCode=0:0 RunTime=00:00:01 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-07T01:27:11 "
+    "EligibleTime=2026-12-07T01:27:11 AccrueTime=2026-12-07T01:27:11 StartTime=2026-12-07T01:27:13 "
+    "EndTime=Unknown Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T01:27:13 "
+    "Scheduler=Main Partition=debug AllocNode:Sid=vm:20723 ReqNodeList=node[08,11] ExcNodeList=node10 "
+    "NodeList=node[08,11] BatchHost=node08 NumNodes=2 NumCPUs=8 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:* "
+    "TRES=cpu=8,node=2,billing=8 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 "
+    "MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=YES Contiguous=0 "
+    "Licenses=(null) Network=(null) Command=(null) WorkDir=/var/tmp Comment=c NodeList=nodeZ  "
+    "StdErr=/dev/null StdIn=/dev/null StdOut=/dev/null Power= ";
+// The same job renamed while it runs (scontrol update JobName=), after root
+// set its AdminComment: AdminComment comes after WorkDir, the user's Comment after it.
+const std::string kScontrolRenamed =
+    "JobId=1 JobName=y NodeList=node08 JobState=COMPLETED UserId=root(0) GroupId=root(0) MCS_label=N/A "
+    "Priority=4294901759 Nice=0 Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) "
+    "Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:03 TimeLimit=UNLIMITED TimeMin=N/A "
+    "SubmitTime=2026-12-07T01:27:11 EligibleTime=2026-12-07T01:27:11 AccrueTime=2026-12-07T01:27:11 "
+    "StartTime=2026-12-07T01:27:13 EndTime=Unknown Deadline=N/A SuspendTime=None SecsPreSuspend=0 "
+    "LastSchedEval=2026-12-07T01:27:13 Scheduler=Main Partition=debug AllocNode:Sid=vm:20723 "
+    "ReqNodeList=node[08,11] ExcNodeList=node10 NodeList=node[08,11] BatchHost=node08 NumNodes=2 NumCPUs=8 "
+    "NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=8,node=2,billing=8 Socks/Node=* "
+    "NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) "
+    "DelayBoot=00:00:00 OverSubscribe=YES Contiguous=0 Licenses=(null) Network=(null) Command=(null) "
+    "WorkDir=/var/tmp AdminComment=gangway: job 1 step 0 stopped by node08 (rank 1, local 0): x=y Comment=z  "
+    "Comment=c NodeList=nodeZ  StdErr=/dev/null StdIn=/dev/null StdOut=/dev/null Power= ";
 
-// `squeue -h -t all -j 2 -o '%A|%T|%U|%N|%x|%B'` of the same job, 22.05.8.
-const std::string kSqueueHostile = "2|RUNNING|0|node[08,11]|node10|node08\n";
+// squeue's answers for the same jobs, 22.05.8: `squeue -h -t all -j 1 -o
+// '%A|%T|%U|%N|%x|%B'` running, then cancelled, and a pending job 2.
+const std::string kSqueueHostile = "1|RUNNING|0|node[08,11]|node10|node08\n";
+const std::string kSqueueTwo = "2|PENDING|0|||n/a\n1|CANCELLED|0|node[08,11]|node10|node08\n";
+// `squeue -h -t all -j 1 -O admin_comment:1024`: padded to 1,024 characters.
+const std::string kAdminLine = "gangway: job 1 step 0 stopped by node08 (rank 1, local 0): x=y Comment=z";
 
 }  // namespace
 
 TEST_CASE("job view: a job named with SLURM's keys changes none of SLURM's fields", "[slurm]") {
-    // The old reader, the first KEY= after a blank, took the name's words:
+    CHECK(kScontrolHostile.find(std::string(" JobName=") + kHostileName + " UserId=root(0) ") == 7);
+    // The old reader, the first KEY= after a blank, took the name's words;
+    // the last occurrence would take the user's Comment's NodeList:
     CHECK(scontrol_field(kScontrolHostile, "NodeList") == "node09,node10");
     CHECK(scontrol_field(kScontrolHostile, "UserId") == "nobody(65534)");
+    CHECK(scontrol_field(kScontrolHostile, "AdminComment") == "gangway: forged");
+    CHECK(scontrol_field(kScontrolRenamed, "JobState") == "COMPLETED");
+    CHECK(kScontrolHostile.rfind(" NodeList=nodeZ") > kScontrolHostile.rfind(" NodeList=node[08,11]"));
     // squeue's fixed fields hold no name, comment or path: SLURM's own.
     const auto views = parse_job_views(kSqueueHostile);
     REQUIRE(views.size() == 1);
     const auto& v = views[0];
-    CHECK(v.id == 2u);
+    CHECK(v.id == 1u);
     CHECK(v.state == JobState::running);
     CHECK(v.state_word == "RUNNING");
     CHECK(v.uid == 0u);
@@ -56,7 +87,14 @@ TEST_CASE("job view: a job named with SLURM's keys changes none of SLURM's field
     CHECK(v.batch_host == "node08");
     CHECK(preflight::requeue_exclusions(v.excluded, {"node11"}) == std::vector<std::string>{"node10", "node11"});
     CHECK(!newest_job_of(views, 65534));  // not listed as nobody's job
-    CHECK(newest_job_of(views, 0) == 2u);
+    CHECK(newest_job_of(views, 0) == 1u);
+    const auto two = parse_job_views(kSqueueTwo);
+    REQUIRE(two.size() == 2);
+    CHECK(two[0].state == JobState::pending);
+    CHECK(two[0].nodes.empty());
+    CHECK(two[0].batch_host.empty());  // "n/a" while pending
+    CHECK(two[1].state == JobState::cancelled);
+    CHECK(newest_job_of(two, 0) == 2u);
 }
 
 TEST_CASE("job view: states, empty fields, several jobs, the newest of a user", "[slurm]") {
@@ -86,7 +124,7 @@ TEST_CASE("job view: states, empty fields, several jobs, the newest of a user", 
 }
 
 TEST_CASE("job view: a line not in the format is refused, naming it", "[slurm]") {
-    CHECK_THROWS_AS(parse_job_views(kScontrolHostile), Error);          // scontrol's text, not squeue's
+    CHECK_THROWS_AS(parse_job_views(kScontrolHostile), Error);  // scontrol's text, not squeue's
     CHECK_THROWS_AS(parse_job_views("2|RUNNING|0|n1|n2\n"), Error);     // 5 fields
     CHECK_THROWS_AS(parse_job_views("2|RUNNING|0|n1|n2|n1|x\n"), Error); // 7
     CHECK_THROWS_AS(parse_job_views("x|RUNNING|0|n1||n1\n"), Error);
@@ -103,8 +141,7 @@ TEST_CASE("job view: a line not in the format is refused, naming it", "[slurm]")
 
 TEST_CASE("job view: AdminComment alone in its call, squeue's padding removed", "[slurm]") {
     CHECK(admin_comment_format() == "admin_comment:1024");
-    const std::string line = "gangway: job 2 step 0 stopped by node10 (rank 5, local 1): x=y Comment=z";
-    CHECK(parse_admin_comment(line + std::string(1024 - line.size(), ' ') + "\n") == line);
+    CHECK(parse_admin_comment(kAdminLine + std::string(1024 - kAdminLine.size(), ' ') + "\n") == kAdminLine);
     CHECK(parse_admin_comment("(null)" + std::string(1018, ' ') + "\n").empty());
     CHECK(parse_admin_comment("").empty());
     CHECK_THROWS_AS(parse_admin_comment("a\nb\n"), Error);
@@ -153,6 +190,9 @@ TEST_CASE("node state: scontrol show node's State=, either layout, never the Rea
         "   Reason=down test [root@2026-12-07T00:48:26]\n";
     CHECK(node_state_of(shown).down());
     CHECK(node_state_of(shown).drained());
+    // 22.05.8's own words for a node slurmctld does not hear (resumed while its slurmd was away).
+    CHECK(node_state_of("   State=IDLE+NOT_RESPONDING ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n").down());
+    CHECK(!node_state_of("   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1\n   Reason=gangway: test (job 1) [root@2026-12-07T00:48:26]\n").down());
     CHECK(node_state_of("NodeName=n2 State=IDLE+COMPLETING Reason=DOWN State=DOWN").down() == false);
     CHECK(!node_state_of("NodeName=n4 State=IDLE Reason=DRAIN").drained());
     CHECK(!node_state_of("NodeName=n4 NextState=DOWN State=IDLE+CLOUD+POWERED_DOWN").down());
