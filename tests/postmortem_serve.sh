@@ -69,10 +69,10 @@ cat >"$W/squeue" <<'SH'
 D=$(dirname "$0")
 view() { local list='n[1-4]'; [ "$1" = 107 ] && list='n[1-2]'; echo "$1|COMPLETED|$(cat "$D/owner")|$list||n1"; }
 case "$*" in
-  "-h -t all -u $(cat "$D/owner") -o %A|%T|%U|%N|%x|%B") for j in 101 102 103 104 105; do view $j; done ;;
-  "-h -t all -u "*) ;;
-  "-h -t all -j "*" -o %A|%T|%U|%N|%x|%B") view "$5" ;;
-  "-h -t all -j "*" -O admin_comment:1024") c=$(cat "$D/comment.$5" 2>/dev/null); printf '%-1024s\n' "${c:-(null)}" ;;
+  "--noheader --states=all --user=$(cat "$D/owner") --format=%A|%T|%U|%N|%x|%B") for j in 101 102 103 104 105; do view $j; done ;;
+  "--noheader --states=all --user="*) ;;
+  "--noheader --states=all --jobs="*" --format=%A|%T|%U|%N|%x|%B") view "${3#--jobs=}" ;;
+  "--noheader --states=all --jobs="*" --Format=admin_comment:1024") c=$(cat "$D/comment.${3#--jobs=}" 2>/dev/null); printf '%-1024s\n' "${c:-(null)}" ;;
   *) echo "squeue stand-in: unexpected $*"; exit 1 ;;
 esac
 SH

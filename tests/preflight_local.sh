@@ -115,7 +115,7 @@ cp "$W/scontrol" "$W/squeue"
 P=$(port); pids=(); rcs=()
 for r in 0 1 2 3 4; do task "$P" $r GANGWAY_SCONTROL="$W/scontrol" GANGWAY_SQUEUE="$W/squeue" -- run --on-fail=requeue --join-timeout=2 -- true; done
 wait_all
-want=$(printf '%s\n' -h -t all -j 77 -o '%A|%T|%U|%N|%x|%B' -- requeue 77 -- update JobId=77 ExcNodeList=n9,n3 --)
+want=$(printf '%s\n' --noheader --states=all --jobs=77 '--format=%A|%T|%U|%N|%x|%B' -- requeue 77 -- update JobId=77 ExcNodeList=n9,n3 --)
 if [ "${rcs[0]}" = 4 ] && [ "$(cat "$W/scontrol.argv" 2>/dev/null)" = "$want" ] \
    && grep -q 'job 77 requeued, excluding n9,n3' "$W/err.0"; then
   pass "--on-fail=requeue: GANGWAY_SQUEUE gets the job's fields, GANGWAY_SCONTROL requeue and ExcNodeList=n9,n3, as argv; exit 4"

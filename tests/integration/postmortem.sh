@@ -131,9 +131,9 @@ EOS
   t_submit=$SECONDS
 }
 # A job's fields from squeue's (SLURM's own: a job's name may hold "JobState=").
-state_of() { squeue -h -t all -j "$1" -o %T 2>/dev/null; }
+state_of() { squeue --noheader --states=all --jobs="$1" --format=%T 2>/dev/null; }
 restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
-comment_of() { squeue -h -t all -j "$1" -O admin_comment:1024 2>/dev/null | sed 's/ *$//'; }
+comment_of() { squeue --noheader --states=all --jobs="$1" --Format=admin_comment:1024 2>/dev/null | sed 's/ *$//'; }
 # acct_comment JOB [first]: the AdminComment of slurmdbd's newest record of
 # JOB (sacct's default), or of its first (-D lists every run's, oldest
 # first: a requeued job's first is the run that stopped, REQUEUED, or
@@ -194,7 +194,7 @@ expect() {
   if [[ $line =~ $want ]]; then pass "$c: $((SECONDS - t_end)) s after the job's end, gangway postmortem $job: $line"
   else fail "$c: \"$line\", want /$want/; serve: $(grep "job $job" "$WORK/serve.log" | tail -3 | tr '\n' ' ')"; fi
   sleep 2
-  local exc; exc=ExcNodeList=$(squeue -h -t all -j "$job" -o %x 2>/dev/null)
+  local exc; exc=ExcNodeList=$(squeue --noheader --states=all --jobs="$job" --format=%x 2>/dev/null)
   if [ "$rq" = requeued ]; then
     [ "${exc}" = "ExcNodeList=$BAD" ] && [ "$(restarts_of "$job")" -ge 1 ] \
       && pass "$c: requeued without $BAD ($exc, Restarts=$(restarts_of "$job"))" \

@@ -95,9 +95,9 @@ TEST_CASE("squeue client: a job's view and AdminComment from SLURM's own fields,
     REQUIRE(mine);
     CHECK(mine->size() == 1);
     CHECK(test::file_text(t.path / "argv") ==
-          "-h\n-t\nall\n-j\n42\n-o\n%A|%T|%U|%N|%x|%B\n--\n"
-          "-h\n-t\nall\n-j\n42\n-O\nadmin_comment:1024\n--\n"
-          "-h\n-t\nall\n-u\n1000\n-o\n%A|%T|%U|%N|%x|%B\n--\n");
+          "--noheader\n--states=all\n--jobs=42\n--format=%A|%T|%U|%N|%x|%B\n--\n"
+          "--noheader\n--states=all\n--jobs=42\n--Format=admin_comment:1024\n--\n"
+          "--noheader\n--states=all\n--user=1000\n--format=%A|%T|%U|%N|%x|%B\n--\n");
     // Another job's line only: no view of job 43; not a job id: squeue is not asked.
     const auto other = sys::job_view(s, "43");
     REQUIRE(!other);
@@ -111,7 +111,7 @@ TEST_CASE("squeue client: unknown job and output not in the format are Failures 
         Env e("GANGWAY_SQUEUE", fake_scontrol(t.path, "echo 'slurm_load_jobs error: Invalid job id specified'; exit 1", "squeue"));
         const auto v = sys::job_view(sys::scontrol_client(30), "42");
         REQUIRE(!v);
-        CHECK_THAT(v.error(), StartsWith("squeue -h -t all -j 42 -o %A|%T|%U|%N|%x|%B failed (exit 1): slurm_load_jobs error"));
+        CHECK_THAT(v.error(), StartsWith("squeue --noheader --states=all --jobs=42 --format=%A|%T|%U|%N|%x|%B failed (exit 1): slurm_load_jobs error"));
     }
     Env e("GANGWAY_SQUEUE", fake_scontrol(t.path, "echo 'JobId=42 JobName=x NodeList=n9'", "squeue2"));
     const auto v = sys::job_view(sys::scontrol_client(30), "42");

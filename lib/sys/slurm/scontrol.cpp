@@ -73,7 +73,7 @@ Result<std::string> squeue_call(const Scontrol& s, const std::vector<std::string
 Result<slurm::JobView> job_view(const Scontrol& s, const std::string& job) {
     const auto id = parse_uint<std::uint32_t>(job);
     if (!id || *id == 0) return Failure{"\"" + quiet_text(job, 40) + "\" is not a job id"};
-    const auto text = squeue_call(s, {"-h", "-t", "all", "-j", job, "-o", slurm::kJobFormat});
+    const auto text = squeue_call(s, {"--noheader", "--states=all", "--jobs=" + job, std::string("--format=") + slurm::kJobFormat});
     if (!text) return Failure{text.error()};
     try {
         if (auto v = slurm::view_of(slurm::parse_job_views(*text), *id)) return std::move(*v);
@@ -84,7 +84,7 @@ Result<slurm::JobView> job_view(const Scontrol& s, const std::string& job) {
 }
 
 Result<std::vector<slurm::JobView>> jobs_of_user(const Scontrol& s, std::uint32_t uid) {
-    const auto text = squeue_call(s, {"-h", "-t", "all", "-u", std::to_string(uid), "-o", slurm::kJobFormat});
+    const auto text = squeue_call(s, {"--noheader", "--states=all", "--user=" + std::to_string(uid), std::string("--format=") + slurm::kJobFormat});
     if (!text) return Failure{text.error()};
     try {
         return slurm::parse_job_views(*text);
@@ -94,7 +94,7 @@ Result<std::vector<slurm::JobView>> jobs_of_user(const Scontrol& s, std::uint32_
 }
 
 Result<std::string> job_admin_comment(const Scontrol& s, const std::string& job) {
-    const auto text = squeue_call(s, {"-h", "-t", "all", "-j", job, "-O", slurm::admin_comment_format()});
+    const auto text = squeue_call(s, {"--noheader", "--states=all", "--jobs=" + job, "--Format=" + slurm::admin_comment_format()});
     if (!text) return Failure{text.error()};
     try {
         return slurm::parse_admin_comment(*text);

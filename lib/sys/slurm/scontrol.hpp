@@ -39,15 +39,17 @@ Result<void> resume_node(const Scontrol& s, const std::string& node);
 
 // `squeue ARGS...`, as scontrol_call.
 Result<std::string> squeue_call(const Scontrol& s, const std::vector<std::string>& args);
-// Job JOB's view: `squeue -h -t all -j JOB -o slurm::kJobFormat` (SLURM's own
+// Job JOB's view: `squeue --noheader --states=all --jobs=JOB
+// --format=slurm::kJobFormat` (each option with its '=': squeue's -j takes its
+// list only when joined to it, "-j42", and reads "-j 42" as every job; SLURM's own
 // fields only: lib/slurm/job_view.hpp). A Failure when squeue fails (a job
 // slurmctld no longer knows), prints what is not the format, or no line of
 // the job.
 Result<slurm::JobView> job_view(const Scontrol& s, const std::string& job);
-// Every job of `uid` that slurmctld knows: `squeue -h -t all -u UID -o slurm::kJobFormat`.
+// Every job of `uid` that slurmctld knows: `squeue ... --user=UID --format=slurm::kJobFormat`.
 Result<std::vector<slurm::JobView>> jobs_of_user(const Scontrol& s, std::uint32_t uid);
-// Job JOB's AdminComment, "" none: `squeue -h -t all -j JOB -O
-// admin_comment:W`, a field that only root, SlurmUser or an operator sets.
+// Job JOB's AdminComment, "" none: `squeue ... --jobs=JOB
+// --Format=admin_comment:W`, a field that only root, SlurmUser or an operator sets.
 Result<std::string> job_admin_comment(const Scontrol& s, const std::string& job);
 // `scontrol requeue JOB`.
 Result<void> requeue_job(const Scontrol& s, const std::string& job);
