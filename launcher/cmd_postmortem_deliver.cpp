@@ -15,8 +15,6 @@
 #include "../lib/base/text.hpp"
 #include "../lib/fleet/stops.hpp"
 #include "../lib/postmortem/record.hpp"
-#include "../lib/env/scontrol_text.hpp"
-#include "../lib/postmortem/show_job.hpp"
 #include "../lib/sys/fleet/store.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/process_env.hpp"
@@ -158,22 +156,23 @@ int cmd_postmortem_job(int argc, char** argv) {
     const std::uint32_t me = ::getuid();
     if (job.empty()) job = sys::env_or("SLURM_JOB_ID", "");
     if (job.empty()) {
-        const auto all = sys::scontrol_call(sc, {"-o", "show", "job"});
-        if (!all) return fail("no JOBID given and " + all.error());
-        const auto newest = postmortem::newest_job_of(*all, me);
+        const auto mine = sys::jobs_of_user(sc, me);
+        if (!mine) return fail("no JOBID given and " + mine.error());
+        const auto newest = slurm::newest_job_of(*mine, me);
         if (!newest) return fail("no JOBID given and slurmctld knows no job of yours; give the JOBID");
         job = std::to_string(*newest);
     }
     const auto id = parse_uint<std::uint32_t>(job);
     if (!id || *id == 0) return fail("\"" + excerpt(job) + "\" is not a job id", 2);
-    // The job's owner or root: asked of SLURM, which knows the job for MinJobAge after its end.
+    // The job's owner or root: asked of SLURM, which knows the job for
+    // MinJobAge after its end. Owner and AdminComment from fields no user
+    // writes (lib/slurm/job_view.hpp), never from scontrol's text of the job.
     std::string line;
-    const auto shown = sys::show_job(sc, job);
+    const auto shown = sys::job_view(sc, job);
     if (shown) {
-        const auto owner = postmortem::job_uid(*shown);
-        if (::geteuid() != 0 && owner != me) return fail("job " + job + " is not yours; its owner or root may read its post-mortem");
-        line = scontrol_field(*shown, "AdminComment");
-        if (!line.starts_with("gangway:")) line.clear();
+        if (::geteuid() != 0 && shown->uid != me) return fail("job " + job + " is not yours; its owner or root may read its post-mortem");
+        const auto comment = sys::job_admin_comment(sc, job);
+        if (comment && comment->starts_with("gangway:")) line = *comment;
     } else if (::geteuid() != 0) {
         return fail(shown.error() + " (slurmctld forgets a job some minutes after its end: ask root, or read sacct -j " +
                     job + " -o AdminComment)");

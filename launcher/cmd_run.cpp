@@ -246,8 +246,10 @@ int requeue(const std::vector<std::string>& bad) {
         return preflight::kExitUnreachable;
     }
     const sys::Scontrol scontrol = sys::scontrol_client(kScontrolTimeoutS);
-    const auto shown = sys::show_job(scontrol, job);
-    const std::string list = join(preflight::requeue_exclusions(shown ? *shown : std::string(), bad), ",");
+    // ExcNodeList from SLURM's own fields (squeue's), never from scontrol's
+    // text of the job, where its name could hold another (lib/slurm/job_view.hpp).
+    const auto shown = sys::job_view(scontrol, job);
+    const std::string list = join(preflight::requeue_exclusions(shown ? shown->excluded : std::string(), bad), ",");
     // The requeue ends this step: finish the update before SIGTERM stops us.
     sigset_t block;
     sigemptyset(&block);

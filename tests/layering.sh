@@ -8,11 +8,12 @@
 #
 #   base                       nothing
 #   env                        base
+#   slurm                      base env (SLURM's texts and states: a job's fields, a node's state)
 #   pin                        base env
-#   preflight                  base env
-#   health                     base env preflight
+#   preflight                  base env slurm
+#   health                     base env preflight slurm
 #   fleet                      base preflight health (the schema reads the checks' reports)
-#   postmortem                 base env health (the records and the verdict of a job's stop, issue 33;
+#   postmortem                 base env health slurm (the records and the verdict of a job's stop;
 #                              the kernel log's signs read with the node check's kmsg and Xid readers)
 #   sys/*                      the pure rooms and each other
 #   spank                      base env pin postmortem sys/node (never preflight, health, fleet:
@@ -28,12 +29,13 @@ allowed() {  # allowed FROM TO
     "$1:$1") return 0 ;;
     base:*) return 1 ;;
     env:base) return 0 ;;
+    slurm:base | slurm:env) return 0 ;;
     pin:base | pin:env) return 0 ;;
-    preflight:base | preflight:env) return 0 ;;
-    health:base | health:env | health:preflight) return 0 ;;
+    preflight:base | preflight:env | preflight:slurm) return 0 ;;
+    health:base | health:env | health:preflight | health:slurm) return 0 ;;
     fleet:base | fleet:preflight | fleet:health) return 0 ;;
-    postmortem:base | postmortem:env | postmortem:health) return 0 ;;
-    sys/*:base | sys/*:env | sys/*:pin | sys/*:preflight | sys/*:health | sys/*:fleet | sys/*:postmortem | sys/*:sys/*) return 0 ;;
+    postmortem:base | postmortem:env | postmortem:health | postmortem:slurm) return 0 ;;
+    sys/*:base | sys/*:env | sys/*:slurm | sys/*:pin | sys/*:preflight | sys/*:health | sys/*:fleet | sys/*:postmortem | sys/*:sys/*) return 0 ;;
     spank:base | spank:env | spank:pin | spank:postmortem | spank:sys/node) return 0 ;;
     launcher:*) return 0 ;;
   esac
@@ -68,5 +70,5 @@ while IFS= read -r file; do
 done < <(find lib spank launcher -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' | sort)
 
 [ "$edges" -gt 500 ] && pass "$edges includes between files read" || fail "only $edges includes read: the test is blind"
-[ "$bad" = 0 ] && pass "every include follows the rooms' order (base < env < pin, preflight < health < fleet < sys < spank, launcher)"
+[ "$bad" = 0 ] && pass "every include follows the rooms' order (base < env < slurm, pin, preflight < health < fleet < sys < spank, launcher)"
 finish

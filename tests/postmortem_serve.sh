@@ -44,13 +44,6 @@ cat >"$W/scontrol" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
 case "$*" in
-  "-o show job")  # every job slurmctld knows: jobs 101-105 of this user, 106-107 another's
-    for j in 101 102 103 104 105 106 107; do "$0" -o show job $j; done; exit 0 ;;
-  "-o show job "*)
-    j=$4; list='n[1-4]'; [ "$j" = 107 ] && list='n[1-2]'
-    c=$(cat "$D/comment.$j" 2>/dev/null); uid=$(cat "$D/owner"); [ "$j" -ge 106 ] && uid=4242
-    echo "JobId=$j JobName=train UserId=owner($uid) GroupId=g(0) NodeList=$list ExcNodeList=(null) AdminComment=${c:-(null)} Comment=(null)"
-    exit 0 ;;
   "show node "*)
     n=$3; st=ALLOCATED; [ -e "$D/down.$n" ] && st='DOWN*'
     echo "NodeName=$n Arch=x86_64 State=$st ThreadsPerCore=1"; exit 0 ;;
@@ -70,6 +63,26 @@ esac
 exit 0
 SH
 chmod +x "$W/scontrol"
+# The stand-in squeue: a job's SLURM fields (lib/slurm/job_view.hpp's format),
+# the jobs of the owner, and a job's AdminComment padded as squeue pads it.
+cat >"$W/squeue" <<'SH'
+#!/bin/bash
+D=$(dirname "$0")
+# Jobs 101-105 are the test's user's, 106-107 another's (uid 4242).
+view() {
+  local list='n[1-4]' uid; uid=$(cat "$D/owner"); [ "$1" = 107 ] && list='n[1-2]'; [ "$1" -ge 106 ] && uid=4242
+  echo "$1|COMPLETED|$uid|$list||n1"
+}
+case "$*" in
+  "--noheader --states=all --format=%A|%T|%U|%N|%x|%B") for j in 101 102 103 104 105 106 107; do view $j; done ;;  # every job: serve's rounds
+  "--noheader --states=all --user=$(cat "$D/owner") --format=%A|%T|%U|%N|%x|%B") for j in 101 102 103 104 105; do view $j; done ;;
+  "--noheader --states=all --user="*) ;;
+  "--noheader --states=all --jobs="*" --format=%A|%T|%U|%N|%x|%B") view "${3#--jobs=}" ;;
+  "--noheader --states=all --jobs="*" --Format=admin_comment:1024") c=$(cat "$D/comment.${3#--jobs=}" 2>/dev/null); printf '%-1024s\n' "${c:-(null)}" ;;
+  *) echo "squeue stand-in: unexpected $*"; exit 1 ;;
+esac
+SH
+chmod +x "$W/squeue"
 cat >"$W/sacctmgr" <<'SH'
 #!/bin/bash
 D=$(dirname "$0")
@@ -81,7 +94,7 @@ SH
 chmod +x "$W/sacctmgr"
 echo accounting_storage/slurmdbd >"$W/storage"
 id -u >"$W/owner"  # the jobs' owner: whoever runs the test
-export GANGWAY_SCONTROL=$W/scontrol GANGWAY_SACCTMGR=$W/sacctmgr
+export GANGWAY_SCONTROL=$W/scontrol GANGWAY_SQUEUE=$W/squeue GANGWAY_SACCTMGR=$W/sacctmgr
 # Who reads a job's stops: MUNGE, from a munged of the test's own (its own
 # key and socket), where MUNGE is installed; GANGWAY_MUNGE and
 # GANGWAY_UNMUNGE name wrappers that give the socket.
@@ -310,7 +323,7 @@ fi
 # Another user may not read root's job's post-mortem.
 if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
   chmod 755 "$W"
-  pm=$(runuser -u nobody -- env GANGWAY_SCONTROL="$W/scontrol" "$GW" postmortem 101 --from "$URL" 2>&1); rc=$?
+  pm=$(runuser -u nobody -- env GANGWAY_SCONTROL="$W/scontrol" GANGWAY_SQUEUE="$W/squeue" "$GW" postmortem 101 --from "$URL" 2>&1); rc=$?
   [ $rc = 1 ] && echo "$pm" | grep -q "not yours" && pass "another user: job 101 is not theirs" || fail "another user read job 101 ($rc): $pm"
 fi
 finish

@@ -100,23 +100,25 @@ if [ "${rcs[*]}" = "0 0 0 0 0 0" ] && [ "$n_rej" -le 10 ] && [ "$n_rej" -ge 1 ] 
 else fail "flood: rcs ${rcs[*]}, $n_rej lines; $(grep -v '^gangway: rejected' "$W/err.0" | head -20)"; fi
 
 # 3c. --on-fail=requeue (issue 32 item 3): node 0 asks SLURM through the one client, so
-#     GANGWAY_SCONTROL's stand-in gets each call as argv: show job, requeue, then the
+#     GANGWAY_SQUEUE's and GANGWAY_SCONTROL's stand-ins get each call as argv: the job's
+#     fields (squeue's, where the user's n9 is excluded already), requeue, then n9 and the
 #     missing node n3 excluded. (The real requeue: tests/integration/preflight_requeue.sh.)
 cat >"$W/scontrol" <<SH
 #!/bin/sh
 for a in "\$@"; do printf '%s\n' "\$a"; done >>"$W/scontrol.argv"
 echo -- >>"$W/scontrol.argv"
-[ "\$2" = show ] && echo 'JobId=77 JobName=x ExcNodeList=(null) Requeue=1'
+[ "\${0##*/}" = squeue ] && echo '77|RUNNING|0|n[0-4]|n9|n0'
 exit 0
 SH
 chmod +x "$W/scontrol"
+cp "$W/scontrol" "$W/squeue"
 P=$(port); pids=(); rcs=()
-for r in 0 1 2 3 4; do task "$P" $r GANGWAY_SCONTROL="$W/scontrol" -- run --on-fail=requeue --join-timeout=2 -- true; done
+for r in 0 1 2 3 4; do task "$P" $r GANGWAY_SCONTROL="$W/scontrol" GANGWAY_SQUEUE="$W/squeue" -- run --on-fail=requeue --join-timeout=2 -- true; done
 wait_all
-want=$(printf '%s\n' -o show job 77 -- requeue 77 -- update JobId=77 ExcNodeList=n3 --)
+want=$(printf '%s\n' --noheader --states=all --jobs=77 '--format=%A|%T|%U|%N|%x|%B' -- requeue 77 -- update JobId=77 ExcNodeList=n9,n3 --)
 if [ "${rcs[0]}" = 4 ] && [ "$(cat "$W/scontrol.argv" 2>/dev/null)" = "$want" ] \
-   && grep -q 'job 77 requeued, excluding n3' "$W/err.0"; then
-  pass "--on-fail=requeue: GANGWAY_SCONTROL gets show job, requeue and ExcNodeList=n3, as argv; exit 4"
+   && grep -q 'job 77 requeued, excluding n9,n3' "$W/err.0"; then
+  pass "--on-fail=requeue: GANGWAY_SQUEUE gets the job's fields, GANGWAY_SCONTROL requeue and ExcNodeList=n9,n3, as argv; exit 4"
 else fail "requeue: rcs ${rcs[*]}; calls: $(tr '\n' ' ' <"$W/scontrol.argv" 2>/dev/null); $(cat "$W/err.0")"; fi
 
 # 4. without GANGWAY_SECRET: a clear message, exit 5; with --on-fail=warn the command still runs.

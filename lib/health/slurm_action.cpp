@@ -1,32 +1,15 @@
 #include "slurm_action.hpp"
 
-#include <cctype>
-
 #include "../base/error.hpp"
 #include "../base/text.hpp"
-#include "../env/scontrol_text.hpp"
+#include "../slurm/node_state.hpp"
+#include "../slurm/scontrol_text.hpp"
 
 namespace gangway::health {
-namespace {
 
-bool has_flag(const std::string& state, std::string_view flag) {
-    for (const auto& part : split_nonempty(state, '+')) {
-        std::string p = part;
-        while (!p.empty() && (p.back() == '*' || p.back() == '~' || p.back() == '#' || p.back() == '!' || p.back() == '%' ||
-                              p.back() == '$' || p.back() == '@' || p.back() == '^' || p.back() == '-'))
-            p.pop_back();
-        if (p == flag) return true;
-    }
-    return false;
-}
+bool SlurmNode::drain() const { return slurm::parse_node_state(state).drained(); }
 
-}  // namespace
-
-bool SlurmNode::drain() const { return has_flag(state, "DRAIN") || has_flag(state, "DRAINING") || has_flag(state, "DRAINED"); }
-
-bool SlurmNode::down() const {
-    return has_flag(state, "DOWN") || has_flag(state, "NOT_RESPONDING") || state.find('*') != std::string::npos;
-}
+bool SlurmNode::down() const { return slurm::parse_node_state(state).down(); }
 
 SlurmNode parse_show_node(std::string_view text) {
     SlurmNode n;

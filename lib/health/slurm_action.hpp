@@ -18,8 +18,9 @@ struct SlurmNode {
     std::string name;
     std::string state;   // "IDLE+DRAIN", "DOWN*", "MIXED"
     std::string reason;  // without SLURM's " [user@time]"; "" none
+    // slurm::NodeState's rules (lib/slurm/node_state.hpp), the post-mortem's too:
     bool drain() const;  // DRAIN, DRAINING or DRAINED
-    bool down() const;   // DOWN, or not responding (*, NOT_RESPONDING)
+    bool down() const;   // DOWN, FAIL, or not responding (*, NOT_RESPONDING); never POWER*
 };
 // `scontrol show node NAME` (one record, either layout: -o or not). Throws
 // gangway::Error when it names no node.

@@ -168,15 +168,4 @@ std::vector<GatheredJob> StopsGather::take_due(std::int64_t now_s, std::size_t m
     return out;
 }
 
-bool slurm_reports_down(std::string_view text) {
-    const auto p = text.find("State=");
-    if (p == std::string_view::npos) return false;
-    const auto e = text.find_first_of(" \t\n", p);
-    const std::string_view state = text.substr(p + 6, e == std::string_view::npos ? std::string_view::npos : e - p - 6);
-    if (state.find('*') != std::string_view::npos) return true;  // not responding, as scontrol marks it
-    for (const std::string_view w : {"DOWN", "NOT_RESPONDING", "FAIL"})
-        if (state.find(w) != std::string_view::npos) return true;
-    return false;
-}
-
 }  // namespace gangway::postmortem

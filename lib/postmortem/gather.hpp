@@ -71,7 +71,7 @@ public:
     // whose body was `bytes` long, at `now_s`.
     Took add(NodeRecord r, std::size_t bytes, std::int64_t now_s);
 
-    // SLURM's node list of the job (scontrol show job's NodeList, expanded):
+    // SLURM's node list of the job (squeue's NodeList field, expanded):
     // from then on it decides who belongs to the job. Records already taken
     // from nodes outside it are dropped; their nodes are returned.
     std::vector<std::string> set_slurm_nodes(std::uint32_t job, std::vector<std::string> nodes);
@@ -114,10 +114,5 @@ private:
 // The order in which to take items of these owners: round robin by owner,
 // each owner's in their order (fair share of the pending work per user).
 std::vector<std::size_t> fair_order(const std::vector<std::int64_t>& owners);
-
-// Whether `scontrol show node NODE`'s text says the node is down or not
-// responding (State=DOWN..., a '*' after the state, NOT_RESPONDING, FAIL):
-// a node of the job that sent no record and is so is `lost`.
-bool slurm_reports_down(std::string_view show_node);
 
 }  // namespace gangway::postmortem

@@ -45,11 +45,4 @@ bool drain_within_cap(const std::vector<std::string>& drained_before, const std:
     return drained_before.size() + (again ? 0 : 1) <= max;
 }
 
-bool slurm_reports_drained(std::string_view text) {
-    const auto p = text.find("State=");
-    if (p == std::string_view::npos) return false;
-    const auto e = text.find_first_of(" \t\n", p);
-    return text.substr(p, e == std::string_view::npos ? std::string_view::npos : e - p).find("DRAIN") != std::string_view::npos;
-}
-
 }  // namespace gangway::postmortem

@@ -32,8 +32,4 @@ std::vector<std::string> drained_for_job(std::string_view show_nodes, std::uint3
 // counting those drained for it before (a requeued job keeps its id).
 bool drain_within_cap(const std::vector<std::string>& drained_before, const std::string& node, std::size_t max);
 
-// Whether `scontrol show node`'s text shows the node drained already (by
-// anyone): gangway then leaves it as it is.
-bool slurm_reports_drained(std::string_view show_node);
-
 }  // namespace gangway::postmortem

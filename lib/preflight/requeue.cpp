@@ -4,16 +4,14 @@
 #include <unordered_set>
 
 #include "../base/error.hpp"
-#include "../env/scontrol_text.hpp"
 #include "../env/hostlist.hpp"
 
 namespace gangway::preflight {
 
-std::vector<std::string> requeue_exclusions(std::string_view show_job, const std::vector<std::string>& bad) {
-    const std::string excl = scontrol_field(show_job, "ExcNodeList");
+std::vector<std::string> requeue_exclusions(std::string_view excluded, const std::vector<std::string>& bad) {
     std::vector<std::string> names;
     try {
-        if (!excl.empty()) names = expand_hostlist(excl);
+        if (!excluded.empty() && excluded != "(null)") names = expand_hostlist(excluded);
     } catch (const Error&) {
         names.clear();
     }

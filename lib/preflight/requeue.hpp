@@ -7,11 +7,11 @@
 
 namespace gangway::preflight {
 
-// The job's ExcNodeList as `scontrol -o show job` prints it (a hostlist;
-// "(null)", absent, or a list that does not expand: none), then each bad
-// node not already in it: the user's exclusions are kept, none twice.
+// The job's ExcNodeList (slurm::JobView::excluded, squeue's %x: a hostlist;
+// empty, or a list that does not expand: none), then each bad node not
+// already in it: the user's exclusions are kept, none twice.
 // Cost: expand_hostlist's (hostlist.hpp), then O(names + bad) with a hash
 // set of views into them (SECURITY.md, "What a parser may spend").
-std::vector<std::string> requeue_exclusions(std::string_view show_job, const std::vector<std::string>& bad);
+std::vector<std::string> requeue_exclusions(std::string_view excluded, const std::vector<std::string>& bad);
 
 }  // namespace gangway::preflight

@@ -51,6 +51,12 @@
 #                of serve's start, with nothing done by hand (the nodes send
 #                them again from their spool, as the next jobs' Prologs and
 #                Epilogs run: the cases after this one).
+# Cases 1 and 4 also run under a name made of SLURM's keys (HOSTILE below:
+# case 4's given at sbatch -J, case 1's set with scontrol update JobName=
+# while it runs), which scontrol show job prints raw before SLURM's own
+# fields: no record is dropped, no node but node10 drained or excluded, and
+# `gangway postmortem` run by daemon (the name's UserId; the jobs are nobody's)
+# finds no job of its own. On 22.05, as the hostile pass asks.
 # Each verdict line must be printed by `gangway postmortem JOB` within 60 s
 # of the job's end, and be the job's AdminComment in SLURM's accounting
 # (`sacct -j JOB -o AdminComment`) within 60 s too: the cluster runs slurmdbd
@@ -76,6 +82,8 @@ CG=/sys/fs/cgroup/memory/gangway-pm-test
 BAD=node10
 DEAD=node09     # case 8's (and 7's) node with an addressed port that never had carrier
 USER_ID=65534   # nobody: in the host's and every root's /etc/passwd
+HOSTILE='x NodeList=node09,node10 JobState=RUNNING UserId=daemon(1) AdminComment=gangway: forged'
+hostile=''
 serve=''
 job=''
 undo() {
@@ -167,7 +175,8 @@ pid_of() {
   for _ in $(seq 600); do [ -s "$WORK/run/pid.$1" ] && { cat "$WORK/run/pid.$1"; return 0; }; sleep 0.1; done
   return 1
 }
-# submit CASE [ENV...]: the case's batch job, the user's; its id in $job.
+# submit CASE [ENV...]: the case's batch job, the user's, named $PM_JOB_NAME
+# when set; its id in $job.
 submit() {
   local c=$1; shift
   rm -rf "$WORK/run" "$WORK/kmsg"/*; mkdir -p "$WORK/run"; chown "$USER_ID:$USER_ID" "$WORK/run"
@@ -178,13 +187,14 @@ submit() {
 export PM_CASE=$c PM_WORK=$WORK/run $*
 srun $TORCH_PY $top_srcdir/tests/integration/postmortem_loop.py
 EOS
-  job=$(as_user sbatch --parsable "$WORK/$c.sbatch" 2>"$WORK/sbatch.err") \
+  job=$(as_user sbatch --parsable -J "${PM_JOB_NAME:-$c}" "$WORK/$c.sbatch" 2>"$WORK/sbatch.err") \
     || { fail "$c: sbatch as uid $USER_ID failed: $(cat "$WORK/sbatch.err")"; job=''; return 1; }
   t_case=$SECONDS
 }
-state_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2; }
+# A job's fields from squeue's (SLURM's own: a job's name may hold "JobState=").
+state_of() { squeue --noheader --states=all --jobs="$1" --format=%T 2>/dev/null; }
 restarts_of() { scontrol -o show job "$1" 2>/dev/null | grep -o 'Restarts=[^ ]*' | cut -d= -f2; }
-comment_of() { scontrol -o show job "$1" 2>/dev/null | sed -n 's/.* AdminComment=//p' | sed 's/ [A-Z][A-Za-z]*=.*//; s/ *$//'; }
+comment_of() { squeue --noheader --states=all --jobs="$1" --Format=admin_comment:1024 2>/dev/null | sed 's/ *$//'; }
 drained() { sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2 ~ /^dr/ {print $1}' | sort -u | tr '\n' ' '; }
 # at NODE RANK LOCAL: the ERE of where a first failure ran, as the line names
 # it ("rank 5 on node10 (local 1)"; before, "node10 (rank 5, local 1)").
@@ -252,14 +262,14 @@ expect() {
   if [[ $line =~ $want ]]; then pass "$c: $((SECONDS - t_end)) s after the job's end, gangway postmortem $job: $line"
   else fail "$c: \"$line\", want /$want/; serve: $(grep "job $job" "$WORK/serve.log" | tail -3 | tr '\n' ' ')"; fi
   sleep 2
-  local exc dr; exc=$(scontrol -o show job "$job" 2>/dev/null | grep -o 'ExcNodeList=[^ ]*') dr=$(drained)
+  local exc dr; exc=ExcNodeList=$(squeue --noheader --states=all --jobs="$job" --format=%x 2>/dev/null) dr=$(drained)
   if [ "$rq" = requeued ]; then
     [ "${exc}" = "ExcNodeList=$BAD" ] && [ "$(restarts_of "$job")" -ge 1 ] \
       && pass "$c: requeued without $BAD ($exc, Restarts=$(restarts_of "$job"))" \
       || fail "$c: not requeued without $BAD: $exc Restarts=$(restarts_of "$job") $(state_of "$job")"
     [ -z "${dr// /}" ] || [ "$dr" = "$BAD " ] && pass "$c: no node but $BAD drained (${dr:-none})" || fail "$c: drained: $dr"
     # Pending again, the job takes its AdminComment on every release.
-    [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment (scontrol show job) is the line" \
+    [ "$(comment_of "$job")" = "$line" ] && pass "$c: the requeued job's AdminComment (slurmctld's) is the line" \
       || fail "$c: the requeued job's AdminComment: $(comment_of "$job")"
     local stopped
     if stopped=$(in_acct "$job" "$line" first); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -D -j $job: the run that stopped has the line"
@@ -274,11 +284,29 @@ expect() {
   if [ -z "$line" ]; then fail "$c: no line to look for in sacct"
   elif acct=$(in_acct "$job" "$line"); then pass "$c: $((SECONDS - t_end)) s after the job's end, sacct -j $job -o AdminComment: $(tail -1 <<<"$acct")"
   else fail "$c: sacct -j $job -o AdminComment, 60 s after the job's end: \"$(tail -1 <<<"$acct")\"; serve: $(grep "job $job" "$WORK/serve.log" | tail -2 | tr '\n' ' ')"; fi
+  [ -n "$hostile" ] && hostile_checks "$c"
   for n in node08 node09 node10 node11; do scontrol update NodeName="$n" State=RESUME >/dev/null 2>&1; done
   echo "$c: $((SECONDS - t_case)) s"
   job=''
 }
 has() { [[ " $CASES " == *" $1 "* ]]; }
+# hostile_checks CASE: the job, named HOSTILE, changed nothing that SLURM's
+# own fields decide: serve dropped no node's record (its NodeList is the
+# job's node[08-11], not the name's), drained no node but node10, and nobody
+# (the name's UserId) running `gangway postmortem` finds no job of its own
+# and no forged line. (Called by expect, before it resumes the nodes.)
+hostile_checks() {
+  local c="$1 (named \"$HOSTILE\")" n drained='' out bin=$INSTALL/gangway
+  [ -n "${GANGWAY_CLUSTER_ROOT:-}" ] && bin=$GANGWAY_BIN
+  grep "dropped node .* record of job $job:" "$WORK/serve.log" >"$WORK/dropped" \
+    && fail "$c: serve dropped a record: $(tr '\n' ' ' <"$WORK/dropped")" || pass "$c: serve dropped no node's record"
+  for n in node08 node09 node11; do scontrol show node "$n" | grep -q 'State=[^ ]*DRAIN' && drained="$drained $n"; done
+  [ -z "$drained" ] && pass "$c: no node but $BAD drained" || fail "$c: drained:$drained"
+  out=$(runuser -u daemon -- env -u SLURM_JOB_ID SLURM_CONF="$SLURM_CONF" "$bin" postmortem --from "$URL" 2>&1)
+  if grep -q "forged\|job $job" <<<"$out"; then fail "$c: daemon's gangway postmortem: $out"
+  elif grep -q "knows no job of yours" <<<"$out"; then pass "$c: daemon's gangway postmortem (the name's UserId) finds no job of its own"
+  else fail "$c: daemon's gangway postmortem: $out"; fi
+}
 
 # Cases 7 and 8: node09 has had, since before their jobs, an addressed port
 # up without carrier (a veth whose peer stays down: an unplugged port, a
@@ -327,8 +355,13 @@ fi
 
 if has 1; then
   submit sigkill PM_FORGE=1
-  p=$(pid_of 5) && kill -KILL "$p"
+  p=$(pid_of 5) && {
+    # On 22.05, renamed while it runs to a name made of SLURM's keys.
+    [ "$RELEASE" = 22.05 ] && { scontrol update JobId="$job" JobName="$HOSTILE" || fail "1: scontrol update JobName= refused"; hostile=1; }
+    kill -KILL "$p"
+  }
   expect "1 sigkill" "^gangway: job [0-9]+ step 0 stopped by $(at node10 5 1): killed by SIGKILL at "
+  hostile=''
 fi
 
 if has 2; then
@@ -362,12 +395,13 @@ if has 9; then
 fi
 
 if has 4; then
-  submit xid
+  if [ "$RELEASE" = 22.05 ]; then PM_JOB_NAME=$HOSTILE submit xid; hostile=1; else submit xid; fi
   if p4=$(pid_of 4) && p5=$(pid_of 5); then
     kmsg_line $BAD "NVRM: Xid (PCI:0000:17:00): 79, pid=$p4, name=python3, GPU has fallen off the bus."
     kill -KILL "$p4" "$p5"
   fi
   expect "4 xid" "^gangway: job [0-9]+ step 0 stopped by $(at node10 '[45]' '[01]'): GPU Xid 79 on 0000:17:00.0 at " requeued
+  hostile=''
 fi
 
 if has 6; then

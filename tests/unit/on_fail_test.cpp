@@ -63,12 +63,12 @@ TEST_CASE("the job's first node, whose Epilog alone decides its drains") {
 }
 
 TEST_CASE("a requeued job keeps its own exclusions and adds the bad nodes once") {
-    const std::string show = "JobId=7 JobName=train ExcNodeList=node[01-02] NodeList=node[01-08]\n";
-    CHECK(requeue_exclusions(show, {"node02", "node05", "node05"}) == std::vector<std::string>{"node01", "node02", "node05"});
-    CHECK(requeue_exclusions("JobId=7 ExcNodeList=(null) Foo=1", {"node05"}) == std::vector<std::string>{"node05"});
+    // The ExcNodeList field (squeue's %x, lib/slurm/job_view.hpp).
+    CHECK(requeue_exclusions("node[01-02]", {"node02", "node05", "node05"}) == std::vector<std::string>{"node01", "node02", "node05"});
+    CHECK(requeue_exclusions("(null)", {"node05"}) == std::vector<std::string>{"node05"});
     CHECK(requeue_exclusions("", {"node05"}) == std::vector<std::string>{"node05"});
-    CHECK(requeue_exclusions("JobId=7 ExcNodeList=node03", {"node05"}) == std::vector<std::string>{"node03", "node05"});
-    CHECK(requeue_exclusions("JobId=7 ExcNodeList=node03\nNext=1", {}) == std::vector<std::string>{"node03"});
+    CHECK(requeue_exclusions("node03", {"node05"}) == std::vector<std::string>{"node03", "node05"});
+    CHECK(requeue_exclusions("node03", {}) == std::vector<std::string>{"node03"});
     // A list that does not expand is dropped rather than passed on to scontrol.
-    CHECK(requeue_exclusions("ExcNodeList=node[0 ", {"node05"}) == std::vector<std::string>{"node05"});
+    CHECK(requeue_exclusions("node[0 ", {"node05"}) == std::vector<std::string>{"node05"});
 }

@@ -19,8 +19,6 @@
 #include "../../lib/fleet/stops.hpp"
 #include "../../lib/postmortem/gather.hpp"
 #include "../../lib/postmortem/resume.hpp"
-#include "../../lib/env/scontrol_text.hpp"
-#include "../../lib/postmortem/show_job.hpp"
 #include "../../lib/sys/fd.hpp"
 #include "../../lib/sys/fleet/http_serve.hpp"
 #include "../../lib/sys/fleet/store.hpp"
@@ -217,15 +215,6 @@ TEST_CASE("stops read: unmunge's word on a credential; only Success gives a uid,
     CHECK(!spm::munge_credential_shape("MUNGE:" + std::string(5000, 'A')));
 }
 
-TEST_CASE("lost: a node SLURM shows down or not responding; an idle or allocated one is not") {
-    CHECK(slurm_reports_down("NodeName=n2 Arch=x86_64 State=DOWN+NOT_RESPONDING ThreadsPerCore=1"));
-    CHECK(slurm_reports_down("NodeName=n2 State=IDLE* ThreadsPerCore=1"));
-    CHECK(slurm_reports_down("NodeName=n2 State=DOWN+DRAIN Reason=x"));
-    CHECK(!slurm_reports_down("NodeName=n2 State=ALLOCATED ThreadsPerCore=1"));
-    CHECK(!slurm_reports_down("NodeName=n2 State=IDLE+COMPLETING Reason=DOWN"));
-    CHECK(!slurm_reports_down("no state here"));
-}
-
 TEST_CASE("resume: only a node-class cause in a step run with requeue is requeued; an OOM or a user's bug never") {
     auto recs = std::vector<NodeRecord>{record("n1", 5, {"n1", "n2"})};
     recs[0].tasks[0].requeue_on_fail = true;
@@ -265,30 +254,11 @@ TEST_CASE("resume: the drain cap counts the nodes drained for the job before, as
     CHECK(drain_within_cap(before, "n4", 2));
     CHECK(!drain_within_cap(before, "n4", 1));
     CHECK(drain_within_cap(before, "n1", 1));  // the same node again
-    CHECK(slurm_reports_drained("NodeName=n1 State=IDLE+DRAIN Reason=x"));
-    CHECK(!slurm_reports_drained("NodeName=n4 State=IDLE Reason=DRAIN"));
     Verdict v;
     v.job = 5;
     v.cause = Cause::gpu_xid;
     v.detail = "Xid 79 on \"0000:17:00.0\"";
     CHECK(stop_drain_reason(v) == "gangway: postmortem gpu-xid Xid 79 on  0000:17:00.0  (job 5)");
-}
-
-TEST_CASE("show job: AdminComment with blanks is whole; the owner's uid; a user's newest job") {
-    const std::string a =
-        "JobId=12 JobName=train UserId=alice(1000) GroupId=alice(1000) NodeList=n[1-2] ReqNodeList=(null) "
-        "AdminComment=gangway: job 12 step 0 stopped by n2 (rank 3, local 1): GPU Xid 79; 3 other ranks ended 0.1-0.4 s later "
-        "Comment=(null) ExcNodeList=(null)";
-    CHECK(gangway::scontrol_field(a, "AdminComment") ==
-          "gangway: job 12 step 0 stopped by n2 (rank 3, local 1): GPU Xid 79; 3 other ranks ended 0.1-0.4 s later");
-    CHECK(gangway::scontrol_field(a, "NodeList") == "n[1-2]");
-    CHECK(gangway::scontrol_field(a, "ReqNodeList").empty());
-    CHECK(gangway::scontrol_field(a, "Missing").empty());
-    CHECK(job_uid(a) == 1000u);
-    const std::string all = a + "\nJobId=15 UserId=bob(1001) NodeList=n1\nJobId=14 UserId=alice(1000) NodeList=n1\n";
-    CHECK(newest_job_of(all, 1000) == 14u);
-    CHECK(newest_job_of(all, 1001) == 15u);
-    CHECK(!newest_job_of(all, 1002));
 }
 
 TEST_CASE("repeat offenders: two node-class stops of one node within 14 days; a user's cause or an old stop does not count") {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "../../lib/env/scontrol_text.hpp"
+#include "../../lib/slurm/scontrol_text.hpp"
 #include "../../lib/sys/postmortem/admin_comment.hpp"
 #include "../../lib/sys/slurm/drain_spool.hpp"
 #include "../../lib/sys/slurm/scontrol.hpp"
@@ -26,10 +26,10 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-// A stand-in scontrol in `dir`: appends each argument on a line of its own,
+// A stand-in scontrol (or `name`) in `dir`: appends each argument on a line of its own,
 // then "--", to dir/argv, then runs `then` (its answer).
-std::string fake_scontrol(const std::filesystem::path& dir, const std::string& then) {
-    const auto path = dir / "scontrol";
+std::string fake_scontrol(const std::filesystem::path& dir, const std::string& then, const char* name = "scontrol") {
+    const auto path = dir / name;
     std::ofstream(path) << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >>" << (dir / "argv").string()
                         << "\necho -- >>" << (dir / "argv").string() << "\n"
                         << then << "\n";
@@ -55,12 +55,9 @@ TEST_CASE("scontrol client: GANGWAY_SCONTROL names the program", "[scontrol]") {
 
 TEST_CASE("scontrol client: each call's argv, no shell", "[scontrol]") {
     test::TempDir t;
-    Env e("GANGWAY_SCONTROL", fake_scontrol(t.path, "echo 'JobId=42 ExcNodeList=node03'"));
+    Env e("GANGWAY_SCONTROL", fake_scontrol(t.path, "true"));
     const auto s = sys::scontrol_client(30);
 
-    const auto shown = sys::show_job(s, "42");
-    REQUIRE(shown);
-    CHECK(*shown == "JobId=42 ExcNodeList=node03\n");
     REQUIRE(sys::requeue_job(s, "42"));
     REQUIRE(sys::exclude_nodes(s, "42", "node[03,10]"));
     REQUIRE(sys::show_node(s, "node10"));
@@ -68,13 +65,58 @@ TEST_CASE("scontrol client: each call's argv, no shell", "[scontrol]") {
     REQUIRE(sys::drain_node(s, "node10", reason));
     REQUIRE(sys::resume_node(s, "node10"));
     CHECK(test::file_text(t.path / "argv") ==
-          "-o\nshow\njob\n42\n--\n"
           "requeue\n42\n--\n"
           "update\nJobId=42\nExcNodeList=node[03,10]\n--\n"
           "show\nnode\nnode10\n--\n"
           "update\nNodeName=node10\nState=DRAIN\nReason=" + reason + "\n--\n"
           "update\nNodeName=node10\nState=RESUME\n--\n");
     CHECK(!std::filesystem::exists("pwned"));
+}
+
+TEST_CASE("squeue client: a job's view and AdminComment from SLURM's own fields, as argv", "[scontrol][slurm]") {
+    test::TempDir t;
+    Env e("GANGWAY_SQUEUE", fake_scontrol(t.path,
+                                          "case \"$*\" in *admin_comment*) printf '%-1024s\\n' 'gangway: job 42 line';;"
+                                          " *) echo '42|RUNNING|1000|node[08,11]|node10|node08';; esac",
+                                          "squeue"));
+    const auto s = sys::scontrol_client(30);
+    CHECK(s.squeue == (t.path / "squeue").string());
+    const auto v = sys::job_view(s, "42");
+    REQUIRE(v);
+    CHECK(v->id == 42u);
+    CHECK(v->state == slurm::JobState::running);
+    CHECK(v->uid == 1000u);
+    CHECK(v->nodes == "node[08,11]");
+    CHECK(v->excluded == "node10");
+    const auto c = sys::job_admin_comment(s, "42");
+    REQUIRE(c);
+    CHECK(*c == "gangway: job 42 line");
+    const auto mine = sys::jobs_of_user(s, 1000);
+    REQUIRE(mine);
+    CHECK(mine->size() == 1);
+    CHECK(test::file_text(t.path / "argv") ==
+          "--noheader\n--states=all\n--jobs=42\n--format=%A|%T|%U|%N|%x|%B\n--\n"
+          "--noheader\n--states=all\n--jobs=42\n--Format=admin_comment:1024\n--\n"
+          "--noheader\n--states=all\n--user=1000\n--format=%A|%T|%U|%N|%x|%B\n--\n");
+    // Another job's line only: no view of job 43; not a job id: squeue is not asked.
+    const auto other = sys::job_view(s, "43");
+    REQUIRE(!other);
+    CHECK(other.error() == "squeue -j 43 printed no line of job 43");
+    CHECK(!sys::job_view(s, "43 -u 0"));
+}
+
+TEST_CASE("squeue client: unknown job and output not in the format are Failures naming the call", "[scontrol][slurm]") {
+    test::TempDir t;
+    {
+        Env e("GANGWAY_SQUEUE", fake_scontrol(t.path, "echo 'slurm_load_jobs error: Invalid job id specified'; exit 1", "squeue"));
+        const auto v = sys::job_view(sys::scontrol_client(30), "42");
+        REQUIRE(!v);
+        CHECK_THAT(v.error(), StartsWith("squeue --noheader --states=all --jobs=42 --format=%A|%T|%U|%N|%x|%B failed (exit 1): slurm_load_jobs error"));
+    }
+    Env e("GANGWAY_SQUEUE", fake_scontrol(t.path, "echo 'JobId=42 JobName=x NodeList=n9'", "squeue2"));
+    const auto v = sys::job_view(sys::scontrol_client(30), "42");
+    REQUIRE(!v);
+    CHECK_THAT(v.error(), StartsWith("squeue -j 42: squeue printed 1 fields, not 6, in \"JobId=42 JobName=x NodeList=n9\""));
 }
 
 TEST_CASE("scontrol client: a refusal is a Failure naming the call", "[scontrol]") {

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <thread>
 
-#include "../../env/scontrol_text.hpp"
+#include "../../slurm/scontrol_text.hpp"
 
 namespace gangway::sys::postmortem {
 

@@ -14,9 +14,8 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../env/hostlist.hpp"
-#include "../../env/scontrol_text.hpp"
+#include "../../slurm/node_state.hpp"
 #include "../../postmortem/resume.hpp"
-#include "../../postmortem/show_job.hpp"
 #include "../../postmortem/verdict.hpp"
 #include "../../preflight/requeue.hpp"
 #include "../node/subprocess.hpp"
@@ -37,41 +36,32 @@ void log(const std::string& line) {
     std::fflush(stderr);
 }
 
-// SLURM's word on one job, from one line of `scontrol -o show job`.
-struct SlurmJob {
-    std::string line;
-};
-
-// Every job slurmctld knows, by id: one call for all the jobs of a round.
-Result<std::map<std::uint32_t, SlurmJob>> slurm_jobs(const Scontrol& s) {
-    auto text = show_jobs(s);
-    if (!text) return Failure{text.error()};
-    std::map<std::uint32_t, SlurmJob> out;
-    for_each_line(*text, [&](std::string_view l, std::size_t) {
-        if (const auto id = parse_uint<std::uint32_t>(scontrol_field(l, "JobId"))) out[*id] = SlurmJob{std::string(l)};
-    });
+// SLURM's word on the jobs of a round: one squeue call for every job it
+// knows, from fields only SLURM writes (lib/slurm/job_view.hpp: a job's
+// name could hold another NodeList, JobState or UserId in scontrol's text).
+Result<std::map<std::uint32_t, slurm::JobView>> slurm_jobs(const Scontrol& s) {
+    auto views = all_job_views(s);
+    if (!views) return Failure{views.error()};
+    std::map<std::uint32_t, slurm::JobView> out;
+    for (auto& v : *views) out[v.id] = std::move(v);
     return out;
 }
 
-// The job's owner (UserId's uid), or kUnknownOwner.
-std::int64_t slurm_job_owner(const SlurmJob& j) {
-    const auto uid = pm::job_uid(j.line);
-    return uid ? std::int64_t(*uid) : pm::kUnknownOwner;
-}
+// The job's owner (its uid).
+std::int64_t slurm_job_owner(const slurm::JobView& j) { return std::int64_t(j.uid); }
 
 // SLURM's node list of the job, expanded; a Failure when SLURM cannot say yet.
-Result<std::vector<std::string>> slurm_job_nodes(const SlurmJob& j, std::uint32_t job) {
+Result<std::vector<std::string>> slurm_job_nodes(const slurm::JobView& j, std::uint32_t job) {
     // While the job completes (its Epilogs run, and send), NodeList lists
     // only the nodes still completing: a node whose Epilog ended first would
     // be dropped (seen on 26.05, tests/integration/postmortem.sh). Asked
     // again on the next round, once the job has completed.
-    if (scontrol_field(j.line, "JobState") == "COMPLETING")
+    if (j.state == slurm::JobState::completing)
         return Failure{"job " + std::to_string(job) + " is completing (its NodeList names only the nodes still completing)"};
     // NodeList: the allocation's (ReqNodeList and ExcNodeList are the user's).
-    const std::string list = scontrol_field(j.line, "NodeList");
-    if (list.empty()) return Failure{"job " + std::to_string(job) + " has no nodes (yet), or scontrol printed no NodeList"};
+    if (j.nodes.empty()) return Failure{"job " + std::to_string(job) + " has no nodes (yet)"};
     try {
-        return expand_hostlist(list);
+        return expand_hostlist(j.nodes);
     } catch (const Error& err) {
         return Failure{"job " + std::to_string(job) + "'s NodeList: " + err.what()};
     }
@@ -370,7 +360,7 @@ void StopsService::judge(pm::GatheredJob g, const Result<std::string>& node_stat
     if (node_states && !g.missing.empty()) {
         const auto lines = node_lines(*node_states);
         for (const auto& n : g.missing)
-            if (const auto it = lines.find(n); it != lines.end() && pm::slurm_reports_down(it->second)) lost.push_back(n);
+            if (const auto it = lines.find(n); it != lines.end() && slurm::node_state_of(it->second).down()) lost.push_back(n);
     }
     pm::Verdict v;
     try {
@@ -464,14 +454,14 @@ void StopsService::deliver(const Delivery& d) {
     LinePlace stopped_run = LinePlace::nowhere;
     if (d.requeue) {
         stopped_run = set_stopped_run_line(settings_.scontrol, settings_.sacctmgr, job, d.line, log, retry);
-        auto shown = show_job(settings_.scontrol, job);
+        auto shown = job_view(settings_.scontrol, job);
         Result<void> held = Failure{shown ? std::string("serve is stopping") : shown.error()};
         for (int i = 0; shown && i < 20 && !stopping_; ++i) {
             if ((held = requeue_hold_job(settings_.scontrol, job))) break;
             std::this_thread::sleep_for(std::chrono::seconds(1));
         }
         if (!held) log("job " + job + ": not requeued: " + held.error());
-        else if (auto ex = exclude_nodes(settings_.scontrol, job, join(preflight::requeue_exclusions(*shown, {d.node}), ",")); !ex)
+        else if (auto ex = exclude_nodes(settings_.scontrol, job, join(preflight::requeue_exclusions(shown->excluded, {d.node}), ",")); !ex)
             log("job " + job + ": requeued but held, not released: " + ex.error());
         else if (auto rel = release_job(settings_.scontrol, job); !rel)
             log("job " + job + ": requeued without " + d.node + " but held: " + rel.error());
@@ -495,7 +485,7 @@ void StopsService::deliver(const Delivery& d) {
         const auto all = show_nodes(settings_.scontrol);
         const auto node = show_node(settings_.scontrol, d.node);
         if (!all || !node) log("job " + job + ": " + d.node + " not drained: " + (!all ? all.error() : node.error()));
-        else if (pm::slurm_reports_drained(*node)) log("job " + job + ": " + d.node + " is drained already; left as it is");
+        else if (slurm::node_state_of(*node).drained()) log("job " + job + ": " + d.node + " is drained already; left as it is");
         else if (!pm::drain_within_cap(pm::drained_for_job(*all, d.job), d.node, settings_.drain_max))
             log("job " + job + ": " + d.node + " not drained: more than " + std::to_string(settings_.drain_max) +
                 " nodes drained for this job (--drain-max)");

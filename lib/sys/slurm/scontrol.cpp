@@ -1,5 +1,6 @@
 #include "scontrol.hpp"
 
+#include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../node/process_env.hpp"
 #include "../node/subprocess.hpp"
@@ -48,7 +49,7 @@ Result<std::string> client_call(const std::string& name, const std::string& path
 }  // namespace
 
 Scontrol scontrol_client(double timeout_s) {
-    return Scontrol{client_program("GANGWAY_SCONTROL", "scontrol"), timeout_s};
+    return Scontrol{client_program("GANGWAY_SCONTROL", "scontrol"), timeout_s, client_program("GANGWAY_SQUEUE", "squeue")};
 }
 
 Result<std::string> scontrol_call(const Scontrol& s, const std::vector<std::string>& args) {
@@ -65,7 +66,42 @@ Result<void> resume_node(const Scontrol& s, const std::string& node) {
     return done(scontrol_call(s, {"update", "NodeName=" + node, "State=RESUME"}));
 }
 
-Result<std::string> show_job(const Scontrol& s, const std::string& job) { return scontrol_call(s, {"-o", "show", "job", job}); }
+Result<std::string> squeue_call(const Scontrol& s, const std::vector<std::string>& args) {
+    return client_call("squeue", s.squeue, s.timeout_s, args);
+}
+
+Result<slurm::JobView> job_view(const Scontrol& s, const std::string& job) {
+    const auto id = parse_uint<std::uint32_t>(job);
+    if (!id || *id == 0) return Failure{"\"" + quiet_text(job, 40) + "\" is not a job id"};
+    const auto text = squeue_call(s, {"--noheader", "--states=all", "--jobs=" + job, std::string("--format=") + slurm::kJobFormat});
+    if (!text) return Failure{text.error()};
+    try {
+        if (auto v = slurm::view_of(slurm::parse_job_views(*text), *id)) return std::move(*v);
+    } catch (const Error& e) {
+        return Failure{std::string("squeue -j ") + job + ": " + e.what()};
+    }
+    return Failure{"squeue -j " + job + " printed no line of job " + job};
+}
+
+Result<std::vector<slurm::JobView>> jobs_of_user(const Scontrol& s, std::uint32_t uid) {
+    const auto text = squeue_call(s, {"--noheader", "--states=all", "--user=" + std::to_string(uid), std::string("--format=") + slurm::kJobFormat});
+    if (!text) return Failure{text.error()};
+    try {
+        return slurm::parse_job_views(*text);
+    } catch (const Error& e) {
+        return Failure{"squeue -u " + std::to_string(uid) + ": " + e.what()};
+    }
+}
+
+Result<std::string> job_admin_comment(const Scontrol& s, const std::string& job) {
+    const auto text = squeue_call(s, {"--noheader", "--states=all", "--jobs=" + job, "--Format=" + slurm::admin_comment_format()});
+    if (!text) return Failure{text.error()};
+    try {
+        return slurm::parse_admin_comment(*text);
+    } catch (const Error& e) {
+        return Failure{"squeue -j " + job + ": " + e.what()};
+    }
+}
 
 Result<void> requeue_job(const Scontrol& s, const std::string& job) { return done(scontrol_call(s, {"requeue", job})); }
 
@@ -85,8 +121,15 @@ Result<std::string> show_nodes(const Scontrol& s) {
     return client_call("scontrol", s.path, s.timeout_s, {"-o", "show", "node"}, kListingBytes);
 }
 
-Result<std::string> show_jobs(const Scontrol& s) {
-    return client_call("scontrol", s.path, s.timeout_s, {"-o", "show", "job"}, kListingBytes);
+Result<std::vector<slurm::JobView>> all_job_views(const Scontrol& s) {
+    const auto text = client_call("squeue", s.squeue, s.timeout_s,
+                                  {"--noheader", "--states=all", std::string("--format=") + slurm::kJobFormat}, kListingBytes);
+    if (!text) return Failure{text.error()};
+    try {
+        return slurm::parse_job_views(*text);
+    } catch (const Error& e) {
+        return Failure{std::string("squeue (every job): ") + e.what()};
+    }
 }
 
 Result<std::string> show_config(const Scontrol& s) { return scontrol_call(s, {"show", "config"}); }

@@ -11,17 +11,19 @@
 #include <vector>
 
 #include "../../base/result.hpp"
+#include "../../slurm/job_view.hpp"
 
 namespace gangway::sys {
 
 struct Scontrol {
     std::string path = "scontrol";
     double timeout_s = 10;  // each call's
+    std::string squeue = "squeue";  // a job's fields: job_view.hpp says why not scontrol's
 };
 
 // The client every caller uses: GANGWAY_SCONTROL names the program when set
 // (the tests' stand-in, as for the Epilog helper contrib/epilog/gangway-drain.sh),
-// else `scontrol` from PATH.
+// else `scontrol` from PATH; GANGWAY_SQUEUE likewise names squeue.
 Scontrol scontrol_client(double timeout_s);
 
 // `scontrol ARGS...`: its output (stdout and stderr) when it exits 0; else a
@@ -36,8 +38,20 @@ Result<void> drain_node(const Scontrol& s, const std::string& node, const std::s
 // `scontrol update NodeName=NODE State=RESUME`.
 Result<void> resume_node(const Scontrol& s, const std::string& node);
 
-// `scontrol -o show job JOB`'s one line.
-Result<std::string> show_job(const Scontrol& s, const std::string& job);
+// `squeue ARGS...`, as scontrol_call.
+Result<std::string> squeue_call(const Scontrol& s, const std::vector<std::string>& args);
+// Job JOB's view: `squeue --noheader --states=all --jobs=JOB
+// --format=slurm::kJobFormat` (each option with its '=': squeue's -j takes its
+// list only when joined to it, "-j42", and reads "-j 42" as every job; SLURM's own
+// fields only: lib/slurm/job_view.hpp). A Failure when squeue fails (a job
+// slurmctld no longer knows), prints what is not the format, or no line of
+// the job.
+Result<slurm::JobView> job_view(const Scontrol& s, const std::string& job);
+// Every job of `uid` that slurmctld knows: `squeue ... --user=UID --format=slurm::kJobFormat`.
+Result<std::vector<slurm::JobView>> jobs_of_user(const Scontrol& s, std::uint32_t uid);
+// Job JOB's AdminComment, "" none: `squeue ... --jobs=JOB
+// --Format=admin_comment:W`, a field that only root, SlurmUser or an operator sets.
+Result<std::string> job_admin_comment(const Scontrol& s, const std::string& job);
 // `scontrol requeue JOB`.
 Result<void> requeue_job(const Scontrol& s, const std::string& job);
 // `scontrol requeuehold JOB` and `scontrol release JOB`: a finished batch
@@ -58,9 +72,9 @@ Result<void> set_admin_comment(const Scontrol& s, const std::string& job, const 
 // kListingBytes: 2,048 nodes take about 1 MiB).
 inline constexpr std::size_t kListingBytes = std::size_t(64) << 20;
 Result<std::string> show_nodes(const Scontrol& s);
-// `scontrol -o show job`'s text: every job slurmctld knows, one a line (at
-// most kListingBytes): one call for many jobs (fleet serve's rounds).
-Result<std::string> show_jobs(const Scontrol& s);
+// Every job slurmctld knows, as job_view reads one (squeue's fixed fields,
+// at most kListingBytes of them): one call for many jobs (fleet serve's rounds).
+Result<std::vector<slurm::JobView>> all_job_views(const Scontrol& s);
 // `scontrol show config`'s text (`Key = Value` lines).
 Result<std::string> show_config(const Scontrol& s);
 

@@ -1,8 +1,10 @@
-// The one reader of scontrol's `Key=Value` words (`scontrol -o show job`,
-// `scontrol show node`): the job check's requeue (ExcNodeList), the node
-// check (NodeName, State), the post-mortem (NodeList, JobState, UserId,
-// AdminComment), and of `scontrol show config`'s `Key = Value` lines (the
-// post-mortem's AccountingStorageType). Pure.
+// The one reader of scontrol's `Key=Value` words in texts that only the site
+// writes: `scontrol show node` (the node check's NodeName, State and Reason;
+// the node states of node_state.hpp) and `scontrol show config`'s
+// `Key = Value` lines (the post-mortem's AccountingStorageType). Never a
+// job's text: `scontrol show job` prints the user's JobName, Comment, WorkDir
+// and paths among SLURM's fields, and any of them may hold " NodeList=..." (a
+// job's fields come from job_view.hpp's fixed fields instead). Pure.
 #pragma once
 #include <string>
 #include <string_view>
