@@ -41,7 +41,7 @@ sim >"$W/plain.out" 2>&1 && pass "the simulated step starts its tasks with memor
 # postmortem_dir= (issues 40 and 41): the base root's 0711, the job's directory root's 0711, the
 # dump directory the job's owner's (nobody here), who can then write a dump in it; a base under
 # a directory others may write, or owned by a user, is refused in one line and nothing is made.
-chmod 0711 "$W"
+chmod 0711 "$W" && mkdir -m 0755 "$W/pm"
 h=$(uname -n | cut -d. -f1)
 SIM_JOB_UID=65534 SIM_JOB_GID=65534 sim "postmortem_dir=$W/pm/%n" >"$W/pm.out" 2>&1; rc=$?
 modes=$(stat -c '%U %a' "$W/pm/$h" "$W/pm/$h/7" "$W/pm/$h/7/user" 2>&1 | paste -sd,)
@@ -54,7 +54,7 @@ for refused in "open/pm:/open is writable by group or others" "mine:/mine is own
   sub=${refused%%:*} why=${refused#*:}
   SIM_JOB_UID=65534 sim "postmortem_dir=$W/$sub" >"$W/pm.out" 2>&1; rc=$?
   lines=$(grep -c 'postmortem_dir:' "$W/pm.out")
-  if [ $rc = 0 ] && [ "$lines" = 1 ] && grep -q "plugin error: postmortem_dir: $W/$sub: $W$why.*no post-mortem record for this step" "$W/pm.out" &&
+  if [ $rc = 0 ] && [ "$lines" = 1 ] && grep -q "plugin error: gangway: postmortem_dir: $W/$sub: $W$why.*no post-mortem record for this step" "$W/pm.out" &&
      [ -z "$(ls -A "$W/open")" ] && [ -z "$(ls -A "$W/mine")" ]; then
     pass "postmortem_dir=$sub: refused in one line, nothing made, the step runs"
   else fail "postmortem_dir=$sub: rc $rc, $lines line(s): $(grep postmortem_dir "$W/pm.out" | head -2) $(ls -A "$W/open" "$W/mine")"; fi
