@@ -10,83 +10,92 @@
 #include <ctime>
 #include <algorithm>
 #include <string_view>
-#include <vector>
 
 namespace gangway::sys {
 namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-Failure cannot(const char* what, const std::string& path, int e) {
-    return Failure{std::string(what) + path + ": " + (e == ELOOP ? "it is a symbolic link (name the real path)" : std::strerror(e))};
+enum class Fault { open, make, mode, stat, not_dir, owner, not_theirs, writable, name };
+
+// The one line for a directory that cannot be taken: built only on failure,
+// in one place (the plugin carries this code: its size, BENCHMARKS.md).
+[[gnu::cold, gnu::noinline]] Failure fault(Fault f, std::string_view path, int e = 0, unsigned uid = 0) {
+    std::string m(path.empty() ? std::string_view("/") : path);
+    switch (f) {
+        case Fault::open: m.insert(0, "cannot open "); break;
+        case Fault::make: m.insert(0, "cannot make "); break;
+        case Fault::mode: m.insert(0, "cannot set the owner or mode of "); break;
+        case Fault::stat: m.insert(0, "cannot stat "); break;
+        case Fault::not_dir: m += " is not a directory"; break;
+        case Fault::owner: m += " is owned by uid " + std::to_string(uid) + ", not root: that user could move root's files under it"; break;
+        case Fault::not_theirs: m += " is there but is not a directory of uid " + std::to_string(uid); break;
+        case Fault::writable: m += " is writable by group or others: any user could move root's files under it"; break;
+        case Fault::name: m += " is not an absolute path of plain names (no \".\" or \"..\")"; break;
+    }
+    if (f <= Fault::stat) m += std::string(": ") + (e == ELOOP || e == ENOTDIR ? "a symbolic link or not a directory (name the real path)" : std::strerror(e));
+    return Failure{std::move(m)};
 }
 
-// Why `st` is not a directory root may keep things in, or "".
-std::string not_roots(const struct stat& st, const std::string& path, bool last) {
-    if (!S_ISDIR(st.st_mode)) return path + " is not a directory";
-    if (st.st_uid != 0)
-        return path + " is owned by uid " + std::to_string(st.st_uid) + ", not root: that user could move root's files under it";
-    // A sticky directory (/tmp): nobody but root renames or removes root's entries there.
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st.st_mode & S_ISVTX)))
-        return path + " is writable by group or others: any user could move root's files under it";
-    return {};
+// mkdir applies the umask: the mode meant (and the owner) set through the descriptor.
+bool set_mode(int fd, mode_t mode, uid_t uid, gid_t gid) {
+    return (uid == 0 || ::fchown(fd, uid, gid) == 0) && ::fchmod(fd, mode) == 0;
 }
 
 }  // namespace
 
 Result<Fd> open_root_tree(const std::string& path, mode_t mode, bool make) {
-    if (path.empty() || path[0] != '/') return Failure{"\"" + path + "\" is not an absolute path"};
-    std::vector<std::string> names;
-    for (std::size_t at = 0; at < path.size();) {
-        const std::size_t end = std::min(path.find('/', at), path.size());
-        if (end > at) names.push_back(path.substr(at, end - at));
-        at = end + 1;
-    }
+    if (path.empty() || path[0] != '/') return fault(Fault::name, path);
     Fd cur(::open("/", kDirFlags));
-    if (!cur) return cannot("cannot open ", "/", errno);
-    std::string shown;
-    for (std::size_t i = 0;; ++i) {
-        const bool last = i == names.size();
+    std::size_t at = 0;  // path[0, at) is open in `cur`
+    while (true) {
+        if (!cur) return fault(Fault::open, std::string_view(path).substr(0, at), errno);
         struct stat st{};
-        if (::fstat(cur.get(), &st) != 0) return cannot("cannot stat ", shown.empty() ? "/" : shown, errno);
-        if (auto why = not_roots(st, shown.empty() ? "/" : shown, last && !shown.empty()); !why.empty()) return Failure{why};
+        if (::fstat(cur.get(), &st) != 0) return fault(Fault::stat, std::string_view(path).substr(0, at), errno);
+        const std::string_view shown = std::string_view(path).substr(0, at);  // "": "/"
+        while (at < path.size() && path[at] == '/') ++at;
+        const bool last = at == path.size();
+        if (!S_ISDIR(st.st_mode)) return fault(Fault::not_dir, shown);
+        if (st.st_uid != 0) return fault(Fault::owner, shown, 0, st.st_uid);
+        // A sticky directory (/tmp) on the way: nobody but root renames or removes root's entries there.
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st.st_mode & S_ISVTX))) return fault(Fault::writable, shown);
         if (last) {
             const mode_t want = mode & 07777;
             if ((st.st_mode & want) != want && ::fchmod(cur.get(), (st.st_mode | want) & 07777) != 0)
-                return cannot("cannot set the mode of ", shown, errno);
+                return fault(Fault::mode, shown, errno);
             return cur;
         }
-        const std::string& name = names[i];
-        if (name == "." || name == "..") return Failure{"\"" + path + "\" holds a \".\" or \"..\": name the directory itself"};
-        shown += "/" + name;
-        Fd next(::openat(cur.get(), name.c_str(), kDirFlags));
-        if (!next && errno == ENOENT && make && i + 1 == names.size()) {
-            if (::mkdirat(cur.get(), name.c_str(), mode) != 0 && errno != EEXIST) return cannot("cannot make ", shown, errno);
-            next = Fd(::openat(cur.get(), name.c_str(), kDirFlags));
-            // mkdir applies the umask: the mode meant.
-            if (next && ::fchmod(next.get(), mode) != 0) return cannot("cannot set the mode of ", shown, errno);
+        const std::size_t end = std::min(path.find('/', at), path.size());
+        char name[256];
+        if (end - at >= sizeof name) return fault(Fault::open, std::string_view(path).substr(0, end), ENAMETOOLONG);
+        path.copy(name, end - at, at);
+        name[end - at] = 0;
+        if (!std::strcmp(name, ".") || !std::strcmp(name, "..")) return fault(Fault::name, path);
+        const bool tail = path.find_first_not_of('/', end) == std::string::npos;
+        Fd next(::openat(cur.get(), name, kDirFlags));
+        if (!next && errno == ENOENT && make && tail) {
+            if (::mkdirat(cur.get(), name, mode) != 0 && errno != EEXIST) return fault(Fault::make, std::string_view(path).substr(0, end), errno);
+            next = Fd(::openat(cur.get(), name, kDirFlags));
+            if (next && !set_mode(next.get(), mode, 0, 0)) return fault(Fault::mode, std::string_view(path).substr(0, end), errno);
         }
-        if (!next) return cannot("cannot open ", shown, errno);
+        at = end;
         cur = std::move(next);
     }
 }
 
 Result<Fd> make_dir_at(int at, const std::string& name, mode_t mode, uid_t uid, gid_t gid, bool closed_to_others) {
     const bool made = ::mkdirat(at, name.c_str(), mode) == 0;
-    if (!made && errno != EEXIST) return cannot("cannot make ", name, errno);
+    if (!made && errno != EEXIST) return fault(Fault::make, name, errno);
     Fd fd(::openat(at, name.c_str(), kDirFlags));
-    if (!fd) return cannot("cannot open ", name, errno);
+    if (!fd) return fault(Fault::open, name, errno);
     if (made) {
-        // mkdir applies the umask: the mode meant, and the owner, on the directory made.
-        if (::fchown(fd.get(), uid, gid) != 0 || ::fchmod(fd.get(), mode) != 0)
-            return cannot("cannot set the owner or mode of ", name, errno);
+        if (!set_mode(fd.get(), mode, uid, gid)) return fault(Fault::mode, name, errno);
         return fd;
     }
     struct stat st{};
-    if (::fstat(fd.get(), &st) != 0) return cannot("cannot stat ", name, errno);
-    if (st.st_uid != uid || (closed_to_others && (st.st_mode & (S_IWGRP | S_IWOTH))))
-        return Failure{name + " is there but is not a directory of uid " + std::to_string(uid) +
-                       (closed_to_others ? " closed to others' writes" : "")};
+    if (::fstat(fd.get(), &st) != 0) return fault(Fault::stat, name, errno);
+    if (st.st_uid != uid) return fault(Fault::not_theirs, name, 0, uid);
+    if (closed_to_others && (st.st_mode & (S_IWGRP | S_IWOTH))) return fault(Fault::writable, name);
     return fd;
 }
 
