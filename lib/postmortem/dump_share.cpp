@@ -107,12 +107,12 @@ DumpCut fit_dumps(NodeRecord& r, std::size_t max_bytes) {
 std::string describe(const DumpCut& c, std::size_t max_bytes) {
     if (!c.any()) return {};
     std::vector<std::string> parts;
-    if (c.foreign) parts.push_back(std::to_string(c.foreign) + " of ranks that ran no task here left out");
+    if (c.foreign) parts.push_back(std::to_string(c.foreign) + " naming a rank that ran no task here left out");
     if (c.trimmed) parts.push_back(std::to_string(c.trimmed) + " cut to their newest " + std::to_string(c.kept) + " collectives");
     if (c.dropped) parts.push_back(std::to_string(c.dropped) + " left out whole (those without an exception, the highest ranks, first)");
     std::string s = "rank dumps: ";
     for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
-    if (c.trimmed || c.dropped) s += " (the record's " + size_text(max_bytes) + " limit; root's evidence kept whole)";
+    if (c.trimmed || c.dropped) s += " (to fit the record limit of " + size_text(max_bytes) + "; the evidence of root kept whole)";
     return s + "; " + std::to_string(c.dumps) + " kept";
 }
 

@@ -213,13 +213,13 @@ std::string describe(const WindowLoss& l, const KmsgWindow& w) {
     if (!l.any()) return {};
     std::string s = "the kernel log lost ";
     if (l.records)
-        s += std::to_string(l.records) + " record(s) in the job's window (numbers " + std::to_string(l.first) + " to " +
+        s += std::to_string(l.records) + " record(s) in the job window (numbers " + std::to_string(l.first) + " to " +
              std::to_string(l.last) + ")";
     if (l.records && l.before_oldest) s += ", and ";
     if (l.before_oldest) {
         char b[32];
         std::snprintf(b, sizeof b, "%.1f", double(l.oldest_usec - std::min(l.oldest_usec, w.from_usec)) / 1e6);
-        s += "the window's records before its oldest left (number " + std::to_string(l.oldest_seq) + ", " + b +
+        s += "the records of the window before its oldest left (number " + std::to_string(l.oldest_seq) + ", " + b +
              " s into the window)";
     }
     return s + ": a flood of kernel messages wrapped its buffer; an Xid or OOM kill among them is not judged (journalctl -k may still hold it)";

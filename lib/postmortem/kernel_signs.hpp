@@ -62,8 +62,9 @@ struct WindowLoss {
     bool any() const { return records || before_oldest; }
 };
 WindowLoss kmsg_lost_in_window(std::string_view records, const KmsgWindow& w);
-// The record's note: "the kernel log lost 1200 records in the job's window
-// (numbers 4000 to 5199): ..."; empty when nothing was lost.
+// The record's note: "the kernel log lost 1200 record(s) in the job window
+// (numbers 4000 to 5199): ..." (no quote: the timeline shows it as it is);
+// empty when nothing was lost.
 std::string describe(const WindowLoss& l, const KmsgWindow& w);
 
 }  // namespace gangway::postmortem

@@ -67,7 +67,7 @@ TEST_CASE("fit_dumps: only the ranks root's task lines place on the node", "[pos
     CHECK(c.foreign == 2);
     CHECK(c.trimmed == 0);
     CHECK(r.dumps[0].entered.size() == 5);  // within the limit: nothing cut
-    CHECK_THAT(describe(c, sys::postmortem::kMaxStopBody), ContainsSubstring("2 of ranks that ran no task here left out"));
+    CHECK_THAT(describe(c, sys::postmortem::kMaxStopBody), ContainsSubstring("2 naming a rank that ran no task here left out"));
 }
 
 TEST_CASE("fit_dumps: 300 dumps of 4,000 characters and an Xid fit serve's limit, the Xid whole", "[postmortem][collect]") {
@@ -204,13 +204,14 @@ TEST_CASE("kmsg_lost_in_window: the kernel log's lost records in the job's windo
     CHECK(l.first == 102);
     CHECK(l.last == 1300);
     CHECK_FALSE(l.before_oldest);
-    CHECK_THAT(describe(l, w), ContainsSubstring("the kernel log lost 1199 record(s) in the job's window (numbers 102 to 1300)"));
+    CHECK_THAT(describe(l, w), ContainsSubstring("the kernel log lost 1199 record(s) in the job window (numbers 102 to 1300)"));
     // A flood during the job wrapped the buffer: the oldest record left is in the window.
     std::string wrapped = rec(6, 5000, 13'500'000, "flood") + rec(6, 5001, 13'600'000, "flood");
     l = kmsg_lost_in_window(wrapped, w);
     CHECK(l.before_oldest);
     CHECK(l.oldest_seq == 5000);
-    CHECK_THAT(describe(l, w), ContainsSubstring("before its oldest left (number 5000, 3.5 s into the window)"));
+    CHECK_THAT(describe(l, w), ContainsSubstring("the records of the window before its oldest left (number 5000, 3.5 s into the window)"));
+    CHECK(describe(l, w).find('\'') == std::string::npos);  // the timeline shows it as it is
     CHECK_THAT(describe(l, w), ContainsSubstring("an Xid or OOM kill among them is not judged"));
     // Nothing lost: no line. A gap before the window is not the job's.
     CHECK(describe(kmsg_lost_in_window(rec(6, 1, 1000, "a") + rec(6, 50, 2000, "b") + rec(6, 51, 11'000'000, "c"), w), w).empty());
