@@ -116,43 +116,44 @@ struct Walk {
     }
 
     // Empties the directory `fd` (on device `dev`); true when it is empty now.
+    // A file system may pass over names while others are removed under the
+    // reader: a pass that removed all it saw is followed by one more.
     bool empty(int fd, dev_t dev, unsigned depth) {
         DIR* d = ::fdopendir(::dup(fd));
         if (!d) return false;
-        bool all = true;
-        while (const dirent* e = ::readdir(d)) {
-            const std::string_view n = e->d_name;
-            if (n == "." || n == "..") continue;
-            if (over()) {
-                all = false;
-                break;
+        bool all = true, seen = true;
+        for (int pass = 0; all && seen && pass < 4; ++pass) {
+            ::rewinddir(d);
+            seen = false;
+            while (const dirent* e = ::readdir(d)) {
+                const std::string_view n = e->d_name;
+                if (n == "." || n == "..") continue;
+                seen = true;
+                if (over()) {
+                    all = false;
+                    break;
+                }
+                all &= remove_one(fd, e, dev, depth);
             }
-            bool dir = e->d_type == DT_DIR;
-            if (e->d_type == DT_UNKNOWN) {
-                struct stat st{};
-                dir = ::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-            }
-            if (!dir) {
-                if (::unlinkat(fd, e->d_name, 0) == 0) ++entries;
-                else all = false;
-                continue;
-            }
-            if (depth >= b.max_depth) {
-                all = false;
-                stopped = true;
-                continue;
-            }
-            Fd sub(::openat(fd, e->d_name, kDirFlags));
-            struct stat st{};
-            if (!sub || ::fstat(sub.get(), &st) != 0 || st.st_dev != dev || !empty(sub.get(), dev, depth + 1) ||
-                ::unlinkat(fd, e->d_name, AT_REMOVEDIR) != 0) {
-                all = false;
-                continue;
-            }
-            ++entries;
         }
         ::closedir(d);
-        return all;
+        return all && !seen;
+    }
+
+    // One entry of the directory `fd`: a name, or a directory emptied first.
+    bool remove_one(int fd, const dirent* e, dev_t dev, unsigned depth) {
+        bool dir = e->d_type == DT_DIR;
+        if (e->d_type == DT_UNKNOWN) {
+            struct stat st{};
+            dir = ::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        }
+        if (!dir) return ::unlinkat(fd, e->d_name, 0) == 0 && ++entries;
+        if (depth >= b.max_depth) return !(stopped = true);
+        Fd sub(::openat(fd, e->d_name, kDirFlags));
+        struct stat st{};
+        if (!sub || ::fstat(sub.get(), &st) != 0 || st.st_dev != dev || !empty(sub.get(), dev, depth + 1)) return false;
+        sub.reset();
+        return ::unlinkat(fd, e->d_name, AT_REMOVEDIR) == 0 && ++entries;
     }
 };
 
