@@ -160,7 +160,7 @@ struct Walk {
 }  // namespace
 
 Removed remove_tree_at(int at, const std::string& name, const RemoveBounds& b) {
-    Walk w{b, {}};
+    Walk w{b, {}, 0, false};
     ::clock_gettime(CLOCK_MONOTONIC, &w.end);
     const auto ns = static_cast<long long>(b.max_seconds * 1e9);
     w.end.tv_sec += static_cast<time_t>(ns / 1000000000);
