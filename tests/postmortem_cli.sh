@@ -173,6 +173,16 @@ PY
   out=$("$GW" postmortem --records "$J/node.json" 2>&1)
   grep -q "n1  the kernel log lost 1199 record(s) in the job window" <<<"$out" && pass "the timeline says what the kernel log lost" ||
     fail "timeline: $out"
+  # With the Prolog's mark of the kernel log (its last record at the job's start, 60), the count is
+  # exact: every record after it that is missing, those before the oldest left included.
+  mkdir -p "$W/kstart/dev" && printf '6,60,1,-;before the job\n' >"$W/kstart/dev/kmsg"
+  "$GW" postmortem snapshot --dir="$W/pm" --job=83 --kmsg-root="$W/kstart"; rc=$?
+  out=$("$GW" postmortem collect --dir="$W/pm" --job=83 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" --print 2>&1); rc2=$?
+  [ $rc = 0 ] && [ "$(cat "$W/pm/83/kmsg.start")" = "seq 60" ] && [ $rc2 = 0 ] &&
+    grep -q "the kernel log lost 1238 record(s) in the job window (numbers 61 to 1300)" <<<"$out" &&
+    pass "snapshot's kernel-log mark: collect counts the 1,238 records lost since the job's start" ||
+    fail "kernel-log mark: rc $rc/$rc2: $(cat "$W/pm/83/kmsg.start" 2>&1) $out"
+
   # A base others may write: refused, nothing read or made.
   mkdir -m 0777 "$W/open" && mkdir -p "$W/open/pm/82" && chmod 0711 "$W/open/pm/82"
   out=$("$GW" postmortem collect --dir="$W/open/pm" --job=82 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" 2>&1); rc=$?

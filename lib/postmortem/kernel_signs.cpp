@@ -185,8 +185,13 @@ std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w
     return out;
 }
 
-WindowLoss kmsg_lost_in_window(std::string_view records, const KmsgWindow& w) {
+WindowLoss kmsg_lost_in_window(std::string_view records, const KmsgWindow& w, std::optional<std::uint64_t> after) {
     WindowLoss l;
+    if (after) {
+        const auto loss = health::kmsg_lost(records, after);
+        l.records = loss.records, l.first = loss.first, l.last = loss.last;
+        return l;
+    }
     std::optional<std::uint64_t> before;  // the last record before the window
     std::size_t from = records.size();    // where the window's records start
     bool first = true;

@@ -51,17 +51,19 @@ struct KmsgWindow {
 std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w, std::vector<unsigned>* other_xids = nullptr);
 
 // Records the kernel log lost in the window: health::kmsg_lost's rule (the
-// node check's) over the window's records, counted from the last record
-// before it; and, when the oldest record left is already in the window and
-// is not the log's first (a flood wrapped the buffer during the job), the
-// records before it, how many of them in the window unknown.
+// node check's). With `after`, the last record's number at the job's start
+// (the Prolog's mark), every record after it that is missing: exact. Without,
+// over the window's records, counted from the last record before it; and,
+// when the oldest record left is already in the window and is not the log's
+// first (a flood wrapped the buffer during the job), the records before it,
+// how many of them in the window unknown.
 struct WindowLoss {
     std::uint64_t records = 0, first = 0, last = 0;  // health::KmsgLoss's
     bool before_oldest = false;                      // the records before the oldest left
     std::uint64_t oldest_seq = 0, oldest_usec = 0;   // that record's
     bool any() const { return records || before_oldest; }
 };
-WindowLoss kmsg_lost_in_window(std::string_view records, const KmsgWindow& w);
+WindowLoss kmsg_lost_in_window(std::string_view records, const KmsgWindow& w, std::optional<std::uint64_t> after = {});
 // The record's note: "the kernel log lost 1200 record(s) in the job window
 // (numbers 4000 to 5199): ..." (no quote: the timeline shows it as it is);
 // empty when nothing was lost.

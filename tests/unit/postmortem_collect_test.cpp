@@ -213,6 +213,15 @@ TEST_CASE("kmsg_lost_in_window: the kernel log's lost records in the job's windo
     CHECK_THAT(describe(l, w), ContainsSubstring("the records of the window before its oldest left (number 5000, 3.5 s into the window)"));
     CHECK(describe(l, w).find('\'') == std::string::npos);  // the timeline shows it as it is
     CHECK_THAT(describe(l, w), ContainsSubstring("an Xid or OOM kill among them is not judged"));
+    // With the Prolog's mark (the last record at the job's start: 60), the node check's rule
+    // counts exactly what is missing after it, before the oldest left included.
+    l = kmsg_lost_in_window(wrapped, w, 60);
+    CHECK(l.records == 4939);
+    CHECK(l.first == 61);
+    CHECK(l.last == 4999);
+    CHECK_FALSE(l.before_oldest);
+    CHECK_THAT(describe(l, w), ContainsSubstring("lost 4939 record(s) in the job window (numbers 61 to 4999)"));
+    CHECK(describe(kmsg_lost_in_window(rec(6, 61, 11'000'000, "a") + rec(6, 62, 12'000'000, "b"), w, 60), w).empty());
     // Nothing lost: no line. A gap before the window is not the job's.
     CHECK(describe(kmsg_lost_in_window(rec(6, 1, 1000, "a") + rec(6, 50, 2000, "b") + rec(6, 51, 11'000'000, "c"), w), w).empty());
     CHECK(describe(kmsg_lost_in_window(rec(6, 0, 11'000'000, "boot") + rec(6, 1, 12'000'000, "x"), w), w).empty());

@@ -21,6 +21,7 @@
 #include "../../postmortem/dump_share.hpp"
 #include "../../postmortem/rank_dump.hpp"
 #include "../fd.hpp"
+#include "../../health/xid.hpp"
 #include "../health/kmsg.hpp"
 #include "../health/node_facts.hpp"
 #include "../node/dirs.hpp"
@@ -167,6 +168,23 @@ void read_dumps(int jobfd, const CollectInput& in, Collected& c) {
     }
 }
 
+// The Prolog's mark (keep_kmsg_mark): the log's last record number at the
+// job's start; none (no Prolog, an earlier one): nullopt.
+std::optional<std::uint64_t> kmsg_mark(int jobfd, Collected& c) {
+    ReadOptions o(64);
+    o.follow_links = false;
+    o.owner = 0;
+    const auto r = read_file_at(jobfd, "kmsg.start", o);
+    if (!r.ok()) {
+        if (r.err != ENOENT) c.notes.push_back(describe("kmsg.start", r, o) + ": the kernel log's loss counted without it");
+        return std::nullopt;
+    }
+    const std::string_view t = trim_right(r.text);
+    const auto seq = t.starts_with("seq ") ? parse_uint<std::uint64_t>(t.substr(4)) : std::nullopt;
+    if (!seq) c.notes.push_back("kmsg.start is not \"seq N\": the kernel log's loss counted without it");
+    return seq;
+}
+
 // A line for the record itself (the timeline shows it), and for the Epilog's log.
 void note_in_record(Collected& c, std::string line) {
     if (line.empty()) return;
@@ -296,7 +314,7 @@ Result<Collected> collect_node_record(const CollectInput& in) {
         if (in.job_uid) w.job_uid = static_cast<std::uint32_t>(*in.job_uid);
         std::vector<unsigned> others;
         c.record.evidence = pm::kernel_signs(*log, w, &others);
-        note_in_record(c, pm::describe(pm::kmsg_lost_in_window(*log, w), w));
+        note_in_record(c, pm::describe(pm::kmsg_lost_in_window(*log, w, kmsg_mark(job->get(), c)), w));
         if (!others.empty())
             c.notes.push_back(std::to_string(others.size()) + " Xid record(s) in the job's window that a program can cause (" +
                               join(others, ",", [](unsigned x) { return std::to_string(x); }) +
@@ -310,17 +328,32 @@ Result<Collected> collect_node_record(const CollectInput& in) {
     return c;
 }
 
-Result<void> keep_port_snapshot(const CollectInput& in) {
-    const auto ports = read_ports(in.sysfs_root, ib_devices(in.sysfs_root));
-    if (ports.empty()) return {};  // no RDMA port here: nothing to compare at the end
-    // The directories as the plugin makes them (spank/task_exit.cpp): DIR
-    // root's 0711 under directories no user can write, DIR/JOB root's 0711
-    // (the job's owner reaches its dump directory).
-    const std::string jobdir = in.dir + "/" + std::to_string(in.job);
+// DIR/JOB as the plugin makes them (spank/task_exit.cpp): DIR root's 0711
+// under directories no user can write, DIR/JOB root's 0711 (the job's owner
+// reaches its dump directory); made, or taken only as such.
+Result<void> make_job_dir(const CollectInput& in) {
     auto base = open_root_tree(in.dir, 0711, true);
     if (!base) return Failure{"the post-mortem directory: " + base.error() + ": check the Prolog's and the plugin's postmortem_dir="};
     if (auto job = make_dir_at(base->get(), std::to_string(in.job), 0711, 0, 0, true); !job)
         return Failure{in.dir + "/" + job.error() + ": check the Prolog's and the plugin's postmortem_dir="};
+    return {};
+}
+
+Result<void> keep_kmsg_mark(const CollectInput& in) {
+    const auto log = read_kmsg(in.kmsg_root, std::size_t(16) << 20);
+    if (!log) return Failure{log.error()};
+    const auto seq = health::last_kmsg_seq(*log);
+    if (!seq) return {};  // an empty log: nothing to count from
+    if (auto made = make_job_dir(in); !made) return made;
+    return write_file_atomic(in.dir + "/" + std::to_string(in.job), "kmsg.start", "seq " + std::to_string(*seq) + "\n", 0600,
+                             "the kernel log's mark");
+}
+
+Result<void> keep_port_snapshot(const CollectInput& in) {
+    const auto ports = read_ports(in.sysfs_root, ib_devices(in.sysfs_root));
+    if (ports.empty()) return {};  // no RDMA port here: nothing to compare at the end
+    if (auto made = make_job_dir(in); !made) return made;
+    const std::string jobdir = in.dir + "/" + std::to_string(in.job);
     return write_file_atomic(jobdir, "ports.start", pm::render_port_snapshot(pm::port_snapshot(ports)), 0600,
                              "the ports' snapshot");
 }
