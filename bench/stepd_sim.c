@@ -152,8 +152,9 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
             if (g_task < 0) rc = ESPANK_NOT_TASK;
             else *va_arg(ap, int*) = g_task_status;
             break;
-        case S_JOB_UID: *va_arg(ap, uid_t*) = getuid(); break;
-        case S_JOB_GID: *va_arg(ap, gid_t*) = getgid(); break;
+        /* SIM_JOB_UID: the job's owner, another than the simulator's own (tests/plugin_faults.sh). */
+        case S_JOB_UID: *va_arg(ap, uid_t*) = env_u32("SIM_JOB_UID", getuid()); break;
+        case S_JOB_GID: *va_arg(ap, gid_t*) = env_u32("SIM_JOB_GID", getgid()); break;
         default: rc = ESPANK_NOT_AVAIL; break;
     }
     va_end(ap);

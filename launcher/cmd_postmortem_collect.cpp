@@ -50,13 +50,16 @@ const char* kHelp =
     "Exit 0: kept (and sent, with --to); 1: nothing to collect, not sent, or it failed (one line says why).\n";
 
 const char* kSnapshotHelp =
-    "usage: gangway postmortem snapshot [--dir=DIR] [--job=ID]\n"
+    "usage: gangway postmortem snapshot [--dir=DIR] [--job=ID] [--kmsg-root=DIR]\n"
     "\n"
     "The Prolog's part of the post-mortem (contrib/slurm/prolog-postmortem.sh runs it as root on each\n"
     "node of a job before it starts): keeps the RDMA ports' error counters and states in DIR/JOB/ports.start,\n"
-    "which `gangway postmortem collect` compares at the job's end. A node without RDMA ports keeps nothing.\n"
+    "which `gangway postmortem collect` compares at the job's end (a node without RDMA ports keeps none),\n"
+    "and the kernel log's last record number in DIR/JOB/kmsg.start, from which collect counts the records\n"
+    "a flood made the log lose during the job.\n"
     "  --dir   as collect's (default /var/spool/gangway/postmortem; %n: the host name up to its first dot)\n"
     "  --job   default: SLURM_JOB_ID (the Prolog's)\n"
+    "  --kmsg-root=DIR  as collect's (tests)\n"
     "Exit 0: kept (or no port); 1: it could not be kept (one line says why); 2: usage.\n";
 
 
@@ -113,7 +116,7 @@ int send_or_keep(const sys::postmortem::CollectInput& in, const std::string& to,
 }  // namespace
 
 int cmd_postmortem_snapshot(int argc, char** argv) {
-    std::string dir = "/var/spool/gangway/postmortem", job_text = sys::env_or("SLURM_JOB_ID");
+    std::string dir = "/var/spool/gangway/postmortem", job_text = sys::env_or("SLURM_JOB_ID"), kmsg_root;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -122,6 +125,7 @@ int cmd_postmortem_snapshot(int argc, char** argv) {
         }
         if (auto v = option_value(argc, argv, i, "--dir")) dir = *v;
         else if (auto v = option_value(argc, argv, i, "--job")) job_text = *v;
+        else if (auto v = option_value(argc, argv, i, "--kmsg-root")) kmsg_root = *v;
         else {
             std::fprintf(stderr, "gangway postmortem snapshot: unknown argument \"%s\"; see `gangway postmortem snapshot --help`\n",
                          excerpt(a).c_str());
@@ -142,7 +146,13 @@ int cmd_postmortem_snapshot(int argc, char** argv) {
     }
     in.job = *job;
     in.sysfs_root = sys::sysfs_root();
+    in.kmsg_root = kmsg_root;
     if (auto kept = sys::postmortem::keep_port_snapshot(in); !kept) {
+        std::fprintf(stderr, "gangway postmortem snapshot: job %u: %s\n", in.job, kept.error().c_str());
+        return 1;
+    }
+    // The kernel log's mark: the records a flood makes it lose during the job are then counted exactly.
+    if (auto kept = sys::postmortem::keep_kmsg_mark(in); !kept) {
         std::fprintf(stderr, "gangway postmortem snapshot: job %u: %s\n", in.job, kept.error().c_str());
         return 1;
     }

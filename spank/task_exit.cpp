@@ -16,6 +16,7 @@
 #include "../lib/postmortem/record.hpp"
 #include "../lib/postmortem/step_cgroup.hpp"
 #include "../lib/sys/node/addrs.hpp"
+#include "../lib/sys/node/dirs.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "log.hpp"
 #include "state.hpp"
@@ -36,38 +37,9 @@ Step& step_state() {
 
 // The line for a directory prepare() could not make or use: out of line,
 // so that only a failure builds it (the plugin's size, issue 32 item 6).
-// `not_owned`: the path is there but is not `uid`'s directory; else errno
-// `e`'s text.
-[[gnu::cold, gnu::noinline]] void dir_problem(const char* verb, const std::string& path, int e, const char* advice,
-                                              bool not_owned = false, uid_t uid = 0) {
-    std::string m = "postmortem_dir: ";
-    m.append(verb).append(path);
-    if (not_owned)
-        m.append(" is there but is not a directory owned by uid ").append(std::to_string(uid));
-    else
-        m.append(": ").append(std::strerror(e));
-    m.append("; no post-mortem record for this step").append(advice);
-    log_error(m);
-}
-
-// mkdir, or the directory already there as it must be: a directory (not a
-// link) owned by `uid`. Only root and the Epilog write under postmortem_dir,
-// so nothing but another step of the job has made it.
-bool ensure_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid) {
-    if (::mkdir(path.c_str(), mode) == 0) {
-        // mkdir applies the umask: set the mode meant, and the owner.
-        if (::fchownat(AT_FDCWD, path.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) != 0 ||
-            ::fchmodat(AT_FDCWD, path.c_str(), mode, 0) != 0) {
-            dir_problem("cannot set the owner or mode of ", path, errno, "");
-            return false;
-        }
-        return true;
-    }
-    const int e = errno;
-    struct stat st{};
-    if (e == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid) return true;
-    dir_problem("", path, e, " (ask your administrator to check postmortem_dir=)", e == EEXIST, uid);
-    return false;
+[[gnu::cold, gnu::noinline]] void dir_problem(const std::string& base, const std::string& why) {
+    log_error(concat({"postmortem_dir: ", base, ": ", why,
+                      "; no post-mortem record for this step (ask your administrator to check postmortem_dir=)"}));
 }
 
 std::uint64_t step_oom_kills(unsigned local_task) {
@@ -119,16 +91,19 @@ void prepare(spank_t sp) {
         no_record(e.what(), "step");
         return;
     }
-    // The base: made root-only where missing (its parent is the site's).
+    // The base: root's, 0711, made where missing, under directories no user
+    // can write (sys/node/dirs.hpp), walked without following a link; the
+    // job's directory root's 0711 in it; the dumps' the job's owner's, 0700.
+    // Others may reach their own dump directory, never list root's records.
     char n[16];
-    std::string dir = concat({base, "/", std::string_view(n, static_cast<std::size_t>(std::to_chars(n, n + sizeof n, job).ptr - n))});
+    const std::string job_name(n, static_cast<std::size_t>(std::to_chars(n, n + sizeof n, job).ptr - n));
+    auto b = sys::open_root_tree(base, 0711, true);
+    if (!b) return dir_problem(base, b.error());
+    auto j = sys::make_dir_at(b->get(), job_name, 0711, 0, 0, true);
+    if (!j) return dir_problem(base, j.error());
+    if (auto u = sys::make_dir_at(j->get(), "user", 0700, uid, gid, false); !u) return dir_problem(base, job_name + "/" + u.error());
+    std::string dir = concat({base, "/", job_name});
     const std::string user = concat({dir, "/user"});
-    if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) {
-        dir_problem("cannot make ", base, errno, "");
-        return;
-    }
-    // 0711: the job's owner may reach its own dump directory, not list root's records.
-    if (!ensure_dir(dir, 0711, 0, 0) || !ensure_dir(user, 0700, uid, gid)) return;
     if (spank_setenv(sp, "GANGWAY_POSTMORTEM_DIR", user.c_str(), 1) != ESPANK_SUCCESS)
         log_info("postmortem_dir: cannot set GANGWAY_POSTMORTEM_DIR in the job's environment");
     s.dir = std::move(dir);

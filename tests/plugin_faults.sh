@@ -10,6 +10,7 @@
 # without gangway's variables and no line said why; and before the plugin
 # made its thread-local data early, glibc aborted the whole step at some
 # sizes (at all of them but 16 KiB on the CI machine).
+# Also the post-mortem's directories the same simulated step makes (postmortem_dir=).
 set -u
 so=${GANGWAY_PLUGIN:?}
 . "${top_srcdir:?}/tests/verdicts.sh"
@@ -36,6 +37,28 @@ sim() { unshare -m --propagation $propagation sh -c 'mount --bind "$0/hosts" /et
 
 sim >"$W/plain.out" 2>&1 && pass "the simulated step starts its tasks with memory to spare" ||
   fail "the simulated step fails without any fault: $(tail -3 "$W/plain.out")"
+
+# postmortem_dir= (issues 40 and 41): the base root's 0711, the job's directory root's 0711, the
+# dump directory the job's owner's (nobody here), who can then write a dump in it; a base under
+# a directory others may write, or owned by a user, is refused in one line and nothing is made.
+chmod 0711 "$W" && mkdir -m 0755 "$W/pm"
+h=$(uname -n | cut -d. -f1)
+SIM_JOB_UID=65534 SIM_JOB_GID=65534 sim "postmortem_dir=$W/pm/%n" >"$W/pm.out" 2>&1; rc=$?
+modes=$(stat -c '%U %a' "$W/pm/$h" "$W/pm/$h/7" "$W/pm/$h/7/user" 2>&1 | paste -sd,)
+if [ $rc = 0 ] && [ "$modes" = "root 711,root 711,nobody 700" ] && [ -f "$W/pm/$h/7/task.0.2" ] &&
+   setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'echo "{}" >"$1/rank.2.json"' sh "$W/pm/$h/7/user" 2>"$W/pm.err"; then
+  pass "postmortem_dir=: root's 0711 base and job directory, the owner's dump directory, where uid 65534 writes its dump"
+else fail "postmortem_dir=: rc $rc, modes $modes: $(cat "$W/pm.err" 2>/dev/null) $(tail -2 "$W/pm.out")"; fi
+mkdir -m 0777 "$W/open" && mkdir -m 0711 "$W/mine" && chown 65534 "$W/mine"
+for refused in "open/pm:/open is writable by group or others" "mine:/mine is owned by uid 65534, not root"; do
+  sub=${refused%%:*} why=${refused#*:}
+  SIM_JOB_UID=65534 sim "postmortem_dir=$W/$sub" >"$W/pm.out" 2>&1; rc=$?
+  lines=$(grep -c 'postmortem_dir:' "$W/pm.out")
+  if [ $rc = 0 ] && [ "$lines" = 1 ] && grep -q "plugin error: gangway: postmortem_dir: $W/$sub: $W$why.*no post-mortem record for this step" "$W/pm.out" &&
+     [ -z "$(ls -A "$W/open")" ] && [ -z "$(ls -A "$W/mine")" ]; then
+    pass "postmortem_dir=$sub: refused in one line, nothing made, the step runs"
+  else fail "postmortem_dir=$sub: rc $rc, $lines line(s): $(grep postmortem_dir "$W/pm.out" | head -2) $(ls -A "$W/open" "$W/mine")"; fi
+done
 
 # "ok": the tasks started (user_init found enough memory); "refused": task_init failed with the
 # one line; anything else (a signal, an escaped exception, a task started after a lost error) fails.

@@ -137,6 +137,59 @@ if [ "$(id -u)" = 0 ]; then
       || fail "collect, NVML after a healthy job: rc $rc: $out"
   else fail "the GPU test doubles do not build (tests/fakes/build.sh)"; fi
 
+  # The user's dumps never crowd out root's evidence: 300 ranks ran here, each left a dump of
+  # 4,000 characters (1.25 MB in all: before, the whole record went to serve, which takes 1 MiB,
+  # and the node's Xid 79 was lost with it), and rank 299's dump claims a rank that ran elsewhere.
+  # The kernel log lost records in the window (a flood), and holds another job's OOM kill.
+  # Then the dump directory goes whole: a tree, 5,000 files, a link to root's directory outside.
+  J=$W/pm/81
+  mkdir -p "$J/user/a/b/c" "$W/outside" && chmod 0711 "$J" && touch "$W/outside/keep" && ln -s "$W/outside" "$J/user/a/out"
+  python3 - "$J" <<'PY'
+import json, sys, time
+j = sys.argv[1]
+t = time.time_ns()
+for r in list(range(300)):
+    open(f"{j}/task.0.{r}", "w").write(f"gangway-task 1 t_ns={t + r} node=n1 job=81 step=0 rank={r} local_rank={r} pid={5000 + r} wait_status=9 oom_kills=0 requeue=0\n")
+for r in range(300):
+    seqs = list(range(100000, 100000 + 290))
+    d = {"kind": "gangway-rank-dump", "schema": 2, "rank": 4000 if r == 299 else r, "groups": {"0": {"entered": seqs, "completed": seqs}}, "exception": ""}
+    open(f"{j}/user/rank.{r}.json", "w").write(json.dumps(d))
+for i in range(5000):
+    open(f"{j}/user/f{i}", "w").close()
+PY
+  mkdir -p "$W/kroot2/dev"
+  usec=$(python3 -c 'import time; print(int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6))')
+  printf '4,100,%s,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/slurm/uid_2000/job_9,task_memcg=/slurm/uid_2000/job_9/step_0,task=python3,pid=777,uid=2000\n3,101,%s,-;NVRM: Xid (PCI:0000:17:00): 79, pid=0, name=, GPU has fallen off the bus.\n6,1301,%s,-;after a flood\n' \
+    "$usec" "$usec" "$usec" >"$W/kroot2/dev/kmsg"
+  out=$("$GW" postmortem collect --dir="$W/pm" --job=81 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" --config="$W/site.conf" --print 2>"$W/c.err"); rc=$?
+  bytes=$(printf '%s' "$out" | wc -c)
+  if [ $rc = 0 ] && [ "$bytes" -le 1048576 ] && grep -q '"code":79' <<<"$out" && ! grep -q '"pid":777' <<<"$out" &&
+     grep -q 'rank dumps: 1 naming a rank that ran no task here left out; 299 cut to their newest' "$W/c.err" &&
+     grep -q "the kernel log lost 1199 record(s) in the job window" <<<"$out"; then
+    pass "collect: 300 dumps of 4,000 characters: a record of $bytes bytes (serve takes 1 MiB) with the Xid, another job's OOM kill left out, the log's loss noted"
+  else fail "collect, 300 dumps: rc $rc, $bytes bytes: $(head -c 300 <<<"$out") $(cat "$W/c.err")"; fi
+  [ ! -e "$J/user" ] && [ -f "$W/outside/keep" ] && [ -z "$(ls -A "$W/pm/.trash" 2>/dev/null)" ] &&
+    pass "collect: the dump directory removed whole (a tree, 5,000 files), the link's target left" ||
+    fail "collect: the dump directory: $(ls -A "$J/user" 2>&1 | head -3) $(ls "$W/outside" 2>&1)"
+  out=$("$GW" postmortem --records "$J/node.json" 2>&1)
+  grep -q "n1  the kernel log lost 1199 record(s) in the job window" <<<"$out" && pass "the timeline says what the kernel log lost" ||
+    fail "timeline: $out"
+  # With the Prolog's mark of the kernel log (its last record at the job's start, 60), the count is
+  # exact: every record after it that is missing, those before the oldest left included.
+  mkdir -p "$W/kstart/dev" && printf '6,60,1,-;before the job\n' >"$W/kstart/dev/kmsg"
+  "$GW" postmortem snapshot --dir="$W/pm" --job=83 --kmsg-root="$W/kstart"; rc=$?
+  out=$("$GW" postmortem collect --dir="$W/pm" --job=83 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" --print 2>&1); rc2=$?
+  [ $rc = 0 ] && [ "$(cat "$W/pm/83/kmsg.start")" = "seq 60" ] && [ $rc2 = 0 ] &&
+    grep -q "the kernel log lost 1238 record(s) in the job window (numbers 61 to 1300)" <<<"$out" &&
+    pass "snapshot's kernel-log mark: collect counts the 1,238 records lost since the job's start" ||
+    fail "kernel-log mark: rc $rc/$rc2: $(cat "$W/pm/83/kmsg.start" 2>&1) $out"
+
+  # A base others may write: refused, nothing read or made.
+  mkdir -m 0777 "$W/open" && mkdir -p "$W/open/pm/82" && chmod 0711 "$W/open/pm/82"
+  out=$("$GW" postmortem collect --dir="$W/open/pm" --job=82 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" 2>&1); rc=$?
+  [ $rc = 1 ] && [[ $out == *"$W/open is writable by group or others"* ]] && [ ! -e "$W/open/pm/82/node.json" ] &&
+    pass "collect: a postmortem directory under one others may write is refused: $out" || fail "collect, open parent: rc $rc: $out"
+
   # A resolver that never answers (a UDP socket on 127.0.0.53 that reads and says nothing, named
   # by a resolv.conf of this test's, bound over /etc/resolv.conf in a private mount namespace,
   # with a 20 s timeout): sending to a host NAME gives up within its deadline (3 s a try, two

@@ -36,9 +36,13 @@ dir=${GANGWAY_POSTMORTEM_DIR:-/var/spool/gangway/postmortem}
 node=$(uname -n | cut -d. -f1)  # %n: the host name up to its first dot, as the plugin has it
 base=$(printf '%s' "$dir" | sed "s/%n/$node/g")
 # The records of jobs older than GANGWAY_POSTMORTEM_KEEP_DAYS (default 7):
-# each job leaves its node.json here (the outbox keeps its own bounds). The
-# directory is root's alone, so no user can put a link in it; find follows none.
-[ -d "$base" ] && find "$base" -mindepth 1 -maxdepth 1 -type d ! -name outbox -mtime +"${GANGWAY_POSTMORTEM_KEEP_DAYS:-7}" \
+# each job leaves its node.json (and the Prolog's snapshot) here (the outbox,
+# not a job's, keeps its own bounds), nothing of
+# the user's: collect removes the job's dump directory itself, within bounds
+# (what a bound leaves waits in .trash, which each collect goes on emptying).
+# The directory is root's (0711: no user can list it or put anything in it);
+# find follows no link.
+[ -d "$base" ] && find "$base" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -mtime +"${GANGWAY_POSTMORTEM_KEEP_DAYS:-7}" \
   -exec rm -rf -- {} + 2>/dev/null
 # Nothing of this job here: no step ran with postmortem_dir= on this node.
 # The records that wait in the outbox still go.

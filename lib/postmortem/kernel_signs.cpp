@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -51,6 +52,26 @@ std::optional<std::int32_t> oom_summary(const health::KmsgRecord& r) {
     auto pid = leading_pid(rest);
     if (!pid || !(rest.empty() || rest.starts_with(","))) return std::nullopt;
     return pid;
+}
+
+// The job and the killed process's uid of an "oom-kill:...,task_memcg=PATH,...,pid=PID,uid=UID"
+// summary: the first "/job_N" segment of PATH (SLURM's, above any cgroup a user can name) and
+// UID (the line's last field: digits after the last ",uid=", past the process's own name).
+std::optional<std::pair<std::uint32_t, std::uint32_t>> oom_job(const health::KmsgRecord& r) {
+    const auto body = health::kernel_text(r, "oom-kill:");
+    if (!body) return std::nullopt;
+    const auto u = body->rfind(",uid=");
+    const auto m = body->find(",task_memcg=");
+    if (u == std::string_view::npos || m == std::string_view::npos || m > u) return std::nullopt;
+    const auto uid = parse_uint<std::uint32_t>(body->substr(u + 5));
+    std::string_view path = body->substr(m + 12);
+    path = path.substr(0, path.find(','));
+    const auto j = path.find("/job_");
+    if (!uid || j == std::string_view::npos) return std::nullopt;
+    std::string_view rest = path.substr(j + 5);
+    const auto job = parse_uint<std::uint32_t>(rest.substr(0, rest.find('/')));
+    if (!job) return std::nullopt;
+    return std::pair{*job, *uid};
 }
 
 bool is_word(std::string_view s) {
@@ -115,6 +136,7 @@ std::optional<std::pair<std::int32_t, std::int64_t>> hung_task(const health::Kms
 std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w, std::vector<unsigned>* other_xids) {
     std::vector<Evidence> out;
     std::vector<std::int32_t> oom_pids;  // one sign per killed process
+    auto of_job = [&](std::int32_t pid) { return std::find(w.job_pids.begin(), w.job_pids.end(), pid) != w.job_pids.end(); };
     for_each_line(records, [&](std::string_view line, std::size_t) {
         if (out.size() >= kMaxEvidence) return;
         const auto r = health::parse_kmsg_record(line);
@@ -140,6 +162,10 @@ std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w
             e.code = xids.front().xid;
         } else if (auto pid = oom_killed(*r) ? oom_killed(*r) : oom_summary(*r)) {
             if (std::find(oom_pids.begin(), oom_pids.end(), *pid) != oom_pids.end()) return;
+            if (w.job && !of_job(*pid)) {
+                const auto in = oom_job(*r);
+                if (!in || in->first != *w.job || !w.job_uid || in->second != *w.job_uid) return;
+            }
             oom_pids.push_back(*pid);
             e.sign = Sign::oom_kill;
             e.pid = *pid;
@@ -147,6 +173,7 @@ std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w
             e.sign = Sign::link_down;
             e.device = *dev;
         } else if (auto hung = hung_task(*r)) {
+            if (w.job && !of_job(hung->first)) return;
             e.sign = Sign::hung_task;
             e.pid = hung->first;
             e.code = hung->second;
@@ -156,6 +183,51 @@ std::vector<Evidence> kernel_signs(std::string_view records, const KmsgWindow& w
         out.push_back(std::move(e));
     });
     return out;
+}
+
+WindowLoss kmsg_lost_in_window(std::string_view records, const KmsgWindow& w, std::optional<std::uint64_t> after) {
+    WindowLoss l;
+    if (after) {
+        const auto loss = health::kmsg_lost(records, after);
+        l.records = loss.records, l.first = loss.first, l.last = loss.last;
+        return l;
+    }
+    std::optional<std::uint64_t> before;  // the last record before the window
+    std::size_t from = records.size();    // where the window's records start
+    bool first = true;
+    for_each_line(records, [&](std::string_view line, std::size_t) {
+        const auto r = health::parse_kmsg_record(line);
+        if (!r || from != records.size()) return;
+        if (r->usec < w.from_usec) {
+            before = r->seq;
+        } else {
+            from = static_cast<std::size_t>(line.data() - records.data());
+            // The oldest record left is in the window and is not the log's first: the buffer
+            // wrapped during the job, and what the window held before it is gone.
+            if (first && r->seq > 0) l.before_oldest = true, l.oldest_seq = r->seq, l.oldest_usec = r->usec;
+        }
+        first = false;
+    });
+    if (from == records.size()) return l;
+    const auto loss = health::kmsg_lost(records.substr(from), before);
+    l.records = loss.records, l.first = loss.first, l.last = loss.last;
+    return l;
+}
+
+std::string describe(const WindowLoss& l, const KmsgWindow& w) {
+    if (!l.any()) return {};
+    std::string s = "the kernel log lost ";
+    if (l.records)
+        s += std::to_string(l.records) + " record(s) in the job window (numbers " + std::to_string(l.first) + " to " +
+             std::to_string(l.last) + ")";
+    if (l.records && l.before_oldest) s += ", and ";
+    if (l.before_oldest) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.1f", double(l.oldest_usec - std::min(l.oldest_usec, w.from_usec)) / 1e6);
+        s += "the records of the window before its oldest left (number " + std::to_string(l.oldest_seq) + ", " + b +
+             " s into the window)";
+    }
+    return s + ": a flood of kernel messages wrapped its buffer; an Xid or OOM kill among them is not judged (journalctl -k may still hold it)";
 }
 
 }  // namespace gangway::postmortem

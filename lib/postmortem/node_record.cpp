@@ -74,7 +74,8 @@ std::string to_json(const NodeRecord& r) {
                     {"node", r.node},          {"job", r.job},
                     {"job_nodes", r.job_nodes}, {"window_start_ns", r.window_start_ns},
                     {"window_end_ns", r.window_end_ns}, {"tasks", std::move(tasks)},
-                    {"evidence", std::move(evidence)},  {"dumps", std::move(dumps)}};
+                    {"evidence", std::move(evidence)},  {"dumps", std::move(dumps)},
+                    {"notes", r.notes}};
     // Bytes that are not UTF-8 (a device's or an exception's text) as U+FFFD:
     // the writer never throws for what a reader found.
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -86,7 +87,7 @@ namespace {
 
 // Where the parser is: which object or list, and for an object which of its
 // keys it has seen (a bit each) and which one the next value belongs to.
-enum class Ctx { root, job_nodes, tasks, task, evidence, evidence_item, dumps, dump, entered, completed, timed, timed_row, skip };
+enum class Ctx { root, job_nodes, tasks, task, evidence, evidence_item, dumps, dump, entered, completed, timed, timed_row, notes, skip };
 
 struct Frame {
     Ctx ctx;
@@ -94,8 +95,9 @@ struct Frame {
     int key = -1;  // the index of the current key in its object's list; -1: unknown, passed over
 };
 
-constexpr std::array<std::string_view, 10> kRootKeys = {"kind",          "schema", "node",     "job",      "job_nodes",
-                                                        "window_start_ns", "window_end_ns", "tasks", "evidence", "dumps"};
+constexpr std::array<std::string_view, 11> kRootKeys = {"kind",          "schema", "node",     "job",      "job_nodes",
+                                                        "window_start_ns", "window_end_ns", "tasks", "evidence", "dumps",
+                                                        "notes"};
 constexpr std::array<std::string_view, 10> kTaskKeys = {"t_ns", "node",        "job",       "step",      "rank",
                                                         "local_rank", "pid", "wait_status", "oom_kills", "requeue_on_fail"};
 constexpr std::array<std::string_view, 6> kEvidenceKeys = {"t_ns", "sign", "device", "code", "pid", "text"};
@@ -182,6 +184,7 @@ public:
         if (f.ctx == Ctx::root && f.key == 7) return push(Ctx::tasks);
         if (f.ctx == Ctx::root && f.key == 8) return push(Ctx::evidence);
         if (f.ctx == Ctx::root && f.key == 9) return push(Ctx::dumps);
+        if (f.ctx == Ctx::root && f.key == 10) return push(Ctx::notes);
         if (f.ctx == Ctx::dump && f.key == 1) return push(Ctx::entered);
         if (f.ctx == Ctx::dump && f.key == 2) return push(Ctx::completed);
         if (f.ctx == Ctx::dump && f.key == 5) return push(Ctx::timed);
@@ -209,6 +212,8 @@ public:
         for (std::size_t i = 0; i < n; ++i) {
             // A dump's "group" and "timed" came later: a record of an earlier collector has neither.
             if (f.ctx == Ctx::dump && (i == 4 || i == 5)) continue;
+            // So did the record's "notes".
+            if (f.ctx == Ctx::root && i == 10) continue;
             if (!(f.seen & (1u << i))) refuse("lacks \"" + std::string(keys[i]) + "\" in " + where(false));
         }
         stack_.pop_back();
@@ -308,6 +313,10 @@ private:
                 if (r_.job_nodes.size() >= kMaxJobNodes)
                     refuse("has more than " + std::to_string(kMaxJobNodes) + " job_nodes");
                 r_.job_nodes.push_back(node_name(v));
+                return true;
+            case Ctx::notes:
+                if (r_.notes.size() >= kMaxNotes) refuse("has more than " + std::to_string(kMaxNotes) + " notes");
+                r_.notes.push_back(text(v, kMaxNoteText));
                 return true;
             case Ctx::entered: seq(r_.dumps.back().entered, v); return true;
             case Ctx::completed: seq(r_.dumps.back().completed, v); return true;

@@ -106,7 +106,13 @@ struct NodeRecord {
     std::vector<TaskEnd> tasks;          // root's: slurmstepd
     std::vector<Evidence> evidence;      // root's: the Epilog's readers
     std::vector<RankDump> dumps;         // the user's: a rank, never a node
+    // Root's collector's own lines about what the record lacks: the kernel
+    // log's records lost in the window, the rank dumps cut to fit. Shown in
+    // the timeline; never a sign of a fault. At most kMaxNotes of kMaxNoteText.
+    std::vector<std::string> notes;
 };
+inline constexpr std::size_t kMaxNotes = 8;
+inline constexpr std::size_t kMaxNoteText = 300;
 
 // JSON, bounded (at most 4,096 tasks, 256 evidence lines, 4,096 dumps of
 // 4,096 sequence numbers each); parse throws gangway::Error naming the field.
@@ -116,10 +122,10 @@ struct NodeRecord {
 // "tasks":[{TaskEnd's fields by name, "requeue_on_fail":bool}],
 // "evidence":[{"t_ns","sign":to_string(Sign),"device","code","pid","text"}],
 // "dumps":[{"rank","entered":[...],"completed":[...],"exception","group",
-// "timed":[[seq,entered_ns,started_ns,completed_ns],...]}]}. "group" and
-// "timed" are optional (an earlier collector wrote neither; an earlier reader
-// passes "timed" over), each row of "timed" exactly 4 whole numbers, and
-// every row's 4 count among kMaxSeqsTotal.
+// "timed":[[seq,entered_ns,started_ns,completed_ns],...]}],"notes":[...]}.
+// "group", "timed" and "notes" are optional (an earlier collector wrote
+// none; an earlier reader passes "timed" over), each row of "timed" exactly
+// 4 whole numbers, and every row's 4 count among kMaxSeqsTotal.
 // The parse builds the record as the text comes (a SAX handler, no JSON
 // tree), so its memory is the record's own: it refuses a text over
 // kMaxRecordBytes, a string over kMaxRecordString, a list over its limit, a

@@ -262,6 +262,16 @@ std::string render_timeline(const Verdict& v, const std::vector<NodeRecord>& rec
         node_evidence(*r, kMaxEvidencePerNode);
     }
 
+    // Root's collectors' own lines: what a node's record lacks (the kernel
+    // log's lost records, rank dumps cut to fit), never silence.
+    std::string notes;
+    std::size_t shown = 0, all = 0;
+    for (const auto& [n, r] : nodes)
+        for (const auto& t : r->notes)
+            if (++all, shown < kMaxOtherEvidence) ++shown, notes += "  " + name(n) + "  " + clean(t, kMaxNoteText) + "\n";
+    if (all > shown) notes += "  ... and " + std::to_string(all - shown) + " more\n";
+    if (!notes.empty()) out += "what the records lack (root's collectors):\n" + notes;
+
     // The user's dumps: ranks and exceptions, never a node.
     std::map<std::string, std::vector<std::uint32_t>> raised;
     std::size_t dumps = 0;

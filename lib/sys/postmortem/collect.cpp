@@ -18,18 +18,25 @@
 #include "../../postmortem/kernel_signs.hpp"
 #include "../../postmortem/gpu_signs.hpp"
 #include "../../postmortem/port_signs.hpp"
+#include "../../postmortem/dump_share.hpp"
 #include "../../postmortem/rank_dump.hpp"
 #include "../fd.hpp"
+#include "../../health/xid.hpp"
 #include "../health/kmsg.hpp"
 #include "../health/node_facts.hpp"
+#include "../node/dirs.hpp"
 #include "../node/file.hpp"
 #include "../node/ib_ports.hpp"
 #include "../stages/nvml_stage.hpp"
 #include "../stages/stage.hpp"
+#include "stops_auth.hpp"
 
 namespace gangway::sys::postmortem {
 namespace pm = gangway::postmortem;
 namespace {
+
+// Where what a collect could not remove within its bounds waits (root's, 0700).
+constexpr const char* kTrash = ".trash";
 
 std::int64_t clock_ns(clockid_t c) {
     struct timespec t{};
@@ -112,29 +119,33 @@ void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
     }
 }
 
+// The dumps of the ranks root's task lines place here, by name
+// (rank.RANK.json, as the torch hook writes them): the directory is never
+// listed, so however many names the user put there, only these are read.
+// Then fitted to the record's limit (dump_share.hpp).
 void read_dumps(int jobfd, const CollectInput& in, Collected& c) {
     Fd probe(::openat(jobfd, "user", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!probe) return;  // no step asked for dumps, or none was made
     struct stat st{};
     if (::fstat(probe.get(), &st) != 0) return;
     const uid_t owner = in.job_uid.value_or(st.st_uid);
-    auto user = open_dir(jobfd, "user", owner, "the job's dump directory");
-    if (!user) {
-        c.notes.push_back(user.error());
+    if (st.st_uid != owner) {
+        c.notes.push_back("the job's dump directory is not a directory of uid " + std::to_string(owner) + ": its dumps passed over");
         return;
     }
-    bool more = false;
-    const auto names = names_with(user->get(), "rank.", pm::kMaxDumps, more);
-    if (more) c.notes.push_back("more than " + std::to_string(pm::kMaxDumps) + " rank dumps: the first ones only");
+    std::vector<std::uint32_t> ranks;
+    for (const auto& t : c.record.tasks) ranks.push_back(t.rank);
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
     ReadOptions o(pm::kMaxRankDumpBytes);
     o.follow_links = false;
     o.owner = owner;
     std::size_t seqs = 0;
-    for (const auto& name : names) {
-        if (!name.ends_with(".json")) continue;
-        const auto r = read_file_at(user->get(), name, o);
+    for (const auto rank : ranks) {
+        const std::string name = "rank." + std::to_string(rank) + ".json";
+        const auto r = read_file_at(probe.get(), name, o);
         if (!r.ok()) {
-            c.notes.push_back(describe("user/" + name, r, o));
+            if (r.err != ENOENT) c.notes.push_back(describe("user/" + name, r, o));
             continue;
         }
         try {
@@ -150,11 +161,35 @@ void read_dumps(int jobfd, const CollectInput& in, Collected& c) {
             }
             for (auto& d : groups) c.record.dumps.push_back(std::move(d));
         } catch (const Error& e) {
-            c.notes.push_back("user/" + printable_name(name) + ": " + e.what());
+            c.notes.push_back("user/" + name + ": " + e.what());
         } catch (const std::exception& e) {
-            c.notes.push_back("user/" + printable_name(name) + ": " + e.what());
+            c.notes.push_back("user/" + name + ": " + e.what());
         }
     }
+}
+
+// The Prolog's mark (keep_kmsg_mark): the log's last record number at the
+// job's start; none (no Prolog, an earlier one): nullopt.
+std::optional<std::uint64_t> kmsg_mark(int jobfd, Collected& c) {
+    ReadOptions o(64);
+    o.follow_links = false;
+    o.owner = 0;
+    const auto r = read_file_at(jobfd, "kmsg.start", o);
+    if (!r.ok()) {
+        if (r.err != ENOENT) c.notes.push_back(describe("kmsg.start", r, o) + ": the kernel log's loss counted without it");
+        return std::nullopt;
+    }
+    const std::string_view t = trim_right(r.text);
+    const auto seq = t.starts_with("seq ") ? parse_uint<std::uint64_t>(t.substr(4)) : std::nullopt;
+    if (!seq) c.notes.push_back("kmsg.start is not \"seq N\": the kernel log's loss counted without it");
+    return seq;
+}
+
+// A line for the record itself (the timeline shows it), and for the Epilog's log.
+void note_in_record(Collected& c, std::string line) {
+    if (line.empty()) return;
+    c.notes.push_back(line);
+    if (c.record.notes.size() < pm::kMaxNotes) c.record.notes.push_back(printable_name(line, pm::kMaxNoteText));
 }
 
 // The node's configured links (an interface with an address) that are up
@@ -239,9 +274,10 @@ Result<Collected> collect_node_record(const CollectInput& in) {
     c.record.job = in.job;
     c.record.job_nodes = in.job_nodes;
     const std::string jobdir = in.dir + "/" + std::to_string(in.job);
-    Fd base(::open(in.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!base) return Failure{"cannot open the post-mortem directory " + in.dir + ": " + std::strerror(errno)};
-    auto job = open_dir(base.get(), std::to_string(in.job), 0, jobdir);
+    // Root's tree, walked from "/" (dirs.hpp): nothing a user can move.
+    auto base = open_root_tree(in.dir, 0, false);
+    if (!base) return Failure{"the post-mortem directory: " + base.error()};
+    auto job = open_dir(base->get(), std::to_string(in.job), 0, jobdir);
     if (!job) return Failure{job.error()};
     read_tasks(job->get(), in, c);
     read_dumps(job->get(), in, c);
@@ -271,8 +307,14 @@ Result<Collected> collect_node_record(const CollectInput& in) {
         w.from_usec = start > boot ? static_cast<std::uint64_t>((start - boot) / 1000) : 0;
         w.to_usec = static_cast<std::uint64_t>((now - boot) / 1000);
         w.fatal_xids = in.site.xids;
+        // Other jobs' OOM kills and hung tasks on a shared node are not this job's.
+        w.job = in.job;
+        for (const auto& t : c.record.tasks)
+            if (t.pid > 0) w.job_pids.push_back(t.pid);
+        if (in.job_uid) w.job_uid = static_cast<std::uint32_t>(*in.job_uid);
         std::vector<unsigned> others;
         c.record.evidence = pm::kernel_signs(*log, w, &others);
+        note_in_record(c, pm::describe(pm::kmsg_lost_in_window(*log, w, kmsg_mark(job->get(), c)), w));
         if (!others.empty())
             c.notes.push_back(std::to_string(others.size()) + " Xid record(s) in the job's window that a program can cause (" +
                               join(others, ",", [](unsigned x) { return std::to_string(x); }) +
@@ -281,41 +323,80 @@ Result<Collected> collect_node_record(const CollectInput& in) {
     read_link_state(c, now);
     read_port_signs(job->get(), in, c, now);
     read_gpu_signs(in, c, now);
+    // The user's dumps last, in what root's part leaves of serve's limit.
+    note_in_record(c, pm::describe(pm::fit_dumps(c.record, kMaxStopBody), kMaxStopBody));
     return c;
+}
+
+// DIR/JOB as the plugin makes them (spank/task_exit.cpp): DIR root's 0711
+// under directories no user can write, DIR/JOB root's 0711 (the job's owner
+// reaches its dump directory); made, or taken only as such.
+Result<void> make_job_dir(const CollectInput& in) {
+    auto base = open_root_tree(in.dir, 0711, true);
+    if (!base) return Failure{"the post-mortem directory: " + base.error() + ": check the Prolog's and the plugin's postmortem_dir="};
+    if (auto job = make_dir_at(base->get(), std::to_string(in.job), 0711, 0, 0, true); !job)
+        return Failure{in.dir + "/" + job.error() + ": check the Prolog's and the plugin's postmortem_dir="};
+    return {};
+}
+
+Result<void> keep_kmsg_mark(const CollectInput& in) {
+    const auto log = read_kmsg(in.kmsg_root, std::size_t(16) << 20);
+    if (!log) return Failure{log.error()};
+    const auto seq = health::last_kmsg_seq(*log);
+    if (!seq) return {};  // an empty log: nothing to count from
+    if (auto made = make_job_dir(in); !made) return made;
+    return write_file_atomic(in.dir + "/" + std::to_string(in.job), "kmsg.start", "seq " + std::to_string(*seq) + "\n", 0600,
+                             "the kernel log's mark");
 }
 
 Result<void> keep_port_snapshot(const CollectInput& in) {
     const auto ports = read_ports(in.sysfs_root, ib_devices(in.sysfs_root));
     if (ports.empty()) return {};  // no RDMA port here: nothing to compare at the end
-    // The directories as the plugin makes them (spank/task_exit.cpp): root's,
-    // DIR 0700 and DIR/JOB 0711 (the job's owner reaches its dump directory).
+    if (auto made = make_job_dir(in); !made) return made;
     const std::string jobdir = in.dir + "/" + std::to_string(in.job);
-    for (const auto& [path, mode] : {std::pair{in.dir, 0700}, std::pair{jobdir, 0711}}) {
-        if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) == 0) {
-            if (::chmod(path.c_str(), static_cast<mode_t>(mode)) != 0)
-                return Failure{"cannot set the mode of " + path + ": " + std::strerror(errno)};
-            continue;
-        }
-        struct stat st{};
-        if (errno != EEXIST || ::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
-            return Failure{path + " is not a directory of root's: check the Prolog's and the plugin's postmortem_dir="};
-    }
     return write_file_atomic(jobdir, "ports.start", pm::render_port_snapshot(pm::port_snapshot(ports)), 0600,
                              "the ports' snapshot");
 }
 
 Result<void> keep_node_record(const CollectInput& in, const pm::NodeRecord& r) {
     const std::string jobdir = in.dir + "/" + std::to_string(in.job);
+    auto base = open_root_tree(in.dir, 0, false);
+    if (!base) return Failure{"the post-mortem directory: " + base.error()};
+    auto job = open_dir(base->get(), std::to_string(in.job), 0, jobdir);
+    if (!job) return Failure{job.error()};
     if (auto w = write_file_atomic(jobdir, "node.json", pm::to_json(r) + "\n", 0600, "the node's post-mortem record"); !w)
         return w;
-    Fd job(::open(jobdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!job) return {};
     bool more = false;
-    for (const auto& name : names_with(job.get(), "task.", pm::kMaxTasks, more)) ::unlinkat(job.get(), name.c_str(), 0);
-    if (Fd user(::openat(job.get(), "user", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)); user) {
-        for (const auto& name : names_with(user.get(), "", pm::kMaxDumps + 16, more))
-            if (name != "." && name != "..") ::unlinkat(user.get(), name.c_str(), 0);
-        ::unlinkat(job.get(), "user", AT_REMOVEDIR);
+    for (const auto& name : names_with(job->get(), "task.", pm::kMaxTasks, more)) ::unlinkat(job->get(), name.c_str(), 0);
+    // The user's directory, whole: first made root's and closed (no process
+    // of the user's can add to it from now on), then removed within bounds,
+    // following no link. What a bound leaves goes to DIR/.trash (root's),
+    // which each collect goes on emptying within the same bounds.
+    RemoveBounds left;
+    if (Fd user(::openat(job->get(), "user", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)); user) {
+        if (::fchown(user.get(), 0, 0) != 0 || ::fchmod(user.get(), 0700) != 0)
+            return Failure{"cannot close " + jobdir + "/user to its owner: " + std::strerror(errno)};
+        user.reset();
+        const auto gone = remove_tree_at(job->get(), "user", left);
+        left.max_entries -= std::min(left.max_entries, gone.entries);
+        if (!gone.whole) {
+            auto trash = make_dir_at(base->get(), kTrash, 0700, 0, 0, true);
+            const std::string aside = std::to_string(in.job) + "." + std::to_string(clock_ns(CLOCK_REALTIME));
+            if (!trash || ::renameat(job->get(), "user", trash->get(), aside.c_str()) != 0)
+                return Failure{jobdir + "/user: " + std::to_string(gone.entries) +
+                               " entries removed, the rest (past the bounds: SECURITY.md) cannot be put aside in " + in.dir + "/" +
+                               kTrash + (trash ? std::string(": ") + std::strerror(errno) : ": " + trash.error())};
+        }
+    }
+    // Earlier jobs' leftovers, in name order, within what is left of the entries and 1 s.
+    left.max_seconds = 1;
+    if (Fd trash(::openat(base->get(), kTrash, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)); trash && left.max_entries > 0) {
+        for (const auto& name : names_with(trash.get(), "", 64, more)) {
+            if (name == "." || name == "..") continue;
+            const auto gone = remove_tree_at(trash.get(), name, left);
+            left.max_entries -= std::min(left.max_entries, gone.entries);
+            if (!gone.whole || left.max_entries == 0) break;
+        }
     }
     return {};
 }

@@ -50,6 +50,11 @@ Result<Collected> collect_node_record(const CollectInput& in);
 // plugin makes it), for collect_node_record to compare at the job's end.
 Result<void> keep_port_snapshot(const CollectInput& in);
 
+// The Prolog's other part: the kernel log's last record number at the job's
+// start, DIR/JOB/kmsg.start (root, 0600: "seq N"), so that collect_node_record
+// counts exactly the records a flood made the log lose during the job.
+Result<void> keep_kmsg_mark(const CollectInput& in);
+
 // node.json in the job's directory (root, 0600), and the task lines and the
 // user's dumps removed: the record holds them now.
 Result<void> keep_node_record(const CollectInput& in, const gangway::postmortem::NodeRecord& r);
