@@ -447,8 +447,8 @@ Result<InsertResult> Store::insert(const CheckRecord& rec, const SeriesAllowance
     if (c.uid != 0 && sc.added > 0) {
         Stmt add(db, "INSERT INTO user_series(uid, day, added) VALUES(?1, ?2, ?3) "
                      "ON CONFLICT(uid, day) DO UPDATE SET added = added + excluded.added");
-        if (!add.ok() || !add.bind(1, std::int64_t(c.uid)).bind(2, day_of(allowance.today ? allowance.today : c.time)).bind(3, std::int64_t(sc.added)).run())
-            return fail(add);
+        const std::int64_t counted = day_of(allowance.today ? allowance.today : c.time);
+        if (!add.ok() || !add.bind(1, std::int64_t(c.uid)).bind(2, counted).bind(3, std::int64_t(sc.added)).run()) return fail(add);
     }
     if (auto r = tx.commit(); !r) return Failure{r.error()};
     forget.keep = true;
