@@ -35,12 +35,16 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  ingest [--spool DIR] [--db FILE] [--keep-days N] [--report-caps N,S,F] [--user-caps N,S,F]\n"
+    "         [--user-series N] [--nodes-from auto|none|FILE]\n"
     "         store every report in the spool (root only; from a timer or EpilogSlurmctld):\n"
     "         each file once, a bad one set aside in DIR/rejected/ with one line\n"
     "         (defaults: --spool /var/spool/gangway/fleet, --db /var/lib/gangway/fleet.db,\n"
     "         --keep-days 90: raw figures older than that fold into daily medians);\n"
     "         at most N nodes, S figures and F findings a report (default 16384,262144,65536)\n"
-    "         and a user in one ingest (default 65536,1048576,262144)\n"
+    "         and a user in one ingest (default 65536,1048576,262144); at most N new series a\n"
+    "         user in the store over --keep-days (default 65536); a user's report naming a node\n"
+    "         that SLURM's node list lacks is refused (auto: scontrol -o show node, else\n"
+    "         slurm.conf's NodeName lines; FILE: that slurm.conf; none: no check)\n"
     "  show [--db FILE] [--days N] [--recent-days N] [--svg FILE] [NODE...]\n"
     "         a table: node, metric, its last value, baseline, trend, flag, how many checks\n"
     "         (over N days, default 30; the recent window 3 days, or half of N when shorter);\n"
@@ -103,6 +107,18 @@ int fleet_ingest(int argc, char** argv) {
         } else if (auto v = option_value(argc, argv, i, "--user-caps")) {
             if (!to_caps(*v, o.user_caps.nodes, o.user_caps.series, o.user_caps.findings))
                 return usage_error("--user-caps wants NODES,FIGURES,FINDINGS (whole numbers from 1), not \"" + excerpt(*v) + "\"");
+        } else if (auto v = option_value(argc, argv, i, "--user-series")) {
+            const auto n = parse_uint<std::uint64_t>(*v);
+            if (!n || *n < 1 || *n > (std::uint64_t(1) << 40))
+                return usage_error("--user-series wants a whole number of series from 1, not \"" + excerpt(*v) + "\"");
+            o.user_caps.store_series = *n;
+        } else if (auto v = option_value(argc, argv, i, "--nodes-from")) {
+            if (*v == "auto") o.site_nodes.from = sys::fleet::NodesFrom::automatic;
+            else if (*v == "none") o.site_nodes.from = sys::fleet::NodesFrom::none;
+            else if (!v->empty() && (*v)[0] == '/') {
+                o.site_nodes.from = sys::fleet::NodesFrom::slurm_conf;
+                o.site_nodes.slurm_conf = *v;
+            } else return usage_error("--nodes-from wants auto, none or a slurm.conf's absolute path, not \"" + excerpt(*v) + "\"");
         } else return usage_error("unknown option \"" + excerpt(s) + "\" for ingest");
     }
     // Root only: the spool's files are other users' and the owner is the proof of who wrote each.
@@ -123,6 +139,11 @@ int fleet_ingest(int argc, char** argv) {
     }
     // Each line says where the file went (rejected/, or left where it was).
     for (const auto& line : r->lines) std::fprintf(stderr, "gangway fleet ingest: rejected %s\n", line.c_str());
+    for (const auto& line : r->names)
+        std::fprintf(stderr, "gangway fleet ingest: not in SLURM's node list (%s): %s\n", r->names_source.c_str(), line.c_str());
+    if (r->more_names)
+        std::fprintf(stderr, "gangway fleet ingest: and %zu more names not in SLURM's node list\n", r->more_names);
+    if (!r->note.empty()) std::fprintf(stderr, "gangway fleet ingest: NOTE: %s\n", r->note.c_str());
     // The counts `fleet metrics` shows (gangway_rejected_files_total, the last ingest's time).
     if (auto c = store->record_ingest(o.now, r->rejected); !c) {
         std::fprintf(stderr, "gangway fleet ingest: %s\n", c.error().c_str());

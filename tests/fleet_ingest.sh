@@ -211,4 +211,49 @@ cp "$W"/gen6/*.json "$S4"/; chown 65534 "$S4"/job-*.json
 ingest4
 [ $rc = 0 ] && grep -q "^gangway fleet ingest: 1 stored, 0 already there, 0 rejected" <<<"$out" \
   && pass "a 2,048-node job check is within the default caps" || fail "2048: rc=$rc out=$out err=$err"
+# A user's reports name only the site's nodes, as SLURM lists them (here
+# --nodes-from a slurm.conf): a name the list lacks refuses the file, one
+# line per name (at most 16 an ingest, then a count); root's are not checked.
+spool names
+DB4=$W/names.db
+printf 'NodeName=DEFAULT CPUs=64\nNodeName=gpu[00000-00003] CPUs=64\n' >"$W/slurm.conf"
+rm -rf "$W/gen7"; $PY "$SYNTH" job "$W/gen7" 2 4 13 >/dev/null   # gpu00000-3, then gpu00007-10
+set -- "$W"/gen7/*.json
+cp "$1" "$S4/ours.json"; cp "$2" "$S4/theirs.json"; cp "$2" "$S4/roots.json"; cp "$W"/gen6/*.json "$S4/fake2048.json"
+chown 65534 "$S4/ours.json" "$S4/theirs.json" "$S4/fake2048.json"
+ingest4 --nodes-from "$W/slurm.conf"
+nl=$(grep -c "^gangway fleet ingest: not in SLURM's node list ($W/slurm.conf): " <<<"$err")
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 2 stored, 0 already there, 2 rejected" <<<"$out" \
+  && grep -q "rejected theirs.json (uid 65534): names 4 nodes that SLURM's node list ($W/slurm.conf) does not have, \"gpu00007\" first" <<<"$err" \
+  && grep -q "rejected fake2048.json (uid 65534): names 2044 nodes that SLURM's node list" <<<"$err" \
+  && grep -q "not in SLURM's node list ($W/slurm.conf): gpu00004 (in fake2048.json, uid 65534)$" <<<"$err" \
+  && [ "$nl" = 16 ] && grep -q "^gangway fleet ingest: and 2028 more names not in SLURM's node list$" <<<"$err" \
+  && [ -z "$(q4 "select 1 from series where node = 'gpu01000'")" ] \
+  && pass "a user's report naming nodes SLURM does not list is refused, one line a name (16, then a count); root's is stored" \
+  || fail "node names: rc=$rc out=$out err=$(head -c 3000 <<<"$err")"
+# When no list can be read: stored, with one NOTE line.
+spool unlisted
+cp "$2" "$S4/again.json"; chown 65534 "$S4/again.json"
+GANGWAY_SCONTROL=/bin/false SLURM_CONF=$W/no-slurm.conf ingest4
+[ $rc = 0 ] && grep -q "^gangway fleet ingest: 1 stored" <<<"$out" \
+  && [ "$(grep -c '^gangway fleet ingest: NOTE: ' <<<"$err")" = 1 ] \
+  && grep -q "NOTE: users' reports were stored without their node names checked: SLURM's node list could not be read (scontrol -o show node failed (exit 1).*no-slurm.conf: cannot read it)" <<<"$err" \
+  && pass "no node list to read: the user's report is stored, with one NOTE line" || fail "no list: rc=$rc out=$out err=$err"
+# What a user adds to the store is capped across ingests (--user-series), not per ingest:
+# one report each time, the third would cross 300 series and is refused whole.
+spool series
+DB4=$W/series.db
+rm -rf "$W/gen8"; $PY "$SYNTH" job "$W/gen8" 3 4 17 >/dev/null   # 4 nodes of their own each
+added() { q4 "select coalesce(sum(added), 0) from user_series where uid = 65534"; }
+res=""
+for f in "$W"/gen8/*.json; do
+  cp "$f" "$S4/"; chown 65534 "$S4/$(basename "$f")"
+  ingest4 --user-series 300 --nodes-from none
+  res="$res $(sed -n 's/^gangway fleet ingest: \([0-9]*\) stored.*\([0-9]\) rejected.*/\1:\2/p' <<<"$out")/$(added)"
+done
+[ "$res" = " 1:0/116 1:0/232 0:1/232" ] \
+  && grep -q "(uid 65534): uid 65534's reports added 232 series to the store in the last 90 days, and this one adds more than the 68 left of the limit of 300 a user (fleet ingest --user-series)" <<<"$err" \
+  && [ "$(q4 "select count(*) from series")" = 232 ] \
+  && pass "a user's new series are capped across ingests (--user-series); the report over it adds nothing" \
+  || fail "user series: $res rc=$rc out=$out err=$err series=$(q4 "select count(*) from series")"
 finish

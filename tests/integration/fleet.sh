@@ -42,10 +42,12 @@ nodes=$(cd "$SP" && ls node-*.json 2>/dev/null | sed 's/^node-\(node[0-9]*\)\..*
   && pass "(b) node-check --json on 4 nodes: 4 reports in the spool (rc $rc)" \
   || fail "(b) node checks: rc=$rc spooled: $nodes; $(tail -3 "$WORK/nc.err")"
 
-# (c) The ingest stores all six, each as its kind, with its owner; again, nothing new.
+# (c) The ingest stores all six, each as its kind, with its owner (the user's
+# names checked against the cluster's `scontrol -o show node`: no NOTE); again, nothing new.
 out=$(gangway fleet ingest --spool "$SP" --db "$DB" 2>&1); rc=$?
 src=$(q "select source || ':' || uid || ':' || count(*) from checks group by source, uid order by 1")
 if [ $rc = 0 ] && grep -q "6 stored, 0 already there, 0 rejected" <<<"$out" \
+   && ! grep -q "NOTE: users' reports were stored without their node names checked" <<<"$out" \
    && [ "$src" = "job_check:0:1 job_check:65534:1 node_check:0:4" ] && [ -z "$(cd "$SP" && ls *.json 2>/dev/null)" ]; then
   pass "(c) fleet ingest: 6 checks stored (root's and the user's job checks as job checks of their uids, root's 4 node checks), the spool empty"
 else fail "(c) ingest: rc=$rc $out; sources: $src; left: $(ls "$SP")"; fi

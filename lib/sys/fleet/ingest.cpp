@@ -18,6 +18,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../fd.hpp"
+#include "../../fleet/site_nodes.hpp"
 #include "../node/file.hpp"
 
 namespace gangway::sys::fleet {
@@ -153,6 +154,14 @@ std::string over_user_caps(const Tally& t, const gangway::fleet::CheckRecord& re
         return over("findings", t.findings + rec.findings.size(), caps.findings);
     return {};
 }
+// The refusal of a user's check that names nodes the site does not have, else "".
+std::string not_the_sites(const std::vector<std::string>& unknown, const std::string& source) {
+    if (unknown.empty()) return {};
+    return "names " + std::to_string(unknown.size()) + " node" + (unknown.size() == 1 ? "" : "s") +
+           " that SLURM's node list (" + source + ") does not have, \"" + unknown.front() +
+           "\" first: a user's report names only the site's nodes";
+}
+
 void tally_in(Tally& t, const gangway::fleet::CheckRecord& rec) {
     t.nodes.insert(rec.check.nodes.begin(), rec.check.nodes.end());
     t.series += rec.figures.size();
@@ -226,6 +235,11 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
     }
 
     std::map<std::uint32_t, Tally> users;
+    // The site's nodes, read at the first user's report that needs them.
+    std::optional<SiteNodes> site;
+    std::set<std::string> refused_names;
+    bool unchecked = false;  // a user's report was stored without its names checked
+    const SeriesAllowance allowance{o.user_caps.store_series, o.now - std::int64_t(o.keep_days) * 86400, o.now};
     for (const auto& claimed : names_in(work->get())) {
         if (claimed.rfind(prefix, 0) != 0 || !was_named.count(claimed)) continue;  // another live ingest's
         const std::string& name = was_named[claimed];
@@ -240,14 +254,28 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
             // The text is no longer needed: a 32 MiB file is not kept to the end.
             std::string().swap(r.text);
             if (rec) r.error = time_refusal(rec->check.time, o.now, o.keep_days);
+            if (rec && r.error.empty() && r.owner != 0) {
+                if (!site) site = read_site_nodes(o.site_nodes);
+                if (site->known) {
+                    const auto unknown = gangway::fleet::names_not_in(*rec, site->names);
+                    r.error = not_the_sites(unknown, site->source);
+                    for (const auto& n : unknown) {
+                        if (!refused_names.insert(n).second) continue;
+                        // The names passed is_node_name (the parse): letters, digits, '.', '_', '-'.
+                        if (res.names.size() < kMaxNameLines)
+                            res.names.push_back(n + " (in " + shown(name) + ", uid " + std::to_string(r.owner) + ")");
+                        else ++res.more_names;
+                    }
+                }
+            }
             if (rec && r.error.empty() && r.owner != 0) r.error = over_user_caps(users[r.owner], *rec, o.user_caps);
             if (!r.error.empty()) rec.reset();
         }
-        if (!rec) {
+        // Set aside for the admin under its name (a name already there is
+        // replaced); when that cannot be (a directory over a file, or a
+        // directory that is not empty), under the claim's own name.
+        auto set_aside = [&] {
             ++res.rejected;
-            // Set aside for the admin under its name (a name already there is
-            // replaced); when that cannot be (a directory over a file, or a
-            // directory that is not empty), under the claim's own name.
             const char* base = name.rfind("work/", 0) == 0 ? name.c_str() + 5 : name.c_str();
             std::string where = "set aside in " + o.spool + "/rejected";
             if (::renameat(work->get(), claimed.c_str(), rejected->get(), base) != 0) {
@@ -262,14 +290,33 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
                 }
             }
             res.lines.push_back(shown(name) + " (uid " + std::to_string(r.owner) + "): " + r.error + "; " + where);
+        };
+        if (!rec) {
+            set_aside();
             continue;
         }
-        auto stored = store.insert(*rec);
+        auto stored = store.insert(*rec, allowance);
         if (!stored) return Failure{"storing " + shown(name) + ": " + stored.error() + " (it stays in " + o.spool + "/work for the next ingest)"};
-        ++(*stored ? res.stored : res.duplicates);
-        if (*stored && r.owner != 0) tally_in(users[r.owner], *rec);
+        if (stored->what == Inserted::over_allowance) {
+            r.error = "uid " + std::to_string(r.owner) + "'s reports added " + std::to_string(stored->user_before) +
+                      " series to the store in the last " + std::to_string(o.keep_days) + " days, and this one adds more than the " +
+                      std::to_string(o.user_caps.store_series - std::min(stored->user_before, o.user_caps.store_series)) +
+                      " left of the limit of " + std::to_string(o.user_caps.store_series) + " a user (fleet ingest --user-series)";
+            set_aside();
+            continue;
+        }
+        const bool fresh = stored->what == Inserted::stored;
+        ++(fresh ? res.stored : res.duplicates);
+        if (fresh && r.owner != 0) {
+            tally_in(users[r.owner], *rec);
+            if (site && !site->known && o.site_nodes.from != NodesFrom::none) unchecked = true;
+        }
         ::unlinkat(work->get(), claimed.c_str(), 0);
     }
+    if (site && site->known) res.names_source = site->source;
+    if (unchecked)
+        res.note = "users' reports were stored without their node names checked: SLURM's node list could not be read (" +
+                   site->why_not + "); give --nodes-from FILE (the site's slurm.conf), or --nodes-from none to check no name";
     auto folded = store.fold(o.now, o.keep_days);
     if (!folded) return Failure{folded.error()};
     res.folded = *folded;

@@ -58,6 +58,8 @@ CREATE TABLE IF NOT EXISTS stop_records(
   state INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(job, node, run));
 CREATE INDEX IF NOT EXISTS stop_records_state ON stop_records(state, received);
 CREATE TABLE IF NOT EXISTS stop_owners(job INTEGER PRIMARY KEY, uid INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS user_series(
+  uid INTEGER NOT NULL, day INTEGER NOT NULL, added INTEGER NOT NULL, PRIMARY KEY(uid, day)) WITHOUT ROWID;
 )sql";
 
 // The UTC day's start of `t` (floor, also before 1970).
@@ -145,6 +147,7 @@ struct Store::SeriesCache {
     std::map<std::string, Node, std::less<>> nodes;
     std::pair<const std::string, Node>* last = nullptr;
     std::size_t held = 0;  // series in `nodes`
+    std::uint64_t added = 0;  // series this writer added to the table (insert's count per check)
     // At most this many series are remembered from one report to the next
     // (some 5 MB): many small reports share the nodes' lookups, and an
     // ingest of large reports of ever other nodes starts over rather than
@@ -268,8 +271,10 @@ Result<std::uint32_t> Store::series_id(const Figure& f) {
     c.add.bind(1, f.node).bind(2, f.device).bind(3, f.peer).bind(4, f.peer_class).bind(5, metric);
     if (!c.add.run()) return fail(c.add);
     std::int64_t id = 0;
-    if (sqlite3_changes(db_.get()) == 1) id = sqlite3_last_insert_rowid(db_.get());
-    else {  // another ingest added it since this one loaded the node's series
+    if (sqlite3_changes(db_.get()) == 1) {
+        id = sqlite3_last_insert_rowid(db_.get());
+        ++c.added;
+    } else {  // another ingest added it since this one loaded the node's series
         c.find.reset();
         c.find.bind(1, f.node).bind(2, metric).bind(3, f.device).bind(4, f.peer).bind(5, f.peer_class);
         if (!c.find.step()) return Failure{c.find.error().empty() ? "the fleet store lost a series" : c.find.error()};
@@ -356,7 +361,23 @@ Result<void> Store::convert_schema1() {
 }
 
 Result<bool> Store::insert(const CheckRecord& rec) {
+    auto r = insert(rec, SeriesAllowance{});
+    if (!r) return Failure{r.error()};
+    return r->what == Inserted::stored;
+}
+
+Result<std::uint64_t> Store::user_series(std::uint32_t uid, std::int64_t since) {
+    Stmt st(db_.get(), "SELECT COALESCE(SUM(added), 0) FROM user_series WHERE uid = ?1 AND day >= ?2");
+    if (!st.ok()) return fail(st);
+    st.bind(1, std::int64_t(uid)).bind(2, day_of(since));
+    const std::int64_t n = st.step() ? st.int64(0) : 0;
+    if (!st.error().empty()) return fail(st);
+    return std::uint64_t(std::max<std::int64_t>(n, 0));
+}
+
+Result<InsertResult> Store::insert(const CheckRecord& rec, const SeriesAllowance& allowance) {
     sqlite3* db = db_.get();
+    InsertResult res;
     if (auto r = ensure_cache(); !r) return Failure{r.error()};
     ForgetCache forget{cache_};
     SeriesCache& sc = *cache_;
@@ -371,8 +392,20 @@ Result<bool> Store::insert(const CheckRecord& rec) {
     if (!ins.run()) return fail(ins);
     if (sqlite3_changes(db) == 0) {  // already stored: the transaction rolls back, nothing changed
         forget.keep = true;
-        return false;
+        res.what = Inserted::already_there;
+        return res;
     }
+    // What the user may still add, read within the transaction (a second
+    // ingest's additions are in or wait for this one's commit).
+    const bool capped = c.uid != 0 && allowance.max_new != UINT64_MAX;
+    std::uint64_t left = UINT64_MAX;
+    if (capped) {
+        auto before = user_series(c.uid, allowance.since);
+        if (!before) return Failure{before.error()};
+        res.user_before = *before;
+        left = *before >= allowance.max_new ? 0 : allowance.max_new - *before;
+    }
+    sc.added = 0;
     const std::int64_t row = sqlite3_last_insert_rowid(db);
     if (row > kMaxCheckRow) return Failure{"the fleet store holds more checks than it can number: start a new one with --db"};
 
@@ -390,6 +423,11 @@ Result<bool> Store::insert(const CheckRecord& rec) {
     for (const auto& f : rec.figures) {
         auto id = series_id(f);
         if (!id) return Failure{id.error()};
+        if (sc.added > left) {  // rolled back: the series it added are forgotten with the cache
+            res.what = Inserted::over_allowance;
+            res.new_series = sc.added;
+            return res;
+        }
         // The check's time, source and uid, whatever the row says: they are the ingest's word.
         StoredPoint p;
         p.value = f.value, p.series = *id, p.uid = c.uid, p.time = c.time, p.source = c.source;
@@ -405,9 +443,16 @@ Result<bool> Store::insert(const CheckRecord& rec) {
         sc.finding.reset();
         if (!sc.finding.bind(1, row).bind(2, f.node).bind(3, f.text).bind(4, c.time).run()) return fail(sc.finding);
     }
+    res.new_series = sc.added;
+    if (c.uid != 0 && sc.added > 0) {
+        Stmt add(db, "INSERT INTO user_series(uid, day, added) VALUES(?1, ?2, ?3) "
+                     "ON CONFLICT(uid, day) DO UPDATE SET added = added + excluded.added");
+        const std::int64_t counted = day_of(allowance.today ? allowance.today : c.time);
+        if (!add.ok() || !add.bind(1, std::int64_t(c.uid)).bind(2, counted).bind(3, std::int64_t(sc.added)).run()) return fail(add);
+    }
     if (auto r = tx.commit(); !r) return Failure{r.error()};
     forget.keep = true;
-    return true;
+    return res;
 }
 
 Result<std::vector<SeriesName>> Store::series_names() {
@@ -654,6 +699,11 @@ Result<FoldResult> Store::fold(std::int64_t now, int keep_days) {
         if (!get.ok()) return fail(get);
         if (get.step()) since = get.int64(0);
         else if (!get.error().empty()) return fail(get);
+    }
+    {
+        // What users added before the window counts against them no more.
+        Stmt del(db, "DELETE FROM user_series WHERE day < ?1");
+        if (!del.ok() || !del.bind(1, cut).run()) return fail(del);
     }
     {
         Stmt del(db, "DELETE FROM findings WHERE time < ?1");

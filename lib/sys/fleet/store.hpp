@@ -28,6 +28,12 @@
 //            EXISTS: a store of schema 2 gains it as it is opened.)
 //   stop_owners   the owner (SLURM's UserId) of each job with a stop: who
 //            may read it on GET /v1/stops/JOB.
+//   user_series  how many series each user's checks (uid other than 0) added
+//            to the store, by the UTC day of the ingest that stored them: the
+//            ingest's cap on what one user may add (Store::insert's
+//            SeriesAllowance); rows older than the keep window are dropped by
+//            the fold. Added beside schema 2 (a store without it gets it at
+//            the next ingest, with every earlier series counted as root's).
 // Retention (fold): the points of days older than keep_days are folded in
 // place, per series, source, uid and day, into the day's median and how many
 // figures it folds; findings and check_nodes rows that old are deleted; the
@@ -93,6 +99,28 @@ struct SeriesName {
     bool known = false;
 };
 
+// What one user's check may add to the store: at most `max_new` new series
+// (a node, device, peer, class and metric not named before) over the days
+// from `since` on, counting those of the user's earlier checks; this one's
+// are counted under `today` (the ingest's day). Root's checks (uid 0) are
+// the fleet's own word and have none.
+struct SeriesAllowance {
+    std::uint64_t max_new = UINT64_MAX;
+    std::int64_t since = 0;   // unix seconds: the first day counted
+    std::int64_t today = 0;   // unix seconds: this ingest's day (0: the check's own)
+};
+
+enum class Inserted {
+    stored,         // a new check
+    already_there,  // a check with this id is stored: nothing changed
+    over_allowance, // it would take its user over SeriesAllowance::max_new: nothing changed
+};
+struct InsertResult {
+    Inserted what = Inserted::stored;
+    std::uint64_t new_series = 0;   // stored: the series it named first; over: those counted before it stopped
+    std::uint64_t user_before = 0;  // the user's new series in the window before this check (0 for root)
+};
+
 struct Query {
     std::int64_t since = 0;
     std::int64_t until = INT64_MAX;
@@ -114,6 +142,13 @@ public:
     // changes, so ingesting a report twice, or from two ingests at once, is
     // one check).
     Result<bool> insert(const CheckRecord& rec);
+    // The same within what its user may add (uid 0: no limit). Over the
+    // allowance, the transaction is rolled back as soon as the check names
+    // one series too many: a report of made-up names costs its user's
+    // allowance, then nothing.
+    Result<InsertResult> insert(const CheckRecord& rec, const SeriesAllowance& allowance);
+    // The series `uid`'s checks added on the days from `since` on.
+    Result<std::uint64_t> user_series(std::uint32_t uid, std::int64_t since);
     // Whether a check with this id is stored.
     Result<bool> has_check(const std::string& id);
 
