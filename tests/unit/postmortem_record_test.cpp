@@ -183,7 +183,7 @@ TEST_CASE("a node's record: JSON round-trips", "[postmortem][record]") {
     CHECK(b.dumps[1].group == "tp0");  // a dump's process group round-trips
     CHECK(to_json(b) == j);
     // Every sign has its name and back.
-    for (int i = 0; i <= int(Sign::retired_pages); ++i) CHECK(parse_sign(to_string(Sign(i))) == Sign(i));
+    for (int i = 0; i <= int(Sign::gpu_lost); ++i) CHECK(parse_sign(to_string(Sign(i))) == Sign(i));
     CHECK_FALSE(parse_sign("xid").has_value());
 }
 
