@@ -123,7 +123,8 @@ if [ "$(id -u)" = 0 ]; then
   # The links, RDMA devices and GPUs against the Prolog's snapshot, in a network namespace of
   # the test's own (real veths: the kernel counts their carrier changes). dl0 is a data link
   # (its peer dp0 set down mid-job, then up again, or left down); nc0 has had no carrier since
-  # it was made (its peer never up: an unplugged port, docker0). A copy of a node's sysfs holds
+  # it was made (its peer never up: an unplugged port, docker0); vb0 is a bridge whose only port,
+  # a container's veth, goes mid-job (docker0 when the last container stops). A copy of a node's sysfs holds
   # an HCA (the hdr fixture) and a GPU whose directory the test removes mid-job.
   if unshare -n true 2>/dev/null; then
     cp -r "$top_srcdir/tests/fixtures/sysfs/hdr" "$W/sys2" && chmod -R u+w "$W/sys2"
@@ -133,12 +134,14 @@ if [ "$(id -u)" = 0 ]; then
       ip link add dl0 type veth peer name dp0 && ip link add nc0 type veth peer name np0
       ip addr add 198.18.250.1/24 dev dl0 && ip addr add 198.18.251.1/24 dev nc0
       ip link set dl0 up && ip link set dp0 up && ip link set nc0 up
+      ip link add vb0 type bridge && ip link add vp0 type veth peer name vq0 && ip link set vp0 master vb0
+      ip addr add 198.18.252.1/24 dev vb0 && ip link set vb0 up && ip link set vp0 up && ip link set vq0 up && sleep 0.2
       gpu() { mkdir -p "$G" && echo 0x10de >"$G/vendor" && echo 0x2330 >"$G/device" && echo 0x030200 >"$G/class"; }
       snap() { GANGWAY_SYSFS_ROOT=$W/sys2 "$GW" postmortem snapshot --dir="$W/pm" --job=$1; }
       coll() { GANGWAY_SYSFS_ROOT=$W/sys2 "$GW" postmortem collect --dir="$W/pm" --job=$1 --node=n1 --nodes=n1 \
                  --kmsg-root="$W/kroot" --config="$W/site.conf" --print 2>>"$W/l.err"; }
       gpu; snap 81; cp "$W/pm/81/node.start" "$W/node.start.81"
-      ip link set dp0 down; sleep 0.1; ip link set dp0 up; sleep 0.1; rm -r "$G"
+      ip link set dp0 down; sleep 0.1; ip link set dp0 up; ip link del vq0; sleep 0.1; rm -r "$G"
       echo "81 $(coll 81)"
       gpu; snap 82; ip link set dl0 down
       echo "82 $(coll 82)"
@@ -153,8 +156,8 @@ if [ "$(id -u)" = 0 ]; then
       || fail "snapshot, links: rc $rc: $out $(cat "$W/node.start.81" "$W/l.err" 2>&1)"
     grep -Eq '"sign":"link_down","device":"dl0","code":1,"pid":0,"text":"dl0 lost carrier once during the job \(carrier_down_count [0-9]+ -> [0-9]+\), up again at its end"' <<<"$j81" \
       && grep -q '"sign":"gpu_lost"' <<<"$j81" && grep -q 'GPU 0000:17:00.0 present at the job.s start is gone' <<<"$j81" \
-      && ! grep -q '"device":"nc0"' <<<"$j81" \
-      && pass "collect: a link down and up again before the Epilog and a GPU gone are the node's evidence; nc0 (never had carrier) is not" \
+      && ! grep -q '"device":"nc0"\|"device":"vb0"' <<<"$j81" && ! grep -q '^link vb0' "$W/node.start.81" \
+      && pass "collect: a link down and up again before the Epilog and a GPU gone are the node's evidence; nc0 (never had carrier) and vb0 (a bridge of containers' veths, its last one gone) are not" \
       || fail "collect, link flap: $j81 $(cat "$W/l.err")"
     grep -Eq '"device":"dl0".*dl0 lost carrier once during the job \(carrier_down_count [0-9]+ -> [0-9]+\) and is set down at its end' <<<"$j82" \
       && ! grep -q '"device":"nc0"\|gpu_lost' <<<"$j82" \

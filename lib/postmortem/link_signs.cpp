@@ -63,7 +63,7 @@ NodeStart node_start(const std::vector<LinkFacts>& links, const std::vector<std:
                      const std::vector<std::string>& gpus) {
     NodeStart s;
     for (const auto& l : links)
-        if (l.addressed && plain_name(l.name)) s.links[l.name] = l;
+        if (l.addressed && !l.virtual_bridge && plain_name(l.name)) s.links[l.name] = l;
     for (const auto& h : hcas)
         if (plain_name(h)) s.hcas.insert(h);
     for (const auto& g : gpus)
@@ -151,7 +151,7 @@ std::vector<Evidence> link_signs(const NodeStart* start, const std::vector<LinkF
     if (!start) {
         // No snapshot: the end's state alone, as before, but never a link that never had carrier.
         for (const auto& n : now)
-            if (n.addressed && n.admin_up && !n.carrier && n.ups.value_or(1) != 0)
+            if (n.addressed && !n.virtual_bridge && n.admin_up && !n.carrier && n.ups.value_or(1) != 0)
                 add(n.name, 0, "is up with no carrier at the job's end");
         return out;
     }

@@ -16,7 +16,8 @@
 //     hca_lost or gpu_lost sign.
 // Their time is the Epilog's reading; a link the kernel's own line already
 // names (kernel_signs: "Link is Down") keeps that line's time instead.
-// Without a snapshot (no Prolog) the rule is the end's state alone: an
+// A bridge of containers' or VMs' ports alone (docker0 with a container
+// running, virbr0) is never judged. Without a snapshot (no Prolog) the rule is the end's state alone: an
 // addressed link that is up without carrier is a sign, unless the kernel
 // says it never had carrier (carrier_up_count 0).
 // Pure: the caller reads rtnetlink and sysfs (lib/sys/postmortem/links).
@@ -40,6 +41,10 @@ struct LinkFacts {
     bool admin_up = false;           // IFF_UP
     bool carrier = false;            // IFF_RUNNING: up, with carrier (operationally up)
     bool addressed = false;          // an IPv4 or a non-link-local IPv6 address
+    // A bridge none of whose ports is a NIC (or a bond, team or VLAN of one):
+    // docker0, virbr0, cni0, whose carrier comes and goes with containers and
+    // VMs. Never judged: it carries no traffic between the job's nodes.
+    bool virtual_bridge = false;
     // The kernel's counters since the interface was made (IFLA_CARRIER_CHANGES,
     // IFLA_CARRIER_UP_COUNT, IFLA_CARRIER_DOWN_COUNT); unset where it keeps none.
     std::optional<std::uint64_t> changes, ups, downs;
@@ -57,7 +62,7 @@ struct NodeStart {
 inline constexpr std::size_t kMaxNodeStartLines = 4096;
 inline constexpr std::size_t kMaxDeviceName = 64;
 
-// The snapshot of `links` (the addressed ones), `hcas` and `gpus`.
+// The snapshot of `links` (the addressed ones, not a virtual bridge), `hcas` and `gpus`.
 NodeStart node_start(const std::vector<LinkFacts>& links, const std::vector<std::string>& hcas,
                      const std::vector<std::string>& gpus);
 

@@ -122,6 +122,12 @@ TEST_CASE("link_signs: a link without carrier from before the job is no sign (do
     const auto s = link_signs(nullptr, {link("docker0", false, 2, 1, 1), link("eth2", false, 0, 0, 0), link("eth1", true, 1, 1, 0)}, T);
     REQUIRE(devices(s) == std::vector<std::string>{"docker0"});
     CHECK(s[0].text == "docker0 is up with no carrier at the job's end");
+    // A bridge of containers' ports alone (docker0 with a container at the start, gone since) is never judged.
+    LinkFacts docker = link("docker0", true, 2, 1, 1);
+    docker.virtual_bridge = true;
+    CHECK(node_start({docker}, {}, {}).empty());
+    docker.carrier = false, docker.downs = 2;
+    CHECK(link_signs(nullptr, {docker}, T).empty());
     // Nor one without an address, nor one set down (an admin's choice the end alone cannot tell from a fault).
     LinkFacts bare = link("eth3", false, 2, 1, 1);
     bare.addressed = false;

@@ -42,11 +42,32 @@ std::vector<std::string> addressed_names() {
     return out;
 }
 
+// A link as the dump gives it, with what tells a virtual bridge.
+struct Link {
+    pm::LinkFacts facts;
+    int index = 0;
+    std::uint32_t master = 0;  // the bridge (or bond) it is a port of; 0: none
+    std::string kind;          // IFLA_INFO_KIND: "bridge", "veth", "tun", ...; "": a NIC
+};
+
+// A bridge none of whose ports is a NIC, or a bond, team or VLAN (of one).
+void mark_virtual_bridges(std::vector<Link>& links) {
+    for (auto& b : links) {
+        if (b.kind != "bridge") continue;
+        b.facts.virtual_bridge = std::none_of(links.begin(), links.end(), [&](const Link& p) {
+            return p.master == static_cast<std::uint32_t>(b.index) &&
+                   (p.kind.empty() || p.kind == "bond" || p.kind == "team" || p.kind == "vlan");
+        });
+    }
+}
+
 // One RTM_NEWLINK message's facts.
-std::optional<pm::LinkFacts> link_of(const nlmsghdr* h) {
+std::optional<Link> link_of(const nlmsghdr* h) {
     if (h->nlmsg_len < NLMSG_LENGTH(sizeof(ifinfomsg))) return std::nullopt;
     const auto* ifi = static_cast<const ifinfomsg*>(NLMSG_DATA(h));
-    pm::LinkFacts l;
+    Link out;
+    out.index = ifi->ifi_index;
+    pm::LinkFacts& l = out.facts;
     l.admin_up = ifi->ifi_flags & IFF_UP;
     l.carrier = (ifi->ifi_flags & IFF_UP) && (ifi->ifi_flags & IFF_RUNNING);
     if (ifi->ifi_flags & IFF_LOOPBACK) return std::nullopt;
@@ -65,11 +86,21 @@ std::optional<pm::LinkFacts> link_of(const nlmsghdr* h) {
             case IFLA_CARRIER_CHANGES: l.changes = u32(); break;
             case IFLA_CARRIER_UP_COUNT: l.ups = u32(); break;
             case IFLA_CARRIER_DOWN_COUNT: l.downs = u32(); break;
+            case IFLA_MASTER: out.master = static_cast<std::uint32_t>(u32().value_or(0)); break;
+            case IFLA_LINKINFO: {
+                int inner = static_cast<int>(n);
+                for (const rtattr* i = static_cast<const rtattr*>(RTA_DATA(a)); RTA_OK(i, inner); i = RTA_NEXT(i, inner))
+                    if (i->rta_type == IFLA_INFO_KIND) {
+                        const auto* k = static_cast<const char*>(RTA_DATA(i));
+                        out.kind.assign(k, strnlen(k, std::min<std::size_t>(RTA_PAYLOAD(i), 32)));
+                    }
+                break;
+            }
             default: break;
         }
     }
     if (l.name.empty()) return std::nullopt;
-    return l;
+    return out;
 }
 
 }  // namespace
@@ -98,7 +129,7 @@ Result<std::vector<pm::LinkFacts>> read_links() {
     kernel.nl_family = AF_NETLINK;
     if (::sendto(s.get(), &req, sizeof req, 0, reinterpret_cast<const sockaddr*>(&kernel), sizeof kernel) < 0)
         return Failure{std::string("cannot ask rtnetlink for the links: ") + std::strerror(errno)};
-    std::vector<pm::LinkFacts> out;
+    std::vector<Link> out;
     std::vector<char> buf(std::size_t(64) << 10);  // new's alignment: a nlmsghdr's
     // Each answer holds one link or more; each wait for one at most 2 s.
     for (std::size_t rounds = 0; rounds <= kMaxLinks; ++rounds) {
@@ -111,9 +142,14 @@ Result<std::vector<pm::LinkFacts>> read_links() {
         for (const auto* h = reinterpret_cast<const nlmsghdr*>(buf.data()); NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
             if (h->nlmsg_seq != 1) continue;
             if (h->nlmsg_type == NLMSG_DONE) {
+                mark_virtual_bridges(out);
                 const auto names = addressed_names();
-                for (auto& l : out) l.addressed = std::binary_search(names.begin(), names.end(), l.name);
-                return out;
+                std::vector<pm::LinkFacts> facts;
+                for (auto& l : out) {
+                    l.facts.addressed = std::binary_search(names.begin(), names.end(), l.facts.name);
+                    facts.push_back(std::move(l.facts));
+                }
+                return facts;
             }
             if (h->nlmsg_type == NLMSG_ERROR) {
                 const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
