@@ -138,6 +138,7 @@ Result<std::vector<pm::LinkFacts>> read_links() {
             if (errno == EINTR) continue;
             return Failure{std::string("rtnetlink's list of links: ") + std::strerror(errno)};
         }
+        if (got == 0) return Failure{"rtnetlink's list of links ended early"};
         int len = static_cast<int>(got);
         for (const auto* h = reinterpret_cast<const nlmsghdr*>(buf.data()); NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
             if (h->nlmsg_seq != 1) continue;
