@@ -35,7 +35,9 @@ const char* kHelp =
     "each node of a job when it ends). Reads, from DIR/JOB (DIR: the plugin's postmortem_dir=,\n"
     "%n standing for the host name up to its first dot; default /var/spool/gangway/postmortem),\n"
     "the task lines slurmstepd wrote, the kernel log's signs of the job's window (GPU Xids, the\n"
-    "OOM killer, a link down, hung tasks) and the rank dumps the job's processes left; writes\n"
+    "OOM killer, a link down, hung tasks), the links, RDMA devices and GPUs against the Prolog's\n"
+    "snapshot (a link that lost carrier during the job, a device gone) and the rank dumps the job's\n"
+    "processes left; writes\n"
     "them as one record, DIR/JOB/node.json, and sends it to the site's collector at URL (`gangway\n"
     "fleet serve --stops-key`), signed with the site's key FILE. A record serve does not take (no\n"
     "answer, a timeout, 503 busy) waits in DIR/outbox for `gangway postmortem resend`; once serve\n"
@@ -54,13 +56,14 @@ const char* kSnapshotHelp =
     "\n"
     "The Prolog's part of the post-mortem (contrib/slurm/prolog-postmortem.sh runs it as root on each\n"
     "node of a job before it starts): keeps the RDMA ports' error counters and states in DIR/JOB/ports.start,\n"
-    "which `gangway postmortem collect` compares at the job's end (a node without RDMA ports keeps none),\n"
-    "and the kernel log's last record number in DIR/JOB/kmsg.start, from which collect counts the records\n"
-    "a flood made the log lose during the job.\n"
+    "and each configured link's carrier state and counters, the RDMA devices and the GPUs present in\n"
+    "DIR/JOB/node.start, which `gangway postmortem collect` compares at the job's end, and the kernel\n"
+    "log's last record number in DIR/JOB/kmsg.start, from which collect counts the records a flood made\n"
+    "the log lose during the job.\n"
     "  --dir   as collect's (default /var/spool/gangway/postmortem; %n: the host name up to its first dot)\n"
     "  --job   default: SLURM_JOB_ID (the Prolog's)\n"
     "  --kmsg-root=DIR  as collect's (tests)\n"
-    "Exit 0: kept (or no port); 1: it could not be kept (one line says why); 2: usage.\n";
+    "Exit 0: kept (or nothing to keep); 1: it could not be kept, or the links not read (one line says why); 2: usage.\n";
 
 
 void say(std::uint32_t job, const std::string& line) {

@@ -14,7 +14,7 @@ int cmd_check(int argc, char** argv);  // cmd_run.cpp: the preflight alone
 int cmd_gpu_check(int argc, char** argv);  // cmd_gpu_check.cpp: GPU/RDMA stages on this node
 int cmd_drain_request(int argc, char** argv);
 int cmd_node_check(int argc, char** argv);  // cmd_node_check.cpp: this node's health, SLURM's HealthCheckProgram  // cmd_drain_request.cpp: a drain request, for the Epilog
-int cmd_postmortem_snapshot(int argc, char** argv);  // cmd_postmortem_collect.cpp: the Prolog's snapshot of the RDMA ports
+int cmd_postmortem_snapshot(int argc, char** argv);  // cmd_postmortem_collect.cpp: the Prolog's snapshot of the RDMA ports, links, HCAs and GPUs
 int cmd_postmortem_collect(int argc, char** argv);  // cmd_postmortem_collect.cpp: the Epilog's record of a job's stop
 int cmd_fleet(int argc, char** argv);  // cmd_fleet.cpp: the fleet memory (ingest, show)
 int cmd_fleet_metrics(int argc, char** argv);  // cmd_fleet_metrics.cpp: `fleet metrics`, OpenMetrics text

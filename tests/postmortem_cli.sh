@@ -121,6 +121,56 @@ if [ "$(id -u)" = 0 ]; then
   [ $rc = 0 ] && grep -q 'ports.start: port snapshot: line 2 is not .*: the ports not compared' "$W/c.err" \
     && pass "collect: a broken snapshot is one line; the record is kept" || fail "collect, broken snapshot: rc $rc: $(cat "$W/c.err")"
 
+  # The links, RDMA devices and GPUs against the Prolog's snapshot, in a network namespace of
+  # the test's own (real veths: the kernel counts their carrier changes). dl0 is a data link
+  # (its peer dp0 set down mid-job, then up again, or left down); nc0 has had no carrier since
+  # it was made (its peer never up: an unplugged port, docker0); vb0 is a bridge whose only port,
+  # a container's veth, goes mid-job (docker0 when the last container stops). A copy of a node's sysfs holds
+  # an HCA (the hdr fixture) and a GPU whose directory the test removes mid-job.
+  if unshare -n true 2>/dev/null; then
+    cp -r "$top_srcdir/tests/fixtures/sysfs/hdr" "$W/sys2" && chmod -R u+w "$W/sys2"
+    G=$W/sys2/sys/bus/pci/devices/0000:17:00.0
+    out=$(GW=$GW W=$W G=$G unshare -n bash -c '
+      set -e
+      ip link add dl0 type veth peer name dp0 && ip link add nc0 type veth peer name np0
+      ip addr add 198.18.250.1/24 dev dl0 && ip addr add 198.18.251.1/24 dev nc0
+      ip link set dl0 up && ip link set dp0 up && ip link set nc0 up
+      ip link add vb0 type bridge && ip link add vp0 type veth peer name vq0 && ip link set vp0 master vb0
+      ip addr add 198.18.252.1/24 dev vb0 && ip link set vb0 up && ip link set vp0 up && ip link set vq0 up && sleep 0.2
+      gpu() { mkdir -p "$G" && echo 0x10de >"$G/vendor" && echo 0x2330 >"$G/device" && echo 0x030200 >"$G/class"; }
+      snap() { GANGWAY_SYSFS_ROOT=$W/sys2 "$GW" postmortem snapshot --dir="$W/pm" --job=$1; }
+      coll() { GANGWAY_SYSFS_ROOT=$W/sys2 "$GW" postmortem collect --dir="$W/pm" --job=$1 --node=n1 --nodes=n1 \
+                 --kmsg-root="$W/kroot" --config="$W/site.conf" --print 2>>"$W/l.err"; }
+      gpu; snap 81; cp "$W/pm/81/node.start" "$W/node.start.81"
+      ip link set dp0 down; sleep 0.1; ip link set dp0 up; ip link del vq0; sleep 0.1; rm -r "$G"
+      echo "81 $(coll 81)"
+      gpu; snap 82; ip link set dl0 down
+      echo "82 $(coll 82)"
+      ip link set dl0 up; mkdir -p "$W/pm/83" && chmod 0711 "$W/pm/83"
+      echo "83 $(coll 83)"' 2>&1); rc=$?
+    j81=$(sed -n 's/^81 //p' <<<"$out"); j82=$(sed -n 's/^82 //p' <<<"$out"); j83=$(sed -n 's/^83 //p' <<<"$out")
+    [ $rc = 0 ] && grep -Eq '^link dl0 admin=1 carrier=1 changes=[0-9]+ ups=[1-9][0-9]* downs=[0-9]+$' "$W/node.start.81" \
+      && grep -Eq '^link nc0 admin=1 carrier=0 changes=[0-9]+ ups=0 downs=[0-9]+$' "$W/node.start.81" \
+      && grep -qx 'hca mlx5_0' "$W/node.start.81" && grep -qx 'gpu 0000:17:00.0' "$W/node.start.81" \
+      && [ "$(stat -c %a "$W/pm/81/node.start")" = 600 ] \
+      && pass "snapshot: each addressed link's carrier and counters, the HCA and the GPU in root's node.start (0600)" \
+      || fail "snapshot, links: rc $rc: $out $(cat "$W/node.start.81" "$W/l.err" 2>&1)"
+    grep -Eq '"sign":"link_down","device":"dl0","code":1,"pid":0,"text":"dl0 lost carrier once during the job \(carrier_down_count [0-9]+ -> [0-9]+\), up again at its end"' <<<"$j81" \
+      && grep -q '"sign":"gpu_lost"' <<<"$j81" && grep -q 'GPU 0000:17:00.0 present at the job.s start is gone' <<<"$j81" \
+      && ! grep -q '"device":"nc0"\|"device":"vb0"' <<<"$j81" && ! grep -q '^link vb0' "$W/node.start.81" \
+      && pass "collect: a link down and up again before the Epilog and a GPU gone are the node's evidence; nc0 (never had carrier) and vb0 (a bridge of containers' veths, its last one gone) are not" \
+      || fail "collect, link flap: $j81 $(cat "$W/l.err")"
+    grep -Eq '"device":"dl0".*dl0 lost carrier once during the job \(carrier_down_count [0-9]+ -> [0-9]+\) and is set down at its end' <<<"$j82" \
+      && ! grep -q '"device":"nc0"\|gpu_lost' <<<"$j82" \
+      && pass "collect: a link set down mid-job and still down at the Epilog is evidence; nc0 and the GPU still there are not" \
+      || fail "collect, link set down: $j82 $(cat "$W/l.err")"
+    [ -n "$j83" ] && ! grep -q '"link_down"' <<<"$j83" \
+      && pass "collect without a snapshot: nc0, up without carrier but never had any, is not blamed" \
+      || fail "collect, no snapshot: $j83 $(cat "$W/l.err")"
+  else
+    echo "SKIP: the links' cases need a network namespace (unshare -n)"
+  fi
+
   # NVML at the job's end, after an abnormal task end only (the test doubles of tests/fakes: GPU 1,
   # 0000:11:00.0, has a page retirement pending): a SIGKILLed task here, then a healthy job.
   if "$top_srcdir/tests/fakes/build.sh" "$W/fakes" >/dev/null 2>&1; then

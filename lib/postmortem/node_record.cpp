@@ -20,8 +20,8 @@
 namespace gangway::postmortem {
 
 namespace {
-constexpr std::array<const char*, 6> kSignNames = {"gpu_xid", "oom_kill", "link_down", "hung_task", "ib_errors",
-                                                   "retired_pages"};
+constexpr std::array<const char*, 8> kSignNames = {"gpu_xid",   "oom_kill",      "link_down", "hung_task",
+                                                   "ib_errors", "retired_pages", "hca_lost",  "gpu_lost"};
 constexpr std::string_view kKind = "gangway-node-record";
 constexpr std::int64_t kSchema = 1;
 }  // namespace
@@ -371,7 +371,7 @@ private:
             case 0: e.t_ns = integer<std::int64_t>(v); break;
             case 1: {
                 const auto s = parse_sign(text(v, 32));
-                if (!s) refuse("has " + where() + " that is not one of gpu_xid, oom_kill, link_down, hung_task, ib_errors, retired_pages");
+                if (!s) refuse("has " + where() + " that is not one of gpu_xid, oom_kill, link_down, hung_task, ib_errors, retired_pages, hca_lost, gpu_lost");
                 e.sign = *s;
                 break;
             }

@@ -56,6 +56,8 @@ enum class Sign {
     hung_task,      // "task ... blocked for more than N seconds"
     ib_errors,      // an IB port's error counters grew since the step began (code = the growth)
     retired_pages,  // NVML: retired pages or row remapping pending/failed
+    hca_lost,       // an RDMA device present at the job's start, gone at its end (device = mlx5_0)
+    gpu_lost,       // a GPU present at the job's start, gone from the PCI bus at its end (device = bus id)
 };
 // "gpu_xid", "oom_kill", ...: the JSON's spelling; parse_sign: nullopt for any other.
 const char* to_string(Sign s);

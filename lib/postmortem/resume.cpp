@@ -9,7 +9,8 @@ namespace gangway::postmortem {
 bool should_requeue(const Verdict& v, const std::vector<NodeRecord>& records) {
     // The cause itself, not only the flag: an OOM, a signal, an exit, a hang or
     // a user's bug is the job's own whatever node_class says.
-    const bool node_cause = v.cause == Cause::node_lost || v.cause == Cause::gpu_xid || v.cause == Cause::link_down;
+    const bool node_cause = v.cause == Cause::node_lost || v.cause == Cause::gpu_xid || v.cause == Cause::gpu_lost ||
+                            v.cause == Cause::hca_lost || v.cause == Cause::link_down;
     if (!v.node_class || !node_cause || v.node.empty()) return false;
     for (const auto& r : records)
         for (const auto& t : r.tasks)

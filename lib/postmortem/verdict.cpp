@@ -35,13 +35,15 @@
 // 6. Its cause, from its node's root evidence between kCauseWindowNs before
 //    and kEvidenceSlackNs after it, in this precedence:
 //      GPU Xid (any gpu_xid sign: the collector keeps the site's fatal Xids),
+//      a GPU lost (gpu_lost: present at the job's start, gone at its end),
 //      OOM (an OOM-killer line whose pid is the task's, or the task's step
 //        cgroup counted an oom_kill by then),
+//      an RDMA device lost (hca_lost), then
 //      IB or link down (link_down, or ib_errors timed within the window),
 //      a fatal signal (the wait status),
 //      a non-zero exit.
-//    Node-class: node lost, Xid, link down. An OOM or a signal names the
-//    node where the rank ran, not as at fault.
+//    Node-class: node lost, Xid, a GPU or an RDMA device lost, link down.
+//    An OOM or a signal names the node where the rank ran, not as at fault.
 // 7. A user's bug blames no node: every rank's dump holds the same
 //    exception, or every rank of the step ended with the same status within
 //    kAlikeWindowNs of the first end, dumps or none (Cause::user_error: the
@@ -96,19 +98,21 @@ const Evidence* earliest(const NodeRecord& rec, std::int64_t at, Sign sign, std:
     return best;
 }
 
-// The node-class evidence of `rec` that decides its cause (Xid before link),
-// in the window around `at`.
+// The node-class evidence of `rec` that decides its cause (Xid, a GPU lost,
+// an RDMA device lost, then a link), in the window around `at`.
 const Evidence* node_class_evidence(const NodeRecord& rec, std::int64_t at) {
-    if (const auto* x = earliest(rec, at, Sign::gpu_xid)) return x;
+    for (const Sign s : {Sign::gpu_xid, Sign::gpu_lost, Sign::hca_lost})
+        if (const auto* x = earliest(rec, at, s)) return x;
     const auto* l = earliest(rec, at, Sign::link_down);
     const auto* i = earliest(rec, at, Sign::ib_errors);
     if (l && i) return l->t_ns <= i->t_ns ? l : i;
     return l ? l : i;
 }
 
-std::string device_words(const Evidence& e) {
-    return e.device.empty() ? std::string() : " on " + quiet_text(printable_name(e.device), 64);
+std::string device_name(const Evidence& e) {
+    return e.device.empty() ? std::string() : " " + quiet_text(printable_name(e.device), 64);
 }
+std::string device_words(const Evidence& e) { return e.device.empty() ? std::string() : " on" + device_name(e); }
 
 void set_cause_from(Verdict& v, const Evidence& e) {
     v.node_class = true;
@@ -117,6 +121,12 @@ void set_cause_from(Verdict& v, const Evidence& e) {
     if (e.sign == Sign::gpu_xid) {
         v.cause = Cause::gpu_xid;
         v.detail = "GPU Xid " + std::to_string(e.code) + device_words(e);
+    } else if (e.sign == Sign::gpu_lost) {
+        v.cause = Cause::gpu_lost;
+        v.detail = "GPU" + device_name(e) + " gone from the PCI bus since the job's start";
+    } else if (e.sign == Sign::hca_lost) {
+        v.cause = Cause::hca_lost;
+        v.detail = "RDMA device" + device_name(e) + " gone since the job's start";
     } else if (e.sign == Sign::link_down) {
         v.cause = Cause::link_down;
         v.detail = "link down" + device_words(e);
@@ -490,7 +500,7 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
 
     // Rules 5 and 6: the first failure and its cause.
     const NodeRecord& own = *first.rec;
-    if (const auto* e = node_class_evidence(own, t0); e && e->sign == Sign::gpu_xid) {
+    if (const auto* e = node_class_evidence(own, t0); e && (e->sign == Sign::gpu_xid || e->sign == Sign::gpu_lost)) {
         place_rank(v, first);
         set_cause_from(v, *e);
     } else if (const auto* oom = earliest(own, t0, Sign::oom_kill, first.t->pid); oom || first.t->oom_kills > 0) {

@@ -19,7 +19,9 @@ enum class Cause {
     none,          // a healthy job: nothing to say
     node_lost,     // a node of the job sent no record and SLURM marks it down
     gpu_xid,
+    gpu_lost,      // a GPU present at the job's start, gone from the PCI bus at its end
     oom,
+    hca_lost,      // an RDMA device present at the job's start, gone at its end
     link_down,     // a data link or HCA port down, or IB errors grew
     fatal_signal,  // SIGSEGV, SIGBUS, SIGKILL, ... with no node evidence
     nonzero_exit,
@@ -45,7 +47,7 @@ struct Verdict {
     std::optional<std::uint32_t> rank, local_rank;
     std::int64_t t_ns = 0;
     std::string detail;               // "Xid 79 on 0000:17:00.0", "SIGKILL", "exit 3", ...
-    bool node_class = false;          // requeue without `node` (node lost, Xid, link down)
+    bool node_class = false;          // requeue without `node` (node lost, Xid, a GPU or HCA lost, link down)
     std::vector<std::uint32_t> hang_ranks;  // ranks that did not enter the first collective others did, or entered it late
     Alike alike = Alike::none;        // user_error: how every rank was seen to fail alike
     double alike_within_s = 0;        // Alike::same_status: the first end to the last

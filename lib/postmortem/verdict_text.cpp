@@ -103,7 +103,9 @@ const char* to_string(Cause c) {
         case Cause::none: return "none";
         case Cause::node_lost: return "node-lost";
         case Cause::gpu_xid: return "gpu-xid";
+        case Cause::gpu_lost: return "gpu-lost";
         case Cause::oom: return "oom";
+        case Cause::hca_lost: return "hca-lost";
         case Cause::link_down: return "link-down";
         case Cause::fatal_signal: return "fatal-signal";
         case Cause::nonzero_exit: return "nonzero-exit";
@@ -176,6 +178,8 @@ std::string render_line(const Verdict& v) {
                 s += " (no node fault; its node logged " + clean(v.evidence_text, 60) + ")";
             break;
         case Cause::gpu_xid:
+        case Cause::gpu_lost:
+        case Cause::hca_lost:
         case Cause::link_down:
             s += "stopped by " + where + ": " + clean(v.detail, 80) + at + " (node fault)";
             break;

@@ -1,9 +1,6 @@
 #include "collect.hpp"
 
 #include <dirent.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +13,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../postmortem/kernel_signs.hpp"
+#include "../../postmortem/link_signs.hpp"
 #include "../../postmortem/gpu_signs.hpp"
 #include "../../postmortem/port_signs.hpp"
 #include "../../postmortem/dump_share.hpp"
@@ -30,6 +28,7 @@
 #include "../stages/nvml_stage.hpp"
 #include "../stages/stage.hpp"
 #include "stops_auth.hpp"
+#include "links.hpp"
 
 namespace gangway::sys::postmortem {
 namespace pm = gangway::postmortem;
@@ -192,36 +191,33 @@ void note_in_record(Collected& c, std::string line) {
     if (c.record.notes.size() < pm::kMaxNotes) c.record.notes.push_back(printable_name(line, pm::kMaxNoteText));
 }
 
-// The node's configured links (an interface with an address) that are up
-// but have no carrier now, at the job's end: a cut cable, a port the switch
-// took down. An unused port (no address) is no sign. getifaddrs reads this
-// network namespace's interfaces through netlink.
-void read_link_state(Collected& c, std::int64_t now) {
-    ifaddrs* all = nullptr;
-    if (::getifaddrs(&all) != 0) return;
-    std::vector<std::string> with_addr, no_carrier;
-    for (const ifaddrs* a = all; a; a = a->ifa_next) {
-        if (!a->ifa_name || (a->ifa_flags & IFF_LOOPBACK)) continue;
-        const std::string name = a->ifa_name;
-        const int family = a->ifa_addr ? a->ifa_addr->sa_family : AF_UNSPEC;
-        if (family == AF_INET) with_addr.push_back(name);
-        if (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr))
-            with_addr.push_back(name);
-        if ((a->ifa_flags & IFF_UP) && !(a->ifa_flags & IFF_RUNNING)) no_carrier.push_back(name);
+// The links, RDMA devices and GPUs against the Prolog's snapshot
+// (link_signs.hpp): root's node.start. Without it (no Prolog, or a broken
+// one: a note) the links are judged by their state at the end alone. After
+// the kernel log's signs: a link its line names keeps that line's time.
+void read_link_signs(int jobfd, const CollectInput& in, Collected& c, std::int64_t now) {
+    std::optional<pm::NodeStart> start;
+    ReadOptions o(std::size_t(256) << 10);
+    o.follow_links = false;
+    o.owner = 0;
+    if (const auto r = read_file_at(jobfd, "node.start", o); r.ok()) {
+        try {
+            start = pm::parse_node_start(r.text);
+        } catch (const Error& e) {
+            c.notes.push_back(std::string("node.start: ") + e.what() + ": the links judged by their state at the end alone");
+        }
+    } else if (r.err != ENOENT) {
+        c.notes.push_back(describe("node.start", r, o) + ": the links judged by their state at the end alone");
     }
-    ::freeifaddrs(all);
-    std::sort(no_carrier.begin(), no_carrier.end());
-    no_carrier.erase(std::unique(no_carrier.begin(), no_carrier.end()), no_carrier.end());
-    for (const auto& name : no_carrier) {
-        if (std::find(with_addr.begin(), with_addr.end(), name) == with_addr.end()) continue;
-        if (c.record.evidence.size() >= pm::kMaxEvidence) break;
-        pm::Evidence e;
-        e.t_ns = now;
-        e.sign = pm::Sign::link_down;
-        e.device = printable_name(name);
-        e.text = e.device + " is up with no carrier at the job's end";
-        c.record.evidence.push_back(std::move(e));
-    }
+    auto add = [&](std::vector<pm::Evidence> signs) {
+        for (auto& e : signs) {
+            if (c.record.evidence.size() >= pm::kMaxEvidence) break;
+            c.record.evidence.push_back(std::move(e));
+        }
+    };
+    if (const auto links = read_links(); !links) c.notes.push_back(links.error() + ": the links not compared");
+    else add(pm::link_signs(start ? &*start : nullptr, *links, now, c.record.evidence));
+    if (start) add(pm::device_signs(*start, present_hcas(in.sysfs_root), present_gpus(in.sysfs_root), now));
 }
 
 // The RDMA ports against the Prolog's snapshot (port_signs.hpp): counters
@@ -320,7 +316,7 @@ Result<Collected> collect_node_record(const CollectInput& in) {
                               join(others, ",", [](unsigned x) { return std::to_string(x); }) +
                               "; not in node-check.conf's xids=): not taken as this node's fault");
     }
-    read_link_state(c, now);
+    read_link_signs(job->get(), in, c, now);
     read_port_signs(job->get(), in, c, now);
     read_gpu_signs(in, c, now);
     // The user's dumps last, in what root's part leaves of serve's limit.
@@ -351,11 +347,20 @@ Result<void> keep_kmsg_mark(const CollectInput& in) {
 
 Result<void> keep_port_snapshot(const CollectInput& in) {
     const auto ports = read_ports(in.sysfs_root, ib_devices(in.sysfs_root));
-    if (ports.empty()) return {};  // no RDMA port here: nothing to compare at the end
+    const auto links = read_links();
+    const auto start = pm::node_start(links ? *links : std::vector<pm::LinkFacts>{}, present_hcas(in.sysfs_root),
+                                      present_gpus(in.sysfs_root));
+    if (ports.empty() && start.empty()) return {};  // nothing here to compare at the end
     if (auto made = make_job_dir(in); !made) return made;
     const std::string jobdir = in.dir + "/" + std::to_string(in.job);
-    return write_file_atomic(jobdir, "ports.start", pm::render_port_snapshot(pm::port_snapshot(ports)), 0600,
-                             "the ports' snapshot");
+    if (!ports.empty())
+        if (auto w = write_file_atomic(jobdir, "ports.start", pm::render_port_snapshot(pm::port_snapshot(ports)), 0600,
+                                       "the ports' snapshot");
+            !w)
+            return w;
+    if (auto w = write_file_atomic(jobdir, "node.start", pm::render_node_start(start), 0600, "the links' snapshot"); !w) return w;
+    if (!links) return Failure{links.error() + ": the links not kept (the RDMA devices and GPUs are)"};
+    return {};
 }
 
 Result<void> keep_node_record(const CollectInput& in, const pm::NodeRecord& r) {

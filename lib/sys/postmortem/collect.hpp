@@ -46,8 +46,11 @@ struct Collected {
 Result<Collected> collect_node_record(const CollectInput& in);
 
 // The Prolog's part: the RDMA ports' error counters and states at the job's
-// start, DIR/JOB/ports.start (root, 0600; DIR/JOB made root's, 0711, as the
-// plugin makes it), for collect_node_record to compare at the job's end.
+// start, DIR/JOB/ports.start, and the addressed links' carrier states and
+// counters with the RDMA devices and GPUs present, DIR/JOB/node.start (root,
+// 0600; DIR/JOB made root's, 0711, as the plugin makes it), for
+// collect_node_record to compare at the job's end. A Failure where the links
+// could not be read still keeps the rest.
 Result<void> keep_port_snapshot(const CollectInput& in);
 
 // The Prolog's other part: the kernel log's last record number at the job's
