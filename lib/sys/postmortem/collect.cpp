@@ -215,9 +215,18 @@ void read_link_signs(int jobfd, const CollectInput& in, Collected& c, std::int64
             c.record.evidence.push_back(std::move(e));
         }
     };
+    // A change the snapshot shows (a carrier lost and back, a device gone)
+    // happened between the job's start and now, when is not known; the
+    // Epilog reads it seconds after the ranks failed, past the verdict's 2 s
+    // of slack. Timed at this node's first task end (when its ranks had felt
+    // it), or now where no task ended here: a link that flapped mid-job then
+    // stands beside the failure it caused, not after it.
+    std::int64_t during = now;
+    if (start)
+        for (const auto& t : c.record.tasks) during = std::min<std::int64_t>(during, t.t_ns);
     if (const auto links = read_links(); !links) c.notes.push_back(links.error() + ": the links not compared");
-    else add(pm::link_signs(start ? &*start : nullptr, *links, now, c.record.evidence));
-    if (start) add(pm::device_signs(*start, present_hcas(in.sysfs_root), present_gpus(in.sysfs_root), now));
+    else add(pm::link_signs(start ? &*start : nullptr, *links, during, c.record.evidence));
+    if (start) add(pm::device_signs(*start, present_hcas(in.sysfs_root), present_gpus(in.sysfs_root), during));
 }
 
 // The RDMA ports against the Prolog's snapshot (port_signs.hpp): counters
