@@ -60,6 +60,8 @@ struct MetricsServer::State {
         int fd = -1;
         std::chrono::steady_clock::time_point opened;
         bool cut = false;
+        std::chrono::steady_clock::time_point cut_at;  // when it was shut down
+        bool recut = false;                             // shut down again through a fresh look at its socket
         std::string address;  // the client's address, without its port
         std::chrono::steady_clock::time_point waiting_since;
         bool in_request = false;
@@ -172,6 +174,7 @@ MHD_Result admit(void* cls, const sockaddr* addr, socklen_t) {
     if (!victim) return MHD_NO;
     ::shutdown(victim->fd, SHUT_RDWR);
     victim->cut = true;
+    victim->cut_at = now;
     return MHD_YES;
 }
 
@@ -192,7 +195,7 @@ void on_connection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificat
     std::string address = address_key(from ? from->client_addr : nullptr);
     ++st.per_address[address];
     const auto now = std::chrono::steady_clock::now();
-    st.open[c] = {fd->connect_fd, now, false, std::move(address), now, false, false, {}};
+    st.open[c] = {fd->connect_fd, now, false, {}, false, std::move(address), now, false, false, {}};
 }
 
 // Whether a connection has lived half its lifetime: its responses then ask
@@ -221,14 +224,27 @@ void watchdog(MetricsServer::State& st) {
     while (!st.conn_cv.wait_for(lock, std::chrono::seconds(1), [&] { return st.stopping; })) {
         const auto now = std::chrono::steady_clock::now();
         std::size_t cut = 0, slow = 0;
-        for (auto& [_, o] : st.open) {
-            if (o.cut) continue;
+        for (auto& [conn, o] : st.open) {
+            if (o.cut) {
+                // Still open 2 s after it was shut down (seen with the
+                // libmicrohttpd of Debian sid for the connection admit()
+                // cut to make room): once more, through the socket the
+                // library says the connection has now.
+                if (!o.recut && now - o.cut_at >= std::chrono::seconds(2)) {
+                    if (const MHD_ConnectionInfo* fd =
+                            MHD_get_connection_info(const_cast<MHD_Connection*>(conn), MHD_CONNECTION_INFO_CONNECTION_FD))
+                        ::shutdown(fd->connect_fd, SHUT_RDWR);
+                    o.recut = true;
+                }
+                continue;
+            }
             const bool old = st.deadline_s > 0 && now - o.opened >= std::chrono::seconds(st.deadline_s);
             const bool slow_headers = !o.in_request && now - o.waiting_since >= std::chrono::seconds(st.header_deadline_s);
             const bool slow_body = o.uploading && now - o.upload_since >= std::chrono::seconds(st.upload_deadline_s);
             if (!old && !slow_headers && !slow_body) continue;
             ::shutdown(o.fd, SHUT_RDWR);
             o.cut = true;
+            o.cut_at = now;
             ++(old ? cut : slow);
         }
         if (cut)
