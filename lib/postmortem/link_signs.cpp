@@ -155,7 +155,11 @@ std::vector<Evidence> link_signs(const NodeStart* start, const std::vector<LinkF
                 add(n.name, 0, "is up with no carrier at the job's end");
         return out;
     }
-    for (const auto& [name, s] : start->links) {
+    for (const auto& link : start->links) {
+        // Not a structured binding: clang before 16 (Debian 12's, the fuzz
+        // targets') cannot capture one in a lambda.
+        const std::string& name = link.first;
+        const auto& s = link.second;
         const auto it = std::find_if(now.begin(), now.end(), [&](const LinkFacts& n) { return n.name == name; });
         if (it == now.end()) {
             if (s.carrier) add(name, 0, "had carrier at the job's start and is gone at its end");
