@@ -20,10 +20,7 @@
 #  - refuses a record signed with another key, a replay, a record naming
 #    another node, and drops one from a node outside the job's NodeList.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-PY=/usr/bin/python3
-. "$(dirname "$0")/verdicts.sh"
+. "$(dirname "$0")/lib/script_env.sh"
 W=$(mktemp -d /tmp/gangway-pm-serve.XXXXXX)
 SERVE= M= MUNGED=
 cleanup() {

@@ -19,10 +19,7 @@
 # About 30 s, most of it the 601 senders. A flood of connections on
 # loopback: one of LOAD_TESTS.
 set -u
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
-GW=${GANGWAY_BIN:-$top_builddir/launcher/gangway}
-PY=/usr/bin/python3
-. "$(dirname "$0")/verdicts.sh"
+. "$(dirname "$0")/lib/script_env.sh"
 W=$(mktemp -d /tmp/gangway-pm-load.XXXXXX)
 SERVE= HOSTILE=
 cleanup() {
