@@ -57,11 +57,8 @@ struct MetricsServer::State {
     // they are in and the request is being answered; `upload_since`: a
     // POST's body is on its way (its headers came then).
     struct Open {
-        int fd = -1;
         std::chrono::steady_clock::time_point opened;
         bool cut = false;
-        std::chrono::steady_clock::time_point cut_at;  // when it was shut down
-        bool recut = false;                             // shut down again through a fresh look at its socket
         std::string address;  // the client's address, without its port
         std::chrono::steady_clock::time_point waiting_since;
         bool in_request = false;
@@ -134,6 +131,16 @@ std::string address_key(const sockaddr* a) {
 // are those of the connections it has.
 constexpr auto kStaleHeaders = std::chrono::seconds(1);
 
+// Shuts connection `c` down (the library then sees it end and closes it),
+// through the socket the library gives for it now: with Debian sid's
+// libmicrohttpd the socket asked for when a connection started was not
+// always its own later (a connection cut to make room stayed open).
+void shut(const MHD_Connection* c, MetricsServer::State::Open& o) {
+    if (const MHD_ConnectionInfo* fd = MHD_get_connection_info(const_cast<MHD_Connection*>(c), MHD_CONNECTION_INFO_CONNECTION_FD))
+        ::shutdown(fd->connect_fd, SHUT_RDWR);
+    o.cut = true;
+}
+
 MHD_Result admit(void* cls, const sockaddr* addr, socklen_t) {
     auto& st = *static_cast<MetricsServer::State*>(cls);
     std::lock_guard lock(st.conn_mu);
@@ -152,15 +159,18 @@ MHD_Result admit(void* cls, const sockaddr* addr, socklen_t) {
     const bool full = live >= st.max_connections;
     if (!over_address && !over_shared && !full) return MHD_YES;
     // The oldest stale connection of `who`, or none.
+    using Entry = std::map<const MHD_Connection*, MetricsServer::State::Open>::value_type;
     const auto stale_of = [&](std::string_view who) {
-        MetricsServer::State::Open* best = nullptr;
-        for (auto& [_, o] : st.open)
+        Entry* best = nullptr;
+        for (auto& e : st.open) {
+            const auto& o = e.second;
             if (!o.cut && !o.in_request && o.address == who && now - o.waiting_since >= kStaleHeaders &&
-                (!best || o.waiting_since < best->waiting_since))
-                best = &o;
+                (!best || o.waiting_since < best->second.waiting_since))
+                best = &e;
+        }
         return best;
     };
-    MetricsServer::State::Open* victim = mine > 0 ? stale_of(key) : nullptr;
+    Entry* victim = mine > 0 ? stale_of(key) : nullptr;
     if (!victim && !over_address && !over_shared) {
         std::string_view top;
         unsigned most = 0;
@@ -172,9 +182,7 @@ MHD_Result admit(void* cls, const sockaddr* addr, socklen_t) {
         if (most > mine) victim = stale_of(top);
     }
     if (!victim) return MHD_NO;
-    ::shutdown(victim->fd, SHUT_RDWR);
-    victim->cut = true;
-    victim->cut_at = now;
+    shut(victim->first, victim->second);
     return MHD_YES;
 }
 
@@ -189,13 +197,11 @@ void on_connection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificat
         }
         return;
     }
-    const MHD_ConnectionInfo* fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     const MHD_ConnectionInfo* from = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (!fd) return;
     std::string address = address_key(from ? from->client_addr : nullptr);
     ++st.per_address[address];
     const auto now = std::chrono::steady_clock::now();
-    st.open[c] = {fd->connect_fd, now, false, {}, false, std::move(address), now, false, false, {}};
+    st.open[c] = {now, false, std::move(address), now, false, false, {}};
 }
 
 // Whether a connection has lived half its lifetime: its responses then ask
@@ -225,26 +231,12 @@ void watchdog(MetricsServer::State& st) {
         const auto now = std::chrono::steady_clock::now();
         std::size_t cut = 0, slow = 0;
         for (auto& [conn, o] : st.open) {
-            if (o.cut) {
-                // Still open 2 s after it was shut down (seen with the
-                // libmicrohttpd of Debian sid for the connection admit()
-                // cut to make room): once more, through the socket the
-                // library says the connection has now.
-                if (!o.recut && now - o.cut_at >= std::chrono::seconds(2)) {
-                    if (const MHD_ConnectionInfo* fd =
-                            MHD_get_connection_info(const_cast<MHD_Connection*>(conn), MHD_CONNECTION_INFO_CONNECTION_FD))
-                        ::shutdown(fd->connect_fd, SHUT_RDWR);
-                    o.recut = true;
-                }
-                continue;
-            }
+            if (o.cut) continue;
             const bool old = st.deadline_s > 0 && now - o.opened >= std::chrono::seconds(st.deadline_s);
             const bool slow_headers = !o.in_request && now - o.waiting_since >= std::chrono::seconds(st.header_deadline_s);
             const bool slow_body = o.uploading && now - o.upload_since >= std::chrono::seconds(st.upload_deadline_s);
             if (!old && !slow_headers && !slow_body) continue;
-            ::shutdown(o.fd, SHUT_RDWR);
-            o.cut = true;
-            o.cut_at = now;
+            shut(conn, o);
             ++(old ? cut : slow);
         }
         if (cut)
