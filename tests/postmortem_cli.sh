@@ -192,14 +192,15 @@ if [ "$(id -u)" = 0 ]; then
   # and the node's Xid 79 was lost with it), and rank 299's dump claims a rank that ran elsewhere.
   # The kernel log lost records in the window (a flood), and holds another job's OOM kill.
   # Then the dump directory goes whole: a tree, 5,000 files, a link to root's directory outside.
-  J=$W/pm/81
+  # (Job 84: job 81 has the links case's snapshot, whose kernel-log mark is the host's own.)
+  J=$W/pm/84
   mkdir -p "$J/user/a/b/c" "$W/outside" && chmod 0711 "$J" && touch "$W/outside/keep" && ln -s "$W/outside" "$J/user/a/out"
   python3 - "$J" <<'PY'
 import json, sys, time
 j = sys.argv[1]
 t = time.time_ns()
 for r in list(range(300)):
-    open(f"{j}/task.0.{r}", "w").write(f"gangway-task 1 t_ns={t + r} node=n1 job=81 step=0 rank={r} local_rank={r} pid={5000 + r} wait_status=9 oom_kills=0 requeue=0\n")
+    open(f"{j}/task.0.{r}", "w").write(f"gangway-task 1 t_ns={t + r} node=n1 job=84 step=0 rank={r} local_rank={r} pid={5000 + r} wait_status=9 oom_kills=0 requeue=0\n")
 for r in range(300):
     seqs = list(range(100000, 100000 + 290))
     d = {"kind": "gangway-rank-dump", "schema": 2, "rank": 4000 if r == 299 else r, "groups": {"0": {"entered": seqs, "completed": seqs}}, "exception": ""}
@@ -211,7 +212,7 @@ PY
   usec=$(python3 -c 'import time; print(int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6))')
   printf '4,100,%s,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/slurm/uid_2000/job_9,task_memcg=/slurm/uid_2000/job_9/step_0,task=python3,pid=777,uid=2000\n3,101,%s,-;NVRM: Xid (PCI:0000:17:00): 79, pid=0, name=, GPU has fallen off the bus.\n6,1301,%s,-;after a flood\n' \
     "$usec" "$usec" "$usec" >"$W/kroot2/dev/kmsg"
-  out=$("$GW" postmortem collect --dir="$W/pm" --job=81 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" --config="$W/site.conf" --print 2>"$W/c.err"); rc=$?
+  out=$("$GW" postmortem collect --dir="$W/pm" --job=84 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" --config="$W/site.conf" --print 2>"$W/c.err"); rc=$?
   bytes=$(printf '%s' "$out" | wc -c)
   if [ $rc = 0 ] && [ "$bytes" -le 1048576 ] && grep -q '"code":79' <<<"$out" && ! grep -q '"pid":777' <<<"$out" &&
      grep -q 'rank dumps: 1 naming a rank that ran no task here left out; 299 cut to their newest' "$W/c.err" &&
