@@ -8,6 +8,7 @@
 #   contrib/dev/build-deb.sh [OUTDIR]
 #   DEB_BUILD_OPTIONS=nocheck contrib/dev/build-deb.sh   # skip make check in the build
 #   GANGWAY_DEB_WORK=DIR contrib/dev/build-deb.sh OUTDIR  # build in DIR (emptied first) and keep it
+#   GANGWAY_DEB_TARBALL=gangway-V.tar.gz contrib/dev/build-deb.sh  # from make dist's tarball
 #
 # GANGWAY_DEB_WORK keeps the package's build tree, DIR/gangway-VERSION/_build,
 # configured and compiled with the release's compiler and Debian's flags, and
@@ -36,8 +37,14 @@ else
 fi
 src=$work/gangway-$version
 mkdir -p "$src"
-# The sources only: a git checkout lists them; a release tarball holds nothing else.
-if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+# The sources only: those of GANGWAY_DEB_TARBALL (`make dist`'s, as a release
+# is built: CI's way, so that the package, and the tests run on its build
+# tree, show the tarball carries what they need); else a git checkout lists them;
+# a release tarball holds nothing else.
+if [ -n "${GANGWAY_DEB_TARBALL:-}" ]; then
+  tar -xzf "$GANGWAY_DEB_TARBALL" -C "$src" --strip-components=1 \
+    || { echo "build-deb.sh: cannot unpack $GANGWAY_DEB_TARBALL" >&2; exit 1; }
+elif git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   (cd "$top" && git ls-files -co --exclude-standard -z | tar --null -cf - -T -) | tar -xf - -C "$src"
 else
   (cd "$top" && tar --exclude='./_build*' --exclude='./_deb' --exclude='./debian' -cf - .) | tar -xf - -C "$src"

@@ -3,7 +3,12 @@
 # that release runs: on the host for 22.05 (Debian 12), in the release's Debian
 # root for 24.11 (trixie) and 26.05 (sid), made by contrib/dev/root.sh.
 #
-#   contrib/dev/deb-check.sh 22.05|24.11|26.05
+#   contrib/dev/deb-check.sh 22.05|24.11|26.05 [--build-only | --no-build]
+#
+# --build-only: the build step alone; --no-build: the steps after it, on the
+# package an earlier --build-only left in _deb-SUITE/ (CI builds every
+# release's package while other tests run, and tests them later).
+# GANGWAY_DEB_TARBALL (build-deb.sh's) builds the package from `make dist`'s tarball.
 #
 # Steps, one PASS/FAIL line each, logs in _deb-SUITE/STEP.log:
 #   build       contrib/dev/build-deb.sh with the release's libslurm-dev,
@@ -26,9 +31,9 @@
 #   installed-env_contract, installed-bad_input
 #               those cluster tests on the release's own cluster, run against
 #               the files dpkg installed (GANGWAY_PLUGIN, GANGWAY_BIN);
-#               GANGWAY_DEB_TREE_TESTED=1 (CI, whose release-check.sh then
-#               runs every cluster test on this package's build tree) leaves
-#               out env_contract on 24.11 and 26.05
+#               GANGWAY_DEB_TREE_TESTED=1 (CI, which runs the cluster
+#               tests on this package's build tree: make check on 22.05,
+#               release-check.sh on the others) leaves out env_contract
 # Then the package is purged, on failure too (GANGWAY_KEEP_DEB=1 keeps it), so
 # the cached root stays as root.sh made it.
 # Exit status: 0 all passed; 1 a step failed; 75 the root cannot be made
@@ -37,7 +42,9 @@ set -euo pipefail
 prog=contrib/dev/deb-check.sh
 top=$(cd "$(dirname "$0")/../.." && pwd -P)
 cd "$top"
-release=${1:?usage: $prog 22.05|24.11|26.05}
+release=${1:?usage: $prog 22.05|24.11|26.05 [--build-only | --no-build]}
+mode=${2:-all}
+case $mode in all|--build-only|--no-build) ;; *) echo "$prog: unknown option '$mode': --build-only or --no-build" >&2; exit 1 ;; esac
 case $release in
   22.05) suite=bookworm ;;
   24.11) suite=trixie ;;
@@ -52,7 +59,7 @@ case $rc in 0) ;; 75) exit 75 ;; *) echo "FAIL: the $suite root for SLURM $relea
 in_root() { contrib/dev/root.sh run "$suite" -- "$@"; }
 
 out=$top/_deb-$suite
-rm -rf "$out" && mkdir -p "$out"
+[ "$mode" = --no-build ] || { rm -rf "$out" && mkdir -p "$out"; }
 status=0
 step() {  # step NAME CMD...: one PASS or FAIL line, output in $out/NAME.log
   local name=$1 t0=$SECONDS; shift
@@ -68,9 +75,18 @@ step() {  # step NAME CMD...: one PASS or FAIL line, output in $out/NAME.log
 # The package's build tree is kept in _deb-SUITE/work/ (build-deb.sh's
 # GANGWAY_DEB_WORK): release-check.sh tests it on the release's cluster
 # (GANGWAY_RELEASE_BUILD) instead of compiling gangway there a second time.
-step build in_root env DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" GANGWAY_DEB_WORK="$out/work" \
-  contrib/dev/build-deb.sh "$out" || exit 1
-deb=$(ls "$out"/gangway_*.deb | head -1)
+# DEB_CFLAGS_APPEND/DEB_CXXFLAGS_APPEND (dpkg-buildflags' own variables) pass
+# through: CI appends -g1 (line tables; BENCHMARKS.md, "CI's time").
+if [ "$mode" != --no-build ]; then
+  step build in_root env DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" GANGWAY_DEB_WORK="$out/work" \
+    ${GANGWAY_DEB_TARBALL:+GANGWAY_DEB_TARBALL="$GANGWAY_DEB_TARBALL"} \
+    ${DEB_CFLAGS_APPEND:+DEB_CFLAGS_APPEND="$DEB_CFLAGS_APPEND"} ${DEB_CXXFLAGS_APPEND:+DEB_CXXFLAGS_APPEND="$DEB_CXXFLAGS_APPEND"} \
+    contrib/dev/build-deb.sh "$out" || exit 1
+  touch "$out/.built"  # whole: another release's run may now read this package (refuses-, below)
+  [ "$mode" = --build-only ] && exit 0
+fi
+deb=$(ls "$out"/gangway_*.deb 2>/dev/null | grep -v dbgsym | head -1)
+[ -n "$deb" ] || { echo "FAIL: deb build on SLURM $release: no package in $out (run $prog $release --build-only first)"; exit 1; }
 depends_on_release() {
   local d; d=$(dpkg-deb -f "$deb" Depends)
   echo "Depends: $d"
@@ -105,7 +121,7 @@ refused_here() {  # refused_here DEB
   grep -q 'gangway depends on slurm-wlm-basic-plugins' <<<"$text" || { echo "refused, but not for SLURM's release"; return 1; }
 }
 for other in "$top"/_deb-*/gangway_*.deb; do
-  [ -f "$other" ] && [ "$(dirname "$other")" != "$out" ] || continue
+  [ -f "$other" ] && [ -f "$(dirname "$other")/.built" ] && [ "$(dirname "$other")" != "$out" ] || continue
   ob=$(basename "$(dirname "$other")")
   step "refuses-${ob#_deb-}-package" refused_here "$other" || true
 done
@@ -116,15 +132,14 @@ if step install in_root dpkg -i "$deb"; then
   step doctor in_root /usr/bin/gangway doctor || true
   # The cluster tests, as make check runs them, with the installed files (seen
   # from the host through the root's path) in place of the build's.
-  case $release in
-    22.05) builddir=$top/_build ;;
-    *) builddir=$(ls -d "$out"/work/gangway-*/_build | head -1) ;;
-  esac
-  # On 24.11 and 26.05 the release's cluster tests then run every test on
-  # this package's own build tree (CI: GANGWAY_RELEASE_BUILD), the same
-  # binaries as installed: env_contract runs there and not twice.
+  # The package's own build tree (its test programs, fakes); on 22.05 without one, the host's _build.
+  builddir=$(ls -d "$out"/work/gangway-*/_build 2>/dev/null | head -1)
+  [ -n "$builddir" ] || builddir=$top/_build
+  # CI runs the release's cluster tests on this package's own build tree
+  # (make check on 22.05; release-check.sh's GANGWAY_RELEASE_BUILD on the
+  # others), the same binaries as installed: env_contract runs there and not twice.
   tests="env_contract bad_input"
-  [ "$release" = 22.05 ] || [ -z "${GANGWAY_DEB_TREE_TESTED:-}" ] || tests=bad_input
+  [ -z "${GANGWAY_DEB_TREE_TESTED:-}" ] || tests=bad_input
   for t in $tests; do
     step "installed-$t" env top_srcdir="$top" top_builddir="$builddir" GANGWAY_RELEASE="$release" \
       GANGWAY_PLUGIN="$root$plugin" GANGWAY_BIN="$root/usr/bin/gangway" bash "$top/tests/integration/$t.sh" || true

@@ -1,85 +1,69 @@
 #!/bin/bash
-# The whole test suite, as CI runs it: build out of tree, make check (unit
-# tests, plugin ABI, CLI, and the real-cluster integration tests, which need
-# root), then the unit tests again under AddressSanitizer and UBSan (a build
-# that also compiles the GPU stages against CUDA's headers), then
-# make distcheck, then the fuzz targets (tests/fuzz/run.sh), then the Debian
-# package (contrib/dev/deb-check.sh: built, installed with dpkg -i, `gangway
-# doctor`, and the real-cluster env_contract and bad_input tests run against
-# the installed plugin and command), then SLURM 24.11 and 26.05 from Debian
-# roots: each release's own package as for 22.05, then the unit tests and
-# every integration test that applies on that package's build tree
-# (GANGWAY_RELEASE_TESTS="TEST..." picks fewer).
+# The whole test suite, as CI runs it, on a machine of two cores: every
+# release's Debian package built once, from `make dist`'s tarball, and every
+# test run on that package's own build tree:
+#   - 22.05 (this host): make check (the unit tests, the script tests, the
+#     load tests and every integration test on the real cluster), the package
+#     installed (dpkg -i, `gangway doctor`, bad_input against the installed
+#     files), and what make distcheck proved besides (install and uninstall
+#     leave nothing, distclean leaves nothing);
+#   - 24.11 (trixie) and 26.05 (sid), in their Debian roots: the build
+#     warning-free, the unit tests, the package installed there, and the
+#     cluster tests where releases differ (contrib/dev/release-check.sh);
+#   - the unit tests and the command's CLI under AddressSanitizer and UBSan
+#     (a build that also compiles the GPU stages against CUDA's headers);
+#   - the fuzz targets (tests/fuzz/run.sh).
+# Compiling is CPU; a cluster test mostly waits (for jobs, timeouts, daemons).
+# So the builds of the other releases, the sanitizers and the fuzz targets
+# run in a second lane, at low priority, while the cluster tests run; the
+# script tests, the load tests, the sanitizer tests and the fuzz targets run
+# at the end, on a machine at rest. BENCHMARKS.md ("CI's time") has the figures.
+# GANGWAY_RELEASE_TESTS="TEST..." picks fewer cluster tests on 24.11 and 26.05.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
+t_start=$SECONDS
+stage_time() {  # stage_time NAME T0: how long a stage took, for reading a slow run
+  echo "TIME: $1 $((SECONDS - $2)) s (at $((SECONDS - t_start)) s)"
+}
+mkdir -p _build
+# The other releases' Debian roots need mmdebstrap alone: installed first, the
+# roots are made (or found cached) while the rest of the host's packages are
+# installed and the host's package builds (mostly network and unpacking, both
+# roots at once, each with its own lock and directory). Lane B waits for them.
+[ "$(id -u)" = 0 ] && ! command -v mmdebstrap >/dev/null && { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null || true; }
+( contrib/dev/root.sh make trixie >"$top/_build/roots-trixie.log" 2>&1 &
+  contrib/dev/root.sh make sid >"$top/_build/roots-sid.log" 2>&1 &
+  wait ) &
+roots_pid=$!
+t0=$SECONDS
 contrib/dev/install-deps.sh
+stage_time "install-deps" $t0
 if [ -f config.status ]; then
   echo "test-all.sh: the source tree was configured in place; cleaning it for out-of-tree builds"
   make distclean >/dev/null 2>&1 || true
 fi
 [ -x configure ] || autoreconf -fi >/dev/null 2>&1
 jobs=$(nproc)
-
 status=0
-t_start=$SECONDS
-stage_time() {  # stage_time NAME T0: how long a stage took, for reading a slow run
-  echo "TIME: $1 $((SECONDS - $2)) s (at $((SECONDS - t_start)) s)"
-}
-mkdir -p _build _build-asan
-# The other releases' Debian roots, made (or found cached) while the host and
-# the sanitizer builds compile: mostly network and unpacking, both at once
-# (each root has its own lock and directory; a new sid root took 614 s here,
-# trixie's 235 s). The release stage reports their failures.
-( contrib/dev/root.sh make trixie >"$top/_build/roots-trixie.log" 2>&1 &
-  contrib/dev/root.sh make sid >"$top/_build/roots-sid.log" 2>&1 &
-  wait ) &
-roots_pid=$!
+
+# The packages of CI are built with line tables (-g1) rather than
+# dpkg-buildflags' -g: the same code, about a third less compile time
+# (BENCHMARKS.md); a package built by hand keeps -g. The cluster tests run on
+# each package's build tree, the same binaries as installed: deb-check.sh
+# tests only bad_input against the installed files.
+export DEB_CFLAGS_APPEND=-g1 DEB_CXXFLAGS_APPEND=-g1 GANGWAY_DEB_TREE_TESTED=1
+
+# The tarball: _build configured (the developer's build directory; nothing
+# compiled here) and `make dist`. Every package is built from it, so the
+# tests that run on a package's tree show the tarball carries what they read.
 t0=$SECONDS
-# -g1 (line tables, enough for a backtrace's file and line) rather than -g:
-# the same code, and a quarter less compile time than full debug information
-# (BENCHMARKS.md, "CI's time"). The Debian packages keep dpkg-buildflags' -g.
-(cd _build && { [ -f Makefile ] || ../configure -q CFLAGS='-g1 -O2' CXXFLAGS='-g1 -O2'; } && make -j"$jobs" >/dev/null) || status=1
-stage_time build $t0
+(cd _build && { [ -f Makefile ] || ../configure -q CFLAGS='-g1 -O2' CXXFLAGS='-g1 -O2'; } && rm -f gangway-*.tar.gz && make dist >dist.log 2>&1) \
+  || { echo "FAIL: make dist; the end of _build/dist.log:"; tail -30 _build/dist.log; exit 1; }
+tarball=$(ls "$top"/_build/gangway-*.tar.gz | head -1)
+export GANGWAY_DEB_TARBALL=$tarball
+stage_time "make dist" $t0
 
-# Under AddressSanitizer and UBSan: the unit tests and the command's CLI.
-# This build also compiles the GPU stages against the CUDA toolkit's headers
-# (--with-cuda), so that one build covers both: the plain build above tests
-# the code without them. CI machines have /usr/local/cuda, so there its
-# absence fails the run. At -O1, as AddressSanitizer's documentation advises:
-# it compiles in about half the time of -O2 (lib/fleet/trend.cpp: 23 s
-# against 42 s here), and this is CI's largest stage. -g1: the line tables
-# AddressSanitizer's reports need, 31 % less compile time than -g.
-cuda_flag=
-if [ -f /usr/local/cuda/include/cuda_runtime.h ]; then
-  cuda_flag=--with-cuda
-elif [ "${CI:-}" = true ]; then
-  echo "FAIL: CI=true but /usr/local/cuda/include/cuda_runtime.h is missing: the --with-cuda build cannot run"; status=1
-else
-  echo "NOTE: no CUDA toolkit in /usr/local/cuda: the GPU stages are not compiled against its headers (--with-cuda)"
-fi
-# Built here, while the roots are still being made (CPU against their network
-# and unpacking); its tests run after make check, on a machine at rest.
-t0=$SECONDS asan_built=0
-(cd _build-asan && { [ -f Makefile ] || ../configure -q --enable-sanitizers $cuda_flag CFLAGS='-g1 -O1' CXXFLAGS='-g1 -O1'; } && make -j"$jobs" >/dev/null \
-  && make -j"$jobs" check-programs >/dev/null) && asan_built=1 || status=1
-stage_time "sanitizer build${cuda_flag:+ with CUDA}" $t0
-
-# The timing-sensitive tests (bandwidth, preflight) start only once the roots are made.
-t0=$SECONDS
-wait "$roots_pid" || true
-stage_time "the roots' wait" $t0
-t0=$SECONDS
-(cd _build && make -j"$jobs" check-programs >/dev/null && make -j1 check) || status=1
-stage_time "make check" $t0
-
-t0=$SECONDS
-[ $asan_built = 1 ] && { (cd _build-asan && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1; }
-stage_time "sanitizer tests" $t0
-
-
-# make distcheck: the tarball builds, passes make check (its quick tests:
-# DISTCHECK_TESTS in Makefile.am) and installs and uninstalls cleanly.
 extra_pass=0 extra_fail=0
 step() {  # step NAME CMD...: one more PASS or FAIL for the summary, output in _build/NAME.log
   local name=$1 t0=$SECONDS; shift
@@ -90,79 +74,196 @@ step() {  # step NAME CMD...: one more PASS or FAIL for the summary, output in _
     extra_fail=$((extra_fail + 1)); status=1
   fi
 }
-# Without debug information (-g0: the same code, 30 % less compile time): what
-# distcheck proves is the tarball, not the debugging of its build.
-step distcheck make -C _build -j"$jobs" distcheck TESTS='$(DISTCHECK_TESTS)' DISTCHECK_CONFIGURE_FLAGS="CFLAGS='-g0 -O2' CXXFLAGS='-g0 -O2'"
-
-# The parsers of outside input under libFuzzer (clang, ASan, UBSan), each
-# for a bounded time from its seed corpus: any crash fails the run.
-step fuzz tests/fuzz/run.sh --seconds="${GANGWAY_FUZZ_SECONDS:-15}"
-
-# The Debian package of each release, built, installed and tested where that
-# release runs (contrib/dev/deb-check.sh: the host's for 22.05, the release's
-# root for the others, after release-check.sh below has built there): its
-# PASS/FAIL lines count in the summary.
-deb_check() {  # deb_check RELEASE
+# deb_check RELEASE [--build-only|--no-build]: contrib/dev/deb-check.sh, its
+# PASS/FAIL lines counted in the summary; 75 when the root cannot be made.
+deb_check() {
   local out rc=0 n
-  out=$(contrib/dev/deb-check.sh "$1" 2>&1) || rc=$?
+  out=$(contrib/dev/deb-check.sh "$@" 2>&1) || rc=$?
   echo "$out"
   n=$(grep -c '^PASS: ' <<<"$out" || true); extra_pass=$((extra_pass + n))
   n=$(grep -c '^FAIL: ' <<<"$out" || true); extra_fail=$((extra_fail + n))
   case $rc in
     0) ;;
     75) return 75 ;;
-    *) [ "$n" -gt 0 ] || extra_fail=$((extra_fail + 1)); status=1 ;;
+    *) [ "$n" -gt 0 ] || extra_fail=$((extra_fail + 1)); status=1; return 1 ;;
   esac
 }
-deb_check 22.05 || true
+tree_of() { ls -d "$top/_deb-$1"/work/gangway-*/_build 2>/dev/null | head -1; }
 
-# The other SLURM releases (24.11: Debian trixie, 26.05: sid): gangway built
-# warning-free and unit-tested in the release's Debian root, then cluster
-# tests on that release's own cluster (contrib/dev/release-check.sh). A root
-# that cannot be made because Debian's archive is unreachable is reported as
-# NOT TESTED with root.sh's reason: not a gangway failure, never silent.
-# Every integration test by default, as for 22.05 (release-check's list:
-# all of tests/integration, but preflight_pmix on sid, whose SLURM has no PMIx,
-# and accelerate only on sid, the one suite that packages it).
+# 22.05's package (its test programs are lane B's first build).
+t0=$SECONDS
+tree22=
+rm -f _build/cluster-suite.log _build/script-suite.log
+deb_check 22.05 --build-only && tree22=$(tree_of bookworm)
+stage_time "22.05 package" $t0
+
+# Lane B, in the background at low priority: each release's package (in its
+# root) and its build's checks (no warning, the unit tests), the sanitizer
+# build, the fuzz targets' build. Each part leaves _build/laneB.PART.rc.
+cuda_flag=
+if [ -f /usr/local/cuda/include/cuda_runtime.h ]; then
+  cuda_flag=--with-cuda
+elif [ "${CI:-}" = true ]; then
+  echo "FAIL: CI=true but /usr/local/cuda/include/cuda_runtime.h is missing: the --with-cuda build cannot run"; status=1
+else
+  echo "NOTE: no CUDA toolkit in /usr/local/cuda: the GPU stages are not compiled against its headers (--with-cuda)"
+fi
+rm -f _build/laneB.*
+lane_b() {
+  local r suite rc t0
+  wait_roots() { while kill -0 "$roots_pid" 2>/dev/null; do sleep 2; done; }
+  t0=$SECONDS rc=0
+  if [ -n "$tree22" ]; then
+    make -C "$tree22" -j"$jobs" check-programs >"$top/_build/laneB.check-programs.log" 2>&1 || rc=$?
+  fi
+  echo "$rc $((SECONDS - t0))" >"$top/_build/laneB.check-programs.rc"
+  for r in 24.11 26.05; do
+    case $r in 24.11) suite=trixie ;; 26.05) suite=sid ;; esac
+    t0=$SECONDS rc=0
+    wait_roots
+    contrib/dev/deb-check.sh "$r" --build-only >"$top/_build/laneB.deb-$r.log" 2>&1 || rc=$?
+    if [ $rc = 0 ]; then
+      GANGWAY_RELEASE_BUILD=$(tree_of "$suite") contrib/dev/release-check.sh "$r" --build-only >"$top/_build/laneB.release-$r.log" 2>&1 || rc=$?
+    fi
+    echo "$rc $((SECONDS - t0))" >"$top/_build/laneB.$r.rc"
+  done
+  # Under AddressSanitizer and UBSan, at -O1 as its documentation advises,
+  # -g1 for the reports' lines: what its tests use (the unit tests, the command).
+  t0=$SECONDS rc=0
+  mkdir -p "$top/_build-asan"
+  (cd "$top/_build-asan" && { [ -f Makefile ] || ../configure -q --enable-sanitizers $cuda_flag CFLAGS='-g1 -O1' CXXFLAGS='-g1 -O1'; } \
+    && make -j"$jobs" launcher/gangway tests/unit/unit_tests) >"$top/_build/laneB.asan.log" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - t0))" >"$top/_build/laneB.asan.rc"
+  t0=$SECONDS rc=0
+  tests/fuzz/run.sh --build-only >"$top/_build/laneB.fuzz.log" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - t0))" >"$top/_build/laneB.fuzz.rc"
+}
+( renice -n 10 $BASHPID >/dev/null; ionice -c 2 -n 7 -p $BASHPID 2>/dev/null; lane_b ) &
+laneb_pid=$!
+# lane_wait PART: until lane B has done PART; its status (0 done; else failed).
+lane_wait() {
+  while [ ! -f "$top/_build/laneB.$1.rc" ]; do
+    kill -0 "$laneb_pid" 2>/dev/null || { echo "lane B ended before $1"; return 1; }
+    sleep 2
+  done
+  local rc secs; read -r rc secs <"$top/_build/laneB.$1.rc"
+  echo "TIME: lane B's $1 $secs s (done at $((SECONDS - t_start)) s)"
+  return "$rc"
+}
+
+# Lane A: the cluster tests of 22.05 on its package's tree, one at a time.
+t0=$SECONDS
+if [ -n "$tree22" ]; then
+  # check-TESTS with no check_PROGRAMS: the tests alone, while lane B builds
+  # the test programs in the same tree (no integration test runs one).
+  make -C "$tree22" -j1 check-TESTS check_PROGRAMS= TESTS='$(INTEGRATION_TESTS)' TEST_SUITE_LOG=cluster-suite.log || status=1
+  cp "$tree22/cluster-suite.log" "$top/_build/" 2>/dev/null || true
+fi
+stage_time "22.05 cluster tests" $t0
+
+# The other SLURM releases (24.11: Debian trixie, 26.05: sid): the package
+# lane B built, installed and doctored in the release's root, then the
+# cluster tests where releases differ on that release's own cluster
+# (release-check.sh's list: every integration test but those whose
+# `gangway-releases:` line names 22.05 alone, preflight_pmix on sid, whose
+# SLURM has no PMIx, and accelerate only on sid, the one suite that
+# packages it). A root that cannot be made because Debian's archive is
+# unreachable is NOT TESTED with root.sh's reason: not a gangway failure, never silent.
 release_tests=${GANGWAY_RELEASE_TESTS:-}
 not_tested=()
-# One build per release: the Debian package is built first (deb_check), and
-# its build tree, kept in _deb-SUITE/work/, is what the release's unit and
-# cluster tests run on (GANGWAY_RELEASE_BUILD); only when the package did not
-# build does release-check.sh compile gangway itself.
-export GANGWAY_DEB_TREE_TESTED=1  # deb-check.sh: env_contract runs on the tree below, not twice
 for r in 24.11 26.05; do
   case $r in 24.11) suite=trixie ;; 26.05) suite=sid ;; esac
-  rc=0
-  deb_check "$r" || rc=$?
-  if [ $rc = 75 ]; then
-    echo "NOT TESTED: SLURM $r: Debian's archive is unreachable (contrib/dev/root.sh)"; not_tested+=("$r"); continue
-  fi
-  tree=$(ls -d "$top/_deb-$suite"/work/gangway-*/_build 2>/dev/null | head -1)
-  [ -n "$tree" ] && [ -x "$tree/launcher/gangway" ] || tree=
   t0=$SECONDS rc=0
+  lane_wait "$r" || rc=$?
+  if [ $rc = 75 ]; then
+    echo "NOT TESTED: SLURM $r: Debian's archive is unreachable (contrib/dev/root.sh): $(tail -1 "$top/_build/laneB.deb-$r.log")"; not_tested+=("$r"); continue
+  elif [ $rc != 0 ]; then
+    cat "$top/_build/laneB.deb-$r.log"; tail -40 "$top/_build/laneB.release-$r.log" 2>/dev/null
+    echo "FAIL: SLURM $r: the package or its build's checks (above)"; extra_fail=$((extra_fail + 1)); status=1; continue
+  fi
+  grep -E '^(PASS|FAIL): ' "$top/_build/laneB.deb-$r.log" || true
+  extra_pass=$((extra_pass + $(grep -c '^PASS: ' "$top/_build/laneB.deb-$r.log" || true)))
+  deb_check "$r" --no-build || true
+  tree=$(tree_of "$suite")
   # shellcheck disable=SC2086
-  GANGWAY_RELEASE_BUILD=$tree contrib/dev/release-check.sh "$r" $release_tests >"$top/_build/release-$r.log" 2>&1 || rc=$?
+  GANGWAY_RELEASE_BUILD=$tree contrib/dev/release-check.sh "$r" --no-build $release_tests >"$top/_build/release-$r.log" 2>&1 || rc=$?
   grep -E '^(PASS|FAIL|SKIP): ' "$top/_build/release-$r.log" | sed 's/;.*//' || true
   case $rc in
-    # release-check's last line counts what passed and what was skipped (accelerate where Debian has none).
-    0) echo "PASS: SLURM $r: ${tree:+package }build, unit tests; $(tail -1 "$top/_build/release-$r.log") ($((SECONDS - t0)) s)"; extra_pass=$((extra_pass + 1)) ;;
-    75) echo "NOT TESTED: SLURM $r: $(tail -1 "$top/_build/release-$r.log")"; not_tested+=("$r") ;;
+    0) echo "PASS: SLURM $r: package build, unit tests; $(tail -1 "$top/_build/release-$r.log") ($((SECONDS - t0)) s)"; extra_pass=$((extra_pass + 1)) ;;
     *) echo "FAIL: SLURM $r ($((SECONDS - t0)) s); the end of _build/release-$r.log:"; tail -40 "$top/_build/release-$r.log"
        extra_fail=$((extra_fail + 1)); status=1 ;;
   esac
+  stage_time "SLURM $r" $t0
 done
+
+# At rest (lane B done): the unit tests, the script tests and the load tests
+# on 22.05's tree, one at a time (the timing-sensitive ones share nothing).
+t0=$SECONDS
+asan_rc=0 fuzz_rc=0 progs_rc=0
+lane_wait check-programs || progs_rc=$?
+[ $progs_rc = 0 ] || { echo "FAIL: the test programs do not build in $tree22; the end of _build/laneB.check-programs.log:"
+  tail -30 _build/laneB.check-programs.log; extra_fail=$((extra_fail + 1)); status=1; }
+lane_wait asan || asan_rc=$?
+lane_wait fuzz || fuzz_rc=$?
+wait "$laneb_pid" 2>/dev/null || true
+stage_time "the wait for lane B" $t0
+t0=$SECONDS
+if [ -n "$tree22" ]; then
+  make -C "$tree22" -j1 check TESTS='tests/unit/unit_tests $(SCRIPT_TESTS) $(LOAD_TESTS)' TEST_SUITE_LOG=script-suite.log || status=1
+  cp "$tree22/script-suite.log" "$top/_build/" 2>/dev/null || true
+fi
+stage_time "22.05 unit, script and load tests" $t0
+
+t0=$SECONDS
+if [ $asan_rc = 0 ]; then
+  (cd _build-asan && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1
+else
+  echo "FAIL: the sanitizer build; the end of _build/laneB.asan.log:"; tail -30 _build/laneB.asan.log; extra_fail=$((extra_fail + 1)); status=1
+fi
+stage_time "sanitizer tests" $t0
+
+# The parsers of outside input under libFuzzer (clang, ASan, UBSan), each
+# for a bounded time from its seed corpus: any crash fails the run.
+if [ $fuzz_rc = 0 ]; then
+  step fuzz tests/fuzz/run.sh --seconds="${GANGWAY_FUZZ_SECONDS:-15}"
+else
+  echo "FAIL: the fuzz targets' build; the end of _build/laneB.fuzz.log:"; tail -30 _build/laneB.fuzz.log; extra_fail=$((extra_fail + 1)); status=1
+fi
+
+# 22.05's package installed on this host (after every cluster test: dpkg -i
+# adds the plugin to the host's plugstack.conf.d).
+deb_check 22.05 --no-build || true
+
+# What make distcheck proved besides the tarball's build and tests (which the
+# packages and the tests on their trees now prove): `make install` and
+# `make uninstall` leave no file behind, and `make distclean` leaves nothing
+# in a build tree.
+dist_leftovers() {
+  local d=$top/_build/dist-inst
+  rm -rf "$d"
+  # The logs of the tests that the tree's configure (--disable-cluster-tests,
+  # as every package's) leaves out of its TESTS, so its distclean does not know them:
+  # the summary has read them (copies in _build/).
+  (cd "$tree22" && rm -f cluster-suite.log script-suite.log && find tests -name '*.log' -delete -o -name '*.trs' -delete)
+  make -C "$tree22" install DESTDIR="$d" >/dev/null && make -C "$tree22" uninstall DESTDIR="$d" >/dev/null || return 1
+  local left; left=$(find "$d" -type f)
+  [ -z "$left" ] || { echo "make uninstall left: $left"; return 1; }
+  make -C "$tree22" distclean >/dev/null || return 1
+  left=$(cd "$tree22" && find . -type f)
+  [ -z "$left" ] || { echo "make distclean left in the build tree: $left"; return 1; }
+  echo "install, uninstall and distclean leave nothing"
+}
+[ -z "$tree22" ] || step dist-leftovers dist_leftovers
 
 # One summary line over everything, in the form CI reads.
 pass=$extra_pass failn=$extra_fail skip=0
-for log in _build/test-suite.log _build-asan/test-suite.log; do
+for log in _build/cluster-suite.log _build/script-suite.log _build-asan/test-suite.log; do
   [ -f "$log" ] || continue
   pass=$((pass + $(awk '/^# PASS:/ {print $3}' "$log" | head -1)))
   failn=$((failn + $(awk '/^# (FAIL|ERROR|XPASS):/ {s += $3} END {print s+0}' "$log")))
   skip=$((skip + $(awk '/^# SKIP:/ {print $3}' "$log" | head -1)))
+  grep -qE '^# (FAIL|ERROR):[[:space:]]+[1-9]' "$log" && cat "$log"
 done
-for log in _build/test-suite.log _build-asan/test-suite.log; do
-  [ -f "$log" ] && grep -qE '^# (FAIL|ERROR):[[:space:]]+[1-9]' "$log" && cat "$log"
-done
+echo "TIME: all $((SECONDS - t_start)) s"
 echo "$pass passed, $failn failed, $skip skipped${not_tested[*]:+, SLURM ${not_tested[*]} not tested (Debian archive unreachable)}"
 [ $status = 0 ] && [ $failn = 0 ]

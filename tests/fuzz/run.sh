@@ -15,10 +15,11 @@
 # limit on its own, so it is kept to 16 MiB, which still catches a use after
 # free of anything freed in the last few inputs.
 #
-#   tests/fuzz/run.sh [--seconds=N | --runs=N] [--jobs=N] [TARGET...]
+#   tests/fuzz/run.sh [--seconds=N | --runs=N] [--jobs=N] [--build-only] [TARGET...]
 #
 # --seconds: each target's time (default 15, as CI runs it); --runs: a number
-# of executions instead (BENCHMARKS.md's long runs use 10^7). TARGET: a file
+# of executions instead (BENCHMARKS.md's long runs use 10^7); --build-only:
+# compile, run nothing (CI builds while cluster tests wait). TARGET: a file
 # name of tests/fuzz/ without .cpp; default all. The build goes to
 # $GANGWAY_FUZZ_BUILD (default _build-fuzz in the source tree), and is
 # incremental. Found inputs are added to the build's corpus, never to the
@@ -28,13 +29,14 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GANGWAY_FUZZ_BUILD:-$src/_build-fuzz}
-seconds=15 runs= jobs=$(nproc)
+seconds=15 runs= jobs=$(nproc) build_only=
 targets=()
 for a in "$@"; do
     case $a in
     --seconds=*) seconds=${a#*=} ;;
     --runs=*) runs=${a#*=} ;;
     --jobs=*) jobs=${a#*=} ;;
+    --build-only) build_only=1 ;;
     -*) echo "run.sh: unknown option $a; see the comment at the top of tests/fuzz/run.sh" >&2; exit 2 ;;
     *) targets+=("$a") ;;
     esac
@@ -81,6 +83,7 @@ for t in "${targets[@]}"; do
     fi
 done
 touch "$build/.stamp"
+[ -z "$build_only" ] || { echo "run.sh: ${#targets[@]} target(s) built in $build"; exit 0; }
 
 limit=(-max_total_time="$seconds")
 export ASAN_OPTIONS="quarantine_size_mb=16${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
