@@ -93,7 +93,7 @@ tree_of() { ls -d "$top/_deb-$1"/work/gangway-*/_build 2>/dev/null | head -1; }
 # 22.05's package (its test programs are lane B's first build).
 t0=$SECONDS
 tree22=
-rm -f _build/cluster-suite.log _build/script-suite.log
+rm -f _build/cluster-suite.log _build/script-suite.log _build/load-suite.log
 deb_check 22.05 --build-only && tree22=$(tree_of bookworm)
 stage_time "22.05 package" $t0
 
@@ -161,6 +161,26 @@ if [ -n "$tree22" ]; then
 fi
 stage_time "22.05 cluster tests" $t0
 
+# 22.05's unit and script tests, one at a time, on its tree, once its test
+# programs are built: run at the first point where lane A would otherwise
+# wait for lane B (a release's package not built yet), else after 26.05's
+# cluster tests, beside lane B's last builds. The connection floods (LOAD_TESTS)
+# run at the end, at rest.
+scripts_done=
+script_tests() {
+  [ -z "$scripts_done" ] && [ -n "$tree22" ] || return 0
+  scripts_done=1
+  local t0=$SECONDS progs_rc=0
+  lane_wait check-programs || progs_rc=$?
+  if [ $progs_rc != 0 ]; then
+    echo "FAIL: the test programs do not build in $tree22; the end of _build/laneB.check-programs.log:"
+    tail -30 _build/laneB.check-programs.log; extra_fail=$((extra_fail + 1)); status=1; return 0
+  fi
+  make -C "$tree22" -j1 check-TESTS check_PROGRAMS= TESTS='tests/unit/unit_tests $(SCRIPT_TESTS)' TEST_SUITE_LOG=script-suite.log || status=1
+  cp "$tree22/script-suite.log" "$top/_build/" 2>/dev/null || true
+  stage_time "22.05 unit and script tests" $t0
+}
+
 # The other SLURM releases (24.11: Debian trixie, 26.05: sid): the package
 # lane B built, installed and doctored in the release's root, then the
 # cluster tests where releases differ on that release's own cluster
@@ -173,6 +193,7 @@ release_tests=${GANGWAY_RELEASE_TESTS:-}
 not_tested=()
 for r in 24.11 26.05; do
   case $r in 24.11) suite=trixie ;; 26.05) suite=sid ;; esac
+  [ -f "$top/_build/laneB.$r.rc" ] || script_tests
   t0=$SECONDS rc=0
   lane_wait "$r" || rc=$?
   if [ $rc = 75 ]; then
@@ -196,23 +217,22 @@ for r in 24.11 26.05; do
   stage_time "SLURM $r" $t0
 done
 
-# At rest (lane B done): the unit tests, the script tests and the load tests
-# on 22.05's tree, one at a time (the timing-sensitive ones share nothing).
+script_tests
+
+# At rest (lane B done): the load tests on 22.05's tree, the sanitizer tests,
+# the fuzz targets.
 t0=$SECONDS
-asan_rc=0 fuzz_rc=0 progs_rc=0
-lane_wait check-programs || progs_rc=$?
-[ $progs_rc = 0 ] || { echo "FAIL: the test programs do not build in $tree22; the end of _build/laneB.check-programs.log:"
-  tail -30 _build/laneB.check-programs.log; extra_fail=$((extra_fail + 1)); status=1; }
+asan_rc=0 fuzz_rc=0
 lane_wait asan || asan_rc=$?
 lane_wait fuzz || fuzz_rc=$?
 wait "$laneb_pid" 2>/dev/null || true
 stage_time "the wait for lane B" $t0
 t0=$SECONDS
 if [ -n "$tree22" ]; then
-  make -C "$tree22" -j1 check TESTS='tests/unit/unit_tests $(SCRIPT_TESTS) $(LOAD_TESTS)' TEST_SUITE_LOG=script-suite.log || status=1
-  cp "$tree22/script-suite.log" "$top/_build/" 2>/dev/null || true
+  make -C "$tree22" -j1 check-TESTS check_PROGRAMS= TESTS='$(LOAD_TESTS)' TEST_SUITE_LOG=load-suite.log || status=1
+  cp "$tree22/load-suite.log" "$top/_build/" 2>/dev/null || true
 fi
-stage_time "22.05 unit, script and load tests" $t0
+stage_time "22.05 load tests" $t0
 
 t0=$SECONDS
 if [ $asan_rc = 0 ]; then
@@ -225,7 +245,8 @@ stage_time "sanitizer tests" $t0
 # The parsers of outside input under libFuzzer (clang, ASan, UBSan), each
 # for a bounded time from its seed corpus: any crash fails the run.
 if [ $fuzz_rc = 0 ]; then
-  step fuzz tests/fuzz/run.sh --seconds="${GANGWAY_FUZZ_SECONDS:-15}"
+  # 8 s each in CI (a smoke run from the seeds; BENCHMARKS.md has the long runs).
+  step fuzz tests/fuzz/run.sh --seconds="${GANGWAY_FUZZ_SECONDS:-8}"
 else
   echo "FAIL: the fuzz targets' build; the end of _build/laneB.fuzz.log:"; tail -30 _build/laneB.fuzz.log; extra_fail=$((extra_fail + 1)); status=1
 fi
@@ -244,7 +265,7 @@ dist_leftovers() {
   # The logs of the tests that the tree's configure (--disable-cluster-tests,
   # as every package's) leaves out of its TESTS, so its distclean does not know them:
   # the summary has read them (copies in _build/).
-  (cd "$tree22" && rm -f cluster-suite.log script-suite.log && find tests -name '*.log' -delete -o -name '*.trs' -delete)
+  (cd "$tree22" && rm -f cluster-suite.log script-suite.log load-suite.log && find tests -name '*.log' -delete -o -name '*.trs' -delete)
   make -C "$tree22" install DESTDIR="$d" >/dev/null && make -C "$tree22" uninstall DESTDIR="$d" >/dev/null || return 1
   local left; left=$(find "$d" -type f)
   [ -z "$left" ] || { echo "make uninstall left: $left"; return 1; }
@@ -257,7 +278,7 @@ dist_leftovers() {
 
 # One summary line over everything, in the form CI reads.
 pass=$extra_pass failn=$extra_fail skip=0
-for log in _build/cluster-suite.log _build/script-suite.log _build-asan/test-suite.log; do
+for log in _build/cluster-suite.log _build/script-suite.log _build/load-suite.log _build-asan/test-suite.log; do
   [ -f "$log" ] || continue
   pass=$((pass + $(awk '/^# PASS:/ {print $3}' "$log" | head -1)))
   failn=$((failn + $(awk '/^# (FAIL|ERROR|XPASS):/ {s += $3} END {print s+0}' "$log")))
