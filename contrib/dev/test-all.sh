@@ -15,9 +15,10 @@
 #   - the fuzz targets (tests/fuzz/run.sh).
 # Compiling is CPU; a cluster test mostly waits (for jobs, timeouts, daemons).
 # So the builds of the other releases, the sanitizers and the fuzz targets
-# run in a second lane, at low priority, while the cluster tests run; the
-# script tests, the load tests, the sanitizer tests and the fuzz targets run
-# at the end, on a machine at rest. BENCHMARKS.md ("CI's time") has the figures.
+# run in a second lane (B), at low priority, while the cluster tests run one
+# at a time in lane A; 22.05's script tests fill lane A's waits for lane B;
+# the load tests, the sanitizer tests and the fuzz targets run at the end, on
+# a machine at rest. BENCHMARKS.md ("CI's time") has the figures.
 # GANGWAY_RELEASE_TESTS="TEST..." picks fewer cluster tests on 24.11 and 26.05.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
