@@ -60,12 +60,11 @@ fi
 # compiled again: CI's way, one build per release.
 rc=0
 mkdir -p "$top/_build-$suite"
-if [ "$mode" = --no-build ]; then
-  [ -n "${GANGWAY_RELEASE_BUILD:-}" ] || { echo "release-check.sh: --no-build needs GANGWAY_RELEASE_BUILD" >&2; exit 1; }
+if [ -n "${GANGWAY_RELEASE_BUILD:-}" ]; then
   build=$(cd "$GANGWAY_RELEASE_BUILD" && pwd)
-elif [ -n "${GANGWAY_RELEASE_BUILD:-}" ]; then
-  build=$(cd "$GANGWAY_RELEASE_BUILD" && pwd)
-  contrib/dev/build-in-root.sh --tree "$suite" "$build" >"$top/_build-$suite/build-in-root.log" 2>&1 || rc=$?
+  [ "$mode" = --no-build ] || contrib/dev/build-in-root.sh --tree "$suite" "$build" >"$top/_build-$suite/build-in-root.log" 2>&1 || rc=$?
+elif [ "$mode" = --no-build ]; then
+  echo "release-check.sh: --no-build needs GANGWAY_RELEASE_BUILD" >&2; exit 1
 else
   build=$top/_build-$suite/build
   contrib/dev/build-in-root.sh "$suite" >"$top/_build-$suite/build-in-root.log" 2>&1 || rc=$?

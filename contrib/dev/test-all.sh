@@ -90,6 +90,7 @@ deb_check() {
   esac
 }
 tree_of() { ls -d "$top/_deb-$1"/work/gangway-*/_build 2>/dev/null | head -1; }
+suite_of() { case $1 in 22.05) echo bookworm ;; 24.11) echo trixie ;; 26.05) echo sid ;; esac; }
 
 # 22.05's package (its test programs are lane B's first build).
 t0=$SECONDS
@@ -98,9 +99,9 @@ rm -f _build/cluster-suite.log _build/script-suite.log _build/load-suite.log
 deb_check 22.05 --build-only && tree22=$(tree_of bookworm)
 stage_time "22.05 package" $t0
 
-# Lane B, in the background at low priority: each release's package (in its
-# root) and its build's checks (no warning, the unit tests), the sanitizer
-# build, the fuzz targets' build. Each part leaves _build/laneB.PART.rc.
+# Lane B, in the background at low priority: 22.05's test programs, each
+# release's package (in its root) and its build's checks (no warning, the
+# unit tests), the sanitizer build, the fuzz targets' build.
 cuda_flag=
 if [ -f /usr/local/cuda/include/cuda_runtime.h ]; then
   cuda_flag=--with-cuda
@@ -110,34 +111,31 @@ else
   echo "NOTE: no CUDA toolkit in /usr/local/cuda: the GPU stages are not compiled against its headers (--with-cuda)"
 fi
 rm -f _build/laneB.*
+# lane_part PART CMD...: CMD's output in _build/laneB.PART.log, then
+# _build/laneB.PART.rc: its status, seconds and end (seconds into the run).
+lane_part() {
+  local part=$1 t0=$SECONDS rc=0; shift
+  "$@" >"$top/_build/laneB.$part.log" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - t0)) $((SECONDS - t_start))" >"$top/_build/laneB.$part.rc"
+}
+release_build() {  # RELEASE: its package (once the roots are made), then its tree's checks
+  while kill -0 "$roots_pid" 2>/dev/null; do sleep 2; done
+  contrib/dev/deb-check.sh "$1" --build-only || return
+  GANGWAY_RELEASE_BUILD=$(tree_of "$(suite_of "$1")") contrib/dev/release-check.sh "$1" --build-only
+}
+# Under AddressSanitizer and UBSan, at -O1 as its documentation advises, -g1
+# for the reports' lines: what its tests use (the unit tests, the command).
+asan_build() (
+  mkdir -p "$top/_build-asan" && cd "$top/_build-asan" &&
+    { [ -f Makefile ] || ../configure -q --enable-sanitizers $cuda_flag CFLAGS='-g1 -O1' CXXFLAGS='-g1 -O1'; } &&
+    make -j"$jobs" launcher/gangway tests/unit/unit_tests
+)
 lane_b() {
-  local r suite rc t0
-  wait_roots() { while kill -0 "$roots_pid" 2>/dev/null; do sleep 2; done; }
-  t0=$SECONDS rc=0
-  if [ -n "$tree22" ]; then
-    make -C "$tree22" -j"$jobs" check-programs >"$top/_build/laneB.check-programs.log" 2>&1 || rc=$?
-  fi
-  echo "$rc $((SECONDS - t0))" >"$top/_build/laneB.check-programs.rc"
-  for r in 24.11 26.05; do
-    case $r in 24.11) suite=trixie ;; 26.05) suite=sid ;; esac
-    t0=$SECONDS rc=0
-    wait_roots
-    contrib/dev/deb-check.sh "$r" --build-only >"$top/_build/laneB.deb-$r.log" 2>&1 || rc=$?
-    if [ $rc = 0 ]; then
-      GANGWAY_RELEASE_BUILD=$(tree_of "$suite") contrib/dev/release-check.sh "$r" --build-only >"$top/_build/laneB.release-$r.log" 2>&1 || rc=$?
-    fi
-    echo "$rc $((SECONDS - t0))" >"$top/_build/laneB.$r.rc"
-  done
-  # Under AddressSanitizer and UBSan, at -O1 as its documentation advises,
-  # -g1 for the reports' lines: what its tests use (the unit tests, the command).
-  t0=$SECONDS rc=0
-  mkdir -p "$top/_build-asan"
-  (cd "$top/_build-asan" && { [ -f Makefile ] || ../configure -q --enable-sanitizers $cuda_flag CFLAGS='-g1 -O1' CXXFLAGS='-g1 -O1'; } \
-    && make -j"$jobs" launcher/gangway tests/unit/unit_tests) >"$top/_build/laneB.asan.log" 2>&1 || rc=$?
-  echo "$rc $((SECONDS - t0))" >"$top/_build/laneB.asan.rc"
-  t0=$SECONDS rc=0
-  tests/fuzz/run.sh --build-only >"$top/_build/laneB.fuzz.log" 2>&1 || rc=$?
-  echo "$rc $((SECONDS - t0))" >"$top/_build/laneB.fuzz.rc"
+  [ -z "$tree22" ] || lane_part check-programs make -C "$tree22" -j"$jobs" check-programs
+  lane_part 24.11 release_build 24.11
+  lane_part 26.05 release_build 26.05
+  lane_part asan asan_build
+  lane_part fuzz tests/fuzz/run.sh --build-only
 }
 ( renice -n 10 $BASHPID >/dev/null; ionice -c 2 -n 7 -p $BASHPID 2>/dev/null; lane_b ) &
 laneb_pid=$!
@@ -147,9 +145,14 @@ lane_wait() {
     kill -0 "$laneb_pid" 2>/dev/null || { echo "lane B ended before $1"; return 1; }
     sleep 2
   done
-  local rc secs; read -r rc secs <"$top/_build/laneB.$1.rc"
-  echo "TIME: lane B's $1 $secs s (done at $((SECONDS - t_start)) s)"
+  local rc secs end; read -r rc secs end <"$top/_build/laneB.$1.rc"
+  echo "TIME: lane B's $1 $secs s (done at $end s)"
   return "$rc"
+}
+# lane_failed PART WHAT: a failed part of lane B, the end of its log, counted.
+lane_failed() {
+  echo "FAIL: $2; the end of _build/laneB.$1.log:"; tail -40 "$top/_build/laneB.$1.log"
+  extra_fail=$((extra_fail + 1)); status=1
 }
 
 # Lane A: the cluster tests of 22.05 on its package's tree, one at a time.
@@ -173,10 +176,7 @@ script_tests() {
   scripts_done=1
   local t0=$SECONDS progs_rc=0
   lane_wait check-programs || progs_rc=$?
-  if [ $progs_rc != 0 ]; then
-    echo "FAIL: the test programs do not build in $tree22; the end of _build/laneB.check-programs.log:"
-    tail -30 _build/laneB.check-programs.log; extra_fail=$((extra_fail + 1)); status=1; return 0
-  fi
+  [ $progs_rc = 0 ] || { lane_failed check-programs "the test programs do not build in $tree22"; return 0; }
   make -C "$tree22" -j1 check-TESTS check_PROGRAMS= TESTS='tests/unit/unit_tests $(SCRIPT_TESTS)' TEST_SUITE_LOG=script-suite.log || status=1
   cp "$tree22/script-suite.log" "$top/_build/" 2>/dev/null || true
   stage_time "22.05 unit and script tests" $t0
@@ -193,18 +193,17 @@ script_tests() {
 release_tests=${GANGWAY_RELEASE_TESTS:-}
 not_tested=()
 for r in 24.11 26.05; do
-  case $r in 24.11) suite=trixie ;; 26.05) suite=sid ;; esac
+  suite=$(suite_of "$r")
   [ -f "$top/_build/laneB.$r.rc" ] || script_tests
   t0=$SECONDS rc=0
   lane_wait "$r" || rc=$?
   if [ $rc = 75 ]; then
-    echo "NOT TESTED: SLURM $r: Debian's archive is unreachable (contrib/dev/root.sh): $(tail -1 "$top/_build/laneB.deb-$r.log")"; not_tested+=("$r"); continue
+    echo "NOT TESTED: SLURM $r: Debian's archive is unreachable (contrib/dev/root.sh): $(tail -1 "$top/_build/laneB.$r.log")"; not_tested+=("$r"); continue
   elif [ $rc != 0 ]; then
-    cat "$top/_build/laneB.deb-$r.log"; tail -40 "$top/_build/laneB.release-$r.log" 2>/dev/null
-    echo "FAIL: SLURM $r: the package or its build's checks (above)"; extra_fail=$((extra_fail + 1)); status=1; continue
+    lane_failed "$r" "SLURM $r: the package or its build's checks"; continue
   fi
-  grep -E '^(PASS|FAIL): ' "$top/_build/laneB.deb-$r.log" || true
-  extra_pass=$((extra_pass + $(grep -c '^PASS: ' "$top/_build/laneB.deb-$r.log" || true)))
+  grep -E '^(PASS|FAIL): ' "$top/_build/laneB.$r.log" || true
+  extra_pass=$((extra_pass + $(grep -c '^PASS: ' "$top/_build/laneB.$r.log" || true)))
   deb_check "$r" --no-build || true
   tree=$(tree_of "$suite")
   # shellcheck disable=SC2086
@@ -239,7 +238,7 @@ t0=$SECONDS
 if [ $asan_rc = 0 ]; then
   (cd _build-asan && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1
 else
-  echo "FAIL: the sanitizer build; the end of _build/laneB.asan.log:"; tail -30 _build/laneB.asan.log; extra_fail=$((extra_fail + 1)); status=1
+  lane_failed asan "the sanitizer build"
 fi
 stage_time "sanitizer tests" $t0
 
@@ -249,7 +248,7 @@ if [ $fuzz_rc = 0 ]; then
   # 8 s each in CI (a smoke run from the seeds; BENCHMARKS.md has the long runs).
   step fuzz tests/fuzz/run.sh --seconds="${GANGWAY_FUZZ_SECONDS:-8}"
 else
-  echo "FAIL: the fuzz targets' build; the end of _build/laneB.fuzz.log:"; tail -30 _build/laneB.fuzz.log; extra_fail=$((extra_fail + 1)); status=1
+  lane_failed fuzz "the fuzz targets' build"
 fi
 
 # 22.05's package installed on this host (after every cluster test: dpkg -i
