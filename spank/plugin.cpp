@@ -7,6 +7,7 @@
 #include "remote.hpp"
 #include "state.hpp"
 #include "spank_api.hpp"
+#include "sampler.hpp"
 #include "task_exit.hpp"
 
 // SPANK_PLUGIN() defines these as const objects, which C++ gives internal
@@ -68,11 +69,29 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
     return guarded("task_init", -1, [&] { return spank_remote(sp) ? gangway::plugin::remote::task_init(sp) : 0; });
 }
 
+extern "C" int slurm_spank_task_post_fork(spank_t sp, int, char**) {
+    // The post-mortem's samples of the task while it runs (postmortem_sample=).
+    return guarded("task_post_fork", kCarryOn, [&] {
+        if (spank_context() == S_CTX_REMOTE) gangway::plugin::sampler::add_task(sp);
+        return 0;
+    });
+}
+
 extern "C" int slurm_spank_task_exit(spank_t sp, int, char**) {
     // The post-mortem's record of this task's end (postmortem_dir=): never
     // fails, whatever happens; SLURM ignores the result here anyway.
     return guarded("task_exit", kCarryOn, [&] {
-        if (spank_context() == S_CTX_REMOTE) gangway::plugin::task_exit::record(sp);
+        if (spank_context() == S_CTX_REMOTE) {
+            gangway::plugin::sampler::end_task(sp);
+            gangway::plugin::task_exit::record(sp);
+        }
+        return 0;
+    });
+}
+
+extern "C" int slurm_spank_exit(spank_t, int, char**) {
+    return guarded("exit", kCarryOn, [&] {
+        if (spank_context() == S_CTX_REMOTE) gangway::plugin::sampler::stop();
         return 0;
     });
 }

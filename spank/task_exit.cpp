@@ -146,4 +146,7 @@ void record(spank_t sp) {
         no_record(w.error().c_str(), "task");
 }
 
+const std::string& job_dir() noexcept { return step_state().dir; }
+std::uint32_t step_id() noexcept { return step_state().step; }
+
 }  // namespace gangway::plugin::task_exit

@@ -2,6 +2,9 @@
 // written as root into the node-local job directory under postmortem_dir=,
 // for the Epilog's `gangway postmortem collect`. Off without postmortem_dir=.
 #pragma once
+#include <cstdint>
+#include <string>
+
 #include "spank_api.hpp"
 
 namespace gangway::plugin::task_exit {
@@ -15,5 +18,10 @@ void prepare(spank_t sp);
 // slurm_spank_task_exit (slurmstepd, root, once per task that ended): one
 // TaskEnd line, task.<step>.<rank>. Bounded: two small reads and one file.
 void record(spank_t sp);
+
+// What prepare() decided, for the sampler (sampler.hpp): the job's directory
+// (empty: no record for this step) and the step.
+const std::string& job_dir() noexcept;
+std::uint32_t step_id() noexcept;
 
 }  // namespace gangway::plugin::task_exit

@@ -9,7 +9,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max, rank_order, topology_file, postmortem_dir";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max, rank_order, topology_file, postmortem_dir, postmortem_sample";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -183,6 +183,12 @@ Config parse_site_args(const std::vector<std::string>& args) {
                             "postmortem_dir=/var/spool/gangway/postmortem");
             expand_node_dir(val, "x");  // rejects a stray %
             c.postmortem_dir = val;
+        } else if (key == "postmortem_sample") {
+            const auto n = parse_uint<unsigned>(val);
+            if (!n || *n > 300)
+                throw Error("plugstack.conf: postmortem_sample=" + excerpt(val) +
+                            " is not a number of seconds from 0 to 300; for example postmortem_sample=5 (0: no samples)");
+            c.postmortem_sample_s = *n;
         } else if (key == "node_addrs_max") {
             c.node_addrs_max = parse_node_addrs_max(val);
         } else if (key == "nic_include" || key == "nic_exclude") {

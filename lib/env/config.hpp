@@ -52,6 +52,9 @@ struct Config {
     // postmortem_dir=: where slurmstepd keeps each task's end for the Epilog's
     // post-mortem (issue 33; %n: the host name up to its first dot); empty (the default): off.
     std::string postmortem_dir;
+    // postmortem_sample=: seconds between slurmstepd's samples of each task
+    // while it runs (issue 41; spank/sampler.hpp); 0: none. With postmortem_dir= only.
+    unsigned postmortem_sample_s = 5;
 };
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad

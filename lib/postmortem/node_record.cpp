@@ -70,12 +70,18 @@ std::string to_json(const NodeRecord& r) {
         }
         dumps.push_back(std::move(one));
     }
-    const json j = {{"kind", kKind},           {"schema", kSchema},
+    json j = {{"kind", kKind},           {"schema", kSchema},
                     {"node", r.node},          {"job", r.job},
                     {"job_nodes", r.job_nodes}, {"window_start_ns", r.window_start_ns},
                     {"window_end_ns", r.window_end_ns}, {"tasks", std::move(tasks)},
                     {"evidence", std::move(evidence)},  {"dumps", std::move(dumps)},
                     {"notes", r.notes}};
+    if (!r.samples.empty()) {
+        json rows = json::array();
+        for (const auto& x : r.samples)
+            rows.push_back({x.step, x.t_ns, x.rank, std::string(1, state_letter(x.state)), x.cpu_ns, x.wait_ns, x.procs});
+        j["samples"] = std::move(rows);
+    }
     // Bytes that are not UTF-8 (a device's or an exception's text) as U+FFFD:
     // the writer never throws for what a reader found.
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -87,7 +93,7 @@ namespace {
 
 // Where the parser is: which object or list, and for an object which of its
 // keys it has seen (a bit each) and which one the next value belongs to.
-enum class Ctx { root, job_nodes, tasks, task, evidence, evidence_item, dumps, dump, entered, completed, timed, timed_row, notes, skip };
+enum class Ctx { root, job_nodes, tasks, task, evidence, evidence_item, dumps, dump, entered, completed, timed, timed_row, notes, samples, sample_row, skip };
 
 struct Frame {
     Ctx ctx;
@@ -95,9 +101,9 @@ struct Frame {
     int key = -1;  // the index of the current key in its object's list; -1: unknown, passed over
 };
 
-constexpr std::array<std::string_view, 11> kRootKeys = {"kind",          "schema", "node",     "job",      "job_nodes",
+constexpr std::array<std::string_view, 12> kRootKeys = {"kind",          "schema", "node",     "job",      "job_nodes",
                                                         "window_start_ns", "window_end_ns", "tasks", "evidence", "dumps",
-                                                        "notes"};
+                                                        "notes",           "samples"};
 constexpr std::array<std::string_view, 10> kTaskKeys = {"t_ns", "node",        "job",       "step",      "rank",
                                                         "local_rank", "pid", "wait_status", "oom_kills", "requeue_on_fail"};
 constexpr std::array<std::string_view, 6> kEvidenceKeys = {"t_ns", "sign", "device", "code", "pid", "text"};
@@ -185,6 +191,12 @@ public:
         if (f.ctx == Ctx::root && f.key == 8) return push(Ctx::evidence);
         if (f.ctx == Ctx::root && f.key == 9) return push(Ctx::dumps);
         if (f.ctx == Ctx::root && f.key == 10) return push(Ctx::notes);
+        if (f.ctx == Ctx::root && f.key == 11) return push(Ctx::samples);
+        if (f.ctx == Ctx::samples) {
+            if (r_.samples.size() >= kMaxSampleRows) refuse("has more than " + std::to_string(kMaxSampleRows) + " samples");
+            r_.samples.emplace_back();
+            return push(Ctx::sample_row);  // its `seen` counts the row's values
+        }
         if (f.ctx == Ctx::dump && f.key == 1) return push(Ctx::entered);
         if (f.ctx == Ctx::dump && f.key == 2) return push(Ctx::completed);
         if (f.ctx == Ctx::dump && f.key == 5) return push(Ctx::timed);
@@ -212,8 +224,8 @@ public:
         for (std::size_t i = 0; i < n; ++i) {
             // A dump's "group" and "timed" came later: a record of an earlier collector has neither.
             if (f.ctx == Ctx::dump && (i == 4 || i == 5)) continue;
-            // So did the record's "notes".
-            if (f.ctx == Ctx::root && i == 10) continue;
+            // So did the record's "notes" and "samples".
+            if (f.ctx == Ctx::root && (i == 10 || i == 11)) continue;
             if (!(f.seen & (1u << i))) refuse("lacks \"" + std::string(keys[i]) + "\" in " + where(false));
         }
         stack_.pop_back();
@@ -222,6 +234,8 @@ public:
     bool end_array() {
         if (stack_.back().ctx == Ctx::timed_row && stack_.back().seen != 4)
             refuse("has " + where() + " that is not 4 numbers (seq, entered_ns, started_ns, completed_ns)");
+        if (stack_.back().ctx == Ctx::sample_row && stack_.back().seen != 7)
+            refuse("has " + where() + " that is not 7 values (step, t_ns, rank, state, cpu_ns, wait_ns, procs)");
         stack_.pop_back();
         return true;
     }
@@ -260,6 +274,7 @@ private:
                 case Ctx::evidence_item: w += "[" + std::to_string(r_.evidence.size() - 1) + "]"; break;
                 case Ctx::dump: w += "[" + std::to_string(r_.dumps.size() - 1) + "]"; break;
                 case Ctx::timed_row: w += "[" + std::to_string(r_.dumps.back().timed.size() - 1) + "]"; break;
+                case Ctx::sample_row: w += "[" + std::to_string(r_.samples.size() - 1) + "]"; break;
                 default: break;
             }
             if (!with_key && &f == &stack_.back()) break;
@@ -321,7 +336,9 @@ private:
             case Ctx::entered: seq(r_.dumps.back().entered, v); return true;
             case Ctx::completed: seq(r_.dumps.back().completed, v); return true;
             case Ctx::timed_row: timed_value(v); return true;
-            case Ctx::timed: refuse("has " + where() + " with an item that is not a list");
+            case Ctx::sample_row: sample_value(v); return true;
+            case Ctx::timed:
+            case Ctx::samples: refuse("has " + where() + " with an item that is not a list");
             case Ctx::tasks:
             case Ctx::evidence:
             case Ctx::dumps: refuse("has " + where() + " with an item that is not an object");
@@ -401,6 +418,27 @@ private:
             case 2: t.started_ns = integer<std::int64_t>(v); break;
             case 3: t.completed_ns = integer<std::int64_t>(v); break;
             default: refuse("has " + where() + " of more than 4 numbers (seq, entered_ns, started_ns, completed_ns)");
+        }
+    }
+
+    void sample_value(const Scalar& v) {
+        Frame& f = stack_.back();
+        auto& x = r_.samples.back();
+        switch (f.seen++) {
+            case 0: x.step = integer<std::uint32_t>(v); break;
+            case 1: x.t_ns = integer<std::int64_t>(v); break;
+            case 2: x.rank = integer<std::uint32_t>(v); break;
+            case 3: {
+                const std::string t = text(v, 1);
+                const auto st = t.size() == 1 ? parse_state_letter(t[0]) : std::nullopt;
+                if (!st) refuse("has " + where() + " whose state is not one of X, S, R, D, T");
+                x.state = *st;
+                break;
+            }
+            case 4: x.cpu_ns = integer<std::uint64_t>(v); break;
+            case 5: x.wait_ns = integer<std::uint64_t>(v); break;
+            case 6: x.procs = integer<std::uint32_t>(v); break;
+            default: refuse("has " + where() + " of more than 7 values (step, t_ns, rank, state, cpu_ns, wait_ns, procs)");
         }
     }
 

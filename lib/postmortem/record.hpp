@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "task_samples.hpp"
+
 namespace gangway::postmortem {
 
 // One task's end, from slurm_spank_task_exit in slurmstepd.
@@ -112,6 +114,9 @@ struct NodeRecord {
     // log's records lost in the window, the rank dumps cut to fit. Shown in
     // the timeline; never a sign of a fault. At most kMaxNotes of kMaxNoteText.
     std::vector<std::string> notes;
+    // Root's: slurmstepd's rounds of the job's tasks on this node while they
+    // ran (task_samples.hpp), the newest rounds, at most kMaxSampleRows.
+    std::vector<TaskSample> samples;
 };
 inline constexpr std::size_t kMaxNotes = 8;
 inline constexpr std::size_t kMaxNoteText = 300;
@@ -124,8 +129,9 @@ inline constexpr std::size_t kMaxNoteText = 300;
 // "tasks":[{TaskEnd's fields by name, "requeue_on_fail":bool}],
 // "evidence":[{"t_ns","sign":to_string(Sign),"device","code","pid","text"}],
 // "dumps":[{"rank","entered":[...],"completed":[...],"exception","group",
-// "timed":[[seq,entered_ns,started_ns,completed_ns],...]}],"notes":[...]}.
-// "group", "timed" and "notes" are optional (an earlier collector wrote
+// "timed":[[seq,entered_ns,started_ns,completed_ns],...]}],"notes":[...],
+// "samples":[[step,t_ns,rank,"S",cpu_ns,wait_ns,procs],...]}.
+// "group", "timed", "notes" and "samples" are optional (an earlier collector wrote
 // none; an earlier reader passes "timed" over), each row of "timed" exactly
 // 4 whole numbers, and every row's 4 count among kMaxSeqsTotal.
 // The parse builds the record as the text comes (a SAX handler, no JSON

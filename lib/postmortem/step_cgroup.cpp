@@ -34,12 +34,13 @@ bool lists_memory(std::string_view controllers) {
     return false;
 }
 
-}  // namespace
-
-std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned local_task, std::string_view cgroup_root) {
-    // The first step path of each hierarchy, as views into the text; the
-    // file names are built once, at the end (slurmstepd runs this per task).
-    std::string_view v1, v2;
+// The first step path of each hierarchy, as views into the text (the file
+// names are built once, by the caller: slurmstepd runs this per task).
+struct StepPaths {
+    std::string_view v1, v2;  // v1: the memory controller's; v2: the unified hierarchy's
+};
+StepPaths step_paths(std::string_view proc_cgroup) {
+    StepPaths p;
     for_each_line(proc_cgroup, [&](std::string_view line, std::size_t) {
         // "ID:CONTROLLERS:PATH"; the path may itself hold ':'.
         const auto c1 = line.find(':');
@@ -48,17 +49,37 @@ std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned lo
         if (c2 == std::string_view::npos) return;
         const std::string_view id = line.substr(0, c1), controllers = line.substr(c1 + 1, c2 - c1 - 1);
         const std::string_view path = line.substr(c2 + 1);
-        if (v1.empty() && lists_memory(controllers))
-            v1 = step_prefix(path);
-        else if (v2.empty() && id == "0" && controllers.empty())
-            v2 = step_prefix(path);
+        if (p.v1.empty() && lists_memory(controllers))
+            p.v1 = step_prefix(path);
+        else if (p.v2.empty() && id == "0" && controllers.empty())
+            p.v2 = step_prefix(path);
     });
+    return p;
+}
+
+std::string_view number(char (&n)[16], unsigned v) {
+    return std::string_view(n, static_cast<std::size_t>(std::to_chars(n, n + sizeof n, v).ptr - n));
+}
+
+}  // namespace
+
+std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned local_task, std::string_view cgroup_root) {
+    const auto [v1, v2] = step_paths(proc_cgroup);
     if (v1.empty() && v2.empty()) return std::nullopt;
     if (v1.empty()) return OomFiles{concat({cgroup_root, v2, "/memory.events"}), {}};
     char n[16];
-    const std::string_view task(n, static_cast<std::size_t>(std::to_chars(n, n + sizeof n, local_task).ptr - n));
+    const std::string_view task = number(n, local_task);
     return OomFiles{concat({cgroup_root, "/memory", v1, "/memory.oom_control"}),
                     concat({cgroup_root, "/memory", v1, "/task_", task, "/memory.oom_control"})};
+}
+
+std::optional<std::string> task_procs_file(std::string_view proc_cgroup, unsigned local_task, std::string_view cgroup_root) {
+    const auto [v1, v2] = step_paths(proc_cgroup);
+    char n[16];
+    const std::string_view task = number(n, local_task);
+    if (!v1.empty()) return concat({cgroup_root, "/memory", v1, "/task_", task, "/cgroup.procs"});
+    if (!v2.empty()) return concat({cgroup_root, v2, "/user/task_", task, "/cgroup.procs"});
+    return std::nullopt;
 }
 
 std::uint64_t parse_oom_kill(std::string_view counters) {

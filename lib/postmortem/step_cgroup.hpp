@@ -27,6 +27,13 @@ struct OomFiles {
 std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned local_task,
                                        std::string_view cgroup_root = "/sys/fs/cgroup");
 
+// The task's own cgroup's process list (v1: the memory controller's
+// step_S/task_N/cgroup.procs; v2: step_S/user/task_N/cgroup.procs), for the
+// sampler (task_samples.hpp): every process of the task, its children's
+// too. nullopt as above; the file may still be missing (task/cgroup off).
+std::optional<std::string> task_procs_file(std::string_view proc_cgroup, unsigned local_task,
+                                           std::string_view cgroup_root = "/sys/fs/cgroup");
+
 // The `oom_kill N` line of memory.oom_control or memory.events; 0 where
 // there is none (a kernel before 4.13) or it is not a number. O(n).
 std::uint64_t parse_oom_kill(std::string_view counters);

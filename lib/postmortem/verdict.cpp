@@ -57,6 +57,7 @@
 //    first and last of them in seconds after the failure, and how they
 //    ended (one way, or "mixed (...)" naming the commonest three).
 #include "verdict.hpp"
+#include "stall.hpp"
 
 #include <sys/wait.h>
 
@@ -493,7 +494,18 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
         }
         v.cause = Cause::hang;
         v.t_ns = t0;
-        name_hang_ranks(v, ends, dumps);
+        // Root's samples first: what slurmstepd saw of each task while the
+        // others waited outweighs what the ranks' own dumps say of themselves.
+        if (auto stalls = find_stalls(records, v.step, t0); !stalls.empty()) {
+            for (const auto& x : stalls) v.hang_ranks.push_back(x.rank);
+            std::sort(v.hang_ranks.begin(), v.hang_ranks.end());
+            v.hang_ranks.erase(std::unique(v.hang_ranks.begin(), v.hang_ranks.end()), v.hang_ranks.end());
+            const auto n = std::uint32_t(v.hang_ranks.size());
+            v.detail = stall_words(stalls, v.step_ranks > n ? v.step_ranks - n : 0);
+            v.stalls = std::move(stalls);
+        } else {
+            name_hang_ranks(v, ends, dumps);
+        }
         sum_cascade(v, ends, nullptr);
         return v;
     }

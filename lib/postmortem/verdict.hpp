@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "record.hpp"
+#include "stall.hpp"
 
 namespace gangway::postmortem {
 
@@ -59,6 +60,8 @@ struct Verdict {
     std::string evidence_text;        // root's own words for the cause (a kernel line), printable; may be empty
     std::uint32_t step_ranks = 0;     // the step's ranks that root's records show
     std::vector<std::uint32_t> ranks_without_dump;  // a hang: ranks that left no dump while others did
+    // A hang: the ranks slurmstepd saw stopped, in D or starved while the others waited (stall.hpp).
+    std::vector<Stall> stalls;
     std::size_t records_ignored = 0;  // task ends and dumps not taken (another node's or job's, a rank twice)
 };
 

@@ -26,11 +26,12 @@
 #   4 xid        an Xid 79 line in node10's test-double kernel log, node10's
 #                ranks SIGKILLed: GPU Xid on node10, requeued without it;
 #   5 hang       rank 5 SIGSTOPped (by itself, between two collectives), the
-#                job cancelled 20 s later: a hang
-#                naming rank 5 from the Flight Recorder's dumps (PyTorch 2.8+,
-#                gloo: SLURM 26.05's torch 2.14; skipped where older); beside
-#                it, what PyTorch's own analyzer (fr_trace) makes of the
-#                Flight Recorder's dumps is printed, not judged;
+#                job cancelled 20 s later: a hang naming rank 5 on node10
+#                from slurmstepd's samples (postmortem_sample=), on every
+#                release, whatever the dumps say; where torch keeps a Flight
+#                Recorder (2.8+, gloo: SLURM 26.05's torch 2.14), what
+#                PyTorch's own analyzer (fr_trace) makes of its dumps is
+#                printed beside it, not judged;
 #   6 exception  every rank raises the same ValueError: the program failed
 #                on every rank, no node named, not requeued; the timeline
 #                holds the ranks' dumps (the exception's type);
@@ -75,7 +76,7 @@ RELEASE=${GANGWAY_CLUSTER_RELEASE:-22.05}
 # status as slurmstepd reports it (1 sigkill, 8 exit), the requeue, the drain
 # and slurmctld's AdminComment of a pending job (3 link), slurmdbd's
 # AdminComment of a finished one (1, 6, 8), torch's hook (6 exception) and
-# its Flight Recorder (5 hang, torch 2.8 and later: 26.05), and no line for a
+# slurmstepd's samples of its tasks (5 hang, and torch's Flight Recorder from 2.8: 26.05), and no line for a
 # healthy job (7). The others rest on this host's kernel and on gangway alone,
 # the same under every release: the OOM killer in the test's own cgroup (2),
 # the test double's kernel log (4, whose requeue is 3's), a link's carrier (9)
@@ -436,25 +437,28 @@ if has 6; then
 fi
 
 if has 5; then
+  # Rank 5 stops itself between two collectives (SIGSTOP), so that it never
+  # enters the next one, whatever the moment; the job is cancelled 20 s
+  # after. slurmstepd's samples (postmortem_sample=, every 5 s) saw rank 5
+  # stopped while the others waited: the line names it on every release,
+  # whatever the ranks' dumps say (SLURM's SIGCONT before its SIGTERM lets
+  # it join the collective before any dump).
+  # Beside it, on torch 2.8 and later (26.05's 2.14), PyTorch's own analyzer
+  # on the Flight Recorder's dumps (TORCH_FR_DUMP_TEMP_FILE; every rank but
+  # the stopped one writes its own when asked, as gloo has no watchdog to).
+  submit hang PM_VICTIM=5 TORCH_FR_DUMP_TEMP_FILE=$WORK/run/fr/rank_
+  mkdir -p "$WORK/run/fr"; chown "$USER_ID:$USER_ID" "$WORK/run/fr"
+  if p=$(pid_of 5); then
+    for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && break; sleep 0.2; done
+    sleep 19; touch "$WORK/run/fr-dump"; sleep 1; rm -f "$WORK/run/fr-dump"; scancel "$job"
+  fi
+  expect "5 hang" "^gangway: job [0-9]+ step 0 hung until SLURM signalled every rank at [0-9:.]+: rank 5 on node10 stopped \\(SIGSTOP or a debugger\\) for at least (1[0-9]|2[0-9]) s, while 7 other ranks waited \\(slurmstepd samples\\)"
+  [[ $timeline == *"node10  rank 5  stopped (SIGSTOP"* ]] && pass "5 hang: the timeline shows what slurmstepd sampled of rank 5" \
+    || fail "5 hang: no sampled stall in the timeline: $(head -12 <<<"$timeline" | tr '\n' ' ')"
   if srun -N1 -w node08 $TORCH_PY -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split(".")[:2]); sys.exit(v < (2, 8))' 2>/dev/null; then
-    # Rank 5 stops itself between two collectives (SIGSTOP), so that it
-    # never enters the next one, whatever the moment; the job is cancelled
-    # 20 s after.
-    # Beside it, PyTorch's own analyzer on the Flight Recorder's dumps
-    # (TORCH_FR_DUMP_TEMP_FILE; every rank but the stopped one writes its
-    # own when asked, as gloo has no watchdog to).
-    submit hang PM_VICTIM=5 TORCH_FR_DUMP_TEMP_FILE=$WORK/run/fr/rank_
-    mkdir -p "$WORK/run/fr"; chown "$USER_ID:$USER_ID" "$WORK/run/fr"
-    if p=$(pid_of 5); then
-      for _ in $(seq 100); do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && break; sleep 0.2; done
-      sleep 19; touch "$WORK/run/fr-dump"; sleep 1; rm -f "$WORK/run/fr-dump"; scancel "$job"
-    fi
-    expect "5 hang" "^gangway: job [0-9]+ step 0 hung until SLURM signalled every rank at [0-9:.]+: .*\\brank 5\\b"
     fr=$(srun -N1 -w node08 $TORCH_PY -m torch.distributed.flight_recorder.fr_trace --allow-incomplete-ranks -p rank_ "$WORK/run/fr" 2>&1 | tail -20)
     echo "5 hang: $(ls "$WORK/run/fr" | wc -l) Flight Recorder dump(s); PyTorch's analyzer (fr_trace) says:"
     sed 's/^/  | /' <<<"$fr"
-  else
-    echo "5 hang: skipped, torch $torch_version's gloo keeps no Flight Recorder (2.8 and later do: SLURM 26.05's root)"
   fi
 fi
 

@@ -118,6 +118,41 @@ void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
     }
 }
 
+// slurmstepd's samples of the tasks while they ran (samples.<step>, root's,
+// task_samples.hpp): every step's rows, the newest kKeptSampleRows of them
+// (about 200 KB of the record's 1 MiB; the rest is the dumps' share).
+constexpr std::size_t kKeptSampleRows = 4096;
+void read_samples(int jobfd, const CollectInput& in, Collected& c) {
+    bool more = false;
+    const auto names = names_with(jobfd, "samples.", 64, more);
+    if (more) c.notes.push_back("more than 64 steps' task samples: the first ones only");
+    ReadOptions o(2u << 20);
+    o.follow_links = false;
+    o.owner = 0;
+    o.written_by_owner_only = true;
+    std::vector<pm::TaskSample> rows;
+    for (const auto& name : names) {
+        const auto r = read_file_at(jobfd, name, o);
+        if (!r.ok()) {
+            c.notes.push_back(describe(in.dir + "/" + std::to_string(in.job) + "/" + name, r, o));
+            continue;
+        }
+        try {
+            auto one = pm::parse_samples(r.text);
+            rows.insert(rows.end(), one.rows.begin(), one.rows.end());
+        } catch (const Error& e) {
+            c.notes.push_back(name + ": " + e.what());
+        }
+    }
+    if (rows.size() > kKeptSampleRows) {
+        std::stable_sort(rows.begin(), rows.end(), [](const pm::TaskSample& a, const pm::TaskSample& b) { return a.t_ns < b.t_ns; });
+        c.notes.push_back("task samples: the newest " + std::to_string(kKeptSampleRows) + " of " + std::to_string(rows.size()) +
+                          " kept (the record's share of them)");
+        rows.erase(rows.begin(), rows.end() - std::ptrdiff_t(kKeptSampleRows));
+    }
+    c.record.samples = std::move(rows);
+}
+
 // The dumps of the ranks root's task lines place here, by name
 // (rank.RANK.json, as the torch hook writes them): the directory is never
 // listed, so however many names the user put there, only these are read.
@@ -285,6 +320,7 @@ Result<Collected> collect_node_record(const CollectInput& in) {
     auto job = open_dir(base->get(), std::to_string(in.job), 0, jobdir);
     if (!job) return Failure{job.error()};
     read_tasks(job->get(), in, c);
+    read_samples(job->get(), in, c);
     read_dumps(job->get(), in, c);
 
     // The window: from the job's first step here (a little before, for the
@@ -382,6 +418,7 @@ Result<void> keep_node_record(const CollectInput& in, const pm::NodeRecord& r) {
         return w;
     bool more = false;
     for (const auto& name : names_with(job->get(), "task.", pm::kMaxTasks, more)) ::unlinkat(job->get(), name.c_str(), 0);
+    for (const auto& name : names_with(job->get(), "samples.", 64, more)) ::unlinkat(job->get(), name.c_str(), 0);
     // The user's directory, whole: first made root's and closed (no process
     // of the user's can add to it from now on), then removed within bounds,
     // following no link. What a bound leaves goes to DIR/.trash (root's),
