@@ -63,6 +63,8 @@ const char* kRunHelp =
     "                             when a node of the step has NVIDIA GPUs)  [GANGWAY_CHECK_TIMEOUT]\n"
     "  --join-timeout=SEC         until every task has checked in (default 10)   [GANGWAY_JOIN_TIMEOUT]\n"
     "  --slow-ratio=F             a link below F x expected is slow (default 0.5)  [GANGWAY_SLOW_RATIO]\n"
+    "  --max-named=F              more nodes measured slow or unreachable at once than F x the\n"
+    "                             nodes: none is named, a finding says why (default 0.25) [GANGWAY_MAX_NAMED]\n"
     "  --expect-gbps=G            expected per-link Gb/s (default: measured)      [GANGWAY_EXPECT_GBPS]\n"
     "  --round-ms=MS              length of a bandwidth round (500 quick, 1000 full) [GANGWAY_ROUND_MS]\n"
     "  --drain-dir=DIR            write a drain request per bad node there if DIR exists, for the\n"
@@ -106,6 +108,7 @@ void set_opt(PreflightOptions& o, const std::string& name, const std::string& v)
     else if (name == "timeout") o.timeout_s = to_num("--timeout", v, 1, 3600);
     else if (name == "join-timeout") o.join_timeout_s = to_num("--join-timeout", v, 1, 3600);
     else if (name == "slow-ratio") o.slow_ratio = to_num("--slow-ratio", v, 0.01, 1);
+    else if (name == "max-named") o.max_named = to_num("--max-named", v, 0.01, 1);
     else if (name == "expect-gbps") o.expect_gbps = to_num("--expect-gbps", v, 0.001, 1e6);
     else if (name == "round-ms") o.round_ms = static_cast<int>(to_num("--round-ms", v, 50, 60000));
     else if (name == "drain-dir") o.drain_dir = v;
@@ -124,7 +127,7 @@ Args parse(int argc, char** argv, bool is_run) {
     const std::pair<const char*, const char*> envs[] = {
         {"GANGWAY_CHECK", "check"},         {"GANGWAY_ON_FAIL", "on-fail"},       {"GANGWAY_REPORT", "report"},
         {"GANGWAY_HEATMAP", "heatmap"},     {"GANGWAY_CHECK_TIMEOUT", "timeout"}, {"GANGWAY_JOIN_TIMEOUT", "join-timeout"},
-        {"GANGWAY_SLOW_RATIO", "slow-ratio"}, {"GANGWAY_EXPECT_GBPS", "expect-gbps"}, {"GANGWAY_ROUND_MS", "round-ms"},
+        {"GANGWAY_SLOW_RATIO", "slow-ratio"}, {"GANGWAY_MAX_NAMED", "max-named"}, {"GANGWAY_EXPECT_GBPS", "expect-gbps"}, {"GANGWAY_ROUND_MS", "round-ms"},
         {"GANGWAY_DRAIN_DIR", "drain-dir"}, {"GANGWAY_FLEET_SPOOL", "fleet-spool"}, {"GANGWAY_NCCL_LIB", "nccl-lib"}, {"GANGWAY_BOOTSTRAP", "bootstrap"}};
     for (const auto& [env, name] : envs)
         if (const char* v = std::getenv(env); v && *v) {
@@ -151,7 +154,7 @@ Args parse(int argc, char** argv, bool is_run) {
         if (s.rfind("--", 0) != 0) break;  // the command starts (allowed without "--")
         const auto eq = s.find('=');
         if (const auto name = s.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-            name == "expect-gbps" || name == "slow-ratio" || name == "round-ms")
+            name == "expect-gbps" || name == "slow-ratio" || name == "round-ms" || name == "max-named")
             a.opt.user_thresholds.push_back("--" + name);
         if (eq == std::string::npos) {
             if (i + 1 >= argc) throw Error("option " + s + " needs a value (" + s + "=VALUE)");

@@ -15,6 +15,7 @@
 
 #include "../lib/env/check_policy.hpp"
 #include "../lib/preflight/bootstrap.hpp"
+#include "../lib/preflight/mass_accusation.hpp"
 #include "../lib/preflight/report.hpp"
 
 namespace gangway::cli {
@@ -43,6 +44,7 @@ struct PreflightOptions {
     bool timeout_default = false;  // timeout_s is this node's default, not the user's
     double join_timeout_s = 10;    // until every task has checked in
     double slow_ratio = 0.5;       // a link below this fraction of the expected rate is slow
+    double max_named = preflight::kDefaultMaxNamedShare;  // more nodes named at once than this share: none (mass_accusation.hpp)
     std::optional<double> expect_gbps;  // the expected per-link rate; default: measured (75th percentile)
     int round_ms = 0;              // bandwidth round length; 0: 500 (quick) or 1000 (full)
     bool insecure = false;

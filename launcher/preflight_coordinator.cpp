@@ -439,6 +439,7 @@ Report Coordination::run() {
         r.reasons = nodes[i].reasons;
         if (const Nic* nic = find_nic(nodes[i].card, nodes[i].card.data_iface)) r.nic_mbps = nic->rate_mbps;
     }
+    hold_mass_accusation(rep, opt.max_named);
     rep.seconds = sys::seconds_since(t0);
     return rep;
 }

@@ -33,7 +33,7 @@ std::string drain_deciding_node(const std::string& job_nodelist) {
 std::vector<std::string> threshold_vars_set(const EnvMap& env) {
     // Everything that moves the line between a good node and a bad one.
     static const char* const kVars[] = {
-        "GANGWAY_EXPECT_GBPS", "GANGWAY_SLOW_RATIO",   "GANGWAY_ROUND_MS",      "GANGWAY_REQUIRE",
+        "GANGWAY_EXPECT_GBPS", "GANGWAY_SLOW_RATIO",   "GANGWAY_ROUND_MS",      "GANGWAY_REQUIRE", "GANGWAY_MAX_NAMED",
         "GANGWAY_H2D_GBPS",    "GANGWAY_GPU_BW_RATIO", "GANGWAY_COPY_BYTES",    "GANGWAY_NCCL_BUSBW_GBPS",
         "GANGWAY_NCCL_RATIO",  "GANGWAY_NCCL_BYTES",   "GANGWAY_IB_RATE_GBPS",  "GANGWAY_RDMA_RATIO",
         "GANGWAY_OUTLIER_Z"};

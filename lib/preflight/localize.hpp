@@ -29,8 +29,10 @@ struct BwAnalysis {
 };
 
 // expected_bps: the 75th percentile of the successful measurements (robust
-// while fewer than a quarter of the links are bad), or `expected` when given
-// and larger. A link is slow below ratio * expected_bps.
+// while fewer than a quarter of the links are bad), at most the lower median
+// of each node's best successful link (robust while fewer than half the
+// nodes have a fast outlier), or `expected` when given and larger. A link is
+// slow below ratio * expected_bps.
 BwAnalysis analyse_rounds(unsigned n, const std::vector<Measurement>& ring, double ratio,
                           std::optional<double> expected = std::nullopt);
 
