@@ -58,6 +58,12 @@ if [ $callgrind = 1 ]; then
   te0=$(run valgrind --tool=callgrind --toggle-collect=slurm_spank_task_exit --callgrind-out-file="$d/off.%p" \
     "$work/stepd_sim" --rounds 1 "$plugin" "$@" >/dev/null 2>&1; f=$(ls -tr "$d"/off.*); awk '/^summary:/ {print $2}' "$(sed -n "$(($(wc -l <<<"$f") - 1))p" <<<"$f")")
   echo "postmortem_dir=: step process (init's directories) +$((s2 - s1)); task_exit per task $((te / 2)) (without postmortem_dir=: $((te0 / 2))); records: $(find "$work/pm" -name 'task.*' | wc -l)"
+  # The running step's samples (postmortem_sample=, default 5 s): what a
+  # launch pays for them (the thread started at the first task_post_fork,
+  # stopped and joined at slurm_spank_exit; a step shorter than one interval
+  # samples nothing), against postmortem_sample=0.
+  read -r s3 _ < <(count "$plugin" "$@" "postmortem_dir=$work/pm/%n" postmortem_sample=0)
+  echo "postmortem_sample=5 against 0 (with postmortem_dir=): step process +$((s2 - s3)) (the 2 task_post_fork, the thread, slurm_spank_exit's join)"
   exit 0
 fi
 for ((i = 0; i < 2; i++)); do

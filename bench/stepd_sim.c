@@ -4,9 +4,9 @@
  * round is cold, as in a real step), which dlopens the plugin, calls
  * slurm_spank_init, init_post_opt and user_init in the remote context, then
  * forks one child per local task that calls task_init, as slurmstepd does
- * before it execs a task; when they have ended it calls task_exit for each,
- * in the step process, with the task's pid and wait status, as slurmstepd
- * does. The step is described by the SLURM_* variables of
+ * before it execs a task, and task_post_fork for each in the step process;
+ * when they have ended it calls task_exit for each, in the step process, with
+ * the task's pid and wait status, then slurm_spank_exit, as slurmstepd does. The step is described by the SLURM_* variables of
  * this program's environment (the job environment SPANK reads).
  *
  *   stepd_sim [--rounds N] [--tasks N] [--usage] PLUGIN [PLUGSTACK ARGS...]
@@ -207,7 +207,7 @@ static void hog_release(struct hog_block** list, size_t bytes) {
 /* One slurmstepd: returns wall and CPU time per phase through `out` (a pipe). */
 static void one_step(const char* plugin, int ac, char** av, int out) {
     double wall[NPHASES] = {0}, cpu[NPHASES] = {0}, flt[NPHASES] = {0}, w, c, f;
-    spank_fn task_init = NULL, task_exit = NULL;
+    spank_fn task_init = NULL, task_exit = NULL, task_post_fork = NULL, spank_exit = NULL;
     struct hog_block* hog = NULL;
     if (strcmp(plugin, "none") != 0) {
         w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID), f = faults(RUSAGE_SELF);
@@ -223,6 +223,8 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
         spank_fn user = (spank_fn)dlsym(h, "slurm_spank_user_init");
         task_init = (spank_fn)dlsym(h, "slurm_spank_task_init");
         task_exit = (spank_fn)dlsym(h, "slurm_spank_task_exit");
+        task_post_fork = (spank_fn)dlsym(h, "slurm_spank_task_post_fork");
+        spank_exit = (spank_fn)dlsym(h, "slurm_spank_exit");
         w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID), f = faults(RUSAGE_SELF);
         if (init && init(NULL, ac, av) != 0) _exit(3);
         if (post && post(NULL, ac, av) != 0) _exit(3);
@@ -275,6 +277,12 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
             if (write(fds[1], r, sizeof r) != (ssize_t)sizeof r) _exit(5);
             _exit(rc == 0 ? 0 : 6);
         }
+        /* slurmstepd calls task_post_fork in the step process after each fork. */
+        if (task_post_fork) {
+            g_task = (int)t, g_task_pid = pids[t];
+            task_post_fork(NULL, ac, av);
+            g_task = -1;
+        }
     }
     close(fds[1]);
     double r[3];
@@ -291,6 +299,8 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
             g_task = -1;
         }
     }
+    /* And slurm_spank_exit once, at the step's end. */
+    if (spank_exit) spank_exit(NULL, ac, av);
     if (bad) {
         fprintf(stderr, "stepd_sim: a task_init failed\n");
         _exit(6);

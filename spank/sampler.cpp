@@ -161,6 +161,7 @@ bool start() {
         ::close(the->wake);
         return false;
     }
+    pthread_setname_np(the->thread, "gangway-sample");  // ps -L, top -H and bench/sampler_cost.sh find it by name
     return the->started = true;
 }
 

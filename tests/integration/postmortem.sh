@@ -459,6 +459,22 @@ if has 5; then
     fr=$(srun -N1 -w node08 $TORCH_PY -m torch.distributed.flight_recorder.fr_trace --allow-incomplete-ranks -p rank_ "$WORK/run/fr" 2>&1 | tail -20)
     echo "5 hang: $(ls "$WORK/run/fr" | wc -l) Flight Recorder dump(s); PyTorch's analyzer (fr_trace) says:"
     sed 's/^/  | /' <<<"$fr"
+    if grep -q KeyError <<<"$fr"; then
+      # torch 2.14's gloo names the group '' in pg_config and '0' in its
+      # entries (docs/postmortem.md, "Beside PyTorch's own analyser"): what
+      # fr_trace says of copies with the one name.
+      rekey='import glob, os, pickle, sys
+for f in glob.glob(sys.argv[1] + "/rank_*"):
+    d = pickle.load(open(f, "rb"))
+    names = {e["process_group"][0] for e in d.get("entries", [])}
+    if len(names) == 1 and "" in d.get("pg_config", {}):
+        d["pg_config"] = {names.pop(): v for v in d["pg_config"].values()}
+    pickle.dump(d, open(sys.argv[2] + "/" + os.path.basename(f), "wb"))'
+      mkdir -p "$WORK/run/fr2"
+      fr=$(srun -N1 -w node08 bash -c "$TORCH_PY -c '$rekey' $WORK/run/fr $WORK/run/fr2 && $TORCH_PY -m torch.distributed.flight_recorder.fr_trace --allow-incomplete-ranks -p rank_ $WORK/run/fr2" 2>&1 | sort | uniq -c | tail -8)
+      echo "5 hang: fr_trace on copies whose pg_config has the entries' group name:"
+      sed 's/^/  | /' <<<"$fr"
+    fi
   fi
 fi
 
