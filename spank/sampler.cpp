@@ -53,6 +53,8 @@ struct Sampler {
     std::int64_t interval_ns = pm::kDefaultSampleNs;
     std::string ring[pm::kMaxSampleRounds];  // the thread's: each round's lines
     std::size_t next = 0;
+    std::string pressure[3];  // cpu, memory, io: the step cgroup's (v2) or the node's files
+    pm::PressureScope scope = pm::PressureScope::node;
     char problem[256] = {};  // the thread's first failure, said by stop()
 };
 Sampler* the = nullptr;  // never freed (sampler.hpp)
@@ -120,6 +122,13 @@ void round() {
             if (!t.ended) lines.append(line, pm::format_sample_line(sample(t, now), line));
     }
     if (lines.empty()) return;
+    pm::PressureSample ps;
+    ps.t_ns = now, ps.step = the->step, ps.scope = the->scope;
+    std::uint32_t* share[3] = {&ps.cpu, &ps.memory, &ps.io};
+    char buf[256];
+    for (int i = 0; i < 3; ++i)
+        if (const auto v = pm::pressure_some_avg10(std::string_view(buf, read_small(the->pressure[i].c_str(), buf, sizeof buf)))) *share[i] = *v;
+    lines.append(line, pm::format_pressure_line(ps, line));
     the->next = (the->next + 1) % pm::kMaxSampleRounds;
     // Oldest round first: the ring from `next` on, then from its start.
     std::string text(line, pm::format_sample_header(the->step, the->interval_ns, line));
@@ -182,6 +191,15 @@ void add_task(spank_t sp) {
         the->step = task_exit::step_id();
         std::snprintf(the->name, sizeof the->name, "samples.%u", the->step);
         the->interval_ns = std::int64_t(every_s) * 1'000'000'000;
+        // The step cgroup's pressure where cgroup v2 keeps it, else the node's.
+        char self[4096];
+        const auto dir = pm::step_v2_dir(std::string_view(self, read_small("/proc/self/cgroup", self, sizeof self)));
+        if (dir && ::access((*dir + "/cpu.pressure").c_str(), R_OK) == 0) {
+            the->scope = pm::PressureScope::step;
+            the->pressure[0] = *dir + "/cpu.pressure", the->pressure[1] = *dir + "/memory.pressure", the->pressure[2] = *dir + "/io.pressure";
+        } else {
+            the->pressure[0] = "/proc/pressure/cpu", the->pressure[1] = "/proc/pressure/memory", the->pressure[2] = "/proc/pressure/io";
+        }
     }
     Task t;
     t.pid = pid, t.rank = rank;

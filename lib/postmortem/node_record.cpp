@@ -82,6 +82,12 @@ std::string to_json(const NodeRecord& r) {
             rows.push_back({x.step, x.t_ns, x.rank, std::string(1, state_letter(x.state)), x.cpu_ns, x.wait_ns, x.procs});
         j["samples"] = std::move(rows);
     }
+    if (!r.pressure.empty()) {
+        json rows = json::array();
+        for (const auto& x : r.pressure)
+            rows.push_back({x.step, x.t_ns, x.cpu, x.memory, x.io, x.scope == PressureScope::step ? "s" : "n"});
+        j["pressure"] = std::move(rows);
+    }
     // Bytes that are not UTF-8 (a device's or an exception's text) as U+FFFD:
     // the writer never throws for what a reader found.
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -93,7 +99,7 @@ namespace {
 
 // Where the parser is: which object or list, and for an object which of its
 // keys it has seen (a bit each) and which one the next value belongs to.
-enum class Ctx { root, job_nodes, tasks, task, evidence, evidence_item, dumps, dump, entered, completed, timed, timed_row, notes, samples, sample_row, skip };
+enum class Ctx { root, job_nodes, tasks, task, evidence, evidence_item, dumps, dump, entered, completed, timed, timed_row, notes, samples, sample_row, pressure, pressure_row, skip };
 
 struct Frame {
     Ctx ctx;
@@ -101,9 +107,9 @@ struct Frame {
     int key = -1;  // the index of the current key in its object's list; -1: unknown, passed over
 };
 
-constexpr std::array<std::string_view, 12> kRootKeys = {"kind",          "schema", "node",     "job",      "job_nodes",
+constexpr std::array<std::string_view, 13> kRootKeys = {"kind",          "schema", "node",     "job",      "job_nodes",
                                                         "window_start_ns", "window_end_ns", "tasks", "evidence", "dumps",
-                                                        "notes",           "samples"};
+                                                        "notes",           "samples", "pressure"};
 constexpr std::array<std::string_view, 10> kTaskKeys = {"t_ns", "node",        "job",       "step",      "rank",
                                                         "local_rank", "pid", "wait_status", "oom_kills", "requeue_on_fail"};
 constexpr std::array<std::string_view, 6> kEvidenceKeys = {"t_ns", "sign", "device", "code", "pid", "text"};
@@ -197,6 +203,12 @@ public:
             r_.samples.emplace_back();
             return push(Ctx::sample_row);  // its `seen` counts the row's values
         }
+        if (f.ctx == Ctx::root && f.key == 12) return push(Ctx::pressure);
+        if (f.ctx == Ctx::pressure) {
+            if (r_.pressure.size() >= kMaxPressureRows) refuse("has more than " + std::to_string(kMaxPressureRows) + " pressure rows");
+            r_.pressure.emplace_back();
+            return push(Ctx::pressure_row);
+        }
         if (f.ctx == Ctx::dump && f.key == 1) return push(Ctx::entered);
         if (f.ctx == Ctx::dump && f.key == 2) return push(Ctx::completed);
         if (f.ctx == Ctx::dump && f.key == 5) return push(Ctx::timed);
@@ -225,7 +237,7 @@ public:
             // A dump's "group" and "timed" came later: a record of an earlier collector has neither.
             if (f.ctx == Ctx::dump && (i == 4 || i == 5)) continue;
             // So did the record's "notes" and "samples".
-            if (f.ctx == Ctx::root && (i == 10 || i == 11)) continue;
+            if (f.ctx == Ctx::root && (i == 10 || i == 11 || i == 12)) continue;
             if (!(f.seen & (1u << i))) refuse("lacks \"" + std::string(keys[i]) + "\" in " + where(false));
         }
         stack_.pop_back();
@@ -236,6 +248,8 @@ public:
             refuse("has " + where() + " that is not 4 numbers (seq, entered_ns, started_ns, completed_ns)");
         if (stack_.back().ctx == Ctx::sample_row && stack_.back().seen != 7)
             refuse("has " + where() + " that is not 7 values (step, t_ns, rank, state, cpu_ns, wait_ns, procs)");
+        if (stack_.back().ctx == Ctx::pressure_row && stack_.back().seen != 6)
+            refuse("has " + where() + " that is not 6 values (step, t_ns, cpu, memory, io, scope)");
         stack_.pop_back();
         return true;
     }
@@ -275,6 +289,7 @@ private:
                 case Ctx::dump: w += "[" + std::to_string(r_.dumps.size() - 1) + "]"; break;
                 case Ctx::timed_row: w += "[" + std::to_string(r_.dumps.back().timed.size() - 1) + "]"; break;
                 case Ctx::sample_row: w += "[" + std::to_string(r_.samples.size() - 1) + "]"; break;
+                case Ctx::pressure_row: w += "[" + std::to_string(r_.pressure.size() - 1) + "]"; break;
                 default: break;
             }
             if (!with_key && &f == &stack_.back()) break;
@@ -337,7 +352,9 @@ private:
             case Ctx::completed: seq(r_.dumps.back().completed, v); return true;
             case Ctx::timed_row: timed_value(v); return true;
             case Ctx::sample_row: sample_value(v); return true;
+            case Ctx::pressure_row: pressure_value(v); return true;
             case Ctx::timed:
+            case Ctx::pressure:
             case Ctx::samples: refuse("has " + where() + " with an item that is not a list");
             case Ctx::tasks:
             case Ctx::evidence:
@@ -439,6 +456,30 @@ private:
             case 5: x.wait_ns = integer<std::uint64_t>(v); break;
             case 6: x.procs = integer<std::uint32_t>(v); break;
             default: refuse("has " + where() + " of more than 7 values (step, t_ns, rank, state, cpu_ns, wait_ns, procs)");
+        }
+    }
+
+    void pressure_value(const Scalar& v) {
+        Frame& f = stack_.back();
+        auto& x = r_.pressure.back();
+        auto share = [&] {
+            const auto n = integer<std::uint32_t>(v);
+            if (n > 10000) refuse("has " + where() + " over 10000 (hundredths of a percent)");
+            return n;
+        };
+        switch (f.seen++) {
+            case 0: x.step = integer<std::uint32_t>(v); break;
+            case 1: x.t_ns = integer<std::int64_t>(v); break;
+            case 2: x.cpu = share(); break;
+            case 3: x.memory = share(); break;
+            case 4: x.io = share(); break;
+            case 5: {
+                const std::string t = text(v, 1);
+                if (t != "n" && t != "s") refuse("has " + where() + " whose scope is not n (the node's) or s (the step's)");
+                x.scope = t == "s" ? PressureScope::step : PressureScope::node;
+                break;
+            }
+            default: refuse("has " + where() + " of more than 6 values (step, t_ns, cpu, memory, io, scope)");
         }
     }
 

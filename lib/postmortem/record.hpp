@@ -117,7 +117,9 @@ struct NodeRecord {
     // Root's: slurmstepd's rounds of the job's tasks on this node while they
     // ran (task_samples.hpp), the newest rounds, at most kMaxSampleRows.
     std::vector<TaskSample> samples;
+    std::vector<PressureSample> pressure;  // root's: each round's pressure, at most kMaxPressureRows
 };
+inline constexpr std::size_t kMaxPressureRows = kMaxSampleRounds * 64;
 inline constexpr std::size_t kMaxNotes = 8;
 inline constexpr std::size_t kMaxNoteText = 300;
 
@@ -130,8 +132,9 @@ inline constexpr std::size_t kMaxNoteText = 300;
 // "evidence":[{"t_ns","sign":to_string(Sign),"device","code","pid","text"}],
 // "dumps":[{"rank","entered":[...],"completed":[...],"exception","group",
 // "timed":[[seq,entered_ns,started_ns,completed_ns],...]}],"notes":[...],
-// "samples":[[step,t_ns,rank,"S",cpu_ns,wait_ns,procs],...]}.
-// "group", "timed", "notes" and "samples" are optional (an earlier collector wrote
+// "samples":[[step,t_ns,rank,"S",cpu_ns,wait_ns,procs],...],
+// "pressure":[[step,t_ns,cpu,memory,io,"n"|"s"],...]}.
+// "group", "timed", "notes", "samples" and "pressure" are optional (an earlier collector wrote
 // none; an earlier reader passes "timed" over), each row of "timed" exactly
 // 4 whole numbers, and every row's 4 count among kMaxSeqsTotal.
 // The parse builds the record as the text comes (a SAX handler, no JSON

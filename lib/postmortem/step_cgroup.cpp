@@ -82,6 +82,12 @@ std::optional<std::string> task_procs_file(std::string_view proc_cgroup, unsigne
     return std::nullopt;
 }
 
+std::optional<std::string> step_v2_dir(std::string_view proc_cgroup, std::string_view cgroup_root) {
+    const auto p = step_paths(proc_cgroup);
+    if (p.v2.empty()) return std::nullopt;
+    return concat({cgroup_root, p.v2});
+}
+
 std::uint64_t parse_oom_kill(std::string_view counters) {
     std::uint64_t n = 0;
     for_each_line(counters, [&](std::string_view line, std::size_t) {

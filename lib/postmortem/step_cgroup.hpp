@@ -34,6 +34,11 @@ std::optional<OomFiles> step_oom_files(std::string_view proc_cgroup, unsigned lo
 std::optional<std::string> task_procs_file(std::string_view proc_cgroup, unsigned local_task,
                                            std::string_view cgroup_root = "/sys/fs/cgroup");
 
+// The step's cgroup v2 directory (its cpu.pressure, memory.pressure and
+// io.pressure); nullopt without a v2 step path (cgroup v1 keeps no pressure a
+// cgroup: the sampler reads the node's /proc/pressure then).
+std::optional<std::string> step_v2_dir(std::string_view proc_cgroup, std::string_view cgroup_root = "/sys/fs/cgroup");
+
 // The `oom_kill N` line of memory.oom_control or memory.events; 0 where
 // there is none (a kernel before 4.13) or it is not a number. O(n).
 std::uint64_t parse_oom_kill(std::string_view counters);

@@ -66,6 +66,21 @@ std::optional<SchedStat> parse_schedstat(std::string_view text) noexcept {
     return SchedStat{v[0], v[1]};
 }
 
+std::optional<std::uint32_t> pressure_some_avg10(std::string_view text) noexcept {
+    constexpr std::string_view kSome = "some avg10=";
+    if (!text.starts_with(kSome)) return std::nullopt;
+    std::uint32_t whole = 0, frac = 0, digits = 0;
+    std::size_t i = kSome.size();
+    const std::size_t from = i;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9' && i - from < 3; ++i) whole = whole * 10 + std::uint32_t(text[i] - '0');
+    if (i == from || whole > 100) return std::nullopt;
+    if (i < text.size() && text[i] == '.')
+        for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)
+            if (digits < 2) frac = frac * 10 + std::uint32_t(text[i] - '0'), ++digits;
+    while (digits < 2) frac *= 10, ++digits;
+    return std::min<std::uint32_t>(10000, whole * 100 + frac);
+}
+
 std::size_t parse_pids(std::string_view text, int* out, std::size_t max) noexcept {
     std::size_t n = 0;
     while (!text.empty() && n < max) {
@@ -115,6 +130,19 @@ std::size_t format_sample_line(const TaskSample& s, char (&out)[kMaxSampleLine])
     return std::size_t(p - out);
 }
 
+std::size_t format_pressure_line(const PressureSample& p, char (&out)[kMaxSampleLine]) noexcept {
+    char* o = out;
+    *o++ = 'P';
+    o = put(o, std::uint64_t(p.t_ns < 0 ? 0 : p.t_ns));
+    o = put(o, p.cpu);
+    o = put(o, p.memory);
+    o = put(o, p.io);
+    *o++ = ' ';
+    *o++ = p.scope == PressureScope::step ? 's' : 'n';
+    *o++ = '\n';
+    return std::size_t(o - out);
+}
+
 StepSamples parse_samples(std::string_view text) {
     StepSamples r;
     bool head = false;
@@ -138,6 +166,19 @@ StepSamples parse_samples(std::string_view text) {
             const auto sp = line.find(' ');
             f[k++] = line.substr(0, sp);
             line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+        }
+        if (k == 6 && line.empty() && f[0] == "P") {
+            if (r.pressure.size() >= kMaxSampleRounds) refuse(n, "is past " + std::to_string(kMaxSampleRounds) + " pressure lines");
+            PressureSample p;
+            p.step = r.step;
+            const auto t = parse_int<std::int64_t>(f[1]);
+            const auto cpu = parse_uint<std::uint32_t>(f[2]), mem = parse_uint<std::uint32_t>(f[3]), io = parse_uint<std::uint32_t>(f[4]);
+            if (!t || !cpu || !mem || !io || *cpu > 10000 || *mem > 10000 || *io > 10000 || (f[5] != "n" && f[5] != "s"))
+                refuse(n, "is not a pressure line (P T_NS CPU MEMORY IO n|s)");
+            p.t_ns = *t, p.cpu = *cpu, p.memory = *mem, p.io = *io;
+            p.scope = f[5] == "s" ? PressureScope::step : PressureScope::node;
+            r.pressure.push_back(p);
+            return;
         }
         if (k != 6 || !line.empty()) refuse(n, "is not six fields (T_NS RANK STATE CPU_NS WAIT_NS PROCS)");
         TaskSample s;

@@ -58,6 +58,20 @@ struct TaskSample {
     std::uint64_t wait_ns = 0;  // and their time runnable but waiting for a CPU
     std::uint32_t procs = 0;    // processes read
 };
+// The pressure stall information each round: the step cgroup's (cgroup v2's
+// cpu.pressure, memory.pressure, io.pressure) where it has them, else the
+// node's (/proc/pressure/*; cgroup v1 keeps none a cgroup): the share of the
+// last 10 s in which some task waited for a CPU, for memory, for I/O.
+enum class PressureScope : std::uint8_t { node, step };
+struct PressureSample {
+    std::int64_t t_ns = 0;
+    std::uint32_t step = 0;
+    std::uint32_t cpu = 0, memory = 0, io = 0;  // "some avg10", hundredths of a percent (0-10000)
+    PressureScope scope = PressureScope::node;
+};
+// A pressure file's "some avg10=12.34 ..." -> 1234; nullopt if it has none.
+std::optional<std::uint32_t> pressure_some_avg10(std::string_view text) noexcept;
+
 inline constexpr std::size_t kMaxSampleRounds = 24;       // the file keeps the newest rounds (2 minutes at 5 s)
 inline constexpr std::size_t kMaxSampledTasks = 512;      // a step's tasks on one node that are sampled
 inline constexpr std::size_t kMaxSampleRows = 8192;       // a node record's rows, every step together
@@ -67,6 +81,7 @@ inline constexpr std::int64_t kDefaultSampleNs = 5'000'000'000;
 // The file slurmstepd rewrites each round, "<job dir>/samples.<step>":
 //   gangway-samples 1 step=S interval_ms=N
 //   T_NS RANK STATE CPU_NS WAIT_NS PROCS      (one line a task a round, oldest round first)
+//   P T_NS CPU MEMORY IO n|s                  (a round's pressure, node's or step's, after its tasks)
 // parse is strict (the header once, six fields a line, a known letter, every
 // number whole) and bounded (kMaxSampleRounds x kMaxSampledTasks lines):
 // throws gangway::Error otherwise.
@@ -74,12 +89,14 @@ struct StepSamples {
     std::uint32_t step = 0;
     std::int64_t interval_ns = 0;
     std::vector<TaskSample> rows;
+    std::vector<PressureSample> pressure;
 };
 // Each line into a fixed buffer, its length returned (the plugin's writer
 // allocates nothing per line). Never throws.
 inline constexpr std::size_t kMaxSampleLine = 128;
 std::size_t format_sample_header(std::uint32_t step, std::int64_t interval_ns, char (&out)[kMaxSampleLine]) noexcept;
 std::size_t format_sample_line(const TaskSample& s, char (&out)[kMaxSampleLine]) noexcept;
+std::size_t format_pressure_line(const PressureSample& p, char (&out)[kMaxSampleLine]) noexcept;
 StepSamples parse_samples(std::string_view text);
 
 }  // namespace gangway::postmortem

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -286,6 +287,22 @@ std::string render_timeline(const Verdict& v, const std::vector<NodeRecord>& rec
             else
                 std::snprintf(b, sizeof b, "%s for %.0f s", state_words(x.state), x.for_s);
             out += "  " + name(x.node) + "  rank " + std::to_string(x.rank) + "  " + b + "\n";
+        }
+        // Each such node's pressure in the round before the end: what else waited there.
+        std::set<std::string> shown_nodes;
+        for (const auto& x : v.stalls) {
+            if (!shown_nodes.insert(x.node).second) continue;
+            const auto it = nodes.find(x.node);
+            if (it == nodes.end()) continue;
+            const PressureSample* last = nullptr;
+            for (const auto& p : it->second->pressure)
+                if (p.step == v.step && p.t_ns <= v.t_ns && (!last || p.t_ns > last->t_ns)) last = &p;
+            if (!last) continue;
+            char b[160];
+            std::snprintf(b, sizeof b, "  %s  pressure (%s, some avg10): cpu %.1f %%, memory %.1f %%, io %.1f %%\n", name(x.node).c_str(),
+                          last->scope == PressureScope::step ? "the step cgroup's" : "the node's", last->cpu / 100.0,
+                          last->memory / 100.0, last->io / 100.0);
+            out += b;
         }
     }
 

@@ -242,3 +242,46 @@ TEST_CASE("a task's processes: cgroup.procs or the children files, bounded", "[p
     CHECK(p[0] == 7);
     CHECK(parse_pids("", p, 4) == 0);
 }
+
+TEST_CASE("pressure: the some avg10 share, the file's P lines, the record's rows, the timeline", "[postmortem][samples][pressure]") {
+    CHECK(pressure_some_avg10("some avg10=28.79 avg60=7.36 avg300=3.48 total=172793514\nfull avg10=0.00") == 2879u);
+    CHECK(pressure_some_avg10("some avg10=100.00 avg60=1") == 10000u);
+    CHECK(pressure_some_avg10("some avg10=0.5 avg60=0") == 50u);
+    CHECK(pressure_some_avg10("some avg10=3 avg60=0") == 300u);
+    CHECK_FALSE(pressure_some_avg10("full avg10=1.00"));
+    CHECK_FALSE(pressure_some_avg10("some avg10=x"));
+    CHECK_FALSE(pressure_some_avg10("some avg10=101.00"));
+    CHECK_FALSE(pressure_some_avg10(""));
+
+    char line[kMaxSampleLine];
+    std::string text(line, format_sample_header(0, 5 * kS, line));
+    text.append(line, format_sample_line({T, 0, 5, TaskState::stopped, 1, 2, 1}, line));
+    const PressureSample p{T, 0, 2879, 15, 10000, PressureScope::node};
+    text.append(line, format_pressure_line(p, line));
+    CHECK(text.substr(text.rfind("P ")) == "P 1795000000000000000 2879 15 10000 n\n");
+    const auto back = parse_samples(text);
+    REQUIRE(back.pressure.size() == 1);
+    CHECK(back.pressure[0].cpu == 2879);
+    CHECK(back.pressure[0].io == 10000);
+    CHECK(back.pressure[0].scope == PressureScope::node);
+    CHECK(back.rows.size() == 1);
+    for (const char* bad : {"P 1 2 3 4 x\n", "P 1 2 3 10001 n\n", "P 1 2 3 n\n"})
+        CHECK_THROWS_AS(parse_samples("gangway-samples 1 step=0 interval_ms=5000\n" + std::string(bad)), Error);
+
+    Job j;
+    j.state(5, TaskState::stopped, 21);
+    j.recs[2].pressure.push_back({T - 3 * kS, 0, 4512, 0, 30, PressureScope::step});
+    j.recs[2].pressure.push_back({T + 3 * kS, 0, 9999, 9999, 9999, PressureScope::step});  // after the end: not shown
+    const NodeRecord rt = parse_node_record(to_json(j.recs[2]));
+    REQUIRE(rt.pressure.size() == 2);
+    CHECK(rt.pressure[0].cpu == 4512);
+    CHECK(rt.pressure[0].scope == PressureScope::step);
+    std::string six = to_json(j.recs[0]);
+    six.insert(six.size() - 1, ",\"pressure\":[[0,1,2,3,4]]");
+    CHECK_THROWS_WITH(parse_node_record(six), ContainsSubstring("6 values"));
+    const Verdict v = judge(j.recs, {});
+    const std::string tl = render_timeline(v, j.recs);
+    INFO(tl);
+    CHECK_THAT(tl, ContainsSubstring("n03  pressure (the step cgroup's, some avg10): cpu 45.1 %, memory 0.0 %, io 0.3 %"));
+    CHECK(tl.find("99.9") == std::string::npos);
+}

@@ -131,6 +131,7 @@ void read_samples(int jobfd, const CollectInput& in, Collected& c) {
     o.owner = 0;
     o.written_by_owner_only = true;
     std::vector<pm::TaskSample> rows;
+    std::vector<pm::PressureSample> pressure;
     for (const auto& name : names) {
         const auto r = read_file_at(jobfd, name, o);
         if (!r.ok()) {
@@ -140,6 +141,7 @@ void read_samples(int jobfd, const CollectInput& in, Collected& c) {
         try {
             auto one = pm::parse_samples(r.text);
             rows.insert(rows.end(), one.rows.begin(), one.rows.end());
+            pressure.insert(pressure.end(), one.pressure.begin(), one.pressure.end());
         } catch (const Error& e) {
             c.notes.push_back(name + ": " + e.what());
         }
@@ -151,6 +153,11 @@ void read_samples(int jobfd, const CollectInput& in, Collected& c) {
         rows.erase(rows.begin(), rows.end() - std::ptrdiff_t(kKeptSampleRows));
     }
     c.record.samples = std::move(rows);
+    if (pressure.size() > pm::kMaxPressureRows) {
+        std::stable_sort(pressure.begin(), pressure.end(), [](const pm::PressureSample& a, const pm::PressureSample& b) { return a.t_ns < b.t_ns; });
+        pressure.erase(pressure.begin(), pressure.end() - std::ptrdiff_t(pm::kMaxPressureRows));
+    }
+    c.record.pressure = std::move(pressure);
 }
 
 // The dumps of the ranks root's task lines place here, by name
