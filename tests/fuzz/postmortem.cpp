@@ -6,6 +6,7 @@
 #include "lib/postmortem/kernel_signs.hpp"
 #include "lib/postmortem/rank_dump.hpp"
 #include "lib/postmortem/record.hpp"
+#include "lib/postmortem/task_samples.hpp"
 #include "lib/postmortem/verdict.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
@@ -28,6 +29,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const TaskEnd t = parse_task_end(in);
         const std::string line = format_task_end(t);
         if (format_task_end(parse_task_end(line)) != line) std::abort();
+    });
+    gangway::fuzz::refusable([&] {
+        // slurmstepd's samples file: what it reads, written again line by line, reads back the same.
+        const StepSamples s = parse_samples(in);
+        char line[kMaxSampleLine];
+        std::string out(line, format_sample_header(s.step, s.interval_ns, line));
+        for (const auto& x : s.rows) out.append(line, format_sample_line(x, line));
+        for (const auto& p : s.pressure) out.append(line, format_pressure_line(p, line));
+        const StepSamples again = parse_samples(out);
+        if (again.rows.size() != s.rows.size() || again.pressure.size() != s.pressure.size()) std::abort();
     });
     gangway::fuzz::refusable([&] { (void)parse_rank_dump(in); });
     gangway::fuzz::refusable([&] { (void)kernel_signs(in, KmsgWindow{}); });
