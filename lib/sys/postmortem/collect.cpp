@@ -89,11 +89,16 @@ std::optional<std::int64_t> birth_ns(int dirfd) {
     return static_cast<std::int64_t>(sx.stx_btime.tv_sec) * 1000000000 + sx.stx_btime.tv_nsec;
 }
 
-void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
+// Root's files of the job's directory named PREFIX*, at most `max` of them
+// and `max_bytes` each (root's, one name, no link): each one's text to `take`;
+// what cannot be read, or what `take` refuses (gangway::Error), is a note.
+template <class Take>
+void read_root_files(int jobfd, const CollectInput& in, Collected& c, std::string_view prefix, std::size_t max,
+                     std::size_t max_bytes, const char* what, Take&& take) {
     bool more = false;
-    const auto names = names_with(jobfd, "task.", pm::kMaxTasks, more);
-    if (more) c.notes.push_back("more than " + std::to_string(pm::kMaxTasks) + " task lines: the first ones only");
-    ReadOptions o(pm::kMaxTaskLine);
+    const auto names = names_with(jobfd, prefix, max, more);
+    if (more) c.notes.push_back("more than " + std::to_string(max) + " " + what + ": the first ones only");
+    ReadOptions o(max_bytes);
     o.follow_links = false;
     o.owner = 0;
     o.written_by_owner_only = true;
@@ -104,18 +109,24 @@ void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
             continue;
         }
         try {
-            auto t = pm::parse_task_end(trim_right(r.text));
-            // The directory is this node's and the job's: the line may not say otherwise.
-            if (t.job != in.job) {
-                c.notes.push_back(name + " is job " + std::to_string(t.job) + "'s, not " + std::to_string(in.job) + "'s: passed over");
-                continue;
-            }
-            t.node = in.node;
-            c.record.tasks.push_back(std::move(t));
+            take(name, r.text);
         } catch (const Error& e) {
             c.notes.push_back(name + ": " + e.what());
         }
     }
+}
+
+void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
+    read_root_files(jobfd, in, c, "task.", pm::kMaxTasks, pm::kMaxTaskLine, "task lines", [&](const std::string& name, const std::string& text) {
+        auto t = pm::parse_task_end(trim_right(text));
+        // The directory is this node's and the job's: the line may not say otherwise.
+        if (t.job != in.job) {
+            c.notes.push_back(name + " is job " + std::to_string(t.job) + "'s, not " + std::to_string(in.job) + "'s: passed over");
+            return;
+        }
+        t.node = in.node;
+        c.record.tasks.push_back(std::move(t));
+    });
 }
 
 // slurmstepd's samples of the tasks while they ran (samples.<step>, root's,
@@ -123,40 +134,26 @@ void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
 // (about 200 KB of the record's 1 MiB; the rest is the dumps' share).
 constexpr std::size_t kKeptSampleRows = 4096;
 void read_samples(int jobfd, const CollectInput& in, Collected& c) {
-    bool more = false;
-    const auto names = names_with(jobfd, "samples.", 64, more);
-    if (more) c.notes.push_back("more than 64 steps' task samples: the first ones only");
-    ReadOptions o(2u << 20);
-    o.follow_links = false;
-    o.owner = 0;
-    o.written_by_owner_only = true;
     std::vector<pm::TaskSample> rows;
     std::vector<pm::PressureSample> pressure;
-    for (const auto& name : names) {
-        const auto r = read_file_at(jobfd, name, o);
-        if (!r.ok()) {
-            c.notes.push_back(describe(in.dir + "/" + std::to_string(in.job) + "/" + name, r, o));
-            continue;
-        }
-        try {
-            auto one = pm::parse_samples(r.text);
-            rows.insert(rows.end(), one.rows.begin(), one.rows.end());
-            pressure.insert(pressure.end(), one.pressure.begin(), one.pressure.end());
-        } catch (const Error& e) {
-            c.notes.push_back(name + ": " + e.what());
-        }
-    }
-    if (rows.size() > kKeptSampleRows) {
-        std::stable_sort(rows.begin(), rows.end(), [](const pm::TaskSample& a, const pm::TaskSample& b) { return a.t_ns < b.t_ns; });
-        c.notes.push_back("task samples: the newest " + std::to_string(kKeptSampleRows) + " of " + std::to_string(rows.size()) +
+    read_root_files(jobfd, in, c, "samples.", 64, 2u << 20, "steps' task samples", [&](const std::string&, const std::string& text) {
+        auto one = pm::parse_samples(text);
+        rows.insert(rows.end(), one.rows.begin(), one.rows.end());
+        pressure.insert(pressure.end(), one.pressure.begin(), one.pressure.end());
+    });
+    // The newest `keep` rows of a list (by their time); whether any was cut.
+    auto newest = [](auto& v, std::size_t keep) {
+        if (v.size() <= keep) return false;
+        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
+        v.erase(v.begin(), v.end() - std::ptrdiff_t(keep));
+        return true;
+    };
+    const std::size_t all = rows.size();
+    if (newest(rows, kKeptSampleRows))
+        c.notes.push_back("task samples: the newest " + std::to_string(kKeptSampleRows) + " of " + std::to_string(all) +
                           " kept (the record's share of them)");
-        rows.erase(rows.begin(), rows.end() - std::ptrdiff_t(kKeptSampleRows));
-    }
+    newest(pressure, pm::kMaxPressureRows);
     c.record.samples = std::move(rows);
-    if (pressure.size() > pm::kMaxPressureRows) {
-        std::stable_sort(pressure.begin(), pressure.end(), [](const pm::PressureSample& a, const pm::PressureSample& b) { return a.t_ns < b.t_ns; });
-        pressure.erase(pressure.begin(), pressure.end() - std::ptrdiff_t(pm::kMaxPressureRows));
-    }
     c.record.pressure = std::move(pressure);
 }
 
