@@ -1,6 +1,5 @@
 #include "ingest.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -19,6 +18,7 @@
 #include "../../base/text.hpp"
 #include "../fd.hpp"
 #include "../../fleet/site_nodes.hpp"
+#include "../node/dirs.hpp"
 #include "../node/file.hpp"
 
 namespace gangway::sys::fleet {
@@ -40,20 +40,10 @@ Result<Fd> own_subdir(int spool, const std::string& spool_path, const char* sub)
 
 std::vector<std::string> names_in(int dirfd) {
     std::vector<std::string> out;
-    const int dup = ::dup(dirfd);
-    if (dup < 0) return out;
-    DIR* d = ::fdopendir(dup);
-    if (!d) {
-        ::close(dup);
-        return out;
-    }
-    // The copy shares its offset with `dirfd`: start from the top every time.
-    ::rewinddir(d);
-    while (const dirent* e = ::readdir(d)) {
-        const std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(n);
-    }
-    ::closedir(d);
+    sys::for_each_name(dirfd, SIZE_MAX, [&](std::string_view n) {
+        out.emplace_back(n);
+        return true;
+    });
     std::sort(out.begin(), out.end());
     return out;
 }

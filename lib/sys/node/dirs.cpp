@@ -186,4 +186,24 @@ Removed remove_tree_at(int at, const std::string& name, const RemoveBounds& b) {
     return r;
 }
 
+DirStream::DirStream(int dirfd) {
+    const int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    if (DIR* d = ::fdopendir(fd)) d_ = d;
+    else ::close(fd);
+}
+
+DirStream::~DirStream() {
+    if (d_) ::closedir(static_cast<DIR*>(d_));
+}
+
+const char* DirStream::next() {
+    if (!d_) return nullptr;
+    while (const dirent* e = ::readdir(static_cast<DIR*>(d_))) {
+        const std::string_view n = e->d_name;
+        if (n != "." && n != "..") return e->d_name;
+    }
+    return nullptr;
+}
+
 }  // namespace gangway::sys

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "../../base/result.hpp"
 #include "../fd.hpp"
@@ -30,6 +31,14 @@ Result<Fd> open_root_tree(const std::string& path, mode_t mode, bool make);
 // group or other write bit. Opened with O_NOFOLLOW either way.
 Result<Fd> make_dir_at(int at, const std::string& name, mode_t mode, uid_t uid, gid_t gid, bool closed_to_others);
 
+// The names in the open directory `dirfd` (not "." or ".."), read from its
+// start through a descriptor of their own (the caller's offset is left as it
+// is), in the directory's order: `f(name)` for each, until it returns false
+// or `max` names were seen. Returns whether it stopped before the end (f's
+// false, or `max`). Nothing read: the directory could not be opened.
+template <class F>
+bool for_each_name(int dirfd, std::size_t max, F&& f);
+
 // What remove_tree_at may spend: entries removed (files, links, directories),
 // how deep it goes, and how long.
 struct RemoveBounds {
@@ -47,5 +56,27 @@ struct Removed {
 // to its parent's descriptor); a directory on another file system is left.
 // Reads each directory once, as it goes; never throws.
 Removed remove_tree_at(int at, const std::string& name, const RemoveBounds& b = {});
+
+// A directory stream, closed with its scope.
+class DirStream {
+public:
+    explicit DirStream(int dirfd);  // "." of `dirfd`, opened anew: its own offset
+    ~DirStream();
+    DirStream(const DirStream&) = delete;
+    DirStream& operator=(const DirStream&) = delete;
+    const char* next();  // the next name, "." and ".." passed over; nullptr at the end
+private:
+    void* d_ = nullptr;  // DIR*
+};
+
+template <class F>
+bool for_each_name(int dirfd, std::size_t max, F&& f) {
+    DirStream d(dirfd);
+    std::size_t seen = 0;
+    while (const char* n = d.next()) {
+        if (seen++ >= max || !f(std::string_view(n))) return true;
+    }
+    return false;
+}
 
 }  // namespace gangway::sys

@@ -1,6 +1,5 @@
 #include "collect.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,23 +47,12 @@ std::int64_t clock_ns(clockid_t c) {
 std::vector<std::string> names_with(int dirfd, std::string_view prefix, std::size_t max, bool& more) {
     std::vector<std::string> out;
     more = false;
-    const int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return out;
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
-        ::close(fd);
-        return out;
-    }
-    while (const dirent* e = ::readdir(d)) {
-        const std::string_view name = e->d_name;
-        if (!name.starts_with(prefix)) continue;
-        if (out.size() >= max) {
-            more = true;
-            break;
-        }
+    for_each_name(dirfd, SIZE_MAX, [&](std::string_view name) {
+        if (!name.starts_with(prefix)) return true;
+        if (out.size() >= max) return !(more = true);
         out.emplace_back(name);
-    }
-    ::closedir(d);
+        return true;
+    });
     std::sort(out.begin(), out.end());
     return out;
 }

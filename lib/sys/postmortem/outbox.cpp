@@ -1,6 +1,5 @@
 #include "outbox.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -15,6 +14,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../fd.hpp"
+#include "../node/dirs.hpp"
 #include "../node/file.hpp"
 #include "send.hpp"
 #include "stops_auth.hpp"
@@ -60,27 +60,17 @@ Result<std::optional<Fd>> open_outbox(const std::string& dir, bool create) {
 // The entries in the outbox (and stale temporary files removed).
 std::vector<pm::OutboxFile> list_outbox(int fd, std::int64_t now_s) {
     std::vector<pm::OutboxFile> out;
-    const int dup = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dup < 0) return out;
-    DIR* d = ::fdopendir(dup);
-    if (!d) {
-        ::close(dup);
-        return out;
-    }
-    std::size_t seen = 0;
-    while (const dirent* e = ::readdir(d)) {
-        if (++seen > kMaxNames) break;
-        const std::string_view name = e->d_name;
-        if (name == "." || name == "..") continue;
+    for_each_name(fd, kMaxNames, [&](std::string_view name) {
+        const std::string n(name);
         struct stat st{};
-        if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (::fstatat(fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return true;
         if (auto f = pm::parse_outbox_name(name, static_cast<std::uint64_t>(st.st_size))) {
             out.push_back(std::move(*f));
         } else if (name.starts_with(".") && name.find(".tmp.") != std::string_view::npos && now_s - st.st_mtime > kStaleTempS) {
-            ::unlinkat(fd, e->d_name, 0);
+            ::unlinkat(fd, n.c_str(), 0);
         }
-    }
-    ::closedir(d);
+        return true;
+    });
     std::sort(out.begin(), out.end(), [](const pm::OutboxFile& a, const pm::OutboxFile& b) {
         return a.spooled_s != b.spooled_s ? a.spooled_s < b.spooled_s : a.name < b.name;
     });
