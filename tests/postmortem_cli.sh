@@ -235,6 +235,23 @@ PY
     pass "snapshot's kernel-log mark: collect counts the 1,238 records lost since the job's start" ||
     fail "kernel-log mark: rc $rc/$rc2: $(cat "$W/pm/83/kmsg.start" 2>&1) $out"
 
+  # slurmstepd's samples (root's samples.STEP files): a batch job of 70 steps,
+  # each file one round of its task; the newest 64 steps' rows in the record,
+  # every file removed; a file that is not the plugin's is a note.
+  mkdir -m 0711 "$W/pm/85" && t=$(date +%s%N)
+  for st in $(seq 0 69); do
+    printf 'gangway-samples 1 step=%s interval_ms=5000\n%s 0 %s 100 10 1\nP %s 2879 0 5 n\n' "$st" "$t" "$([ "$st" = 69 ] && echo T || echo S)" "$t" >"$W/pm/85/samples.$st"
+  done
+  printf 'gangway-task 1 t_ns=%s node=n1 job=85 step=69 rank=0 local_rank=0 pid=4242 wait_status=15 oom_kills=0 requeue=0\n' "$t" >"$W/pm/85/task.69.0"
+  printf 'not a samples file\n' >"$W/pm/85/samples.70"
+  chmod 0600 "$W/pm/85"/*
+  out=$("$GW" postmortem collect --dir="$W/pm" --job=85 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" --print 2>"$W/c.err"); rc=$?
+  rows=$(python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); print(len(r.get("samples", [])), len(r.get("pressure", [])), min(x[0] for x in r["samples"]), sum(1 for x in r["samples"] if x[3] == "T"))' <<<"$out" 2>/dev/null)
+  if [ $rc = 0 ] && [ "$rows" = "63 63 7 1" ] && grep -q 'task samples of 71 steps: the newest 64' "$W/c.err" && grep -q 'samples.70: the task samples' "$W/c.err" &&
+     [ -z "$(ls "$W/pm/85" | grep samples)" ]; then
+    pass "collect: samples of 71 steps: the newest 64 read (steps 7-69: 63 rows and their pressure, step 70 refused, step 69's stopped rank among them), the plugin's lines only, every file removed"
+  else fail "collect, samples: rc $rc, rows/pressure/oldest step/stopped: $rows; $(cat "$W/c.err"); left: $(ls "$W/pm/85" | grep samples | wc -l)"; fi
+
   # A base others may write: refused, nothing read or made.
   mkdir -m 0777 "$W/open" && mkdir -p "$W/open/pm/82" && chmod 0711 "$W/open/pm/82"
   out=$("$GW" postmortem collect --dir="$W/open/pm" --job=82 --node=n1 --nodes=n1 --kmsg-root="$W/kroot2" 2>&1); rc=$?

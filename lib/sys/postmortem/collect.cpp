@@ -77,15 +77,12 @@ std::optional<std::int64_t> birth_ns(int dirfd) {
     return static_cast<std::int64_t>(sx.stx_btime.tv_sec) * 1000000000 + sx.stx_btime.tv_nsec;
 }
 
-// Root's files of the job's directory named PREFIX*, at most `max` of them
-// and `max_bytes` each (root's, one name, no link): each one's text to `take`;
-// what cannot be read, or what `take` refuses (gangway::Error), is a note.
+// Root's files of the job's directory, by name, `max_bytes` each (root's,
+// one name, no link): each one's text to `take`; what cannot be read, or
+// what `take` refuses (gangway::Error), is a note.
 template <class Take>
-void read_root_files(int jobfd, const CollectInput& in, Collected& c, std::string_view prefix, std::size_t max,
-                     std::size_t max_bytes, const char* what, Take&& take) {
-    bool more = false;
-    const auto names = names_with(jobfd, prefix, max, more);
-    if (more) c.notes.push_back("more than " + std::to_string(max) + " " + what + ": the first ones only");
+void read_root_files(int jobfd, const CollectInput& in, Collected& c, const std::vector<std::string>& names,
+                     std::size_t max_bytes, Take&& take) {
     ReadOptions o(max_bytes);
     o.follow_links = false;
     o.owner = 0;
@@ -105,7 +102,10 @@ void read_root_files(int jobfd, const CollectInput& in, Collected& c, std::strin
 }
 
 void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
-    read_root_files(jobfd, in, c, "task.", pm::kMaxTasks, pm::kMaxTaskLine, "task lines", [&](const std::string& name, const std::string& text) {
+    bool more = false;
+    const auto names = names_with(jobfd, "task.", pm::kMaxTasks, more);
+    if (more) c.notes.push_back("more than " + std::to_string(pm::kMaxTasks) + " task lines: the first ones only");
+    read_root_files(jobfd, in, c, names, pm::kMaxTaskLine, [&](const std::string& name, const std::string& text) {
         auto t = pm::parse_task_end(trim_right(text));
         // The directory is this node's and the job's: the line may not say otherwise.
         if (t.job != in.job) {
@@ -117,6 +117,8 @@ void read_tasks(int jobfd, const CollectInput& in, Collected& c) {
     });
 }
 
+constexpr std::size_t kMaxSampleFiles = 65'536;  // listed, and removed at the end; 64 read
+
 // slurmstepd's samples of the tasks while they ran (samples.<step>, root's,
 // task_samples.hpp): every step's rows, the newest kKeptSampleRows of them
 // (about 200 KB of the record's 1 MiB; the rest is the dumps' share).
@@ -124,7 +126,17 @@ constexpr std::size_t kKeptSampleRows = 4096;
 void read_samples(int jobfd, const CollectInput& in, Collected& c) {
     std::vector<pm::TaskSample> rows;
     std::vector<pm::PressureSample> pressure;
-    read_root_files(jobfd, in, c, "samples.", 64, 2u << 20, "steps' task samples", [&](const std::string&, const std::string& text) {
+    // The newest steps' (a batch script may run thousands of steps; the
+    // failure is usually among the last): by step number, at most 64 files.
+    bool more = false;
+    auto names = names_with(jobfd, "samples.", kMaxSampleFiles, more);
+    auto step_of = [](const std::string& n) { return parse_uint<std::uint32_t>(std::string_view(n).substr(8)).value_or(0); };
+    std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) { return step_of(a) > step_of(b); });
+    if (names.size() > 64) {
+        c.notes.push_back("task samples of " + std::to_string(names.size()) + (more ? " and more" : "") + " steps: the newest 64 steps' only");
+        names.resize(64);
+    }
+    read_root_files(jobfd, in, c, names, 2u << 20, [&](const std::string&, const std::string& text) {
         auto one = pm::parse_samples(text);
         rows.insert(rows.end(), one.rows.begin(), one.rows.end());
         pressure.insert(pressure.end(), one.pressure.begin(), one.pressure.end());
@@ -410,7 +422,7 @@ Result<void> keep_node_record(const CollectInput& in, const pm::NodeRecord& r) {
         return w;
     bool more = false;
     for (const auto& name : names_with(job->get(), "task.", pm::kMaxTasks, more)) ::unlinkat(job->get(), name.c_str(), 0);
-    for (const auto& name : names_with(job->get(), "samples.", 64, more)) ::unlinkat(job->get(), name.c_str(), 0);
+    for (const auto& name : names_with(job->get(), "samples.", kMaxSampleFiles, more)) ::unlinkat(job->get(), name.c_str(), 0);
     // The user's directory, whole: first made root's and closed (no process
     // of the user's can add to it from now on), then removed within bounds,
     // following no link. What a bound leaves goes to DIR/.trash (root's),
