@@ -57,4 +57,25 @@ RailBlame blame_rail(unsigned rail, const std::vector<RailPort>& ports, const st
     return out;
 }
 
+ConfirmedRail confirm_rail(const RailBlame& first, const std::optional<RailBlame>& again, const std::vector<RailPort>& ports) {
+    ConfirmedRail out;
+    if (!again) {
+        out.blame = first;
+        return out;
+    }
+    out.blame.port_rate_gbps = again->port_rate_gbps;
+    out.blame.failed = first.failed && again->failed;
+    if (out.blame.failed) out.blame.findings = again->findings;
+    for (const auto& f : again->faulty) {
+        const bool both = std::any_of(first.faulty.begin(), first.faulty.end(), [&](const auto& x) { return x.first == f.first; });
+        if (both) out.blame.faulty.push_back(f);
+    }
+    for (const auto& [k, why] : first.faulty) {
+        const bool kept = std::any_of(out.blame.faulty.begin(), out.blame.faulty.end(), [&](const auto& x) { return x.first == k; });
+        if (!kept) out.notes.push_back((k < ports.size() ? ports[k].node : "?") + ": " + why + "; fine when measured again, not named");
+    }
+    if (first.failed && !again->failed) out.notes.push_back("rdma: a link slow once, fine when measured again");
+    return out;
+}
+
 }  // namespace gangway::preflight

@@ -54,4 +54,17 @@ struct RailBlame {
 RailBlame blame_rail(unsigned rail, const std::vector<RailPort>& ports, const std::vector<Measurement>& ring,
                      std::optional<double> site_rate_gbps, double ratio);
 
+// Confirm before accusing: a rail has no spare peer to confirm a suspect
+// against, so a rail whose rounds blamed a node or found a link slow is
+// measured again, and only what both measurements say stands: a node
+// faulty in both (with the second's reason), the second's findings where
+// both failed. What the first alone said becomes notes (a loaded host slows
+// one node's writes for a round: seen in CI, a healthy node named at 0.61
+// Gb/s against a 1.59 median). `again` absent (no time left): the first stands.
+struct ConfirmedRail {
+    RailBlame blame;
+    std::vector<std::string> notes;
+};
+ConfirmedRail confirm_rail(const RailBlame& first, const std::optional<RailBlame>& again, const std::vector<RailPort>& ports);
+
 }  // namespace gangway::preflight

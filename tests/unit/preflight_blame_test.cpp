@@ -265,3 +265,36 @@ TEST_CASE("a TCP stream's link: the receiver's count unless the sender failed") 
     CHECK_FALSE(m.ok);
     CHECK_THAT(m.error, Catch::Matchers::ContainsSubstring("rx_bps"));
 }
+
+TEST_CASE("an RDMA rail measured again: only what both measurements say stands") {
+    const std::vector<RailPort> ports{{"n0", "mlx5_0/1", 200}, {"n1", "mlx5_0/1", 200}, {"n2", "mlx5_0/1", 200}};
+    const auto slow2 = blame_rail(0, ports, ring(3, 190, 60, {{1, 2}, {2, 0}}), std::nullopt, 0.9);
+    const auto fine = blame_rail(0, ports, ring(3, 190, 190, {}), std::nullopt, 0.9);
+    REQUIRE(slow2.faulty.size() == 1);
+    SECTION("slow twice: named, with the second's findings") {
+        const auto c = confirm_rail(slow2, slow2, ports);
+        REQUIRE(c.blame.faulty.size() == 1);
+        CHECK(c.blame.faulty[0].first == 2);
+        CHECK(c.blame.failed);
+        CHECK(c.blame.findings.size() == 2);
+        CHECK(c.notes.empty());
+    }
+    SECTION("slow once (a loaded host), fine again: nobody named, no finding, a note") {
+        const auto c = confirm_rail(slow2, fine, ports);
+        CHECK(c.blame.faulty.empty());
+        CHECK_FALSE(c.blame.failed);
+        CHECK(c.blame.findings.empty());
+        REQUIRE(c.notes.size() == 2);
+        CHECK(c.notes[0].rfind("n2: rdma rail 0 (mlx5_0/1): its writes", 0) == 0);
+        CHECK_THAT(c.notes[0], Catch::Matchers::ContainsSubstring("fine when measured again, not named"));
+    }
+    SECTION("another node slow the second time: neither named") {
+        const auto slow1 = blame_rail(0, ports, ring(3, 190, 60, {{0, 1}, {1, 2}}), std::nullopt, 0.9);
+        REQUIRE(slow1.faulty.size() == 1);
+        CHECK(slow1.faulty[0].first == 1);
+        CHECK(confirm_rail(slow2, slow1, ports).blame.faulty.empty());
+    }
+    SECTION("no time to measure again: the first stands") {
+        CHECK(confirm_rail(slow2, std::nullopt, ports).blame.faulty.size() == 1);
+    }
+}
