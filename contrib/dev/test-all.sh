@@ -168,7 +168,7 @@ stage_time "22.05 cluster tests" $t0
 # 22.05's unit and script tests, one at a time, on its tree, once its test
 # programs are built: run at the first point where lane A would otherwise
 # wait for lane B (a release's package not built yet), else after 26.05's
-# cluster tests, beside lane B's last builds. The connection floods (LOAD_TESTS)
+# cluster tests, beside lane B's last builds. The connection floods and preflight_gpu's test doubles (LOAD_TESTS)
 # run at the end, at rest.
 scripts_done=
 script_tests() {
