@@ -53,6 +53,7 @@ struct Sampler {
     std::int64_t interval_ns = pm::kDefaultSampleNs;
     std::string ring[pm::kMaxSampleRounds];  // the thread's: each round's lines
     std::size_t next = 0;
+    std::string proc_cgroup;  // slurmstepd's /proc/self/cgroup, read once: each task's cgroup is found from it
     std::string pressure[3];  // cpu, memory, io: the step cgroup's (v2) or the node's files
     pm::PressureScope scope = pm::PressureScope::node;
     char problem[256] = {};  // the thread's first failure, said by stop()
@@ -191,9 +192,10 @@ void add_task(spank_t sp) {
         the->step = task_exit::step_id();
         std::snprintf(the->name, sizeof the->name, "samples.%u", the->step);
         the->interval_ns = std::int64_t(every_s) * 1'000'000'000;
-        // The step cgroup's pressure where cgroup v2 keeps it, else the node's.
         char self[4096];
-        const auto dir = pm::step_v2_dir(std::string_view(self, read_small("/proc/self/cgroup", self, sizeof self)));
+        the->proc_cgroup.assign(self, read_small("/proc/self/cgroup", self, sizeof self));
+        // The step cgroup's pressure where cgroup v2 keeps it, else the node's.
+        const auto dir = pm::step_v2_dir(the->proc_cgroup);
         if (dir && ::access((*dir + "/cpu.pressure").c_str(), R_OK) == 0) {
             the->scope = pm::PressureScope::step;
             the->pressure[0] = *dir + "/cpu.pressure", the->pressure[1] = *dir + "/memory.pressure", the->pressure[2] = *dir + "/io.pressure";
@@ -203,8 +205,7 @@ void add_task(spank_t sp) {
     }
     Task t;
     t.pid = pid, t.rank = rank;
-    char self[4096];
-    if (const auto f = pm::task_procs_file(std::string_view(self, read_small("/proc/self/cgroup", self, sizeof self)), unsigned(local));
+    if (const auto f = pm::task_procs_file(the->proc_cgroup, unsigned(local));
         f && f->size() < sizeof t.procs_file && ::access(f->c_str(), R_OK) == 0)
         std::memcpy(t.procs_file, f->c_str(), f->size() + 1);
     {

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -75,9 +76,9 @@ std::optional<Stall> stall_of(const std::vector<const TaskSample*>& rows, std::i
 
 std::vector<Stall> find_stalls(const std::vector<NodeRecord>& records, std::uint32_t step, std::int64_t t0) {
     std::map<std::pair<std::string_view, std::uint32_t>, std::vector<const TaskSample*>> series;
-    std::map<std::string_view, bool> nodes;  // a node's record twice: the first counts (as judge's rule 0)
+    std::set<std::string_view> nodes;  // a node's record twice: the first counts (as judge's rule 0)
     for (const auto& r : records) {
-        if (!nodes.emplace(r.node, true).second) continue;
+        if (!nodes.insert(r.node).second) continue;
         for (const auto& s : r.samples)
             if (s.step == step && s.t_ns <= t0) series[{r.node, s.rank}].push_back(&s);
     }
@@ -97,21 +98,22 @@ std::vector<Stall> find_stalls(const std::vector<NodeRecord>& records, std::uint
     return out;
 }
 
+std::string stall_what(const Stall& x) {
+    char b[96];
+    if (x.state == TaskState::running)
+        std::snprintf(b, sizeof b, "waited for a CPU %.0f%% of its last %.0f s", x.waited * 100, x.for_s);
+    else
+        std::snprintf(b, sizeof b, "%s for at least %.0f s",
+                      x.state == TaskState::stopped ? "stopped (SIGSTOP or a debugger)" : "in uninterruptible sleep (D: I/O or a driver)",
+                      x.for_s);
+    return b;
+}
+
 std::string stall_words(const std::vector<Stall>& stalls, std::uint32_t others) {
     constexpr std::size_t kNamed = 3;
     std::string s;
-    for (std::size_t i = 0; i < stalls.size() && i < kNamed; ++i) {
-        const Stall& x = stalls[i];
-        char b[160];
-        if (x.state == TaskState::running)
-            std::snprintf(b, sizeof b, "rank %u on %s waited for a CPU %.0f%% of its last %.0f s", x.rank, x.node.c_str(),
-                          x.waited * 100, x.for_s);
-        else
-            std::snprintf(b, sizeof b, "rank %u on %s %s for at least %.0f s", x.rank, x.node.c_str(),
-                          x.state == TaskState::stopped ? "stopped (SIGSTOP or a debugger)" : "in uninterruptible sleep (D: I/O or a driver)",
-                          x.for_s);
-        s += (i ? "; " : "") + std::string(b);
-    }
+    for (std::size_t i = 0; i < stalls.size() && i < kNamed; ++i)
+        s += (i ? "; rank " : "rank ") + std::to_string(stalls[i].rank) + " on " + stalls[i].node + " " + stall_what(stalls[i]);
     if (stalls.size() > kNamed) s += "; and " + std::to_string(stalls.size() - kNamed) + " more";
     s += ", while " + std::to_string(others) + " other rank" + (others == 1 ? "" : "s") + " waited (slurmstepd samples)";
     return s;

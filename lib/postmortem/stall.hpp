@@ -31,8 +31,14 @@ inline constexpr std::int64_t kStallSlackNs = 1'000'000'000;
 // the rows.
 std::vector<Stall> find_stalls(const std::vector<NodeRecord>& records, std::uint32_t step, std::int64_t t0);
 
-// "rank 5 on node10 stopped (SIGSTOP or a debugger) for 20 s; ... while 7
-// other ranks waited": the hang's detail, at most about 120 bytes for one rank.
+// What root saw of one stalled rank, for the line and the timeline alike:
+// "stopped (SIGSTOP or a debugger) for at least 15 s", "in uninterruptible
+// sleep (D: I/O or a driver) for at least 10 s", "waited for a CPU 80% of
+// its last 10 s".
+std::string stall_what(const Stall& s);
+
+// "rank 5 on node10 stopped (SIGSTOP or a debugger) for at least 15 s; ...
+// while 7 other ranks waited": the hang's detail, at most about 120 bytes for one rank.
 std::string stall_words(const std::vector<Stall>& stalls, std::uint32_t others);
 
 }  // namespace gangway::postmortem

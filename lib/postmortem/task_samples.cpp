@@ -32,17 +32,6 @@ std::optional<TaskState> parse_state_letter(char c) noexcept {
     }
 }
 
-const char* state_words(TaskState s) noexcept {
-    switch (s) {
-        case TaskState::sleeping: return "sleeping";
-        case TaskState::running: return "runnable";
-        case TaskState::disk_wait: return "in uninterruptible sleep (D: I/O or a driver)";
-        case TaskState::stopped: return "stopped (SIGSTOP, SIGTSTP or a debugger)";
-        case TaskState::gone: break;
-    }
-    return "gone";
-}
-
 std::optional<char> stat_state(std::string_view stat) noexcept {
     const auto paren = stat.rfind(')');
     if (paren == std::string_view::npos || paren + 2 >= stat.size() || stat[paren + 1] != ' ') return std::nullopt;

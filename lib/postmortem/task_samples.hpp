@@ -33,7 +33,6 @@ enum class TaskState : std::uint8_t {
 // /proc's letters too (I as S, t as T, Z and X as gone, W/P/K as S).
 char state_letter(TaskState s) noexcept;
 std::optional<TaskState> parse_state_letter(char c) noexcept;
-const char* state_words(TaskState s) noexcept;  // "stopped (SIGSTOP or a debugger)", ...
 
 // /proc/PID/stat -> its state letter (the field after the last ')', since
 // the command name may hold blanks and parentheses); nullopt if malformed.

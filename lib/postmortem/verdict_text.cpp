@@ -280,14 +280,7 @@ std::string render_timeline(const Verdict& v, const std::vector<NodeRecord>& rec
     // Root's samples of the tasks: the ranks seen stalled while the others waited.
     if (!v.stalls.empty()) {
         out += "the step's tasks as slurmstepd sampled them (root's), before the end:\n";
-        for (const auto& x : v.stalls) {
-            char b[96];
-            if (x.state == TaskState::running)
-                std::snprintf(b, sizeof b, "waited for a CPU %.0f%% of its last %.0f s", x.waited * 100, x.for_s);
-            else
-                std::snprintf(b, sizeof b, "%s for %.0f s", state_words(x.state), x.for_s);
-            out += "  " + name(x.node) + "  rank " + std::to_string(x.rank) + "  " + b + "\n";
-        }
+        for (const auto& x : v.stalls) out += "  " + name(x.node) + "  rank " + std::to_string(x.rank) + "  " + stall_what(x) + "\n";
         // Each such node's pressure in the round before the end: what else waited there.
         std::set<std::string> shown_nodes;
         for (const auto& x : v.stalls) {
