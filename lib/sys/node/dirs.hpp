@@ -35,7 +35,8 @@ Result<Fd> make_dir_at(int at, const std::string& name, mode_t mode, uid_t uid, 
 // start through a descriptor of their own (the caller's offset is left as it
 // is), in the directory's order: `f(name)` for each, until it returns false
 // or `max` names were seen. Returns whether it stopped before the end (f's
-// false, or `max`). Nothing read: the directory could not be opened.
+// false, or `max`). Nothing read: the directory could not be opened. The
+// view ends at the entry's NUL: its data() is a C string for the *at calls.
 template <class F>
 bool for_each_name(int dirfd, std::size_t max, F&& f);
 

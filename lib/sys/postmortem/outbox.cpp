@@ -61,13 +61,12 @@ Result<std::optional<Fd>> open_outbox(const std::string& dir, bool create) {
 std::vector<pm::OutboxFile> list_outbox(int fd, std::int64_t now_s) {
     std::vector<pm::OutboxFile> out;
     for_each_name(fd, kMaxNames, [&](std::string_view name) {
-        const std::string n(name);
         struct stat st{};
-        if (::fstatat(fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return true;
+        if (::fstatat(fd, name.data(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return true;
         if (auto f = pm::parse_outbox_name(name, static_cast<std::uint64_t>(st.st_size))) {
             out.push_back(std::move(*f));
         } else if (name.starts_with(".") && name.find(".tmp.") != std::string_view::npos && now_s - st.st_mtime > kStaleTempS) {
-            ::unlinkat(fd, n.c_str(), 0);
+            ::unlinkat(fd, name.data(), 0);
         }
         return true;
     });
