@@ -70,9 +70,10 @@ ConfirmedRail confirm_rail(const RailBlame& first, const std::optional<RailBlame
         const bool both = std::any_of(first.faulty.begin(), first.faulty.end(), [&](const auto& x) { return x.first == f.first; });
         if (both) out.blame.faulty.push_back(f);
     }
-    for (const auto& [k, why] : first.faulty) {
+    for (const auto& f : first.faulty) {
+        const unsigned k = f.first;
         const bool kept = std::any_of(out.blame.faulty.begin(), out.blame.faulty.end(), [&](const auto& x) { return x.first == k; });
-        if (!kept) out.notes.push_back((k < ports.size() ? ports[k].node : "?") + ": " + why + "; fine when measured again, not named");
+        if (!kept) out.notes.push_back((k < ports.size() ? ports[k].node : "?") + ": " + f.second + "; fine when measured again, not named");
     }
     if (first.failed && !again->failed) out.notes.push_back("rdma: a link slow once, fine when measured again");
     return out;
