@@ -10,6 +10,7 @@
 
 #include "../lib/base/text.hpp"
 #include "../lib/fleet/openmetrics.hpp"
+#include "../lib/slurm/drain_rules.hpp"
 #include "../lib/sys/fleet/http_serve.hpp"
 #include "../lib/sys/fleet/metrics_input.hpp"
 #include "../lib/sys/fleet/store.hpp"
@@ -194,8 +195,9 @@ int cmd_fleet_serve(int argc, char** argv) {
             stops.limits.max_jobs = *n;
         } else if (auto v = option_value(argc, argv, i, "--drain-max")) {
             const auto n = parse_uint(*v);
-            if (!n || *n > 1024) {
-                std::fprintf(stderr, "gangway fleet serve: --drain-max %s: give a number from 0 to 1024\n", excerpt(*v).c_str());
+            if (!n || *n > slurm::kDrainMaxLimit) {
+                std::fprintf(stderr, "gangway fleet serve: --drain-max %s: give a number from 0 to %zu\n", excerpt(*v).c_str(),
+                             slurm::kDrainMaxLimit);
                 return 2;
             }
             stops.drain_max = *n;

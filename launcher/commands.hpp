@@ -12,8 +12,8 @@ int cmd_doctor(int argc, char** argv);
 int cmd_run(int argc, char** argv);    // cmd_run.cpp: the preflight, then exec
 int cmd_check(int argc, char** argv);  // cmd_run.cpp: the preflight alone
 int cmd_gpu_check(int argc, char** argv);  // cmd_gpu_check.cpp: GPU/RDMA stages on this node
-int cmd_drain_request(int argc, char** argv);
-int cmd_node_check(int argc, char** argv);  // cmd_node_check.cpp: this node's health, SLURM's HealthCheckProgram  // cmd_drain_request.cpp: a drain request, for the Epilog
+int cmd_epilog_drain(int argc, char** argv);  // cmd_epilog_drain.cpp: the Epilog's drains of the check's bad nodes
+int cmd_node_check(int argc, char** argv);  // cmd_node_check.cpp: this node's health, SLURM's HealthCheckProgram
 int cmd_postmortem_snapshot(int argc, char** argv);  // cmd_postmortem_collect.cpp: the Prolog's snapshot of the RDMA ports, links, HCAs and GPUs
 int cmd_postmortem_collect(int argc, char** argv);  // cmd_postmortem_collect.cpp: the Epilog's record of a job's stop
 int cmd_fleet(int argc, char** argv);  // cmd_fleet.cpp: the fleet memory (ingest, show)
@@ -34,9 +34,6 @@ inline std::optional<std::string> option_value(int argc, char** argv, int& i, co
     if (a == name && i + 1 < argc) return std::string(argv[++i]);
     return std::nullopt;
 }
-
-// A drain request is three short lines; the Epilog reads no more than this.
-inline constexpr std::size_t kDrainRequestMaxBytes = 4096;
 
 // cmd_doctor.cpp: one line for `gangway --version` when the running SLURM's
 // major.minor differs from the one gangway was built for, else empty.

@@ -25,7 +25,7 @@ void usage(std::FILE* out) {
         "  doctor            check that SLURM will load this node's gangway (versions, plugstack.conf)\n"
         "  gpu-check --local the GPU and RDMA stages (cuda, nccl, verbs) on this node alone\n"
         "  node-check        this node's health between jobs; SLURM's HealthCheckProgram (see --help)\n"
-        "  drain-request     print a drain request file for the Epilog helper (admins; see --help)\n"
+        "  epilog-drain      the Epilog's drains of the nodes the check found bad (admins; see --help)\n"
         "  fleet             the fleet memory: ingest the checks' reports, show them (see fleet --help)\n"
         "  postmortem [JOB]  who stopped the job: the node, rank and cause that came first (see --help)\n"
         "  version           print the version and the SLURM it was built for\n"
@@ -82,7 +82,7 @@ int dispatch(int argc, char** argv) {
     if (cmd == "doctor") return gangway::cli::cmd_doctor(argc - 1, argv + 1);
     if (cmd == "gpu-check") return gangway::cli::cmd_gpu_check(argc - 1, argv + 1);
     if (cmd == "node-check") return gangway::cli::cmd_node_check(argc - 1, argv + 1);
-    if (cmd == "drain-request") return gangway::cli::cmd_drain_request(argc - 1, argv + 1);
+    if (cmd == "epilog-drain") return gangway::cli::cmd_epilog_drain(argc - 1, argv + 1);
     if (cmd == "fleet") return gangway::cli::cmd_fleet(argc - 1, argv + 1);
     if (cmd == "postmortem") return gangway::cli::cmd_postmortem(argc - 1, argv + 1);
     std::fprintf(stderr, "gangway: unknown command \"%s\"; run `gangway help` for the list\n", cmd.c_str());

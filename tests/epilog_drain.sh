@@ -3,7 +3,8 @@
 # it was asked: it drains the job's own bad nodes named in request files
 # owned by the job's user, and ignores forged or foreign requests. Only the
 # Epilog on the job's first node (node08 of node[08-10]) decides; files of
-# other users neither drain nor hide the job's own (issue 23, items 4 and 5).
+# other users neither drain nor hide the job's own. The script runs `gangway
+# epilog-drain` (GANGWAY_BIN), which holds every rule (lib/slurm/drain_rules).
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 EPILOG=$top_srcdir/contrib/epilog/gangway-drain.sh
@@ -203,4 +204,8 @@ else
   [ "${CI:-}" = true ] && fail "the checks of another user's files need root (chown) and CI=true"
   echo "SKIP: the checks of another user's files need root, to give files to uid 12345"
 fi
+# Without gangway (GANGWAY_BIN wrong): the Epilog still exits 0 (a failing Epilog drains its node).
+printf 'reason=slow\n' >"$W/drain/gangway-drain.71.node09"
+epilog 71 GANGWAY_BIN=/nonexistent/gangway; rc=$?
+[ $rc = 0 ] && [ ! -e "$W/calls" ] && pass "without gangway the Epilog exits 0 and drains nothing" || fail "no gangway: rc $rc"
 finish

@@ -12,7 +12,7 @@
 #   pin                        base env
 #   preflight                  base env slurm
 #   health                     base env preflight slurm
-#   fleet                      base preflight health (the schema reads the checks' reports)
+#   fleet                      base slurm preflight health (the schema reads the checks' reports)
 #   postmortem                 base env health slurm (the records and the verdict of a job's stop;
 #                              the kernel log's signs read with the node check's kmsg and Xid readers)
 #   sys/*                      the pure rooms and each other
@@ -33,7 +33,7 @@ allowed() {  # allowed FROM TO
     pin:base | pin:env) return 0 ;;
     preflight:base | preflight:env | preflight:slurm) return 0 ;;
     health:base | health:env | health:preflight | health:slurm) return 0 ;;
-    fleet:base | fleet:preflight | fleet:health) return 0 ;;
+    fleet:base | fleet:preflight | fleet:health | fleet:slurm) return 0 ;;
     postmortem:base | postmortem:env | postmortem:health | postmortem:slurm) return 0 ;;
     sys/*:base | sys/*:env | sys/*:slurm | sys/*:pin | sys/*:preflight | sys/*:health | sys/*:fleet | sys/*:postmortem | sys/*:sys/*) return 0 ;;
     spank:base | spank:env | spank:pin | spank:postmortem | spank:sys/node) return 0 ;;

@@ -57,7 +57,9 @@ std::string excerpt(std::string_view s, std::size_t max = 64);
 // Text for a SLURM reason (a drain's) and the one-line files that carry it:
 // control characters, quotes, '`', '$' and '\' as blanks, so that
 // scontrol's parser, a shell that echoes it and a line-based file all take it
-// as it is; at most `max` bytes. The one sanitiser of drain reasons.
+// as it is; at most `max` bytes. The node check's drain reasons use it; a
+// job's drains (the Epilog's, the post-mortem's) keep to the stricter
+// slurm::reason_text, whose "(job J)" mark must not be forged.
 std::string quiet_text(std::string_view s, std::size_t max);
 
 // The length of the well-formed UTF-8 sequence at s[i] (1 to 4), or 0 when

@@ -14,6 +14,7 @@
 #include "../base/saturate.hpp"
 #include "../base/siphash.hpp"
 #include "../base/text.hpp"
+#include "../slurm/drain_rules.hpp"
 
 namespace gangway::fleet {
 namespace {
@@ -137,12 +138,12 @@ std::string figure_text(const json& o, const char* key, const std::string& where
     bad(where + "." + key, "a number or a string");
 }
 
-// A node's name, refused unless SLURM could have given it (is_node_name).
+// A node's name, refused unless it is one in gangway's sense (slurm::is_node_name).
 std::string node_name(const json& o, const std::string& where, const char* key = "name") {
     std::string n = str(o, key, where);
-    if (!is_node_name(n))
+    if (!slurm::is_node_name(n))
         throw Error("the report's " + where + "." + key + " \"" + excerpt(n) +
-                    "\" is not a node name (1 to 255 letters, digits, '.', '_' or '-')");
+                    "\" is not a node name (1 to 64 letters, digits, '.', '_' or '-', the first a letter or a digit)");
     return n;
 }
 
@@ -698,13 +699,6 @@ CheckRecord to_record(const health::Report& r, std::uint32_t uid, std::string_vi
         if (x.status == health::Status::failed) rec.findings.push_back(FindingRow{c.id, r.node, x.reason});
     }
     return rec;
-}
-
-bool is_node_name(std::string_view name) {
-    if (name.empty() || name.size() > 255) return false;
-    for (char c : name)
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
-    return true;
 }
 
 namespace {

@@ -50,11 +50,6 @@ struct ReportLimits {
 // writers beyond it must raise it (report_schema_test checks the writers).
 inline constexpr std::size_t kMaxReportKeys = 22;
 
-// A node name as SLURM spells one: 1 to 255 letters, digits, '.', '_' or
-// '-'. A report naming another is refused (no control character, space,
-// slash or quote reaches the store, a table or a label).
-bool is_node_name(std::string_view name);
-
 enum class ReportKind { job_check, node_check };
 
 // The JSON objects the writers print.

@@ -2,6 +2,7 @@
 
 #include "../base/text.hpp"
 #include "../env/hostlist.hpp"
+#include "../slurm/drain_rules.hpp"
 
 namespace gangway::preflight {
 
@@ -15,7 +16,7 @@ std::vector<DrainRequest> drain_requests(const Report& r, const std::vector<std:
         std::string reason = to_string(n.status);
         if (!n.reasons.empty()) reason += " " + n.reasons.front();
         reason = quiet_text(reason, 120);
-        out.push_back({n.name, "gangway-drain." + r.job_id + "." + n.name,
+        out.push_back({n.name, slurm::request_file(r.job_id, n.name),
                        "node=" + n.name + "\njob=" + r.job_id + "\nreason=" + reason + "\n"});
     }
     return out;
@@ -26,8 +27,7 @@ std::vector<DrainRequest> drain_requests(const Report& r, const std::vector<std:
 namespace gangway::preflight {
 
 std::string drain_deciding_node(const std::string& job_nodelist) {
-    const auto nodes = expand_hostlist(job_nodelist);
-    return nodes.empty() ? std::string() : nodes.front();
+    return slurm::deciding_node(expand_hostlist(job_nodelist));
 }
 
 std::vector<std::string> threshold_vars_set(const EnvMap& env) {

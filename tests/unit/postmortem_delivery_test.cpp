@@ -19,6 +19,7 @@
 #include "../../lib/fleet/stops.hpp"
 #include "../../lib/postmortem/gather.hpp"
 #include "../../lib/postmortem/resume.hpp"
+#include "../../lib/slurm/drain_rules.hpp"
 #include "../../lib/sys/fd.hpp"
 #include "../../lib/sys/fleet/http_serve.hpp"
 #include "../../lib/sys/fleet/store.hpp"
@@ -249,16 +250,17 @@ TEST_CASE("resume: the drain cap counts the nodes drained for the job before, as
         "NodeName=n2 Arch=x86_64 State=IDLE+DRAIN Reason=gangway: slow (job 55) [root@2026-01-01T00:00:00]\n"
         "NodeName=n3 Arch=x86_64 State=IDLE+DRAIN Reason=maintenance (job 5) [root@2026-01-01T00:00:00]\n"
         "NodeName=n4 Arch=x86_64 State=IDLE\n";
-    const auto before = drained_for_job(shown, 5);
+    const auto before = gangway::slurm::drained_for_job(shown, "5");
     CHECK(before == std::vector<std::string>{"n1"});
-    CHECK(drain_within_cap(before, "n4", 2));
-    CHECK(!drain_within_cap(before, "n4", 1));
-    CHECK(drain_within_cap(before, "n1", 1));  // the same node again
+    CHECK(gangway::slurm::drain_within_cap(before, "n4", 2));
+    CHECK(!gangway::slurm::drain_within_cap(before, "n4", 1));
+    CHECK(gangway::slurm::drain_within_cap(before, "n1", 1));  // the same node again
     Verdict v;
     v.job = 5;
     v.cause = Cause::gpu_xid;
     v.detail = "Xid 79 on \"0000:17:00.0\"";
-    CHECK(stop_drain_reason(v) == "gangway: postmortem gpu-xid Xid 79 on  0000:17:00.0  (job 5)");
+    // The Epilog's characters only: the quotes go.
+    CHECK(stop_drain_reason(v) == "gangway: postmortem gpu-xid Xid 79 on 0000:17:00.0 (job 5)");
 }
 
 TEST_CASE("repeat offenders: two node-class stops of one node within 14 days; a user's cause or an old stop does not count") {

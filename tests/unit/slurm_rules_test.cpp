@@ -11,6 +11,7 @@
 #include "../../lib/base/error.hpp"
 #include "../../lib/health/slurm_action.hpp"
 #include "../../lib/preflight/requeue.hpp"
+#include "../../lib/slurm/drain_rules.hpp"
 #include "../../lib/slurm/job_view.hpp"
 #include "../../lib/slurm/node_state.hpp"
 #include "../../lib/slurm/scontrol_text.hpp"
@@ -209,4 +210,70 @@ TEST_CASE("node state: the node check and the post-mortem agree", "[slurm]") {
     }
     CHECK(health::parse_show_node("NodeName=n1 State=IDLE+FAIL\n").down());
     CHECK(!health::parse_show_node("NodeName=n1 State=IDLE+CLOUD+POWERED_DOWN\n").down());
+}
+
+TEST_CASE("drain rules: a node name in gangway's sense, one rule for the spool, serve and the reports") {
+    using gangway::slurm::is_node_name;
+    CHECK(is_node_name("node08"));
+    CHECK(is_node_name("r1-gpu099.cluster_a"));
+    CHECK(is_node_name(std::string(64, 'n')));
+    CHECK(!is_node_name(std::string(65, 'n')));
+    CHECK(!is_node_name(""));
+    CHECK(!is_node_name("-node"));   // an option to scontrol
+    CHECK(!is_node_name(".hidden"));
+    CHECK(!is_node_name("node 1"));
+    CHECK(!is_node_name("node1\nNodeName=node2"));
+    CHECK(!is_node_name("n[1-2]"));  // a list, not a name
+    CHECK(!is_node_name("node,1"));
+}
+
+TEST_CASE("drain rules: the reason's text keeps only what scontrol and a shell take as it is") {
+    using gangway::slurm::job_drain_reason;
+    using gangway::slurm::reason_text;
+    CHECK(reason_text("slow sending 0.4 Gb/s; $(rm -rf /) `x`") == "slow sending 0.4 Gb/s (rm -rf /) x");
+    CHECK(reason_text("a\nb\"c'd[e]") == "abcde");
+    CHECK(reason_text(std::string(300, 'x')).size() == gangway::slurm::kMaxReasonText);
+    CHECK(job_drain_reason("unreachable", "42") == "gangway: unreachable (job 42)");
+    // A user's "[" cannot fake slurmctld's " [user@time]" after another job's mark.
+    CHECK(job_drain_reason("slow (job 7) [x", "9") == "gangway: slow (job 7) x (job 9)");
+}
+
+TEST_CASE("drain rules: the nodes drained for a job are those whose reason's last mark is its own") {
+    using gangway::slurm::drained_for_job;
+    const std::string shown =
+        "NodeName=node12 Arch=x86_64 State=IDLE+DRAIN Reason=gangway: slow (job 64) (job 99) [alice@2024-05-01T10:00:00]\n"
+        "NodeName=node13 Arch=x86_64 State=IDLE+DRAIN Reason=gangway: slow (job 640) [root@2024-05-01T10:00:00]\n"
+        "NodeName=node11 Arch=x86_64 State=IDLE+DRAIN Reason=gangway: unreachable (job 64) [root@2024-05-01T09:00:00]\n"
+        "NodeName=node15 Arch=x86_64 State=IDLE+DRAIN Reason=gangway: slow (job 64)\n"
+        "NodeName=node16 Arch=x86_64 State=IDLE+DRAIN Reason=maintenance (job 64) [root@2024-05-01T09:00:00]\n"
+        "NodeName=node14 Arch=x86_64 State=IDLE\n";
+    CHECK(drained_for_job(shown, "64") == std::vector<std::string>{"node11", "node15"});
+    CHECK(drained_for_job(shown, "99") == std::vector<std::string>{"node12"});
+    CHECK(drained_for_job(shown, "6").empty());
+}
+
+TEST_CASE("drain rules: the cap per job counts the nodes drained for it before, the same node once") {
+    using gangway::slurm::drain_within_cap;
+    CHECK(drain_within_cap({}, "n1", gangway::slurm::kDefaultDrainMax));
+    CHECK(drain_within_cap({"n1"}, "n2", 2));
+    CHECK(!drain_within_cap({"n1", "n2"}, "n3", 2));
+    CHECK(drain_within_cap({"n1", "n2"}, "n2", 2));
+    CHECK(!drain_within_cap({}, "n1", 0));  // 0: no drains
+}
+
+TEST_CASE("drain rules: a request file's name names one node of one job, and the first node decides") {
+    using gangway::slurm::request_node;
+    CHECK(gangway::slurm::request_file("42", "node10") == "gangway-drain.42.node10");
+    CHECK(request_node("gangway-drain.42.node10", "42") == "node10");
+    CHECK(request_node("gangway-drain.42.node10", "4").empty());
+    CHECK(request_node("gangway-drain.420.node10", "42").empty());
+    CHECK(request_node("gangway-drain.67.node09,0123456789abcdef", "67") == "node09");
+    CHECK(request_node("gangway-drain.67.node10,xyz", "67").empty());
+    CHECK(request_node("gangway-drain.67.node10,0123456789ABCDEF", "67").empty());
+    CHECK(request_node("gangway-drain.50.node99 x\nnode09", "50").empty());
+    CHECK(request_node("gangway-drain.50.", "50").empty());
+    CHECK(gangway::slurm::request_reason("node=n1\njob=4\nreason=slow; `x`\nreason=other\n") == "slow x");
+    CHECK(gangway::slurm::request_reason("node=n1\n").empty());
+    CHECK(gangway::slurm::deciding_node({"gpu-b1", "gpu-b2", "gpu-a7"}) == "gpu-b1");
+    CHECK(gangway::slurm::deciding_node({}).empty());
 }

@@ -251,7 +251,7 @@ Result<IngestResult> ingest(const IngestOptions& o, Store& store) {
                     r.error = not_the_sites(unknown, site->source);
                     for (const auto& n : unknown) {
                         if (!refused_names.insert(n).second) continue;
-                        // The names passed is_node_name (the parse): letters, digits, '.', '_', '-'.
+                        // The names passed slurm::is_node_name (the parse): letters, digits, '.', '_', '-'.
                         if (res.names.size() < kMaxNameLines)
                             res.names.push_back(n + " (in " + shown(name) + ", uid " + std::to_string(r.owner) + ")");
                         else ++res.more_names;

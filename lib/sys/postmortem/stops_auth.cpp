@@ -4,20 +4,9 @@
 
 #include "../../base/text.hpp"
 #include "../../preflight/crypto.hpp"
+#include "../../slurm/drain_rules.hpp"
 
 namespace gangway::sys::postmortem {
-namespace {
-
-// A node name as SLURM allows it and the drain spool checks it: no blank, no
-// control byte, nothing a header or a log line could be cut with.
-bool node_name_ok(std::string_view n) {
-    if (n.empty() || n.size() > 64) return false;
-    return std::all_of(n.begin(), n.end(), [](unsigned char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-    });
-}
-
-}  // namespace
 
 std::string stop_signature(std::string_view key, const StopStamp& s, std::string_view body) {
     std::string text = "gangway-stop 1\njob=" + std::to_string(s.job) + "\nnode=" + s.node + "\ntime=" + std::to_string(s.time_s) + "\n";
@@ -34,7 +23,7 @@ StopRefusal check_stop_post(std::string_view key, const char* job, const char* n
     const auto j = parse_uint<std::uint32_t>(job);
     const auto t = parse_int<std::int64_t>(time);
     if (!j || *j == 0) return {400, std::string(kHeaderJob) + " " + excerpt(job) + " is not a job id"};
-    if (!node_name_ok(node)) return {400, std::string(kHeaderNode) + " " + excerpt(node) + " is not a node name"};
+    if (!slurm::is_node_name(node)) return {400, std::string(kHeaderNode) + " " + excerpt(node) + " is not a node name"};
     if (!t) return {400, std::string(kHeaderTime) + " " + excerpt(time) + " is not unix seconds"};
     StopStamp s{*j, node, *t};
     // The signature before the time: an unsigned request learns nothing from

@@ -14,6 +14,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../../env/hostlist.hpp"
+#include "../../slurm/drain_rules.hpp"
 #include "../../slurm/node_state.hpp"
 #include "../../postmortem/resume.hpp"
 #include "../../postmortem/verdict.hpp"
@@ -486,7 +487,7 @@ void StopsService::deliver(const Delivery& d) {
         const auto node = show_node(settings_.scontrol, d.node);
         if (!all || !node) log("job " + job + ": " + d.node + " not drained: " + (!all ? all.error() : node.error()));
         else if (slurm::node_state_of(*node).drained()) log("job " + job + ": " + d.node + " is drained already; left as it is");
-        else if (!pm::drain_within_cap(pm::drained_for_job(*all, d.job), d.node, settings_.drain_max))
+        else if (!slurm::drain_within_cap(slurm::drained_for_job(*all, job), d.node, settings_.drain_max))
             log("job " + job + ": " + d.node + " not drained: more than " + std::to_string(settings_.drain_max) +
                 " nodes drained for this job (--drain-max)");
         else if (auto dr = drain_node(settings_.scontrol, d.node, d.drain_reason); !dr)

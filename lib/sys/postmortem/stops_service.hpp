@@ -37,6 +37,7 @@
 
 #include "../../base/result.hpp"
 #include "../../postmortem/gather.hpp"
+#include "../../slurm/drain_rules.hpp"
 #include "../fleet/http_serve.hpp"
 #include "../fleet/store.hpp"
 #include "../slurm/scontrol.hpp"
@@ -47,7 +48,7 @@ struct StopsSettings {
     std::string key;  // the site's key (read_stops_key)
     std::string db;   // the fleet store, opened read-write (serve runs as its owner)
     gangway::postmortem::GatherLimits limits;
-    std::size_t drain_max = 2;  // today's cap (GANGWAY_DRAIN_MAX's default); 0: no drains
+    std::size_t drain_max = slurm::kDefaultDrainMax;  // 0: no drains
     Scontrol scontrol;          // scontrol_client(): GANGWAY_SCONTROL for the tests' stand-in
     Sacctmgr sacctmgr;          // sacctmgr_client(): GANGWAY_SACCTMGR likewise
     std::string unmunge = "unmunge";  // GANGWAY_UNMUNGE for the tests' munged on its own socket
