@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "../base/stats.hpp"
 #include "../base/text.hpp"
 
 namespace gangway::fleet {
@@ -19,8 +20,7 @@ ShowRow make_row(const std::string& node, Metric m, std::vector<double>& v, std:
     ShowRow r;
     r.node = node;
     r.metric = m;
-    std::sort(v.begin(), v.end());
-    r.last = v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    r.last = median_in_place(v.begin(), v.end());
     r.last_figures = v.size();
     r.last_time = last_time;
     r.checks = checks;

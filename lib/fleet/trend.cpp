@@ -26,17 +26,6 @@ std::optional<double> spread(const std::vector<double>& r, std::size_t need) {
     return kMadToSigma * mad(r);
 }
 
-// gangway::median of [b, e), which it reorders (no copy: the readers take a
-// median of every series' two windows, issue 34).
-double median_here(double* b, double* e) {
-    if (b == e) return 0;
-    const std::size_t n = static_cast<std::size_t>(e - b);
-    double* m = b + n / 2;
-    std::nth_element(b, m, e);
-    if (n % 2) return *m;
-    return (*std::max_element(b, m) + *m) / 2;
-}
-
 // Whether names `a` come before names `b` (as a tuple of them would), each
 // pair of names compared once: a tuple's < compares each field both ways,
 // and the readers sort 65,000 series by four names twice (issue 34).
@@ -256,7 +245,7 @@ void TrendBuilder::add(SeriesKey key, std::vector<TrendPoint> rows) {
     std::vector<double>& v = st.v;
     v.clear();
     for (const TrendPoint& f : rows) v.push_back(f.value);
-    auto med = [&](std::size_t b, std::size_t e) { return median_here(v.data() + b, v.data() + e); };
+    auto med = [&](std::size_t b, std::size_t e) { return median_in_place(v.data() + b, v.data() + e); };
     if (t.recent_n >= set.min_recent) t.recent = med(s.cut, rows.size());
     if (t.baseline_n >= set.min_baseline) t.baseline = med(0, s.cut);
     // What the series gives its class: the same medians, when vouched for.
@@ -318,8 +307,7 @@ TrendResult TrendBuilder::finish(const std::function<std::string(std::uint64_t)>
         std::vector<std::size_t> counts;
         for (auto& [_, k] : rec) counts.push_back(at(k).class_recent_n);
         if (!counts.empty()) {
-            std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(counts.size() / 2), counts.end());
-            c.typical_recent_n = counts[counts.size() / 2];
+            c.typical_recent_n = lower_median(std::move(counts));
         }
         std::vector<double> own, peer;
         for (auto& [r, k] : rec) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "../base/stats.hpp"  // median_in_place
 #include "../base/text.hpp"  // printable_name
 
 #include "show.hpp"                  // human_rate
@@ -33,6 +34,8 @@ std::string series_key(Metric m, const std::string& cls, std::string a, std::str
     return std::string(to_string(m)) + '\n' + cls + '\n' + a + '\n' + b + '\n' + dev;
 }
 
+// The day's band (the 10th and 90th percentiles): the value at rank q x n.
+// Its middle line is the one median (base/stats).
 double quantile(std::vector<double>& v, double q) {
     const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())));
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
@@ -88,7 +91,7 @@ private:
 
 std::vector<std::pair<std::int64_t, double>> medians(Days& d) {
     std::vector<std::pair<std::int64_t, double>> out;
-    for (auto& [day, v] : d) out.emplace_back(day, quantile(v, 0.5));
+    for (auto& [day, v] : d) out.emplace_back(day, median_in_place(v.begin(), v.end()));
     return out;
 }
 
@@ -192,7 +195,7 @@ std::string render_trend_svg(const std::vector<Figure>& figures, const TrendResu
         std::vector<std::pair<std::int64_t, std::pair<double, double>>> band;
         std::vector<std::pair<std::int64_t, double>> mid;
         for (auto& [day, v] : it->second) {
-            const double lo = quantile(v, 0.1), hi = quantile(v, 0.9), m = quantile(v, 0.5);
+            const double lo = quantile(v, 0.1), hi = quantile(v, 0.9), m = median_in_place(v.begin(), v.end());
             band.push_back({day, {lo, hi}});
             mid.emplace_back(day, m);
             top = std::max(top, hi);

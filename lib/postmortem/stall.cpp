@@ -25,6 +25,7 @@
 #include <string_view>
 #include <utility>
 
+#include "../base/stats.hpp"
 
 namespace gangway::postmortem {
 namespace {
@@ -35,9 +36,7 @@ std::int64_t median_gap(const std::vector<const TaskSample*>& rows) {
     std::vector<std::int64_t> gaps;
     for (std::size_t i = 1; i < rows.size(); ++i) gaps.push_back(rows[i]->t_ns - rows[i - 1]->t_ns);
     if (gaps.empty()) return kDefaultSampleNs;
-    const auto mid = gaps.begin() + std::ptrdiff_t(gaps.size() / 2);
-    std::nth_element(gaps.begin(), mid, gaps.end());
-    return std::max<std::int64_t>(*mid, 1);
+    return std::max<std::int64_t>(lower_median(std::move(gaps)), 1);
 }
 
 std::optional<Stall> stall_of(const std::vector<const TaskSample*>& rows, std::int64_t t0) {

@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "../base/error.hpp"
+#include "../base/stats.hpp"
 #include "../base/text.hpp"
 
 namespace gangway::postmortem {
@@ -238,22 +239,14 @@ std::optional<LateEntry> late_entry(const std::string& group, const std::vector<
         }
         return true;
     };
-    auto lower_median = [&] {
-        std::vector<std::int64_t> sorted = pace;
-        const auto mid = sorted.begin() + std::ptrdiff_t((sorted.size() - 1) / 2);
-        std::nth_element(sorted.begin(), mid, sorted.end());
-        return *mid;
-    };
     std::vector<std::int64_t> spreads;
     for (std::uint64_t s = lo + 1; s <= hi; ++s)
         if (paces(s)) spreads.push_back(*std::max_element(pace.begin(), pace.end()) - *std::min_element(pace.begin(), pace.end()));
     if (spreads.empty()) return std::nullopt;
-    const auto mid = spreads.begin() + std::ptrdiff_t((spreads.size() - 1) / 2);
-    std::nth_element(spreads.begin(), mid, spreads.end());
-    const std::int64_t threshold = std::max(kLateMinNs, kLateJitterFactor * *mid);
+    const std::int64_t threshold = std::max(kLateMinNs, kLateJitterFactor * lower_median(spreads));
     for (std::uint64_t s = hi; s > lo; --s) {
         if (!paces(s)) continue;
-        const std::int64_t median = lower_median();
+        const std::int64_t median = lower_median(pace);
         LateEntry late;
         late.group = group, late.seq = s, late.by_ns = std::numeric_limits<std::int64_t>::max();
         for (std::size_t i = 0; i < members.size(); ++i) {

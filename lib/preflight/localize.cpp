@@ -36,8 +36,7 @@ BwAnalysis analyse_rounds(unsigned n, const std::vector<Measurement>& ring, doub
                     if (x < n) best[x] = std::max(best[x], m.bps);
         best.erase(std::remove(best.begin(), best.end(), -1.0), best.end());
         if (!best.empty()) {
-            std::sort(best.begin(), best.end());
-            a.expected_bps = std::min(a.expected_bps, best[(best.size() - 1) / 2]);
+            a.expected_bps = std::min(a.expected_bps, lower_median(std::move(best)));
         }
     }
     if (expected && *expected > a.expected_bps) a.expected_bps = *expected;
