@@ -217,7 +217,7 @@ std::string before_command(spank_t sp, const Config& cfg, const StepView& step, 
                            bool order_answer) {
     AnswerPipe answer;
     VarList vars = extra;
-    if (order_answer && answer.ok()) vars.emplace_back("GANGWAY_CHECK_ORDER_FD", std::to_string(answer.write_end()));
+    if (order_answer && answer.ok()) add_var(vars, "GANGWAY_CHECK_ORDER_FD", std::to_string(answer.write_end()));
     std::vector<std::string> env = task_env(sp, vars);
     const std::string launcher = launcher_path(cfg);
     CheckCall call;

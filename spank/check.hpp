@@ -17,11 +17,11 @@
 
 #include "../lib/env/config.hpp"
 #include "../lib/env/step_view.hpp"
+#include "../lib/env/var_list.hpp"
 #include "spank_api.hpp"
 
 namespace gangway::plugin::check {
 
-using VarList = std::vector<std::pair<std::string, std::string>>;
 
 // Runs the check and returns when the command may start (a healthy verdict,
 // or --gangway-on-fail=warn), after marking the job checked in the task's

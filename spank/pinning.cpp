@@ -81,7 +81,7 @@ void plan_node(spank_t sp, const Config& cfg, const StepView& step) {
     s.pin_ready = true;
 }
 
-std::vector<std::pair<std::string, std::string>> task_vars(const EnvMap& env, const Config& cfg, const StepView& step) {
+VarList task_vars(const EnvMap& env, const Config& cfg, const StepView& step) {
     const auto& s = state();
     PinInput in;
     in.plan = &s.placement;

@@ -7,6 +7,7 @@
 
 #include "../lib/env/config.hpp"
 #include "../lib/env/step_view.hpp"
+#include "../lib/env/var_list.hpp"
 #include "spank_api.hpp"
 
 namespace gangway::plugin::pinning {
@@ -17,7 +18,7 @@ void plan_node(spank_t sp, const Config& cfg, const StepView& step);
 
 // The task's pinning variables (lib/pin/pin_env), for plan_env to merge;
 // `env` holds the task's CUDA_VISIBLE_DEVICES if set.
-std::vector<std::pair<std::string, std::string>> task_vars(const EnvMap& env, const Config& cfg, const StepView& step);
+VarList task_vars(const EnvMap& env, const Config& cfg, const StepView& step);
 
 // sched_setaffinity to the task's planned CPUs. Throws gangway::Error.
 void bind_task(const StepView& step);

@@ -99,7 +99,7 @@ StepView ordered(const Config& cfg, StepView step) {
     return step;
 }
 
-using VarList = std::vector<std::pair<std::string, std::string>>;
+using VarList = VarList;
 
 // The contract's variables the task's environment already holds.
 EnvMap contract_values(const EnvMap& env) {
@@ -118,7 +118,7 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
     if (cfg.pin == PinMode::Narrow) current.erase("CUDA_VISIBLE_DEVICES");
     VarList pin_vars = st.pin_ready ? pinning::task_vars(env, cfg, step) : VarList{};
     // Which order NODE_RANK follows, so that a program (and `gangway env`) can tell.
-    if (!st.order_tag.empty()) pin_vars.emplace_back("GANGWAY_NODE_ORDER", st.order_tag);
+    if (!st.order_tag.empty()) add_var(pin_vars, "GANGWAY_NODE_ORDER", st.order_tag);
     VarList set;
     // Addresses found only for the check (--gangway=off) are not the task's.
     if (st.addrs_ready && cfg.mode != Mode::Off) {
@@ -130,13 +130,13 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
                 const auto it = env.find(name);
                 return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
             };
-            if (auto path = pythonpath_with(cfg.torch_hook, value("PYTHONPATH"))) set.emplace_back("PYTHONPATH", *path);
+            if (auto path = pythonpath_with(cfg.torch_hook, value("PYTHONPATH"))) add_var(set, "PYTHONPATH", *path);
             // Apptainer passes PYTHONPATH into the container but binds only
             // $HOME, /tmp and the cwd: the hook's directory goes with it. Set
             // for any command (a batch script or a shell may run apptainer
             // later); other programs ignore the variable.
             if (auto binds = apptainer_bindpath_with(cfg.torch_hook, value("APPTAINER_BINDPATH")))
-                set.emplace_back("APPTAINER_BINDPATH", *binds);
+                add_var(set, "APPTAINER_BINDPATH", *binds);
         }
         return set;
     }
@@ -347,8 +347,8 @@ int task_init(spank_t sp) {
             const StepView slurm_step = make_step_view(read_facts(sp, true, env));
             VarList extra = check_vars(cfg, env, agree ? slurm_step : step, agree);
             if (!st.order_tag.empty()) {
-                extra.emplace_back("GANGWAY_NODE_ORDER", st.order_tag);
-                extra.emplace_back("GANGWAY_TOPOLOGY_FILE", st.order_file);
+                add_var(extra, "GANGWAY_NODE_ORDER", st.order_tag);
+                add_var(extra, "GANGWAY_TOPOLOGY_FILE", st.order_file);
             }
             const std::string answer = check::before_command(sp, cfg, step, st.check, extra, agree);
             if (agree) {

@@ -50,7 +50,7 @@ Mode resolve_mode(Mode requested, const StepView& step) {
 }
 
 EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs, const EnvMap& current,
-                 const std::vector<std::pair<std::string, std::string>>& extra) {
+                 const VarList& extra) {
     EnvPlan plan;
     if (cfg.mode == Mode::Off) {
         plan.skip_reason = "turned off (--gangway=off, GANGWAY_MODE=off or mode=off)";
@@ -114,32 +114,32 @@ EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs
     if (auto ip = parse_ip(addr); ip) host_node_addr = host_port(*ip, std::strtoul(port.c_str(), nullptr, 10));
     else host_node_addr = addr + ":" + port;  // the user gave a name: keep it as given
 
-    std::vector<std::pair<std::string, std::string>> want = {
+    VarList want = {
         {"PRIMARY_ADDR", addr}, {"MASTER_ADDR", addr}, {"PRIMARY_PORT", port}, {"MASTER_PORT", port},
         {"HOST_NODE_ADDR", host_node_addr}, {"NODE_ADDR", to_string(addrs.self)},
         {"NODE_RANK", node_rank}, {"NUM_NODES", num_nodes}, {"NUM_TRAINERS", trainers}, {"WORLD_SIZE", world}};
     if (plan.mode == Mode::Task && !batch && step.rank && step.local_rank) {
-        want.emplace_back("RANK", std::to_string(*step.rank));
-        want.emplace_back("LOCAL_RANK", std::to_string(*step.local_rank));
-        want.emplace_back("LOCAL_WORLD_SIZE", std::to_string(local_tasks));
+        add_var(want, "RANK", std::to_string(*step.rank));
+        add_var(want, "LOCAL_RANK", std::to_string(*step.local_rank));
+        add_var(want, "LOCAL_WORLD_SIZE", std::to_string(local_tasks));
     }
     if (plan.mode == Mode::Node && !batch) {
-        want.emplace_back("PET_NNODES", num_nodes);
-        want.emplace_back("PET_NODE_RANK", node_rank);
-        want.emplace_back("PET_NPROC_PER_NODE", trainers);
-        want.emplace_back("PET_MASTER_ADDR", addr);
-        want.emplace_back("PET_MASTER_PORT", port);
+        add_var(want, "PET_NNODES", num_nodes);
+        add_var(want, "PET_NODE_RANK", node_rank);
+        add_var(want, "PET_NPROC_PER_NODE", trainers);
+        add_var(want, "PET_MASTER_ADDR", addr);
+        add_var(want, "PET_MASTER_PORT", port);
     }
-    want.emplace_back("JAX_COORDINATOR_ADDRESS", host_node_addr);
+    add_var(want, "JAX_COORDINATOR_ADDRESS", host_node_addr);
     if (!cfg.iface.empty()) {
         // NCCL's '=' prefix means "exactly this name", not a prefix; Gloo takes plain names only.
-        want.emplace_back("NCCL_SOCKET_IFNAME", "=" + cfg.iface);
-        want.emplace_back("GLOO_SOCKET_IFNAME", cfg.iface);
+        add_var(want, "NCCL_SOCKET_IFNAME", "=" + cfg.iface);
+        add_var(want, "GLOO_SOCKET_IFNAME", cfg.iface);
     }
     // Not set above node_addrs_max: an inherited one is then cleared below, a user's own kept.
     if (!addrs.every.empty())
-        want.emplace_back("NODE_ADDRS", join(addrs.every, ",", [](const IpAddr& a) { return to_string(a); }));
-    want.emplace_back("GANGWAY_LAYOUT", std::string(to_string(plan.mode)));
+        add_var(want, "NODE_ADDRS", join(addrs.every, ",", [](const IpAddr& a) { return to_string(a); }));
+    add_var(want, "GANGWAY_LAYOUT", std::string(to_string(plan.mode)));
     want.insert(want.end(), extra.begin(), extra.end());
 
     std::vector<std::string> record;

@@ -9,6 +9,7 @@
 #include "config.hpp"
 #include "netaddr.hpp"
 #include "step_view.hpp"
+#include "var_list.hpp"
 
 namespace gangway {
 
@@ -24,7 +25,7 @@ struct EnvPlan {
     std::string skip_reason;  // non-empty: nothing is set, on purpose
     // In a stable, documented order. An empty value means "unset it": a stale
     // value gangway set in an earlier step that this step does not use.
-    std::vector<std::pair<std::string, std::string>> set;
+    VarList set;
 };
 
 // The variable gangway writes to remember what it set, so that a later step
@@ -46,7 +47,7 @@ const std::vector<std::string>& contract_names();
 // earlier step is recomputed.
 // `extra` (the pinning variables of lib/pin/pin_env) joins the plan under the same rules.
 EnvPlan plan_env(const Config& cfg, const StepView& step, const NodeAddrs& addrs, const EnvMap& current,
-                 const std::vector<std::pair<std::string, std::string>>& extra = {});
+                 const VarList& extra = {});
 
 // Mode chosen for a step: Auto is Node when every node runs one task.
 Mode resolve_mode(Mode requested, const StepView& step);

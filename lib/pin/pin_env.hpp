@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../env/config.hpp"
+#include "../env/var_list.hpp"
 #include "placement.hpp"
 
 namespace gangway {
@@ -29,6 +30,6 @@ struct PinInput {
 //   CUDA_VISIBLE_DEVICES  narrowed to the task's GPU(s), narrow mode only
 //   GANGWAY_GPUS, GANGWAY_NICS, GANGWAY_CPUS: what was chosen, for people and logs
 // Throws gangway::Error when the task's GPUs are not among the step's.
-std::vector<std::pair<std::string, std::string>> pin_env(const PinInput& in);
+VarList pin_env(const PinInput& in);
 
 }  // namespace gangway
