@@ -356,21 +356,33 @@ void name_hang_ranks(Verdict& v, const std::vector<End>& ends, const DumpsByRank
                std::to_string(named->others) + " other rank" + (named->others == 1 ? "" : "s") + " entered";
 }
 
-}  // namespace
+// What the rules read: one job's records, each rank's end once, the step
+// judged, its ends in time order and its abnormal ones, the ranks' dumps.
+struct Case {
+    const std::vector<NodeRecord>& records;
+    std::unordered_map<std::string, const NodeRecord*> by_node;  // each node's first record
+    std::vector<End> ends;                                       // the step's, by time then rank
+    std::vector<End> bad;                                        // those that did not end with 0
+    DumpsByRank dumps;
 
-Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::string>& lost) {
-    Verdict v;
-    if (!records.empty()) v.job = records.front().job;
-    for (const auto& r : records)
-        if (r.job != v.job)
-            throw Error("the records are of jobs " + std::to_string(v.job) + " and " + std::to_string(r.job) +
-                        ": judge one job's records at a time");
+    // The earliest node-class evidence of any node (but `except`) in the window before `at`.
+    std::pair<const Evidence*, const NodeRecord*> any_node_class(std::int64_t at, const NodeRecord* except) const {
+        const Evidence* best = nullptr;
+        const NodeRecord* where = nullptr;
+        for (const auto& r : records) {
+            if (&r == except || by_node.at(r.node) != &r) continue;
+            if (const auto* e = node_class_evidence(r, at); e && (!best || e->t_ns < best->t_ns)) best = e, where = &r;
+        }
+        return {best, where};
+    }
+};
 
-    // Rule 0: root's task ends, each as its own node's, once per (step, rank).
+// Rule 0: root's task ends, each as its own node's, once per (step, rank),
+// ordered by step then rank.
+std::vector<End> task_ends(Case& c, Verdict& v) {
     std::vector<End> all;
-    std::unordered_map<std::string, const NodeRecord*> by_node;
-    for (const auto& r : records) {
-        if (!by_node.emplace(r.node, &r).second) {  // a node's record twice: the first counts
+    for (const auto& r : c.records) {
+        if (!c.by_node.emplace(r.node, &r).second) {  // a node's record twice: the first counts
             v.records_ignored += r.tasks.size() + r.dumps.size();
             continue;
         }
@@ -385,19 +397,20 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
     std::stable_sort(all.begin(), all.end(), [](const End& a, const End& b) {
         return a.t->step != b.t->step ? a.t->step < b.t->step : a.t->rank < b.t->rank;
     });
-    {
-        std::vector<End> once;
-        for (const auto& e : all) {
-            if (!once.empty() && once.back().t->step == e.t->step && once.back().t->rank == e.t->rank) {
-                ++v.records_ignored;
-                continue;
-            }
-            once.push_back(e);
+    std::vector<End> once;
+    for (const auto& e : all) {
+        if (!once.empty() && once.back().t->step == e.t->step && once.back().t->rank == e.t->rank) {
+            ++v.records_ignored;
+            continue;
         }
-        all.swap(once);
+        once.push_back(e);
     }
+    return once;
+}
 
-    // Rule 1: the step.
+// Rule 1: the step of the earliest abnormal end (a user's step before
+// SLURM's special ones), else the first; its ends in time order.
+void pick_step(Case& c, Verdict& v, const std::vector<End>& all) {
     const End* earliest_bad = nullptr;
     for (bool special : {false, true}) {
         for (const auto& e : all) {
@@ -410,100 +423,93 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
         v.step = earliest_bad->t->step;
     else if (!all.empty())
         v.step = all.front().t->step;
-    std::vector<End> ends;
     for (const auto& e : all)
-        if (e.t->step == v.step) ends.push_back(e);
-    std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) {
+        if (e.t->step == v.step) c.ends.push_back(e);
+    std::stable_sort(c.ends.begin(), c.ends.end(), [](const End& a, const End& b) {
         return a.t->t_ns != b.t->t_ns ? a.t->t_ns < b.t->t_ns : a.t->rank < b.t->rank;
     });
-    v.step_ranks = std::uint32_t(ends.size());
+    v.step_ranks = std::uint32_t(c.ends.size());
+    for (const auto& e : c.ends)
+        if (e.t->wait_status != 0) c.bad.push_back(e);
+}
 
-    // Rule 0, the dumps: a rank's, from the node root placed the rank on.
+// Rule 0, the dumps: a rank's, from the node root placed the rank on; one per
+// rank and process group (a second one of a pair is ignored).
+void rank_dumps(Case& c, Verdict& v) {
     std::unordered_map<std::uint32_t, const NodeRecord*> rank_node;
-    for (const auto& e : ends) rank_node.emplace(e.t->rank, e.rec);
-    // One dump per rank and process group; a second one of a pair is ignored.
-    DumpsByRank dumps;
-    for (const auto& [name, r] : by_node)
+    for (const auto& e : c.ends) rank_node.emplace(e.t->rank, e.rec);
+    for (const auto& [name, r] : c.by_node)
         for (const auto& d : r->dumps) {
             const auto it = rank_node.find(d.rank);
-            auto& mine = dumps[d.rank];
+            auto& mine = c.dumps[d.rank];
             const bool again = std::any_of(mine.begin(), mine.end(), [&](const RankDump* x) { return x->group == d.group; });
             if (it == rank_node.end() || it->second != r || again) {
                 ++v.records_ignored;
-                if (mine.empty()) dumps.erase(d.rank);
+                if (mine.empty()) c.dumps.erase(d.rank);
             } else mine.push_back(&d);
         }
+}
 
-    std::vector<End> bad;
-    for (const auto& e : ends)
-        if (e.t->wait_status != 0) bad.push_back(e);
+// Rule 2: a node lost (no record, SLURM shows it down) is the cause.
+void judge_lost(const Case& c, Verdict& v, std::vector<std::string> names) {
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    v.cause = Cause::node_lost;
+    v.node_class = true;
+    v.node = names.front();
+    v.t_ns = c.bad.empty() ? 0 : c.bad.front().t->t_ns;
+    v.detail = "the node was lost (no record; SLURM reports it down)";
+    if (names.size() > 1) v.detail += ", and " + std::to_string(names.size() - 1) + " other node" + (names.size() > 2 ? "s" : "");
+    sum_cascade(v, c.ends, nullptr);
+}
 
-    // Rule 2: a node lost.
-    if (!lost.empty()) {
-        std::vector<std::string> names = lost;
-        std::sort(names.begin(), names.end());
-        names.erase(std::unique(names.begin(), names.end()), names.end());
-        v.cause = Cause::node_lost;
-        v.node_class = true;
-        v.node = names.front();
-        v.t_ns = bad.empty() ? 0 : bad.front().t->t_ns;
-        v.detail = "the node was lost (no record; SLURM reports it down)";
-        if (names.size() > 1)
-            v.detail += ", and " + std::to_string(names.size() - 1) + " other node" + (names.size() > 2 ? "s" : "");
-        sum_cascade(v, ends, nullptr);
-        return v;
-    }
-
-    // Rule 3: nothing ended badly.
-    if (bad.empty()) return v;
-    const End& first = bad.front();
+// Rule 4: a hang, when every rank ended by SLURM's signal within the window
+// (TERM first, or KILL alone). Root's node-class evidence names the node;
+// else root's samples name the stalled ranks, else the ranks' dumps. False
+// when the ends are not a hang's.
+bool judge_hang(const Case& c, Verdict& v) {
+    const End& first = c.bad.front();
     const std::int64_t t0 = first.t->t_ns;
-
-    // The earliest node-class evidence of any node in the window before `at`.
-    auto any_node_class = [&](std::int64_t at, const NodeRecord* except) {
-        const Evidence* best = nullptr;
-        const NodeRecord* where = nullptr;
-        for (const auto& r : records) {
-            if (&r == except || by_node.at(r.node) != &r) continue;
-            if (const auto* e = node_class_evidence(r, at); e && (!best || e->t_ns < best->t_ns)) best = e, where = &r;
-        }
-        return std::pair{best, where};
-    };
-
-    // Rule 4: a hang.
     bool all_kill_in_window = true, term_ok = true;
-    for (const auto& e : ends) {
+    for (const auto& e : c.ends) {
         const int ws = e.t->wait_status;
         if (!term_like(ws) && !kill_like(ws)) term_ok = false;
         if (term_like(ws) && e.t->t_ns - t0 > kHangWindowNs) term_ok = false;
         if (!kill_like(ws) || e.t->t_ns - t0 > kHangWindowNs) all_kill_in_window = false;
     }
-    if (term_ok && bad.size() == ends.size() && (term_like(first.t->wait_status) || all_kill_in_window)) {
-        if (const auto [e, where] = any_node_class(t0, nullptr); e) {
-            v.node = where->node;
-            set_cause_from(v, *e);
-            sum_cascade(v, ends, nullptr);
-            return v;
-        }
-        v.cause = Cause::hang;
-        v.t_ns = t0;
-        // Root's samples first: what slurmstepd saw of each task while the
-        // others waited outweighs what the ranks' own dumps say of themselves.
-        if (auto stalls = find_stalls(records, v.step, t0); !stalls.empty()) {
-            for (const auto& x : stalls) v.hang_ranks.push_back(x.rank);
-            std::sort(v.hang_ranks.begin(), v.hang_ranks.end());
-            v.hang_ranks.erase(std::unique(v.hang_ranks.begin(), v.hang_ranks.end()), v.hang_ranks.end());
-            const auto n = std::uint32_t(v.hang_ranks.size());
-            v.detail = stall_words(stalls, v.step_ranks > n ? v.step_ranks - n : 0);
-            v.stalls = std::move(stalls);
-        } else {
-            name_hang_ranks(v, ends, dumps);
-        }
-        sum_cascade(v, ends, nullptr);
-        return v;
+    if (!term_ok || c.bad.size() != c.ends.size() || !(term_like(first.t->wait_status) || all_kill_in_window)) return false;
+    if (const auto [e, where] = c.any_node_class(t0, nullptr); e) {
+        v.node = where->node;
+        set_cause_from(v, *e);
+        sum_cascade(v, c.ends, nullptr);
+        return true;
     }
+    v.cause = Cause::hang;
+    v.t_ns = t0;
+    // Root's samples first: what slurmstepd saw of each task while the
+    // others waited outweighs what the ranks' own dumps say of themselves.
+    if (auto stalls = find_stalls(c.records, v.step, t0); !stalls.empty()) {
+        for (const auto& x : stalls) v.hang_ranks.push_back(x.rank);
+        std::sort(v.hang_ranks.begin(), v.hang_ranks.end());
+        v.hang_ranks.erase(std::unique(v.hang_ranks.begin(), v.hang_ranks.end()), v.hang_ranks.end());
+        const auto n = std::uint32_t(v.hang_ranks.size());
+        v.detail = stall_words(stalls, v.step_ranks > n ? v.step_ranks - n : 0);
+        v.stalls = std::move(stalls);
+    } else {
+        name_hang_ranks(v, c.ends, c.dumps);
+    }
+    sum_cascade(v, c.ends, nullptr);
+    return true;
+}
 
-    // Rules 5 and 6: the first failure and its cause.
+// Rules 5 and 6: the first abnormal end and its cause: a GPU's fault on its
+// node, the OOM killer, other node-class evidence there, a peer node's
+// evidence (returns true: the verdict is that node's, complete), else the
+// end's own status (Rule 7: a non-zero exit without root's evidence on its
+// node names no node).
+bool judge_first_failure(const Case& c, Verdict& v) {
+    const End& first = c.bad.front();
+    const std::int64_t t0 = first.t->t_ns;
     const NodeRecord& own = *first.rec;
     if (const auto* e = node_class_evidence(own, t0); e && (e->sign == Sign::gpu_xid || e->sign == Sign::gpu_lost)) {
         place_rank(v, first);
@@ -518,19 +524,19 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
     } else if (e) {
         place_rank(v, first);
         set_cause_from(v, *e);
-    } else if (const auto [pe, where] = any_node_class(t0, &own); pe) {
+    } else if (const auto [pe, where] = c.any_node_class(t0, &own); pe) {
         // Rule 5's peer: the failure is that node's, at its earliest abnormal end if it had one.
         v.node = where->node;
         const TaskEnd* theirs = nullptr;
-        for (const auto& b : bad)
+        for (const auto& b : c.bad)
             if (b.rec == where) {
                 theirs = b.t;
                 break;
             }
         if (theirs) v.rank = theirs->rank, v.local_rank = theirs->local_rank, v.ran_on = where->node;
         set_cause_from(v, *pe);
-        sum_cascade(v, ends, theirs);
-        return v;
+        sum_cascade(v, c.ends, theirs);
+        return true;
     } else {
         place_rank(v, first);
         v.t_ns = t0;
@@ -547,42 +553,66 @@ Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::str
                     break;
                 }
     }
+    return false;
+}
 
-    // Rule 7: every rank raised the same exception.
-    if (v.cause == Cause::fatal_signal || v.cause == Cause::nonzero_exit) {
-        const RankDump* one = nullptr;
-        bool same = dumps.size() == ends.size() && !ends.empty();
-        for (const auto& e : ends) {
-            if (!same) break;
-            const auto it = dumps.find(e.t->rank);
-            if (it == dumps.end() || it->second.front()->exception.empty()) same = false;
-            else if (!one) one = it->second.front();
-            else if (it->second.front()->exception != one->exception) same = false;
-        }
-        if (same && one) {
-            v.cause = Cause::user_error;
-            v.alike = Alike::same_exception;
-            v.node.clear();
-            v.node_class = false;
-            v.detail = one->exception;
-        }
+// Rule 7: a signal or exit that every rank shared is the program's: the same
+// exception in every rank's dump, or the same status within kAlikeWindowNs of
+// the first end, dumps or none.
+void judge_alike(const Case& c, Verdict& v) {
+    if (v.cause != Cause::fatal_signal && v.cause != Cause::nonzero_exit) return;
+    const RankDump* one = nullptr;
+    bool same = c.dumps.size() == c.ends.size() && !c.ends.empty();
+    for (const auto& e : c.ends) {
+        if (!same) break;
+        const auto it = c.dumps.find(e.t->rank);
+        if (it == c.dumps.end() || it->second.front()->exception.empty()) same = false;
+        else if (!one) one = it->second.front();
+        else if (it->second.front()->exception != one->exception) same = false;
     }
-    // Rule 7, with or without dumps: every rank ended with the same status,
-    // all within kAlikeWindowNs of the first end.
-    if ((v.cause == Cause::fatal_signal || v.cause == Cause::nonzero_exit) && ends.size() >= 2) {
-        const int ws = first.t->wait_status;
-        bool same = true;
-        for (const auto& e : ends) same = same && e.t->wait_status == ws && e.t->t_ns - t0 <= kAlikeWindowNs;
-        if (same) {
-            v.cause = Cause::user_error;
-            v.alike = Alike::same_status;
-            v.alike_within_s = double(ends.back().t->t_ns - t0) / 1e9;
-            v.node.clear();
-            v.node_class = false;
-            v.detail = describe_wait_status(ws);
-        }
+    if (same && one) {
+        v.cause = Cause::user_error;
+        v.alike = Alike::same_exception;
+        v.node.clear();
+        v.node_class = false;
+        v.detail = one->exception;
+        return;
     }
-    sum_cascade(v, ends, first.t);
+    if (c.ends.size() < 2) return;
+    const End& first = c.bad.front();
+    const std::int64_t t0 = first.t->t_ns;
+    const int ws = first.t->wait_status;
+    for (const auto& e : c.ends)
+        if (e.t->wait_status != ws || e.t->t_ns - t0 > kAlikeWindowNs) return;
+    v.cause = Cause::user_error;
+    v.alike = Alike::same_status;
+    v.alike_within_s = double(c.ends.back().t->t_ns - t0) / 1e9;
+    v.node.clear();
+    v.node_class = false;
+    v.detail = describe_wait_status(ws);
+}
+
+}  // namespace
+
+Verdict judge(const std::vector<NodeRecord>& records, const std::vector<std::string>& lost) {
+    Verdict v;
+    if (!records.empty()) v.job = records.front().job;
+    for (const auto& r : records)
+        if (r.job != v.job)
+            throw Error("the records are of jobs " + std::to_string(v.job) + " and " + std::to_string(r.job) +
+                        ": judge one job's records at a time");
+    Case c{records, {}, {}, {}, {}};
+    const auto all = task_ends(c, v);
+    pick_step(c, v, all);
+    rank_dumps(c, v);
+    if (!lost.empty()) {
+        judge_lost(c, v, lost);
+        return v;
+    }
+    if (c.bad.empty()) return v;  // Rule 3: nothing ended badly
+    if (judge_hang(c, v) || judge_first_failure(c, v)) return v;
+    judge_alike(c, v);
+    sum_cascade(v, c.ends, c.bad.front().t);
     return v;
 }
 
