@@ -1,8 +1,7 @@
 // The sampler (sampler.hpp). Written small: it is in every slurmstepd of a
 // site (BENCHMARKS.md, "The plugin's size"): fixed buffers, open/read,
 // each round's lines kept as text in a ring.
-// Size over speed: it runs every few seconds, never on a launch's path.
-#pragma GCC optimize("Os")
+// Compiled for size as all of the plugin is (lib/base/optimize_size.hpp).
 #include "sampler.hpp"
 
 #include <fcntl.h>
