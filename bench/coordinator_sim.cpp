@@ -13,7 +13,7 @@
 //           not simulated. Links that involve node 0 are real: node 0's own
 //           speaker (a thread of the real process) probes and streams to this
 //           process's data listener, and a simulated node whose round sends to
-//           node 0 streams to it for real (launcher/preflight_data.cpp's stream_to);
+//           node 0 streams to it for real (lib/sys/preflight/data.cpp's stream_to);
 //   kLocal: cuda, nccl and verbs skipped ("no GPU", as on a node without GPUs);
 //   kNccl/kRdma: a refusal (no simulated node has GPUs or RDMA ports, so the
 //           coordinator should never send them: counted as an error).
@@ -63,7 +63,7 @@
 #include <thread>
 #include <vector>
 
-#include "../launcher/preflight_internal.hpp"
+#include "../lib/sys/preflight/internal.hpp"
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
 #include "../lib/preflight/card.hpp"
@@ -555,7 +555,7 @@ int main(int argc, char** argv) {
                     const long warm = static_cast<long>(kv_u64(cmd, "warm_ms"));
                     const auto wb = static_cast<std::size_t>(std::clamp<std::uint64_t>(kv_u64(cmd, "write_bytes"), 4096, 16 << 20));
                     streamers.emplace_back([&, i, me, out, addr, to_port, r, dur, warm, wb]() mutable {
-                        const auto tx = cli::pf::stream_to(key, me, 0, addr, to_port, r, dur, warm, wb);
+                        const auto tx = sys::pf::stream_to(key, me, 0, addr, to_port, r, dur, warm, wb);
                         out["tx_ok"] = tx.ok ? "1" : "0";
                         out["tx_error"] = tx.error;
                         std::lock_guard<std::mutex> l(done_mu);

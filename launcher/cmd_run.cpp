@@ -30,10 +30,18 @@
 #include "../lib/sys/node/sysfs.hpp"
 #include "../lib/sys/slurm/drain_spool.hpp"
 #include "../lib/sys/slurm/scontrol.hpp"
+#include "../lib/sys/preflight/job_check.hpp"
 #include "commands.hpp"
-#include "preflight.hpp"
 
 namespace gangway::cli {
+
+// The job check's engine (lib/sys/preflight); this file parses its options and prints its outcome.
+using sys::default_timeout_s;
+using sys::Outcome;
+using sys::PreflightOptions;
+using sys::run_preflight;
+using sys::step_facts_from_env;
+using sys::StepFacts;
 namespace {
 
 const char* kRunHelp =

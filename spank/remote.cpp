@@ -340,7 +340,7 @@ int task_init(spank_t sp) {
             if (!st.check_mark.empty()) ::prctl(PR_SET_DUMPABLE, 0);
             // rank_order=topology in a step's task: the check meets in SLURM's
             // numbering (at SLURM's node 0, which every node agrees on whatever
-            // its file says), and node 0 compares the orders (launcher/preflight.cpp).
+            // its file says), and node 0 compares the orders (lib/sys/preflight/job_check.cpp).
             // A batch script's check runs through srun: it numbers the nodes as
             // the script's variables do, as before.
             const bool agree = !st.order_tag.empty() && step.kind == StepKind::Normal;

@@ -1,6 +1,6 @@
 // How the preflight's tasks find each other: the choice between PMIx (srun
 // --mpi=pmix) and the TCP rendezvous, and the PMIx fences' time budget. Pure;
-// the PMIx calls live in lib/sys/net/pmix_bootstrap.
+// the PMIx calls live in lib/sys/preflight/pmix_bootstrap.
 #pragma once
 #include <string>
 #include <string_view>

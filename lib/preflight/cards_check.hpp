@@ -3,7 +3,7 @@
 // mismatch and a finding; a data interface that cannot carry the node's
 // traffic (absent, down, without the node's data address) makes it
 // unreachable, since every later stage sends through it. Plain data in and
-// out; the coordinator (launcher/preflight_coordinator.cpp) keeps the result.
+// out; the coordinator (lib/sys/preflight/coordinator.cpp) keeps the result.
 #pragma once
 #include <string>
 #include <vector>

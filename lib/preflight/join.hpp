@@ -3,7 +3,7 @@
 // stands for each node, how many of its tasks came, which nodes are missing
 // and why, and the rendezvous stage's line. Plain data in and out: the
 // sockets and the waiting are lib/sys/net/rendezvous's, and the coordinator
-// (launcher/preflight_coordinator.cpp) keeps what this returns.
+// (lib/sys/preflight/coordinator.cpp) keeps what this returns.
 #pragma once
 #include <cstddef>
 #include <string>

@@ -5,7 +5,7 @@
 // or are slow is the one to blame. Plain data: a pair's time is kept as
 // seconds, and becomes a bus bandwidth in bytes per second only as a link
 // (pair_link). Sending the commands is the coordinator's
-// (launcher/preflight_coordinator_gpu.cpp).
+// (lib/sys/preflight/coordinator_gpu.cpp).
 #pragma once
 #include <string>
 #include <utility>

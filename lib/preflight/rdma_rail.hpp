@@ -1,7 +1,7 @@
 // One rail's judgement in the rdma stage: every node's k-th compute port
 // wrote to its ring successors, and a node whose writes both ways fail or
 // fall below the port rate's share is faulty. The coordinator
-// (launcher/preflight_coordinator_gpu.cpp) runs the rounds; this is plain
+// (lib/sys/preflight/coordinator_gpu.cpp) runs the rounds; this is plain
 // data in (the rail's links, each node's port) and out (who to blame, the
 // findings).
 #pragma once

@@ -6,7 +6,7 @@
 // every link to it, or every link from it, failed, each attempted twice.
 // A failure seen once (fine when tried again, or no time to try again) is a
 // note, never a finding. Plain data in (each node's answers), plain data out;
-// the coordinator (launcher/preflight_coordinator.cpp) sends the commands.
+// the coordinator (lib/sys/preflight/coordinator.cpp) sends the commands.
 #pragma once
 #include <string>
 #include <utility>

@@ -1,6 +1,6 @@
 // A TCP bandwidth round's link (kBw): what its receiver counted, unless its
 // sender says the stream failed. Plain data in (both ends' answers), a
-// Measurement out; the coordinator (launcher/preflight_coordinator.cpp)
+// Measurement out; the coordinator (lib/sys/preflight/coordinator.cpp)
 // sends the rounds.
 #pragma once
 #include <string>

@@ -1,4 +1,4 @@
-// The PMIx exit barrier (lib/sys/net/pmix_bootstrap.hpp) listens on an
+// The PMIx exit barrier (lib/sys/preflight/pmix_bootstrap.hpp) listens on an
 // abstract UNIX socket, which has no permissions: another user on the node can
 // take its name first, or connect to it as a member would (issue 23 item 8).
 // Neither may release the tasks early nor hold them past the timeout, and the
@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "../../lib/sys/net/pmix_bootstrap.hpp"
+#include "../../lib/sys/preflight/pmix_bootstrap.hpp"
 
-using gangway::cli::NodeExitBarrier;
+using gangway::sys::NodeExitBarrier;
 
 namespace {
 

@@ -308,7 +308,7 @@ TEST_CASE("reach: a link that failed twice between fine nodes is a finding, once
     REQUIRE(r.findings.size() == 2);
     CHECK(r.findings[0] == "TCP n0 -> n2 failed twice: timed out");
     CHECK(r.findings[1] == "TCP n2 -> n1 failed twice: refused");
-    // The bandwidth stage streams over neither again (launcher/preflight_coordinator.cpp).
+    // The bandwidth stage streams over neither again (lib/sys/preflight/coordinator.cpp).
     CHECK(r.dead == std::vector<std::pair<unsigned, unsigned>>{{0, 2}, {2, 1}});
     // A malformed result fails that probe with the parser's words, not the stage.
     nodes[2].retry_answer = nullptr;

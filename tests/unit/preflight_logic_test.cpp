@@ -26,7 +26,7 @@ std::vector<Measurement> rounds(unsigned n, const std::vector<unsigned>& shifts,
     return out;
 }
 
-// The engine's loop (launcher/preflight_coordinator.cpp): confirm suspects a
+// The engine's loop (lib/sys/preflight/coordinator.cpp): confirm suspects a
 // few pairs at a time on a synthetic network where a link is slow when its
 // sender is in bad_out or its receiver in bad_in; `noisy` pairs measure slow
 // on their first confirmation only (a busy host).

@@ -246,7 +246,7 @@ TEST_CASE("topology files: 10,000 nodes parse within budget", "[budget]") {
 }
 
 TEST_CASE("the check's cards leave the rank order to the agreement, not to a finding") {
-    // launcher/preflight_speaker.cpp puts GANGWAY_NODE_ORDER in the card; a
+    // lib/sys/preflight/speaker.cpp puts GANGWAY_NODE_ORDER in the card; a
     // difference makes the tasks keep SLURM's order (decide_check_order), it
     // does not fail the check.
     std::vector<preflight::Card> cards(3);

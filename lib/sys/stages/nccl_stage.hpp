@@ -1,6 +1,6 @@
 // The nccl stage: the job's libnccl, one all-reduce of this node's GPUs; and
 // the calls the coordinator's cross-node all-reduce is made of
-// (launcher/preflight_coordinator_gpu.cpp): the first node of each group of
+// (lib/sys/preflight/coordinator_gpu.cpp): the first node of each group of
 // nodes makes the unique id (nccl_unique_id), the coordinator ships its 128
 // bytes (hex) to every node of the group with nranks and the node's first
 // rank, each node's speaker calls nccl_allreduce() and answers

@@ -1,6 +1,6 @@
 // The verbs stage: this node's RDMA ports from sysfs, judged by
 // verbs::judge_ports; and RdmaEndpoint, the RDMA write data path of the
-// coordinator's rdma stage (launcher/preflight_coordinator_gpu.cpp): on each
+// coordinator's rdma stage (lib/sys/preflight/coordinator_gpu.cpp): on each
 // rail, every speaker opens an endpoint to send and one to receive, their
 // QpInfo travels through the coordinator (verbs::qp_info_to_kv), each
 // connect()s with its peer's, then the sender calls write_for().

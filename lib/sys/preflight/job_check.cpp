@@ -1,7 +1,7 @@
 // The entry of the preflight: chooses the bootstrap (PMIx fence or TCP), starts
 // the speaker's data listener, and plays this task's part: coordinator, speaker
 // or plain task waiting for the verdict.
-#include "preflight.hpp"
+#include "job_check.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -15,22 +15,22 @@
 #include <string>
 #include <thread>
 
-#include "../lib/base/error.hpp"
-#include "../lib/base/result.hpp"
-#include "../lib/env/port.hpp"
-#include "../lib/env/rank_order.hpp"
-#include "../lib/sys/node/topology_file.hpp"
-#include "../lib/env/step_view.hpp"
-#include "../lib/preflight/bootstrap.hpp"
-#include "../lib/preflight/crypto.hpp"
-#include "../lib/preflight/protocol.hpp"
-#include "../lib/preflight/wire.hpp"
-#include "../lib/sys/net/pmix_bootstrap.hpp"
-#include "../lib/sys/net/rendezvous.hpp"
-#include "../lib/sys/node/node_card.hpp"
-#include "preflight_internal.hpp"
+#include "../../base/error.hpp"
+#include "../../base/result.hpp"
+#include "../../env/port.hpp"
+#include "../../env/rank_order.hpp"
+#include "../node/topology_file.hpp"
+#include "../../env/step_view.hpp"
+#include "../../preflight/bootstrap.hpp"
+#include "../../preflight/crypto.hpp"
+#include "../../preflight/protocol.hpp"
+#include "../../preflight/wire.hpp"
+#include "pmix_bootstrap.hpp"
+#include "../net/rendezvous.hpp"
+#include "../node/node_card.hpp"
+#include "internal.hpp"
 
-namespace gangway::cli {
+namespace gangway::sys {
 using namespace preflight;
 using namespace pf;
 using sys::after_ms;
@@ -438,4 +438,4 @@ Outcome TaskRun::coordinate_step(sys::Fd listener) {
 
 Outcome run_preflight(const PreflightOptions& opt, const StepFacts& s) { return TaskRun(opt, s).run(); }
 
-}  // namespace gangway::cli
+}  // namespace gangway::sys

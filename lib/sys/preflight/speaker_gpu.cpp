@@ -6,17 +6,17 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "../lib/base/error.hpp"
-#include "../lib/preflight/crypto.hpp"
-#include "../lib/sys/node/process_env.hpp"
-#include "../lib/sys/node/sysfs.hpp"
-#include "../lib/sys/stages/local_stages.hpp"
-#include "../lib/sys/stages/nccl_stage.hpp"
-#include "../lib/sys/stages/stage.hpp"
-#include "../lib/sys/stages/verbs_stage.hpp"
-#include "preflight_internal.hpp"
+#include "../../base/error.hpp"
+#include "../../preflight/crypto.hpp"
+#include "../node/process_env.hpp"
+#include "../node/sysfs.hpp"
+#include "../stages/local_stages.hpp"
+#include "../stages/nccl_stage.hpp"
+#include "../stages/stage.hpp"
+#include "../stages/verbs_stage.hpp"
+#include "internal.hpp"
 
-namespace gangway::cli::pf {
+namespace gangway::sys::pf {
 using namespace preflight;
 
 namespace {
@@ -216,4 +216,4 @@ Kv GpuSpeaker::rdma(const Kv& cmd) {
     }
 }
 
-}  // namespace gangway::cli::pf
+}  // namespace gangway::sys::pf

@@ -9,12 +9,12 @@
 #include <system_error>
 #include <thread>
 
-#include "../lib/base/error.hpp"
-#include "../lib/preflight/protocol.hpp"
-#include "../lib/sys/net/accept_guard.hpp"
-#include "preflight_internal.hpp"
+#include "../../base/error.hpp"
+#include "../../preflight/protocol.hpp"
+#include "../net/accept_guard.hpp"
+#include "internal.hpp"
 
-namespace gangway::cli::pf {
+namespace gangway::sys::pf {
 using namespace preflight;
 using sys::after_ms;
 using sys::Conn;
@@ -274,4 +274,4 @@ TxResult stream_to(const std::string& key, unsigned self, unsigned to, const std
     return r;
 }
 
-}  // namespace gangway::cli::pf
+}  // namespace gangway::sys::pf

@@ -6,18 +6,18 @@
 #include <cstdio>
 #include <set>
 
-#include "../lib/base/error.hpp"
-#include "../lib/preflight/gpu_checks.hpp"
-#include "../lib/preflight/nccl_job.hpp"
-#include "../lib/preflight/protocol.hpp"
-#include "../lib/preflight/crypto.hpp"
-#include "../lib/sys/node/process_env.hpp"
-#include "../lib/preflight/rdma_checks.hpp"
-#include "../lib/preflight/rdma_rail.hpp"
-#include "../lib/sys/stages/stage.hpp"
-#include "preflight_coordinator.hpp"
+#include "../../base/error.hpp"
+#include "../../preflight/gpu_checks.hpp"
+#include "../../preflight/nccl_job.hpp"
+#include "../../preflight/protocol.hpp"
+#include "../../preflight/crypto.hpp"
+#include "../node/process_env.hpp"
+#include "../../preflight/rdma_checks.hpp"
+#include "../../preflight/rdma_rail.hpp"
+#include "../stages/stage.hpp"
+#include "coordinator.hpp"
 
-namespace gangway::cli::pf {
+namespace gangway::sys::pf {
 using namespace preflight;
 using sys::after_ms;
 using sys::ms_left;
@@ -420,4 +420,4 @@ void Coordination::stage_rdma() {
     rep.stages.push_back(sr);
 }
 
-}  // namespace gangway::cli::pf
+}  // namespace gangway::sys::pf

@@ -13,7 +13,7 @@
 #include "../../base/result.hpp"
 #include "../../preflight/wire.hpp"
 
-namespace gangway::cli {
+namespace gangway::sys {
 
 bool pmix_built();
 // PMIX_RANK and PMIX_NAMESPACE are set: the step was started with PMIx.
@@ -92,4 +92,4 @@ private:
     std::string cannot_listen_;  // the first task: why it does not listen ("" when it does)
 };
 
-}  // namespace gangway::cli
+}  // namespace gangway::sys

@@ -7,20 +7,20 @@
 #include <set>
 #include <thread>
 
-#include "../lib/base/error.hpp"
-#include "../lib/env/rank_order.hpp"
-#include "../lib/preflight/card.hpp"
-#include "../lib/preflight/cards_check.hpp"
-#include "../lib/preflight/confirm.hpp"
-#include "../lib/preflight/join.hpp"
-#include "../lib/preflight/localize.hpp"
-#include "../lib/preflight/protocol.hpp"
-#include "../lib/preflight/reach_check.hpp"
-#include "../lib/preflight/schedule.hpp"
-#include "../lib/preflight/stream_link.hpp"
-#include "preflight_coordinator.hpp"
+#include "../../base/error.hpp"
+#include "../../env/rank_order.hpp"
+#include "../../preflight/card.hpp"
+#include "../../preflight/cards_check.hpp"
+#include "../../preflight/confirm.hpp"
+#include "../../preflight/join.hpp"
+#include "../../preflight/localize.hpp"
+#include "../../preflight/protocol.hpp"
+#include "../../preflight/reach_check.hpp"
+#include "../../preflight/schedule.hpp"
+#include "../../preflight/stream_link.hpp"
+#include "coordinator.hpp"
 
-namespace gangway::cli::pf {
+namespace gangway::sys::pf {
 using namespace preflight;
 
 // Pairs measured at once when confirming: an eighth of the nodes, at least 8.
@@ -75,7 +75,7 @@ bool Coordination::exchange(const std::string& stage, const std::map<unsigned, K
         }
     if (!silent.empty()) {
         rep.notes.push_back("stage " + stage + " was cut short by the check's deadline before " + std::to_string(silent.size()) +
-                            " node(s) answered (" + join(silent, ", ") + "); not named");
+                            " node(s) answered (" + gangway::join(silent, ", ") + "); not named");
         out_of_time = true;
         return false;
     }
@@ -450,4 +450,4 @@ Report coordinate(const PreflightOptions& opt, const StepFacts& step, sys::Coord
     return c.run();
 }
 
-}  // namespace gangway::cli::pf
+}  // namespace gangway::sys::pf

@@ -1,5 +1,5 @@
-// The coordinator's state between its stages. preflight_coordinator.cpp has
-// the rendezvous, cards, reach and TCP bandwidth stages; preflight_coordinator_gpu.cpp
+// The coordinator's state between its stages. coordinator.cpp has
+// the rendezvous, cards, reach and TCP bandwidth stages; coordinator_gpu.cpp
 // the GPU and RDMA ones (each node alone, then the NCCL all-reduce and the RDMA
 // write rounds across nodes).
 #pragma once
@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "../lib/preflight/card.hpp"
-#include "../lib/preflight/gpu_checks.hpp"
-#include "../lib/preflight/join.hpp"
-#include "../lib/preflight/localize.hpp"
-#include "../lib/preflight/schedule.hpp"
-#include "preflight_internal.hpp"
+#include "../../preflight/card.hpp"
+#include "../../preflight/gpu_checks.hpp"
+#include "../../preflight/join.hpp"
+#include "../../preflight/localize.hpp"
+#include "../../preflight/schedule.hpp"
+#include "internal.hpp"
 
-namespace gangway::cli::pf {
+namespace gangway::sys::pf {
 using preflight::Card;
 using preflight::Measurement;
 using preflight::NodeStatus;
@@ -88,4 +88,4 @@ private:
     std::vector<unsigned> ring_pos;  // per node, its place in the ring; empty: SLURM's order
 };
 
-}  // namespace gangway::cli::pf
+}  // namespace gangway::sys::pf

@@ -13,12 +13,12 @@
 #include <string_view>
 #include <vector>
 
-#include "../lib/env/check_policy.hpp"
-#include "../lib/preflight/bootstrap.hpp"
-#include "../lib/preflight/mass_accusation.hpp"
-#include "../lib/preflight/report.hpp"
+#include "../../env/check_policy.hpp"
+#include "../../preflight/bootstrap.hpp"
+#include "../../preflight/mass_accusation.hpp"
+#include "../../preflight/report.hpp"
 
-namespace gangway::cli {
+namespace gangway::sys {
 
 // The check's deadline when --timeout is not given: 15 s, or 60 s when a node
 // of the step has NVIDIA GPUs (NCCL's communicator setup across nodes alone
@@ -90,4 +90,4 @@ struct Outcome {
 
 Outcome run_preflight(const PreflightOptions& opt, const StepFacts& step);
 
-}  // namespace gangway::cli
+}  // namespace gangway::sys

@@ -1,8 +1,8 @@
 // Internal to the launcher's preflight, shared by its four files:
 // preflight.cpp (the entry: bootstrap and who plays which part),
-// preflight_data.cpp (every speaker's listener for probes and streams),
-// preflight_speaker.cpp (each node's first task: runs its node's share of
-// the checks on the coordinator's command) and preflight_coordinator.cpp
+// data.cpp (every speaker's listener for probes and streams),
+// speaker.cpp (each node's first task: runs its node's share of
+// the checks on the coordinator's command) and coordinator.cpp
 // (node 0's first task: the stages, localisation and the report).
 #pragma once
 #include <atomic>
@@ -16,20 +16,20 @@
 #include <utility>
 #include <vector>
 
-#include "../lib/base/text.hpp"
-#include "../lib/preflight/rdma_checks.hpp"
-#include "../lib/preflight/report.hpp"
-#include "../lib/preflight/wire.hpp"
-#include "../lib/sys/net/rendezvous.hpp"
-#include "../lib/sys/net/sock.hpp"
-#include "../lib/sys/node/process_env.hpp"
-#include "preflight.hpp"
+#include "../../base/text.hpp"
+#include "../../preflight/rdma_checks.hpp"
+#include "../../preflight/report.hpp"
+#include "../../preflight/wire.hpp"
+#include "../net/rendezvous.hpp"
+#include "../net/sock.hpp"
+#include "../node/process_env.hpp"
+#include "job_check.hpp"
 
 namespace gangway::sys {
 class RdmaEndpoint;  // lib/sys/stages/verbs_stage.hpp: only GpuSpeaker's own file needs it whole
 }
 
-namespace gangway::cli::pf {
+namespace gangway::sys::pf {
 
 using preflight::Kv;
 using sys::Clock;
@@ -60,7 +60,7 @@ struct DataState {
     unsigned self = 0;
     std::atomic<bool> stop{false};
     sys::RejectLog rejects{sys::Listener::data};
-    // The handlers (preflight_data.cpp), under gate_mu.
+    // The handlers (data.cpp), under gate_mu.
     std::mutex gate_mu;
     std::size_t handlers = 0;                   // running
     std::map<int, Clock::time_point> waiting;  // their descriptors, until the first frame arrived
@@ -86,7 +86,7 @@ TxResult stream_to(const std::string& key, unsigned self, unsigned to, const std
                    long duration_ms, long warm_ms, std::size_t write_bytes);
 
 // ---------------------------------------------------------------- speaker
-// The speaker's GPU and RDMA work (preflight_speaker_gpu.cpp): this node's
+// The speaker's GPU and RDMA work (speaker_gpu.cpp): this node's
 // stages, then its share of the cross-node NCCL all-reduce and of the RDMA
 // write rounds, whose endpoints live from "prep" to "done".
 class GpuSpeaker {
@@ -127,4 +127,4 @@ struct BootInfo {
 preflight::Report coordinate(const PreflightOptions& opt, const StepFacts& step, sys::Coordinator& coord, Deadline overall,
                              const BootInfo& boot);
 
-}  // namespace gangway::cli::pf
+}  // namespace gangway::sys::pf

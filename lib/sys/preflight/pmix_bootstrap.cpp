@@ -25,7 +25,7 @@
 #include <pmix.h>
 #endif
 
-namespace gangway::cli {
+namespace gangway::sys {
 
 bool pmix_in_env() {
     const char* r = std::getenv("PMIX_RANK");
@@ -411,4 +411,4 @@ void pmix_finalize(PmixSession& s, double timeout_s) {
 
 #endif
 
-}  // namespace gangway::cli
+}  // namespace gangway::sys

@@ -8,16 +8,16 @@
 #include <system_error>
 #include <thread>
 
-#include "../lib/base/error.hpp"
-#include "../lib/preflight/card.hpp"
-#include "../lib/preflight/protocol.hpp"
-#include "../lib/sys/node/addrs.hpp"
-#include "../lib/sys/node/node_card.hpp"
-#include "../lib/sys/node/sysfs.hpp"
+#include "../../base/error.hpp"
+#include "../../preflight/card.hpp"
+#include "../../preflight/protocol.hpp"
+#include "../node/addrs.hpp"
+#include "../node/node_card.hpp"
+#include "../node/sysfs.hpp"
 #include "config.h"
-#include "preflight_internal.hpp"
+#include "internal.hpp"
 
-namespace gangway::cli::pf {
+namespace gangway::sys::pf {
 using namespace preflight;
 using sys::after_ms;
 using sys::Conn;
@@ -187,4 +187,4 @@ Result<Kv> client_session(const PreflightOptions& opt, const StepFacts& s, bool 
     }
 }
 
-}  // namespace gangway::cli::pf
+}  // namespace gangway::sys::pf
