@@ -3,6 +3,7 @@
 #include <set>
 
 #include "../../lib/preflight/confirm.hpp"
+#include "../../lib/preflight/link_retest.hpp"
 #include "../../lib/preflight/localize.hpp"
 #include "../../lib/preflight/schedule.hpp"
 
@@ -261,4 +262,36 @@ TEST_CASE("confirmation at 3 nodes: every node a suspect, the slow one named wit
     unsigned used = 0;
     CHECK(slow_nodes(localise(3, ring, 10, 0.2, {1}, {1}, 0.5, {}, &used)) == std::set<unsigned>{1});
     CHECK(used <= 3);
+}
+
+TEST_CASE("retest: only a slow link between two nodes that proved fine is measured again, once") {
+    // A 4-node ring, both ways at shift 1, then shift 1 again (a full check's second size):
+    // 0->1 slow, 1->2 slow with node 2 named slow, 2->3 failed, 3->0 slow and dead.
+    std::vector<Measurement> ring = {
+        {0, 1, 1e6, true, ""}, {1, 2, 1e6, true, ""}, {2, 3, 0, false, "reset"}, {3, 0, 1e6, true, ""},
+        {0, 1, 1e6, true, ""}, {1, 0, 9e8, true, ""},
+    };
+    const std::vector<bool> slow = {true, true, true, true, true, false};
+    std::vector<NodeBw> decided(4);
+    decided[2].slow = true;
+    const auto dead = [](unsigned f, unsigned t) { return f == 3 && t == 0; };
+    const auto c = links_to_retest(ring, slow, decided, true, dead);
+    REQUIRE(c.again.size() == 1);  // 0->1 once; 1->2 and 2->3 end at a named node; 3->0 has no path
+    CHECK(c.again[0].from == 0);
+    CHECK(c.again[0].to == 1);
+    REQUIRE(c.no_path.size() == 1);
+    CHECK(c.no_path[0].from == 3);
+    // Nothing to compare against: no link is measured again, none named.
+    const auto none = links_to_retest(ring, slow, decided, false, dead);
+    CHECK(none.again.empty());
+    CHECK(none.no_path.empty());
+}
+
+TEST_CASE("retest: slow twice is a finding, fine again is noise, unmeasured is neither") {
+    const double bound = 0.5 * 1e9;
+    CHECK(judge_retest(Measurement{0, 1, 0.9e9, true, ""}, bound) == Retest::transient);
+    CHECK(judge_retest(Measurement{0, 1, bound, true, ""}, bound) == Retest::transient);  // at the bound: fine
+    CHECK(judge_retest(Measurement{0, 1, 0.1e9, true, ""}, bound) == Retest::slow_twice);
+    CHECK(judge_retest(Measurement{0, 1, 0.9e9, false, "reset"}, bound) == Retest::slow_twice);  // failed: never fine
+    CHECK(judge_retest(std::nullopt, bound) == Retest::not_measured);
 }

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <set>
 #include <thread>
 
 #include "../../base/error.hpp"
@@ -13,6 +12,7 @@
 #include "../../preflight/cards_check.hpp"
 #include "../../preflight/confirm.hpp"
 #include "../../preflight/join.hpp"
+#include "../../preflight/link_retest.hpp"
 #include "../../preflight/localize.hpp"
 #include "../../preflight/protocol.hpp"
 #include "../../preflight/reach_check.hpp"
@@ -294,47 +294,37 @@ void Coordination::stage_bandwidth() {
         }
     }
     for (const auto& [s, why] : conf.unconfirmed()) rep.notes.push_back(nodes[who[s]].card.node + ": " + why);
-    // A slow link whose ends were both fine is measured again on its own
-    // (disjoint links together): a link slow twice is a finding, once is
-    // noise (on a busy host, concurrent streams do not share the CPU fairly).
-    std::vector<Measurement> again_links;
+    // A slow link whose ends were both fine is measured again on its own,
+    // disjoint links together (link_retest.hpp).
+    const auto link_name = [&](const Measurement& m) { return nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node; };
+    const auto choice = links_to_retest(ring, a.slow, decided, some_good, [&](unsigned f, unsigned t) { return dead(who[f], who[t]); });
+    for (const auto& m : choice.no_path)
+        rep.findings.push_back("link " + link_name(m) +
+                               " has no TCP path (the reach stage's probes failed twice), both ends fine against other peers");
     std::vector<Flow> again_flows;
-    // Full mode's ring holds a link once per round at its shift (shift 1
-    // twice): each link is judged once, on its first slow measurement.
-    std::set<std::pair<unsigned, unsigned>> seen;
-    for (std::size_t k = 0; k < ring.size(); ++k) {
-        const Measurement& m = ring[k];
-        if (!some_good || !a.slow[k] || decided[m.from].slow || decided[m.to].slow || !seen.insert({m.from, m.to}).second)
-            continue;
-        if (dead(who[m.from], who[m.to])) {  // failed twice already, in the reach stage
-            rep.findings.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node +
-                                   " has no TCP path (the reach stage's probes failed twice), both ends fine against other peers");
-            continue;
-        }
-        again_links.push_back(m);
-        again_flows.push_back({m.from, m.to});
-    }
+    for (const auto& m : choice.again) again_flows.push_back({m.from, m.to});
     unsigned transient = 0;
     for (const auto& r : disjoint_rounds(again_flows, 2 * confirm_pairs(n))) {
         std::vector<Measurement> again;
         if (!aborted && ms_left(overall) > dur + 1500) again = run_round(r, who, next_round++, dur, 1 << 20, "retest");
         for (const auto& f : r) {
-            const auto it = std::find_if(again.begin(), again.end(), [&](const Measurement& m) { return m.from == f.from && m.to == f.to; });
-            if (it != again.end() && it->ok && it->bps >= opt.slow_ratio * a.expected_bps) {
-                ++transient;
-                continue;
+            const auto same = [&](const Measurement& m) { return m.from == f.from && m.to == f.to; };
+            const auto it = std::find_if(again.begin(), again.end(), same);
+            const std::optional<Measurement> second = it != again.end() ? std::optional(*it) : std::nullopt;
+            switch (judge_retest(second, opt.slow_ratio * a.expected_bps)) {
+            case Retest::transient: ++transient; break;
+            case Retest::not_measured: {
+                const auto& m = *std::find_if(choice.again.begin(), choice.again.end(), same);
+                rep.notes.push_back("link " + link_name(m) + " slow once (" + (m.ok ? fmt_gbit(m.bps) : m.error) +
+                                    "), not measured again before the deadline");
+                break;
             }
-            const auto first = std::find_if(again_links.begin(), again_links.end(),
-                                            [&](const Measurement& m) { return m.from == f.from && m.to == f.to; });
-            const auto& m = it != again.end() ? *it : *first;
-            if (it == again.end()) {  // no time to measure it again: not counted
-                rep.notes.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node + " slow once (" +
-                                    (m.ok ? fmt_gbit(m.bps) : m.error) + "), not measured again before the deadline");
-                continue;
+            case Retest::slow_twice:
+                rep.findings.push_back("link " + link_name(*second) +
+                                       (second->ok ? " slow: " + fmt_gbit(second->bps) : " failed: " + second->error) +
+                                       " twice (both ends fine against other peers)");
+                break;
             }
-            rep.findings.push_back("link " + nodes[who[m.from]].card.node + " -> " + nodes[who[m.to]].card.node +
-                                   (m.ok ? " slow: " + fmt_gbit(m.bps) : " failed: " + m.error) +
-                                   " twice (both ends fine against other peers)");
         }
     }
     if (aborted) sr.status = StageStatus::aborted;
