@@ -21,7 +21,7 @@
 #include "../lib/preflight/bootstrap.hpp"
 #include "../lib/preflight/drain.hpp"
 #include "../lib/preflight/report.hpp"
-#include "../lib/preflight/requeue.hpp"
+#include "../lib/slurm/requeue.hpp"
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/net/sock.hpp"
 #include "../lib/sys/node/file.hpp"
@@ -260,7 +260,7 @@ int requeue(const std::vector<std::string>& bad) {
     // ExcNodeList from SLURM's own fields (squeue's), never from scontrol's
     // text of the job, where its name could hold another (lib/slurm/job_view.hpp).
     const auto shown = sys::job_view(scontrol, job);
-    const std::string list = join(preflight::requeue_exclusions(shown ? shown->excluded : std::string(), bad), ",");
+    const std::string list = join(slurm::requeue_exclusions(shown ? shown->excluded : std::string(), bad), ",");
     // The requeue ends this step: finish the update before SIGTERM stops us.
     sigset_t block;
     sigemptyset(&block);

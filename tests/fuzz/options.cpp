@@ -11,7 +11,7 @@
 #include "lib/preflight/bootstrap.hpp"
 #include "lib/preflight/gpu_checks.hpp"
 #include "lib/preflight/report.hpp"
-#include "lib/preflight/requeue.hpp"
+#include "lib/slurm/requeue.hpp"
 #include "lib/preflight/stage_status.hpp"
 #include "lib/preflight/wire.hpp"
 #include "tests/fuzz/fuzz.hpp"
@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     refusable([&] { (void)gangway::preflight::parse_stage_status(value); });
     refusable([&] { (void)gangway::preflight::parse_verdict(value); });
     refusable([&] { (void)gangway::preflight::key_from_secret(value); });
-    refusable([&] { (void)gangway::preflight::requeue_exclusions(in, {"n1", "n2"}); });
+    refusable([&] { (void)gangway::slurm::requeue_exclusions(in, {"n1", "n2"}); });
     const gangway::EnvMap env{{std::string(other), std::string(value)},
                               {"SLURM_STEP_GPUS", std::string(value)},
                               {"CUDA_VISIBLE_DEVICES", std::string(value)}};

@@ -5,9 +5,10 @@
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/drain.hpp"
-#include "../../lib/preflight/requeue.hpp"
+#include "../../lib/slurm/requeue.hpp"
 
 using namespace gangway::preflight;
+using gangway::slurm::requeue_exclusions;
 
 namespace {
 

@@ -36,7 +36,7 @@
 #include "../../lib/preflight/gpu_checks.hpp"
 #include "../../lib/preflight/rdma_checks.hpp"
 #include "../../lib/preflight/report.hpp"
-#include "../../lib/preflight/requeue.hpp"
+#include "../../lib/slurm/requeue.hpp"
 #include "../../lib/preflight/stage_status.hpp"
 #include "../../lib/preflight/version_text.hpp"
 #include "../../lib/preflight/wire.hpp"
@@ -122,11 +122,11 @@ TEST_CASE("requeue exclusions: the node list's bound, and no product of the two 
     std::vector<std::string> bad;
     for (unsigned i = 0; i < 65536; ++i) bad.push_back("y" + std::to_string(i));
     std::vector<std::string> got;
-    const auto c = cost_of([&] { got = preflight::requeue_exclusions(show, bad); });
+    const auto c = cost_of([&] { got = slurm::requeue_exclusions(show, bad); });
     CHECK(got.size() == 131072);
     // The names (65,536 of the list's, 65,536 copies of the bad) and a hash set of views.
     within(c, show.size(), 0, 131072 * (32 + 16) + 65536 * 64 + 4 * 65536 * 8, "requeue_exclusions");
-    CHECK(preflight::requeue_exclusions("n[1-2]", {"n2", "n3", "n3"}) ==
+    CHECK(slurm::requeue_exclusions("n[1-2]", {"n2", "n3", "n3"}) ==
           std::vector<std::string>{"n1", "n2", "n3"});
 }
 

@@ -17,6 +17,7 @@
 
 #include "../../lib/fleet/openmetrics.hpp"
 #include "../../lib/fleet/stops.hpp"
+#include "../../lib/postmortem/delivery_plan.hpp"
 #include "../../lib/postmortem/gather.hpp"
 #include "../../lib/postmortem/resume.hpp"
 #include "../../lib/slurm/drain_rules.hpp"
@@ -475,4 +476,85 @@ TEST_CASE("http client: a POST and a GET against serve's routes; a URL other tha
     CHECK(v6->host == "::1");
     CHECK(v6->port == 9464);
     CHECK(v6->path == "/x");
+}
+
+TEST_CASE("delivery plan: requeue held, excluded, released, the line, then the drain under the cap") {
+    using gangway::postmortem::DeliveryCall;
+    using gangway::postmortem::DeliveryPlan;
+    DeliveryPlan p({.requeue = true, .node = "n2", .drain_max = 2});
+    CHECK(p.next() == DeliveryCall::stopped_run_line);
+    p.stopped_run_line(true);
+    CHECK(p.next() == DeliveryCall::show_job);
+    p.shown_job(std::string("n7"), "");
+    CHECK(p.next() == DeliveryCall::requeue_hold);
+    p.requeue_held("Job is completing");  // refused while the Epilogs run: again, a second later
+    CHECK(p.next() == DeliveryCall::requeue_hold);
+    CHECK(p.wait_s() == 1);
+    p.requeue_held("");
+    CHECK(p.next() == DeliveryCall::exclude);
+    CHECK(p.exclusions() == std::vector<std::string>{"n7", "n2"});  // the user's exclusion kept
+    CHECK(!p.may_stop());                                           // held: never left so
+    p.excluded("");
+    CHECK(p.next() == DeliveryCall::release);
+    CHECK(!p.may_stop());
+    p.released("");
+    CHECK(p.requeued());
+    CHECK(p.take_log() == std::vector<std::string>{"requeued without n2"});
+    CHECK(p.next() == DeliveryCall::mark_requeued);
+    p.marked();
+    CHECK(p.next() == DeliveryCall::job_line);  // pending now: slurmctld takes the line
+    p.line_set();
+    CHECK(p.next() == DeliveryCall::show_nodes);
+    p.shown_nodes({"n5"}, false, "");
+    CHECK(p.next() == DeliveryCall::drain);
+    p.drained("");
+    CHECK(p.next() == DeliveryCall::done);
+}
+
+TEST_CASE("delivery plan: what stops it and what it says") {
+    using gangway::postmortem::DeliveryCall;
+    using gangway::postmortem::DeliveryPlan;
+    // No requeue asked: the line alone, no drain.
+    DeliveryPlan line({.requeue = false, .node = "n2", .drain_max = 2});
+    CHECK(line.next() == DeliveryCall::job_line);
+    line.line_set();
+    CHECK(line.next() == DeliveryCall::done);
+    // squeue does not know the job: not requeued; slurmdbd took the stopped run's line, so no second line; the drain.
+    DeliveryPlan gone({.requeue = true, .node = "n2", .drain_max = 2});
+    gone.stopped_run_line(true);
+    gone.shown_job(std::nullopt, "squeue: Invalid job id");
+    CHECK(gone.take_log() == std::vector<std::string>{"not requeued: squeue: Invalid job id"});
+    CHECK(gone.next() == DeliveryCall::show_nodes);
+    // Held but never released: a line says so; without slurmdbd the line goes to slurmctld.
+    DeliveryPlan held({.requeue = true, .node = "n2", .drain_max = 2});
+    held.stopped_run_line(false);
+    held.shown_job(std::string(), "");
+    held.requeue_held("");
+    held.excluded("");
+    held.released("Access denied");
+    CHECK(!held.requeued());
+    CHECK(held.take_log() == std::vector<std::string>{"requeued without n2 but held: Access denied"});
+    CHECK(held.next() == DeliveryCall::job_line);
+    // Refused 20 times: not requeued.
+    DeliveryPlan busy({.requeue = true, .node = "n2", .drain_max = 0});
+    busy.stopped_run_line(false);
+    busy.shown_job(std::string(), "");
+    for (int i = 0; i < DeliveryPlan::kRequeueTries; ++i) busy.requeue_held("Job is completing");
+    CHECK(busy.take_log() == std::vector<std::string>{"not requeued: Job is completing"});
+    CHECK(busy.next() == DeliveryCall::job_line);
+    busy.line_set();
+    CHECK(busy.next() == DeliveryCall::done);  // --drain-max 0: no drains
+    // The cap and a node drained already.
+    DeliveryPlan capped({.requeue = true, .node = "n3", .drain_max = 2});
+    capped.stopped_run_line(true);
+    capped.shown_job(std::nullopt, "gone");
+    capped.shown_nodes({"n1", "n2"}, false, "");
+    CHECK(capped.next() == DeliveryCall::done);
+    CHECK(capped.take_log().back() == "n3 not drained: more than 2 nodes drained for this job (--drain-max)");
+    DeliveryPlan again({.requeue = true, .node = "n3", .drain_max = 2});
+    again.stopped_run_line(true);
+    again.shown_job(std::nullopt, "gone");
+    again.shown_nodes({}, true, "");
+    CHECK(again.next() == DeliveryCall::done);
+    CHECK(again.take_log().back() == "n3 is drained already; left as it is");
 }

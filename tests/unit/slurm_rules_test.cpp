@@ -10,7 +10,7 @@
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/health/slurm_action.hpp"
-#include "../../lib/preflight/requeue.hpp"
+#include "../../lib/slurm/requeue.hpp"
 #include "../../lib/slurm/drain_rules.hpp"
 #include "../../lib/slurm/job_view.hpp"
 #include "../../lib/slurm/node_state.hpp"
@@ -86,7 +86,7 @@ TEST_CASE("job view: a job named with SLURM's keys changes none of SLURM's field
     CHECK(v.nodes == "node[08,11]");
     CHECK(v.excluded == "node10");
     CHECK(v.batch_host == "node08");
-    CHECK(preflight::requeue_exclusions(v.excluded, {"node11"}) == std::vector<std::string>{"node10", "node11"});
+    CHECK(slurm::requeue_exclusions(v.excluded, {"node11"}) == std::vector<std::string>{"node10", "node11"});
     CHECK(!newest_job_of(views, 65534));  // not listed as nobody's job
     CHECK(newest_job_of(views, 0) == 1u);
     const auto two = parse_job_views(kSqueueTwo);

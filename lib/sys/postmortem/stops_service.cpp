@@ -16,9 +16,9 @@
 #include "../../env/hostlist.hpp"
 #include "../../slurm/drain_rules.hpp"
 #include "../../slurm/node_state.hpp"
+#include "../../postmortem/delivery_plan.hpp"
 #include "../../postmortem/resume.hpp"
 #include "../../postmortem/verdict.hpp"
-#include "../../preflight/requeue.hpp"
 #include "../node/subprocess.hpp"
 #include "admin_comment.hpp"
 #include "stops_auth.hpp"
@@ -438,61 +438,54 @@ void StopsService::deliver_loop() {
     running_cv_.notify_all();
 }
 
+// The delivery's plan (lib/postmortem/delivery_plan) says which SLURM call
+// comes next on which answers; this makes each call and hands back its answer.
 void StopsService::deliver(const Delivery& d) {
     const std::string job = std::to_string(d.job);
     const AccountingRetry retry{.stopping = &stopping_};
-
-    // The job has finished when its Epilogs send, and SLURM 22.05 refuses any
-    // update of a finished job ("Job has already finished"), the exclusion's
-    // and AdminComment's too. So a job to requeue is first requeued held (a
-    // pending job takes updates; a held one cannot start on the node before
-    // its exclusion), then excluded from the node, then released; its line
-    // is set after, while it is pending. The requeue is refused while the
-    // job is still completing (the last Epilogs): tried for up to 20 s.
-    // The run that stopped keeps its line in slurmdbd's record, set before
-    // the requeue starts a new record of the job.
-    bool requeued = false;
-    LinePlace stopped_run = LinePlace::nowhere;
-    if (d.requeue) {
-        stopped_run = set_stopped_run_line(settings_.scontrol, settings_.sacctmgr, job, d.line, log, retry);
-        auto shown = job_view(settings_.scontrol, job);
-        Result<void> held = Failure{shown ? std::string("serve is stopping") : shown.error()};
-        for (int i = 0; shown && i < 20 && !stopping_; ++i) {
-            if ((held = requeue_hold_job(settings_.scontrol, job))) break;
-            std::this_thread::sleep_for(std::chrono::seconds(1));
+    const auto& sc = settings_.scontrol;
+    const auto error_of = [](const auto& r) { return r ? std::string() : r.error(); };
+    pm::DeliveryPlan plan({.requeue = d.requeue, .node = d.node, .drain_max = settings_.drain_max});
+    while (plan.next() != pm::DeliveryCall::done && !(stopping_ && plan.may_stop())) {
+        if (plan.wait_s() > 0) std::this_thread::sleep_for(std::chrono::duration<double>(plan.wait_s()));
+        switch (plan.next()) {
+        case pm::DeliveryCall::stopped_run_line:
+            plan.stopped_run_line(set_stopped_run_line(sc, settings_.sacctmgr, job, d.line, log, retry) == LinePlace::accounting);
+            break;
+        case pm::DeliveryCall::show_job: {
+            const auto shown = job_view(sc, job);
+            plan.shown_job(shown ? std::optional(shown->excluded) : std::nullopt, error_of(shown));
+            break;
         }
-        if (!held) log("job " + job + ": not requeued: " + held.error());
-        else if (auto ex = exclude_nodes(settings_.scontrol, job, join(preflight::requeue_exclusions(shown->excluded, {d.node}), ",")); !ex)
-            log("job " + job + ": requeued but held, not released: " + ex.error());
-        else if (auto rel = release_job(settings_.scontrol, job); !rel)
-            log("job " + job + ": requeued without " + d.node + " but held: " + rel.error());
-        else {
-            requeued = true;
-            log("job " + job + ": requeued without " + d.node);
+        case pm::DeliveryCall::requeue_hold: plan.requeue_held(error_of(requeue_hold_job(sc, job))); break;
+        case pm::DeliveryCall::exclude: plan.excluded(error_of(exclude_nodes(sc, job, join(plan.exclusions(), ",")))); break;
+        case pm::DeliveryCall::release: plan.released(error_of(release_job(sc, job))); break;
+        case pm::DeliveryCall::mark_requeued: {
             std::lock_guard lock(store_mu_);
             if (auto m = store_.mark_stop_requeued(d.job, d.time); !m) log("job " + job + ": " + m.error());
+            plan.marked();
+            break;
         }
-    }
-    if (stopping_) return;
-    // A job requeued above is pending: slurmctld takes its line (and writes it
-    // to the new run's record when that run ends). Any other has finished:
-    // slurmdbd's record takes it where the site keeps one (done above when a
-    // requeue was tried and refused).
-    if (requeued || stopped_run != LinePlace::accounting)
-        set_job_line(settings_.scontrol, settings_.sacctmgr, job, d.line, log, retry);
-
-    if (d.requeue && settings_.drain_max > 0 && !stopping_) {
-        // The drain, under the cap: nodes drained for this job before count.
-        const auto all = show_nodes(settings_.scontrol);
-        const auto node = show_node(settings_.scontrol, d.node);
-        if (!all || !node) log("job " + job + ": " + d.node + " not drained: " + (!all ? all.error() : node.error()));
-        else if (slurm::node_state_of(*node).drained()) log("job " + job + ": " + d.node + " is drained already; left as it is");
-        else if (!slurm::drain_within_cap(slurm::drained_for_job(*all, job), d.node, settings_.drain_max))
-            log("job " + job + ": " + d.node + " not drained: more than " + std::to_string(settings_.drain_max) +
-                " nodes drained for this job (--drain-max)");
-        else if (auto dr = drain_node(settings_.scontrol, d.node, d.drain_reason); !dr)
-            log("job " + job + ": " + dr.error());
-        else log("drained " + d.node + ": " + d.drain_reason);
+        case pm::DeliveryCall::job_line:
+            set_job_line(sc, settings_.sacctmgr, job, d.line, log, retry);
+            plan.line_set();
+            break;
+        case pm::DeliveryCall::show_nodes: {
+            const auto all = show_nodes(sc);
+            const auto node = show_node(sc, d.node);
+            if (!all || !node) plan.shown_nodes({}, false, !all ? all.error() : node.error());
+            else plan.shown_nodes(slurm::drained_for_job(*all, job), slurm::node_state_of(*node).drained(), "");
+            break;
+        }
+        case pm::DeliveryCall::drain: {
+            const auto dr = drain_node(sc, d.node, d.drain_reason);
+            plan.drained(error_of(dr));
+            if (dr) log("drained " + d.node + ": " + d.drain_reason);
+            break;
+        }
+        case pm::DeliveryCall::done: break;
+        }
+        for (const auto& line : plan.take_log()) log("job " + job + ": " + line);
     }
 }
 

@@ -6,7 +6,7 @@
 #include "../base/error.hpp"
 #include "../env/hostlist.hpp"
 
-namespace gangway::preflight {
+namespace gangway::slurm {
 
 std::vector<std::string> requeue_exclusions(std::string_view excluded, const std::vector<std::string>& bad) {
     std::vector<std::string> names;
@@ -24,4 +24,4 @@ std::vector<std::string> requeue_exclusions(std::string_view excluded, const std
     return names;
 }
 
-}  // namespace gangway::preflight
+}  // namespace gangway::slurm
