@@ -14,6 +14,7 @@
 #include <fstream>
 #include <string>
 
+#include "../../lib/postmortem/collect_rules.hpp"
 #include "../../lib/postmortem/dump_share.hpp"
 #include "../../lib/postmortem/kernel_signs.hpp"
 #include "../../lib/postmortem/record.hpp"
@@ -338,4 +339,29 @@ TEST_CASE("remove_tree_at: the user's directory whole, no link followed, within 
     CHECK_FALSE(sys::remove_tree_at(at, "deep", {1000, 3, 2}).whole);
     CHECK(sys::remove_tree_at(at, "deep").whole);
     ::close(at);
+}
+
+TEST_CASE("collect rules: the window, a change's time, NVML only after an abnormal end, the evidence cap") {
+    namespace pm = gangway::postmortem;
+    const std::int64_t s = 1000000000, now = 10000 * s;
+    std::vector<pm::TaskEnd> tasks(2);
+    tasks[0].t_ns = 9000 * s, tasks[1].t_ns = 8000 * s;
+    // The directory's birth, 5 s earlier; after an earlier run's record (a requeued job).
+    CHECK(pm::window_start(7000 * s, std::nullopt, tasks, now) == 6995 * s);
+    CHECK(pm::window_start(7000 * s, 7500 * s, tasks, now) == 7495 * s);
+    CHECK(pm::window_start(7000 * s, 6000 * s, tasks, now) == 6995 * s);
+    // No birth time: ten minutes before the first end (the earlier record is not read then).
+    CHECK(pm::window_start(std::nullopt, 7500 * s, tasks, now) == 8000 * s - 600 * s - 5 * s);
+    CHECK(pm::window_start(std::nullopt, std::nullopt, {}, now) == now - 605 * s);
+    // A snapshot's change: at the node's first task end; now without a snapshot or a task end.
+    CHECK(pm::change_time(true, tasks, now) == 8000 * s);
+    CHECK(pm::change_time(false, tasks, now) == now);
+    CHECK(pm::change_time(true, {}, now) == now);
+    CHECK(!pm::wants_gpu_signs(tasks));
+    tasks[1].wait_status = 9;  // SIGKILL
+    CHECK(pm::wants_gpu_signs(tasks));
+    pm::NodeRecord r;
+    r.evidence.resize(pm::kMaxEvidence - 1);
+    pm::add_evidence(r, std::vector<pm::Evidence>(3));
+    CHECK(r.evidence.size() == pm::kMaxEvidence);
 }

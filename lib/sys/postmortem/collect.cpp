@@ -11,6 +11,7 @@
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
+#include "../../postmortem/collect_rules.hpp"
 #include "../../postmortem/kernel_signs.hpp"
 #include "../../postmortem/link_signs.hpp"
 #include "../../postmortem/gpu_signs.hpp"
@@ -248,24 +249,11 @@ void read_link_signs(int jobfd, const CollectInput& in, Collected& c, std::int64
     } else if (r.err != ENOENT) {
         c.notes.push_back(describe("node.start", r, o) + ": the links judged by their state at the end alone");
     }
-    auto add = [&](std::vector<pm::Evidence> signs) {
-        for (auto& e : signs) {
-            if (c.record.evidence.size() >= pm::kMaxEvidence) break;
-            c.record.evidence.push_back(std::move(e));
-        }
-    };
-    // A change the snapshot shows (a carrier lost and back, a device gone)
-    // happened between the job's start and now, when is not known; the
-    // Epilog reads it seconds after the ranks failed, past the verdict's 2 s
-    // of slack. Timed at this node's first task end (when its ranks had felt
-    // it), or now where no task ended here: a link that flapped mid-job then
-    // stands beside the failure it caused, not after it.
-    std::int64_t during = now;
-    if (start)
-        for (const auto& t : c.record.tasks) during = std::min<std::int64_t>(during, t.t_ns);
+    // A link that flapped mid-job stands beside the failure it caused, not after it (change_time).
+    const std::int64_t during = pm::change_time(start.has_value(), c.record.tasks, now);
     if (const auto links = read_links(); !links) c.notes.push_back(links.error() + ": the links not compared");
-    else add(pm::link_signs(start ? &*start : nullptr, *links, during, c.record.evidence));
-    if (start) add(pm::device_signs(*start, present_hcas(in.sysfs_root), present_gpus(in.sysfs_root), during));
+    else pm::add_evidence(c.record, pm::link_signs(start ? &*start : nullptr, *links, during, c.record.evidence));
+    if (start) pm::add_evidence(c.record, pm::device_signs(*start, present_hcas(in.sysfs_root), present_gpus(in.sysfs_root), during));
 }
 
 // The RDMA ports against the Prolog's snapshot (port_signs.hpp): counters
@@ -282,32 +270,24 @@ void read_port_signs(int jobfd, const CollectInput& in, Collected& c, std::int64
     }
     try {
         const auto start = pm::parse_port_snapshot(r.text);
-        for (auto& e : pm::port_signs(start, read_ports(in.sysfs_root, ib_devices(in.sysfs_root)), in.site, now)) {
-            if (c.record.evidence.size() >= pm::kMaxEvidence) break;
-            c.record.evidence.push_back(std::move(e));
-        }
+        pm::add_evidence(c.record, pm::port_signs(start, read_ports(in.sysfs_root, ib_devices(in.sysfs_root)), in.site, now));
     } catch (const Error& e) {
         c.notes.push_back(std::string("ports.start: ") + e.what() + ": the ports not compared");
     }
 }
 
-// NVML's memory signs (gpu_signs.hpp), only after a task here ended
-// abnormally: NVML's first call can take seconds on a GPU node, and a
-// healthy job's Epilog should not pay it. Bounded as the node check's NVML
-// part is (run_bounded: a hang leaves its thread behind, the Epilog goes on).
+// NVML's memory signs (gpu_signs.hpp), when wants_gpu_signs says. Bounded as
+// the node check's NVML part is (run_bounded: a hang leaves its thread
+// behind, the Epilog goes on).
 void read_gpu_signs(const CollectInput& in, Collected& c, std::int64_t now) {
-    const bool abnormal = std::any_of(c.record.tasks.begin(), c.record.tasks.end(), [](const pm::TaskEnd& t) { return t.wait_status != 0; });
-    if (!abnormal || in.nvml_s <= 0) return;
+    if (!pm::wants_gpu_signs(c.record.tasks) || in.nvml_s <= 0) return;
     auto b = run_bounded<health::NvmlFacts>("nvml", in.nvml_s, [] { return read_nvml(); });
     if (!b.value) {
         c.notes.push_back("NVML: " + b.aborted.detail);
         return;
     }
     if (!b.value->loaded) return;  // no NVIDIA driver here: nothing to say
-    for (auto& e : pm::gpu_signs(*b.value, now)) {
-        if (c.record.evidence.size() >= pm::kMaxEvidence) break;
-        c.record.evidence.push_back(std::move(e));
-    }
+    pm::add_evidence(c.record, pm::gpu_signs(*b.value, now));
 }
 
 }  // namespace
@@ -327,20 +307,13 @@ Result<Collected> collect_node_record(const CollectInput& in) {
     read_samples(job->get(), in, c);
     read_dumps(job->get(), in, c);
 
-    // The window: from the job's first step here (a little before, for the
-    // kernel's lines that precede a death) to now.
+    // The window: from the job's first step here to now (window_start).
     const std::int64_t now = clock_ns(CLOCK_REALTIME), boot = now - clock_ns(CLOCK_MONOTONIC);
-    std::int64_t start = birth_ns(job->get()).value_or(0);
-    // A requeued job's earlier run on this node left its node.json: this
-    // run's window starts after it, so that its signs are not taken again.
-    if (struct stat prev{}; start != 0 && ::fstatat(job->get(), "node.json", &prev, AT_SYMLINK_NOFOLLOW) == 0 && prev.st_uid == 0)
-        start = std::max<std::int64_t>(start, static_cast<std::int64_t>(prev.st_mtim.tv_sec) * 1000000000 + prev.st_mtim.tv_nsec);
-    if (start == 0) {
-        start = now;
-        for (const auto& t : c.record.tasks) start = std::min(start, t.t_ns);
-        start -= std::int64_t(600) * 1000000000;  // no birth time: ten minutes before the first end
-    }
-    start -= std::int64_t(5) * 1000000000;
+    // A requeued job's earlier run on this node left its node.json (root's).
+    std::optional<std::int64_t> earlier;
+    if (struct stat prev{}; ::fstatat(job->get(), "node.json", &prev, AT_SYMLINK_NOFOLLOW) == 0 && prev.st_uid == 0)
+        earlier = static_cast<std::int64_t>(prev.st_mtim.tv_sec) * 1000000000 + prev.st_mtim.tv_nsec;
+    const std::int64_t start = pm::window_start(birth_ns(job->get()), earlier, c.record.tasks, now);
     c.record.window_start_ns = start;
     c.record.window_end_ns = now;
     const auto log = read_kmsg(in.kmsg_root, std::size_t(16) << 20);
