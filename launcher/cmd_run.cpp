@@ -7,30 +7,26 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "../lib/base/error.hpp"
 #include "../lib/base/text.hpp"
 #include "../lib/fleet/report_schema.hpp"
 #include "../lib/preflight/bootstrap.hpp"
-#include "../lib/preflight/drain.hpp"
+#include "../lib/preflight/drain.hpp"  // threshold_vars_set
 #include "../lib/preflight/report.hpp"
-#include "../lib/slurm/requeue.hpp"
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/net/sock.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/node_card.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/sysfs.hpp"
-#include "../lib/sys/slurm/drain_spool.hpp"
-#include "../lib/sys/slurm/scontrol.hpp"
 #include "../lib/sys/preflight/job_check.hpp"
+#include "../lib/sys/preflight/on_fail.hpp"
 #include "commands.hpp"
 
 namespace gangway::cli {
@@ -203,90 +199,6 @@ bool write_file(const std::string& path, const std::string& text, std::string_vi
     return true;
 }
 
-// Each scontrol call of the requeue under its own deadline (sys::Scontrol): a
-// slurmctld that does not answer must not hold the job's step forever.
-constexpr double kScontrolTimeoutS = 15;
-
-// Drain requests for the admins' Epilog (contrib/epilog/gangway-drain.sh): one
-// file per bad node, only where the directory exists, and only on the job's
-// first node (`here` is this node's name), whose Epilog alone decides.
-void write_drain_requests(const PreflightOptions& opt, const preflight::Report& r, std::string here) {
-    if (!sys::drain_spool_exists(opt.drain_dir)) return;
-    if (!opt.user_thresholds.empty() && !preflight::bad_nodes(r).empty())
-        std::fprintf(stderr, "gangway: no drain request: the check used your own thresholds (%s); only the site's drain nodes\n",
-                     join(opt.user_thresholds, ", ").c_str());
-    const auto requests = preflight::drain_requests(r, opt.user_thresholds);
-    if (requests.empty()) return;
-    // slurmd's name for this node, as the Epilog compares it; the step's list otherwise.
-    if (const auto name = sys::env_or("SLURMD_NODENAME"); !name.empty()) here = name;
-    std::string first;
-    try {
-        first = preflight::drain_deciding_node(sys::env_or("SLURM_JOB_NODELIST"));
-    } catch (const Error&) {
-        // Unknown: write them; the Epilog, which has slurmd's list, decides.
-    }
-    if (!first.empty() && !here.empty() && first != here) {
-        std::fprintf(stderr,
-                     "gangway: no drain request: only the Epilog on the job's first node (%s) decides drains, and this "
-                     "check ran on %s; run the check in a step that includes %s\n",
-                     first.c_str(), here.c_str(), first.c_str());
-        return;
-    }
-    for (const auto& d : requests) {
-        if (const auto w = sys::write_drain_request(opt.drain_dir, d); !w)
-            std::fprintf(stderr, "gangway: %s\n", w.error().c_str());
-        else
-            std::fprintf(stderr, "gangway: drain request for %s written to %s/%s\n", d.node.c_str(),
-                         opt.drain_dir.c_str(), w->c_str());
-    }
-}
-
-// Requeue this batch job with the bad nodes excluded. Users may change
-// ExcNodeList only while the job is pending, so: requeue, then update.
-int requeue(const std::vector<std::string>& bad) {
-    const char* job = std::getenv("SLURM_JOB_ID");
-    if (!job) {
-        std::fprintf(stderr, "gangway: --on-fail=requeue needs SLURM_JOB_ID; not starting the command\n");
-        return preflight::kExitUnreachable;
-    }
-    const long restarts = std::getenv("SLURM_RESTART_COUNT") ? std::atol(std::getenv("SLURM_RESTART_COUNT")) : 0;
-    const long max = std::getenv("GANGWAY_REQUEUE_MAX") ? std::atol(std::getenv("GANGWAY_REQUEUE_MAX")) : 3;
-    if (restarts >= max) {
-        std::fprintf(stderr, "gangway: job %s was already requeued %ld times (GANGWAY_REQUEUE_MAX=%ld); aborting instead\n",
-                     job, restarts, max);
-        return preflight::kExitUnreachable;
-    }
-    const sys::Scontrol scontrol = sys::scontrol_client(kScontrolTimeoutS);
-    // ExcNodeList from SLURM's own fields (squeue's), never from scontrol's
-    // text of the job, where its name could hold another (lib/slurm/job_view.hpp).
-    const auto shown = sys::job_view(scontrol, job);
-    const std::string list = join(slurm::requeue_exclusions(shown ? shown->excluded : std::string(), bad), ",");
-    // The requeue ends this step: finish the update before SIGTERM stops us.
-    sigset_t block;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, nullptr);
-    if (const auto r = sys::requeue_job(scontrol, job); !r) {
-        std::fprintf(stderr, "gangway: %s (only batch jobs can be requeued)\n", r.error().c_str());
-        return preflight::kExitUnreachable;
-    }
-    // slurmctld may refuse the update while the requeue is under way: retried
-    // for 10 s in all (each try under its own deadline too).
-    Result<void> updated = Failure{"not tried"};
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!updated && std::chrono::steady_clock::now() < until) {
-        updated = sys::exclude_nodes(scontrol, job, list);
-        if (!updated) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    if (!updated)
-        std::fprintf(stderr, "gangway: job %s requeued, but excluding %s failed: %s\n", job, list.c_str(), updated.error().c_str());
-    else
-        std::fprintf(stderr, "gangway: job %s requeued, excluding %s\n", job, list.c_str());
-    return preflight::kExitUnreachable;
-}
-
 // Replaces this process with the user's command; returns only when that fails.
 // The step's secret stays here: the command (and whatever it starts) has no
 // use for it, and a process of the job that can read another's environment
@@ -304,6 +216,9 @@ void tell_plugin_order(const std::string& answer) {
     if (!answer.empty()) (void)!::write(static_cast<int>(*fd), answer.data(), answer.size());
     ::close(static_cast<int>(*fd));
 }
+
+// A line of the check's actions, on stderr.
+void say(const std::string& line) { std::fprintf(stderr, "gangway: %s\n", line.c_str()); }
 
 void exec_command(std::vector<char*>& cmd) {
     ::unsetenv("GANGWAY_SECRET");
@@ -353,7 +268,7 @@ int preflight_main(int argc, char** argv, bool is_run) {
         if (!a.opt.report.empty()) write_file(a.opt.report, fleet::render_job_check(*out.report), "the report (--report)");
         if (!a.opt.heatmap.empty()) write_file(a.opt.heatmap, render_svg(*out.report), "the heatmap (--heatmap)");
         if (out.exit_code != 0)
-            write_drain_requests(a.opt, *out.report, step.node_rank < step.nodes.size() ? step.nodes[step.node_rank] : "");
+            sys::write_drain_requests(a.opt, *out.report, step.node_rank < step.nodes.size() ? step.nodes[step.node_rank] : "", say);
     } else if (out.exit_code != 0 && (step.local == 0 || out.message.find("coordinator") != std::string::npos)) {
         std::fprintf(stderr, "gangway %s on %s (task %u): %s\n", name,
                      step.node_rank < step.nodes.size() ? step.nodes[step.node_rank].c_str() : "?", step.rank,
@@ -371,14 +286,14 @@ int preflight_main(int argc, char** argv, bool is_run) {
                      "land on the same nodes; not requeueing: see the findings above, then resubmit\n",
                      out.message.empty() ? "no verdict" : out.message.c_str());
     if (!is_run) {
-        if (requeues) requeue(out.bad_nodes);
+        if (requeues) sys::requeue_without(out.bad_nodes, say);
         return out.exit_code;
     }
     if (out.exit_code != 0) {
         if (a.opt.on_fail == OnFail::warn) {
             if (out.coordinator) std::fprintf(stderr, "gangway run: --on-fail=warn: starting %s anyway\n", a.cmd[0]);
         } else if (requeues) {
-            return requeue(out.bad_nodes);
+            return sys::requeue_without(out.bad_nodes, say);
         } else {
             if (out.coordinator)
                 std::fprintf(stderr, "gangway run: not starting %s (--on-fail=%s); exit %d\n", a.cmd[0],
