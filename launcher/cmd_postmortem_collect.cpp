@@ -7,8 +7,6 @@
 // --stops-key`) when --to names it.
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <filesystem>
 #include <string>
 
 #include "../lib/base/error.hpp"
@@ -66,55 +64,7 @@ const char* kSnapshotHelp =
     "Exit 0: kept (or nothing to keep); 1: it could not be kept, or the links not read (one line says why); 2: usage.\n";
 
 
-void say(std::uint32_t job, const std::string& line) {
-    std::fprintf(stderr, "gangway postmortem collect: job %u: %s\n", job, line.c_str());
-}
-
-// The record to serve; where serve gave no answer or a busy one, kept in the
-// node's outbox for the next Epilog, Prolog or node check to send. Where serve
-// answered (it is up), the outbox's older records go after it, within
-// kResendWithinS. 0: sent; 1: not sent (kept, or refused for good).
-int send_or_keep(const sys::postmortem::CollectInput& in, const std::string& to, const std::string& key_file,
-                 const std::string& body) {
-    namespace spm = sys::postmortem;
-    const auto url = sys::parse_http_url(to);
-    if (!url) {
-        say(in.job, "not sent: --to: " + url.error() + " (fix GANGWAY_POSTMORTEM_URL)");
-        return 1;
-    }
-    const auto key = spm::read_stops_key(key_file);
-    const spm::Sent sent = key ? spm::send_stop(*url, *key, in.job, in.node, body)
-                               : spm::Sent{postmortem::Delivery::retry, 0, key.error()};
-    const auto now = static_cast<std::int64_t>(std::time(nullptr));
-    switch (sent.delivery) {
-        case postmortem::Delivery::delivered: break;
-        case postmortem::Delivery::refused:
-            say(in.job, "not sent to " + to + ", refused for good: " + sent.line);
-            break;
-        case postmortem::Delivery::retry: {
-            std::vector<std::string> lines;
-            // The key's path as given, made absolute: the resend may run elsewhere.
-            const std::string key_path = std::filesystem::absolute(key_file).lexically_normal().string();
-            const auto kept = spm::keep_in_outbox(in.dir, {to, key_path, in.job, in.node, body}, now, lines);
-            for (const auto& l : lines) say(in.job, l);
-            if (kept)
-                say(in.job, "not sent to " + to + ": " + sent.line + "; kept in " + spm::outbox_path(in.dir) +
-                                ", sent again by the node's next Epilog, Prolog or node check");
-            else say(in.job, "not sent to " + to + ": " + sent.line + "; and not kept to send again: " + kept.error());
-            return 1;
-        }
-    }
-    // serve answered: the records that waited go now, oldest first.
-    spm::ResendOptions ro;
-    ro.to = *url;
-    ro.key_file = key_file;
-    ro.now_s = now;
-    const auto resent = spm::resend_outbox(in.dir, ro);
-    if (!resent) say(in.job, resent.error());
-    else
-        for (const auto& l : resent->lines) std::fprintf(stderr, "gangway postmortem collect: %s\n", l.c_str());
-    return sent.delivery == postmortem::Delivery::delivered ? 0 : 1;
-}
+void say(const std::string& line) { std::fprintf(stderr, "gangway postmortem collect: %s\n", line.c_str()); }
 
 }  // namespace
 
@@ -233,7 +183,7 @@ int cmd_postmortem_collect(int argc, char** argv) {
     for (const auto& n : got->notes) std::fprintf(stderr, "gangway postmortem collect: job %u: %s\n", in.job, n.c_str());
     if (print) std::printf("%s\n", postmortem::to_json(got->record).c_str());
     int rc = 0;
-    if (!to.empty()) rc = send_or_keep(in, to, key_file, postmortem::to_json(got->record));
+    if (!to.empty()) rc = sys::postmortem::send_or_keep(in.dir, in.job, in.node, to, key_file, postmortem::to_json(got->record), say) ? 0 : 1;
     if (auto kept = sys::postmortem::keep_node_record(in, got->record); !kept) {
         std::fprintf(stderr, "gangway postmortem collect: %s\n", kept.error().c_str());
         rc = 1;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <map>
 
 #include "../../base/error.hpp"
@@ -199,6 +201,45 @@ Result<Resent> resend_outbox(const std::string& dir, const ResendOptions& o) {
         r.lines.push_back(std::to_string(r.left) + " record(s) wait in " + shown + " (" + wait_why +
                           "); the node's next Epilog, Prolog or node check sends them again");
     return r;
+}
+
+bool send_or_keep(const std::string& dir, std::uint32_t job, const std::string& node, const std::string& to,
+                  const std::string& key_file, const std::string& body, const std::function<void(const std::string&)>& say) {
+    const std::string mine = "job " + std::to_string(job) + ": ";
+    const auto url = parse_http_url(to);
+    if (!url) {
+        say(mine + "not sent: --to: " + url.error() + " (fix GANGWAY_POSTMORTEM_URL)");
+        return false;
+    }
+    const auto key = read_stops_key(key_file);
+    const Sent sent = key ? send_stop(*url, *key, job, node, body) : Sent{gangway::postmortem::Delivery::retry, 0, key.error()};
+    const auto now = static_cast<std::int64_t>(std::time(nullptr));
+    switch (sent.delivery) {
+        case gangway::postmortem::Delivery::delivered: break;
+        case gangway::postmortem::Delivery::refused: say(mine + "not sent to " + to + ", refused for good: " + sent.line); break;
+        case gangway::postmortem::Delivery::retry: {
+            std::vector<std::string> lines;
+            // The key's path as given, made absolute: the resend may run elsewhere.
+            const std::string key_path = std::filesystem::absolute(key_file).lexically_normal().string();
+            const auto kept = keep_in_outbox(dir, {to, key_path, job, node, body}, now, lines);
+            for (const auto& l : lines) say(mine + l);
+            if (kept)
+                say(mine + "not sent to " + to + ": " + sent.line + "; kept in " + outbox_path(dir) +
+                    ", sent again by the node's next Epilog, Prolog or node check");
+            else say(mine + "not sent to " + to + ": " + sent.line + "; and not kept to send again: " + kept.error());
+            return false;
+        }
+    }
+    // serve answered: the records that waited go now, oldest first.
+    ResendOptions ro;
+    ro.to = *url;
+    ro.key_file = key_file;
+    ro.now_s = now;
+    const auto resent = resend_outbox(dir, ro);
+    if (!resent) say(mine + resent.error());
+    else
+        for (const auto& l : resent->lines) say(l);
+    return sent.delivery == gangway::postmortem::Delivery::delivered;
 }
 
 }  // namespace gangway::sys::postmortem

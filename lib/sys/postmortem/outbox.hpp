@@ -11,6 +11,7 @@
 // finding it held leaves the outbox to it.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,5 +56,14 @@ struct Resent {
 // Sends the outbox's records again (see above). A missing outbox is an
 // empty one; a Failure only where the outbox cannot be used at all.
 Result<Resent> resend_outbox(const std::string& dir, const ResendOptions& o);
+
+// A node's record to serve at `to` (a URL), signed with the key in
+// `key_file`, as the Epilog's collector sends it: where serve gave no answer
+// or a busy one, kept in DIR's outbox for the next Epilog, Prolog or node
+// check to send; where serve answered (it is up), the outbox's older records
+// go after it, within kResendWithinS. Each line through `say`. Returns
+// whether serve took it.
+bool send_or_keep(const std::string& dir, std::uint32_t job, const std::string& node, const std::string& to,
+                  const std::string& key_file, const std::string& body, const std::function<void(const std::string&)>& say);
 
 }  // namespace gangway::sys::postmortem
