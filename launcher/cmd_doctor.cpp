@@ -28,7 +28,7 @@
 #include "../lib/env/slurm_conf_walk.hpp"
 #include "../lib/sys/conf_files.hpp"
 #include "../lib/sys/node/file.hpp"
-#include "../lib/sys/node/subprocess.hpp"
+#include "../lib/sys/run/subprocess.hpp"
 #include "../lib/preflight/elf_plugin.hpp"
 #include "../lib/preflight/version_text.hpp"
 #include "commands.hpp"

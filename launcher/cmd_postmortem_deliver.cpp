@@ -18,7 +18,7 @@
 #include "../lib/sys/fleet/store.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/process_env.hpp"
-#include "../lib/sys/node/subprocess.hpp"
+#include "../lib/sys/run/subprocess.hpp"
 #include "../lib/sys/postmortem/outbox.hpp"
 #include "../lib/sys/postmortem/send.hpp"
 #include "../lib/env/config.hpp"

@@ -45,7 +45,7 @@ allowed() {  # allowed FROM TO
 room_of() {  # a path under the top -> its room
   case $1 in
     lib/sys/*/*) local r=${1#lib/}; echo "${r%/*}" ;;
-    lib/sys/*) echo sys/top ;;  # lib/sys/fd.hpp, conf_files: the edge's own shared files
+    lib/sys/*) echo sys/top ;;  # lib/sys/node/fd.hpp, conf_files: the edge's own shared files
     lib/*/*) local r=${1#lib/}; echo "${r%%/*}" ;;
     spank/*) echo spank ;;
     launcher/*) echo launcher ;;

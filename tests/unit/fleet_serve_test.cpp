@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../lib/sys/fd.hpp"
+#include "../../lib/sys/node/fd.hpp"
 #include "../../lib/sys/fleet/http_serve.hpp"
 
 using gangway::fleet::Exposition;

@@ -21,7 +21,7 @@
 #include "../../lib/postmortem/gather.hpp"
 #include "../../lib/postmortem/resume.hpp"
 #include "../../lib/slurm/drain_rules.hpp"
-#include "../../lib/sys/fd.hpp"
+#include "../../lib/sys/node/fd.hpp"
 #include "../../lib/sys/fleet/http_serve.hpp"
 #include "../../lib/sys/fleet/store.hpp"
 #include "../../lib/sys/net/http_client.hpp"

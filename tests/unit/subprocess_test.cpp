@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "../../lib/sys/node/subprocess.hpp"
+#include "../../lib/sys/run/subprocess.hpp"
 #include "temp_dir.hpp"
 
 using namespace gangway;

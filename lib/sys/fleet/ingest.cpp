@@ -16,7 +16,7 @@
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
-#include "../fd.hpp"
+#include "../node/fd.hpp"
 #include "../../fleet/site_nodes.hpp"
 #include "../node/dirs.hpp"
 #include "../node/file.hpp"

@@ -1,7 +1,7 @@
 // The parts of one node check run (sysfs, NVML, the kernel log, the
 // preflight's stages), each under min(its cap, what is left of the run's
 // deadline), and how each ended. Every part goes through run_bounded()
-// (lib/sys/stages/stage.hpp), the one deadline wrapper with its one rule: a
+// (lib/sys/run/deadline.hpp), the one deadline wrapper with its one rule: a
 // deadline or an exception is aborted, and the run inconclusive, never failed.
 #pragma once
 #include <algorithm>
@@ -13,16 +13,15 @@
 
 #include "../../health/run_plan.hpp"  // the parts' caps and shares
 #include "../../preflight/report.hpp"
+#include "../run/deadline.hpp"
 #include "../stages/stage.hpp"
 
 namespace gangway::sys {
 
 class Parts {
 public:
-    using Clock = std::chrono::steady_clock;
-    explicit Parts(double timeout_s)
-        : end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))) {}
-    double left() const { return std::chrono::duration<double>(end_ - Clock::now()).count(); }
+    explicit Parts(double timeout_s) : end_(after_s(timeout_s)) {}
+    double left() const { return seconds_left(end_); }
 
     // A part that reads: `detail` says what it found, for its stage line.
     template <class T>

@@ -13,6 +13,7 @@
 
 #include "../../base/error.hpp"
 #include "../node/file.hpp"
+#include "../run/deadline.hpp"
 
 namespace gangway::sys {
 namespace {
@@ -71,10 +72,10 @@ Result<StateLock> lock_state(const std::string& path, double wait_s) {
     StateLock l;
     l.fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
     if (l.fd_ < 0) return Failure{"cannot open " + lock + ": " + std::strerror(errno)};
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+    const Deadline end = after_s(wait_s);
     while (::flock(l.fd_, LOCK_EX | LOCK_NB) != 0) {
         if (errno != EWOULDBLOCK && errno != EINTR) return Failure{"cannot lock " + lock + ": " + std::strerror(errno)};
-        if (std::chrono::steady_clock::now() >= end) return Failure{"another gangway node-check holds " + lock};
+        if (Clock::now() >= end) return Failure{"another gangway node-check holds " + lock};
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return l;

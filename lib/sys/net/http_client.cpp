@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "../../base/text.hpp"
-#include "../stages/stage.hpp"
+#include "../run/deadline.hpp"  // within: the name lookup
 
 namespace gangway::sys {
 

@@ -16,13 +16,6 @@
 
 namespace gangway::sys {
 
-int ms_left(Deadline d) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d - Clock::now()).count();
-    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
-}
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
 namespace {
 
 bool make_addr(const std::string& addr, unsigned port, sockaddr_storage& ss, socklen_t& len) {

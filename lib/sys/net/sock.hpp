@@ -12,18 +12,12 @@
 #include <vector>
 
 #include "../../base/result.hpp"
-#include "../fd.hpp"
+#include "../node/fd.hpp"
 #include "../node/file.hpp"  // random_bytes: the nonces
 #include "../../preflight/wire.hpp"
+#include "../run/deadline.hpp"  // Deadline, after_ms, ms_left
 
 namespace gangway::sys {
-
-using Clock = std::chrono::steady_clock;
-using Deadline = Clock::time_point;
-
-inline Deadline after_ms(long ms) { return Clock::now() + std::chrono::milliseconds(ms); }
-int ms_left(Deadline d);  // >= 0
-double seconds_since(Clock::time_point t);
 
 // Listens on addr ("" = any address) and port (0 = any).
 // Listens with TCP_DEFER_ACCEPT: a connection that sends nothing is accepted

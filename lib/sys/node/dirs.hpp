@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "../../base/result.hpp"
-#include "../fd.hpp"
+#include "fd.hpp"
 
 namespace gangway::sys {
 

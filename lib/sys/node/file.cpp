@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "../../base/text.hpp"
-#include "../fd.hpp"
+#include "fd.hpp"
 
 namespace gangway::sys {
 

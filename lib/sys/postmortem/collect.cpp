@@ -18,7 +18,7 @@
 #include "../../postmortem/port_signs.hpp"
 #include "../../postmortem/dump_share.hpp"
 #include "../../postmortem/rank_dump.hpp"
-#include "../fd.hpp"
+#include "../node/fd.hpp"
 #include "../../health/xid.hpp"
 #include "../health/kmsg.hpp"
 #include "../health/node_facts.hpp"

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <map>
 
-#include "../fd.hpp"
+#include "../node/fd.hpp"
 #include "../node/ib_ports.hpp"
 #include "../node/pci_devices.hpp"
 

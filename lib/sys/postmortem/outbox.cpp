@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -15,9 +14,10 @@
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
-#include "../fd.hpp"
+#include "../node/fd.hpp"
 #include "../node/dirs.hpp"
 #include "../node/file.hpp"
+#include "../run/deadline.hpp"
 #include "send.hpp"
 #include "stops_auth.hpp"
 
@@ -131,7 +131,7 @@ Result<Resent> resend_outbox(const std::string& dir, const ResendOptions& o) {
         r.busy = true;
         return r;  // another run is sending them now; the lock goes with the descriptor
     }
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.within_s);
+    const Deadline until = after_s(o.within_s);
     auto files = list_outbox(fd, o.now_s);
     evict(fd, shown, files, o.now_s, o.limits, std::nullopt, r.lines, r.dropped);
 
@@ -140,7 +140,7 @@ Result<Resent> resend_outbox(const std::string& dir, const ResendOptions& o) {
     std::size_t i = 0;
     for (; i < files.size(); ++i) {
         const auto& f = files[i];
-        const double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
+        const double left = seconds_left(until);
         if (left < kMinTryS) {
             wait_why = "this run's " + std::to_string(static_cast<int>(o.within_s)) + " s are spent";
             break;

@@ -19,7 +19,7 @@
 #include "../../postmortem/delivery_plan.hpp"
 #include "../../postmortem/resume.hpp"
 #include "../../postmortem/verdict.hpp"
-#include "../node/subprocess.hpp"
+#include "../run/subprocess.hpp"
 #include "admin_comment.hpp"
 #include "stops_auth.hpp"
 

@@ -130,8 +130,6 @@ namespace {
 // The most bad nodes a verdict message names (coordinate_step).
 constexpr std::size_t kVerdictNames = 16;
 
-double seconds_left(Deadline d) { return std::max(0.0, std::chrono::duration<double>(d - Clock::now()).count()); }
-
 // The verdict message (TCP kVerdict or PMIx fence #2) as a task's outcome.
 void take_verdict(const Kv& v, Outcome& out) {
     try {

@@ -19,6 +19,7 @@
 
 #include "../../base/error.hpp"
 #include "../../preflight/bootstrap.hpp"
+#include "../run/deadline.hpp"
 #include "config.h"
 
 #ifdef HAVE_PMIX
@@ -42,12 +43,8 @@ sockaddr_un abstract_addr(const std::string& name, socklen_t& len) {
     len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
     return a;
 }
-int ms_until(std::chrono::steady_clock::time_point t) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - std::chrono::steady_clock::now()).count();
-    return ms > 0 ? static_cast<int>(std::min<long long>(ms, 1 << 30)) : 0;
-}
-void sleep_until(std::chrono::steady_clock::time_point t) {
-    while (ms_until(t) > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms_until(t)));
+void sleep_until(Deadline d) {
+    while (ms_left(d) > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms_left(d)));
 }
 // The uid of the process at the other end of a connected UNIX socket: the one
 // that connected (seen from accept's side) or that listened (from connect's).
@@ -103,7 +100,7 @@ NodeExitBarrier::~NodeExitBarrier() {
 
 Result<void> NodeExitBarrier::arrive(double timeout_s) {
     if (members_ < 2) return {};
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+    const Deadline until = after_ms(static_cast<long>(timeout_s * 1000));
     const uid_t me = ::geteuid();
     const std::string what = "the exit barrier of this node's tasks (abstract socket @" + name_ + ")";
     if (leader_) {
@@ -117,9 +114,9 @@ Result<void> NodeExitBarrier::arrive(double timeout_s) {
         std::vector<int> peers;
         unsigned refused = 0;
         std::optional<uid_t> stranger;
-        while (peers.size() + 1 < members_ && ms_until(until) > 0) {
+        while (peers.size() + 1 < members_ && ms_left(until) > 0) {
             pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, std::min(ms_until(until), 100)) <= 0) continue;
+            if (::poll(&p, 1, std::min(ms_left(until), 100)) <= 0) continue;
             for (;;) {
                 const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
                 if (c < 0) break;
@@ -144,10 +141,10 @@ Result<void> NodeExitBarrier::arrive(double timeout_s) {
     }
     socklen_t len = 0;
     const sockaddr_un a = abstract_addr(name_, len);
-    while (ms_until(until) > 0) {
+    while (ms_left(until) > 0) {
         const int c = connect_now(a, len);
         if (c < 0) {  // not listening yet, or its backlog full: try again
-            std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20, ms_until(until))));
+            std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20, ms_left(until))));
             continue;
         }
         if (const auto uid = peer_uid(c); !uid || *uid != me) {
@@ -159,7 +156,7 @@ Result<void> NodeExitBarrier::arrive(double timeout_s) {
                            seconds_text(timeout_s) + " s"};
         }
         pollfd p{c, POLLIN, 0};
-        while (::poll(&p, 1, ms_until(until)) < 0 && errno == EINTR) {
+        while (::poll(&p, 1, ms_left(until)) < 0 && errno == EINTR) {
         }  // end-of-file: released
         ::close(c);
         return {};

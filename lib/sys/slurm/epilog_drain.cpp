@@ -11,7 +11,7 @@
 #include "../../base/text.hpp"
 #include "../../env/hostlist.hpp"
 #include "../../slurm/drain_rules.hpp"
-#include "../fd.hpp"
+#include "../node/fd.hpp"
 #include "../node/dirs.hpp"
 #include "../node/file.hpp"
 

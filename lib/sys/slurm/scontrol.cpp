@@ -3,7 +3,7 @@
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
 #include "../node/process_env.hpp"
-#include "../node/subprocess.hpp"
+#include "../run/subprocess.hpp"
 
 namespace gangway::sys {
 namespace {

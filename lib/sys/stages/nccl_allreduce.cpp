@@ -16,8 +16,6 @@
 namespace gangway::sys {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // A communicator: destroyed when it goes, or aborted when the run failed or
 // hung (destroy would wait for operations that may never finish).
 class UniqueComm {
@@ -56,7 +54,7 @@ class AllReduce {
 public:
     AllReduce(const cu::Api& a, const nccl::Api& n, const NcclJob& job, gpu::NcclResult& res)
         : a_(a), n_(n), job_(job), res_(res),
-          deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(job.deadline_s))),
+          deadline_(after_s(job.deadline_s)),
           count_(static_cast<std::size_t>(job.bytes) / 4) {}
 
     void run() {

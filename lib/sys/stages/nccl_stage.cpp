@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../node/subprocess.hpp"
+#include "../run/subprocess.hpp"
 #include "cuda_api.hpp"
 #include "nccl_api.hpp"
 #include "nccl_stage.hpp"

@@ -1,12 +1,7 @@
-// What the stages share: outcomes, the report's device records, deadlines.
+// What the stages share: outcomes, the report's device records, their deadline.
 #include "stage.hpp"
 
-#include <chrono>
-#include <cstdio>
-#include <exception>
-
 namespace gangway::sys {
-using preflight::StageStatus;
 
 preflight::GpuRecord gpu_record(unsigned node, const gpu::GpuResult& g) {
     return {node, g.index, g.name, g.bus_id, g.error, g.pcie_gen, g.pcie_width, g.h2d_gbps, g.d2h_gbps};
@@ -33,21 +28,6 @@ StageOutcome to_outcome(const std::string& name, const gpu::StageVerdict& v, dou
     o.result = {name, v.status, v.detail, seconds};
     o.findings = v.findings;
     return o;
-}
-
-preflight::StageResult deadline_passed(const std::string& name, double seconds, double took_s, const std::string& hung) {
-    char b[64];
-    std::snprintf(b, sizeof b, "did not finish within %.1f s", seconds);
-    return {name, StageStatus::aborted, b + hung, took_s};
-}
-
-preflight::StageResult internal_error(const std::string& name, const std::string& what, double took_s) {
-    // An exception that escaped a part is gangway's own fault: aborted, as a deadline is.
-    return {name, StageStatus::aborted, "internal error: " + what, took_s};
-}
-
-preflight::StageResult not_started(const std::string& name) {
-    return {name, StageStatus::aborted, "not started: the run's deadline had passed", 0};
 }
 
 StageOutcome with_deadline(const std::string& name, double seconds, std::function<StageOutcome()> fn) {

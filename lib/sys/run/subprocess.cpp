@@ -9,11 +9,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 
-#include "../net/sock.hpp"  // Fd
+#include "../node/fd.hpp"
+#include "deadline.hpp"
 
 extern char** environ;
 
@@ -58,8 +58,8 @@ bool ended(pid_t pid) {
 // command left behind too), then the command reaped.
 Failure stop(pid_t pid, const std::string& name, double timeout_s, double grace_s) {
     ::kill(-pid, SIGTERM);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, grace_s));
-    while (!ended(pid) && std::chrono::steady_clock::now() < until) ::usleep(5000);
+    const Deadline until = after_s(std::max(0.0, grace_s));
+    while (!ended(pid) && Clock::now() < until) ::usleep(5000);
     ::kill(-pid, SIGKILL);
     reap(pid);
     char b[64];
@@ -95,13 +95,13 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv, double t
         return Failure{"cannot run " + argv[0] + ": " + std::strerror(e)};
     wr.reset();
     CommandOutput out;
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    const Deadline end = after_s(timeout_s);
     char buf[4096];
     for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
-        if (left <= 0) return stop(pid, argv[0], timeout_s, grace_s);
+        const int left = ms_left(end);
+        if (left == 0) return stop(pid, argv[0], timeout_s, grace_s);
         pollfd p{rd.get(), POLLIN, 0};
-        const int n = ::poll(&p, 1, static_cast<int>(left));
+        const int n = ::poll(&p, 1, left);
         if (n < 0 && errno == EINTR) continue;
         if (n == 0) continue;
         const ssize_t got = ::read(rd.get(), buf, sizeof buf);
@@ -118,7 +118,7 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv, double t
             return out;
         }
         if (r < 0 && errno != EINTR) return out;
-        if (std::chrono::steady_clock::now() >= end) return stop(pid, argv[0], timeout_s, grace_s);
+        if (Clock::now() >= end) return stop(pid, argv[0], timeout_s, grace_s);
         ::usleep(5000);
     }
 }
