@@ -70,7 +70,7 @@
 #include "../lib/preflight/protocol.hpp"
 #include "../lib/sys/net/rendezvous.hpp"
 #include "../lib/sys/node/addrs.hpp"
-#include "../lib/sys/node/node_card.hpp"
+#include "../lib/sys/devices/node_card.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "config.h"
 

@@ -22,7 +22,7 @@
 #include "../lib/sys/fleet/spool.hpp"
 #include "../lib/sys/net/sock.hpp"
 #include "../lib/sys/node/file.hpp"
-#include "../lib/sys/node/node_card.hpp"
+#include "../lib/sys/devices/node_card.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/node/sysfs.hpp"
 #include "../lib/sys/preflight/job_check.hpp"

@@ -9,22 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "../base/pci_device.hpp"
 #include "../preflight/rdma_checks.hpp"  // verbs::Port
 
 namespace gangway::health {
 
-// One end of a PCIe link as sysfs gives it: current_link_speed/_width and
-// max_link_speed/_width. Generations from the speed (gpu::pcie_gen_from_speed).
-struct LinkEnd {
-    int cur_gen = 0, max_gen = 0;        // 0: unknown
-    int cur_width = -1, max_width = -1;  // -1: unknown; 0: the link is down
-};
-
-struct PciDevice {
-    std::string bus_id;                  // "0000:17:00.0"; "" when sysfs does not say
-    LinkEnd link;                        // the device's own attributes
-    std::optional<LinkEnd> upstream;     // the bridge port above it: the link's other end
-};
+// A GPU's or NIC's PCIe link: plain data below both checks (lib/base/pci_device.hpp).
+using gangway::LinkEnd;
+using gangway::PciDevice;
 
 struct GpuFacts {
     PciDevice pci;
@@ -45,7 +37,7 @@ struct PortFacts {
     std::map<std::string, std::uint64_t> counters;  // counters/symbol_error, link_downed, link_error_recovery
 };
 
-// NVML's view (lib/sys/stages/nvml_stage). Codes are NVML's nvmlReturn_t.
+// NVML's view (lib/sys/health/nvml_stage). Codes are NVML's nvmlReturn_t.
 inline constexpr int kNvmlNoPermission = 4, kNvmlDriverNotLoaded = 9, kNvmlGpuIsLost = 15, kNvmlLibRmVersionMismatch = 18,
                      kNvmlUnknown = 999;
 struct NvmlGpu {

@@ -1,7 +1,7 @@
 // Software versions as the files of a node spell them: the NVIDIA driver's
 // /proc line, CUDA's version.json or version.txt, NCCL's library file name,
 // and SLURM's release as its commands print it and its plugins store it.
-// Pure parsing, so the node card (lib/sys/node/node_card) and `gangway
+// Pure parsing, so the node card (lib/sys/devices/node_card) and `gangway
 // doctor` read files and run commands and these say what is in them; the
 // string ones return "" when the text holds no version.
 //

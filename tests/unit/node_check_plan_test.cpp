@@ -360,7 +360,7 @@ TEST_CASE("node check parts: a part that throws, however often, is inconclusive 
 #include <unistd.h>
 
 #include "../../lib/sys/health/node_facts.hpp"
-#include "../../lib/sys/node/pci_link.hpp"
+#include "../../lib/sys/devices/pci_link.hpp"
 
 namespace {
 

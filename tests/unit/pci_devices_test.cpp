@@ -11,8 +11,8 @@
 
 #include "../../lib/base/pci_bus_id.hpp"
 #include "../../lib/sys/health/node_facts.hpp"
-#include "../../lib/sys/node/ib_ports.hpp"
-#include "../../lib/sys/node/node_card.hpp"
+#include "../../lib/sys/devices/ib_ports.hpp"
+#include "../../lib/sys/devices/node_card.hpp"
 #include "../../lib/sys/node/pci_devices.hpp"
 #include "temp_dir.hpp"
 

@@ -8,7 +8,7 @@
 #include "../../lib/preflight/card.hpp"
 #include "../../lib/preflight/cards_check.hpp"
 #include "../../lib/preflight/version_text.hpp"
-#include "../../lib/sys/node/node_card.hpp"
+#include "../../lib/sys/devices/node_card.hpp"
 #include "test_cards.hpp"
 
 using namespace gangway;

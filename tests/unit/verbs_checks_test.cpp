@@ -2,7 +2,7 @@
 
 #include "../../lib/base/error.hpp"
 #include "../../lib/preflight/rdma_checks.hpp"
-#include "../../lib/sys/node/ib_ports.hpp"
+#include "../../lib/sys/devices/ib_ports.hpp"
 #include "../../lib/sys/node/process_env.hpp"
 #include "../../lib/sys/stages/verbs_stage.hpp"
 

@@ -16,7 +16,7 @@
 #include "../node/sysfs.hpp"
 #include "../stages/cuda_stage.hpp"
 #include "../stages/nccl_stage.hpp"
-#include "../stages/nvml_stage.hpp"
+#include "nvml_stage.hpp"
 #include "../stages/stage.hpp"
 #include "kmsg.hpp"
 #include "node_facts.hpp"

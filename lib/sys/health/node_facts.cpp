@@ -6,9 +6,9 @@
 #include "../../base/text.hpp"
 #include "../../pin/topology.hpp"
 #include "../node/hwloc_topology.hpp"
-#include "../node/ib_ports.hpp"
+#include "../devices/ib_ports.hpp"
 #include "../node/pci_devices.hpp"
-#include "../node/pci_link.hpp"
+#include "../devices/pci_link.hpp"
 #include "../node/sysfs.hpp"
 
 namespace gangway::sys {

@@ -15,7 +15,7 @@
 #include <map>
 
 #include "../node/fd.hpp"
-#include "../node/ib_ports.hpp"
+#include "../devices/ib_ports.hpp"
 #include "../node/pci_devices.hpp"
 
 namespace gangway::sys::postmortem {

@@ -27,7 +27,7 @@
 #include "../../preflight/wire.hpp"
 #include "pmix_bootstrap.hpp"
 #include "../net/rendezvous.hpp"
-#include "../node/node_card.hpp"
+#include "../devices/node_card.hpp"
 #include "internal.hpp"
 
 namespace gangway::sys {

@@ -12,7 +12,7 @@
 #include "../../preflight/card.hpp"
 #include "../../preflight/protocol.hpp"
 #include "../node/addrs.hpp"
-#include "../node/node_card.hpp"
+#include "../devices/node_card.hpp"
 #include "../node/sysfs.hpp"
 #include "config.h"
 #include "internal.hpp"

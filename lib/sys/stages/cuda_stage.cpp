@@ -12,7 +12,7 @@
 #include "cuda_kernel.hpp"
 #include "cuda_stage.hpp"
 #include "../../base/pci_bus_id.hpp"
-#include "../node/pci_link.hpp"
+#include "../devices/pci_link.hpp"
 #include "../node/sysfs.hpp"
 
 namespace gangway::sys {
@@ -135,7 +135,7 @@ bool round_trip(const cu::Api& a, const GpuMemory& m, std::size_t bytes, gpu::Gp
 // The GPU's PCIe link as sysfs reads it (the node check's reader,
 // read_pci_link). Right after traffic: an idle GPU drops its link to a low speed.
 void read_link(const CudaStageOptions& o, gpu::GpuResult& g) {
-    const health::LinkEnd l = read_pci_link(o.root, g.bus_id).link;
+    const LinkEnd l = read_pci_link(o.root, g.bus_id).link;
     g.pcie_gen = l.cur_gen;
     g.pcie_width = std::max(0, l.cur_width);  // 0: unknown, as before
 }

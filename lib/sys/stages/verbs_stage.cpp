@@ -19,7 +19,7 @@
 #include "dl_handle.hpp"
 #include "verbs_stage.hpp"
 #include "../node/hwloc_topology.hpp"
-#include "../node/ib_ports.hpp"
+#include "../devices/ib_ports.hpp"
 
 #if __has_include(<infiniband/verbs.h>)
 #include <infiniband/verbs.h>

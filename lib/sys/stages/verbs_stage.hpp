@@ -16,7 +16,7 @@
 namespace gangway::sys {
 
 // The ports themselves come from the one sysfs reader, read_ib_ports
-// (lib/sys/node/ib_ports.hpp).
+// (lib/sys/devices/ib_ports.hpp).
 
 struct VerbsStageOptions {
     std::string root = "/";

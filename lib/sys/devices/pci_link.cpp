@@ -3,8 +3,8 @@
 #include "../../base/pci_bus_id.hpp"
 #include "../../base/text.hpp"
 #include "../../preflight/gpu_checks.hpp"  // pcie_gen_from_speed
-#include "pci_devices.hpp"
-#include "sysfs.hpp"
+#include "../node/pci_devices.hpp"
+#include "../node/sysfs.hpp"
 
 namespace gangway::sys {
 namespace fs = std::filesystem;
@@ -15,8 +15,8 @@ int width_attr(const fs::path& p) {
     return v ? static_cast<int>(*v) : -1;
 }
 
-health::LinkEnd link_end(const fs::path& dev) {
-    health::LinkEnd l;
+LinkEnd link_end(const fs::path& dev) {
+    LinkEnd l;
     l.cur_gen = gpu::pcie_gen_from_speed(first_line(dev / "current_link_speed"));
     l.max_gen = gpu::pcie_gen_from_speed(first_line(dev / "max_link_speed"));
     l.cur_width = width_attr(dev / "current_link_width");
@@ -31,8 +31,8 @@ bool is_bus_id(const std::string& s) {
     return b && *b == s;
 }
 
-health::PciDevice device_at(const fs::path& dev_dir, const std::string& bus_id) {
-    health::PciDevice d;
+PciDevice device_at(const fs::path& dev_dir, const std::string& bus_id) {
+    PciDevice d;
     d.bus_id = bus_id;
     d.link = link_end(dev_dir);
     // The bridge port above the device is its parent in /sys/devices; the
@@ -49,11 +49,11 @@ health::PciDevice device_at(const fs::path& dev_dir, const std::string& bus_id) 
 
 }  // namespace
 
-health::PciDevice read_pci_link(const std::string& root, const std::string& bus_id) {
+PciDevice read_pci_link(const std::string& root, const std::string& bus_id) {
     return device_at(fs::path(pci_devices_dir(root)) / bus_id, bus_id);
 }
 
-health::PciDevice read_pci_link_at(const fs::path& device_link) {
+PciDevice read_pci_link_at(const fs::path& device_link) {
     std::error_code ec;
     const fs::path real = fs::canonical(device_link, ec);
     const std::string bus = !ec && is_bus_id(real.filename().string()) ? real.filename().string() : "";

@@ -1,9 +1,9 @@
 #include "node_card.hpp"
 
-#include "file.hpp"
+#include "../node/file.hpp"
 #include "ib_ports.hpp"
-#include "pci_devices.hpp"
-#include "sysfs.hpp"
+#include "../node/pci_devices.hpp"
+#include "../node/sysfs.hpp"
 #include "../../base/saturate.hpp"
 #include "../../base/text.hpp"
 #include "../../preflight/version_text.hpp"

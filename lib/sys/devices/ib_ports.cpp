@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "../../base/text.hpp"
-#include "sysfs.hpp"
+#include "../node/sysfs.hpp"
 
 namespace gangway::sys {
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 
 #include "../../base/pci_bus_id.hpp"
 #include "../node/process_env.hpp"
-#include "dl_handle.hpp"
+#include "../stages/dl_handle.hpp"
 
 namespace gangway::sys {
 namespace {

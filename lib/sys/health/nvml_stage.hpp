@@ -4,7 +4,8 @@
 // (a job: the node check then leaves the GPU alone). libnvidia-ml.so.1 is loaded with
 // dlopen, as NCCL is, so gangway runs where it is absent; then the facts say
 // why (health::judge_nvml skips with that reason). Every call is bounded by
-// the caller's deadline (node check: within()), never by NVML's own.
+// the caller's deadline (run_bounded: the node check's parts, the post-mortem's
+// collect), never by NVML's own. The node check's, so here in its room.
 #pragma once
 #include "../../health/facts.hpp"
 

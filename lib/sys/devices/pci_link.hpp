@@ -7,14 +7,14 @@
 #include <filesystem>
 #include <string>
 
-#include "../../health/facts.hpp"  // PciDevice, LinkEnd: plain data
+#include "../../base/pci_device.hpp"  // PciDevice, LinkEnd: plain data
 
 namespace gangway::sys {
 
-health::PciDevice read_pci_link(const std::string& root, const std::string& bus_id);
+PciDevice read_pci_link(const std::string& root, const std::string& bus_id);
 
 // The device a sysfs link names (/sys/class/infiniband/<nic>/device): its
 // bus id from the link's target ("" when that is no bus id), its link.
-health::PciDevice read_pci_link_at(const std::filesystem::path& device_link);
+PciDevice read_pci_link_at(const std::filesystem::path& device_link);
 
 }  // namespace gangway::sys
