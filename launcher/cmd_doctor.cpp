@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "../lib/base/text.hpp"
-#include "../lib/env/plugstack_check.hpp"
-#include "../lib/env/plugstack_text.hpp"
-#include "../lib/env/plugstack_walk.hpp"
-#include "../lib/env/slurm_conf_walk.hpp"
-#include "../lib/sys/conf_files.hpp"
+#include "../lib/conf/plugstack_check.hpp"
+#include "../lib/conf/plugstack_text.hpp"
+#include "../lib/conf/plugstack_walk.hpp"
+#include "../lib/conf/slurm_conf_walk.hpp"
+#include "../lib/sys/conf/conf_files.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/run/subprocess.hpp"
 #include "../lib/preflight/elf_plugin.hpp"

@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "../lib/postmortem/step_cgroup.hpp"
-#include "../lib/postmortem/task_samples.hpp"
+#include "../lib/stepd/step_cgroup.hpp"
+#include "../lib/stepd/task_samples.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "log.hpp"
 #include "state.hpp"

@@ -2,7 +2,7 @@
 // of slurmstepd reads each task's processes every postmortem_sample= seconds
 // (state, CPU time, run-queue wait) and rewrites <job dir>/samples.<step>
 // with the newest rounds, for the Epilog's record and the hang's verdict
-// (lib/postmortem/task_samples.hpp, stall.hpp). Off without postmortem_dir=
+// (lib/stepd/task_samples.hpp, stall.hpp). Off without postmortem_dir=
 // or with postmortem_sample=0.
 //
 // The thread touches no SPANK handle and no slurmstepd state: it reads

@@ -30,13 +30,14 @@ allowed() {  # allowed FROM TO
     base:*) return 1 ;;
     env:base) return 0 ;;
     slurm:base | slurm:env) return 0 ;;
+    conf:base | conf:env | stepd:base) return 0 ;;
     pin:base | pin:env) return 0 ;;
     preflight:base | preflight:env | preflight:slurm) return 0 ;;
     health:base | health:env | health:preflight | health:slurm) return 0 ;;
     fleet:base | fleet:preflight | fleet:health | fleet:slurm) return 0 ;;
-    postmortem:base | postmortem:env | postmortem:health | postmortem:slurm) return 0 ;;
-    sys/*:base | sys/*:env | sys/*:slurm | sys/*:pin | sys/*:preflight | sys/*:health | sys/*:fleet | sys/*:postmortem | sys/*:sys/*) return 0 ;;
-    spank:base | spank:env | spank:pin | spank:postmortem | spank:sys/node) return 0 ;;
+    postmortem:base | postmortem:env | postmortem:health | postmortem:slurm | postmortem:stepd) return 0 ;;
+    sys/*:base | sys/*:env | sys/*:conf | sys/*:slurm | sys/*:pin | sys/*:preflight | sys/*:health | sys/*:fleet | sys/*:postmortem | sys/*:sys/*) return 0 ;;
+    spank:base | spank:env | spank:pin | spank:stepd | spank:sys/node) return 0 ;;
     launcher:*) return 0 ;;
   esac
   return 1

@@ -1,6 +1,6 @@
 // The site's nodes as SLURM names them, from what the admin host can read:
 // `scontrol -o show node`'s text, or slurm.conf's NodeName lines (with its
-// Include lines followed: slurm_conf_walk.hpp). The fleet ingest checks a
+// Include lines followed: lib/conf/slurm_conf_walk.hpp). The fleet ingest checks a
 // user's report against them (a report of 2,048 nodes that do not exist
 // would otherwise add their series to the store and to `fleet metrics` as if
 // they did). Pure: the caller reads the text.

@@ -1,5 +1,6 @@
 // The evidence of a job's stop, as its nodes keep it (issue 33). Plain data:
-// the plugin (slurmstepd, root) writes a TaskEnd per task; the node's Epilog
+// the plugin (slurmstepd, root) writes a TaskEnd per task (lib/stepd, in the
+// plugin's library, as are the samples' rows); the node's Epilog
 // (root) gathers its tasks and its kernel-log, port and GPU signs into a
 // NodeRecord; the framework's dumps (the user's processes) become RankDumps.
 // The verdict (verdict.hpp) reads all nodes' records; delivery carries them.
@@ -15,40 +16,10 @@
 #include <string_view>
 #include <vector>
 
-#include "task_samples.hpp"
+#include "../stepd/task_end.hpp"
+#include "../stepd/task_samples.hpp"
 
 namespace gangway::postmortem {
-
-// One task's end, from slurm_spank_task_exit in slurmstepd.
-struct TaskEnd {
-    std::int64_t t_ns = 0;       // CLOCK_REALTIME when slurmstepd collected the status
-    std::string node;            // this node's SLURM name
-    std::uint32_t job = 0, step = 0;
-    std::uint32_t rank = 0;      // S_TASK_GLOBAL_ID
-    std::uint32_t local_rank = 0;
-    std::int32_t pid = 0;        // S_TASK_PID: maps an OOM killer's line to the rank
-    int wait_status = 0;         // raw, as waitpid(2) gives it (S_TASK_EXIT_STATUS)
-    std::uint64_t oom_kills = 0; // the step cgroup's oom_kill count then (0: none, or no memory cgroup)
-    bool requeue_on_fail = false;  // the step ran with --gangway-on-fail=requeue
-};
-
-// One line, key=value, versioned ("gangway-task 1 t_ns=... node=..."): the
-// plugin's writer carries no JSON library. parse throws gangway::Error on
-// anything else (a missing or repeated key, a value out of range).
-//
-// The line (task_end.cpp): "gangway-task 1" then, in this order and each
-// once, t_ns= node= job= step= rank= local_rank= pid= wait_status=
-// oom_kills= requeue= (0 or 1), separated by one blank, ending in '\n'
-// (parse takes it with or without). A node name is 1 to kMaxNodeName bytes
-// of printable ASCII without blank or '=': format writes any other byte as
-// '?', so what it writes always parses. At most kMaxTaskLine bytes.
-inline constexpr std::size_t kMaxNodeName = 255;
-inline constexpr std::size_t kMaxTaskLine = 512;
-std::string format_task_end(const TaskEnd& t);
-// The same line into `out`, its length returned: no allocation (the plugin's
-// task_exit, in slurmstepd for every task). Never throws.
-std::size_t format_task_end(const TaskEnd& t, char (&out)[kMaxTaskLine]) noexcept;
-TaskEnd parse_task_end(std::string_view line);
 
 // What the node's own logs and devices said during the job's window.
 enum class Sign {

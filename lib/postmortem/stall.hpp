@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "record.hpp"
-#include "task_samples.hpp"
+#include "../stepd/task_samples.hpp"
 
 namespace gangway::postmortem {
 

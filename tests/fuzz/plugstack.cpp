@@ -1,15 +1,15 @@
 // plugstack.conf as gangway doctor reads it, each gangway line's arguments
 // as the plugin judges them, and slurm.conf's PlugStackConfig; then the walk
-// through includes (lib/env/plugstack_walk) over files cut from the input, and
-// the same files read as slurm.conf and its Include lines (lib/env/slurm_conf_walk).
+// through includes (lib/conf/plugstack_walk) over files cut from the input, and
+// the same files read as slurm.conf and its Include lines (lib/conf/slurm_conf_walk).
 #include <fnmatch.h>
 
 #include <map>
 
 #include "lib/env/config.hpp"
-#include "lib/env/plugstack_text.hpp"
-#include "lib/env/plugstack_walk.hpp"
-#include "lib/env/slurm_conf_walk.hpp"
+#include "lib/conf/plugstack_text.hpp"
+#include "lib/conf/plugstack_walk.hpp"
+#include "lib/conf/slurm_conf_walk.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 namespace {
@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FuzzFiles files(in);
     const auto walk = gangway::walk_plugstack("/etc/slurm/plugstack.conf", files);
     if (walk.read.size() > 8) __builtin_trap();
-    // The same files as slurm.conf and what its Include lines name (lib/env/slurm_conf_walk):
+    // The same files as slurm.conf and what its Include lines name (lib/conf/slurm_conf_walk):
     // never an exception, each file read once, the text no longer than what was read.
     FuzzFiles conf(in);
     const auto sc = gangway::read_slurm_conf("/etc/slurm/plugstack.conf", conf);

@@ -6,7 +6,7 @@
 #include "lib/postmortem/kernel_signs.hpp"
 #include "lib/postmortem/rank_dump.hpp"
 #include "lib/postmortem/record.hpp"
-#include "lib/postmortem/task_samples.hpp"
+#include "lib/stepd/task_samples.hpp"
 #include "lib/postmortem/verdict.hpp"
 #include "tests/fuzz/fuzz.hpp"
 

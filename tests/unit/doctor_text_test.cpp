@@ -1,11 +1,11 @@
 // `gangway doctor`'s pure half: SLURM versions (lib/preflight/version_text),
-// plugstack.conf and slurm.conf as text (lib/env/plugstack_text) and the
-// verdict on the plugstack lines (lib/env/plugstack_check).
+// plugstack.conf and slurm.conf as text (lib/conf/plugstack_text) and the
+// verdict on the plugstack lines (lib/conf/plugstack_check).
 #include "catch_compat.hpp"
 
-#include "../../lib/env/plugstack_check.hpp"
-#include "../../lib/env/plugstack_text.hpp"
-#include "../../lib/env/plugstack_walk.hpp"
+#include "../../lib/conf/plugstack_check.hpp"
+#include "../../lib/conf/plugstack_text.hpp"
+#include "../../lib/conf/plugstack_walk.hpp"
 #include "memory_files.hpp"
 #include "../../lib/preflight/version_text.hpp"
 

@@ -1,5 +1,5 @@
 // Files in memory for the walks through SLURM's configuration files
-// (lib/env/conf_files.hpp), counting what a walk asks of them. `links` name a
+// (lib/conf/conf_files.hpp), counting what a walk asks of them. `links` name a
 // file by another path (a symbolic link): the same identity.
 #pragma once
 #include <fnmatch.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../../lib/env/conf_files.hpp"
+#include "../../lib/conf/conf_files.hpp"
 
 namespace gangway::test {
 

@@ -18,7 +18,7 @@
 #include "../../lib/env/check_policy.hpp"
 #include "../../lib/env/config.hpp"
 #include "../../lib/env/netaddr.hpp"
-#include "../../lib/env/plugstack_text.hpp"
+#include "../../lib/conf/plugstack_text.hpp"
 #include "../../lib/env/port.hpp"
 #include "../../lib/env/switch_topology.hpp"
 #include "../../lib/fleet/report_schema.hpp"

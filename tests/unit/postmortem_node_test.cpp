@@ -12,7 +12,7 @@
 #include "../../lib/postmortem/gpu_signs.hpp"
 #include "../../lib/postmortem/port_signs.hpp"
 #include "../../lib/postmortem/rank_dump.hpp"
-#include "../../lib/postmortem/step_cgroup.hpp"
+#include "../../lib/stepd/step_cgroup.hpp"
 
 using namespace gangway;
 using namespace gangway::postmortem;

@@ -11,7 +11,7 @@
 #include "../../lib/base/error.hpp"
 #include "../../lib/postmortem/record.hpp"
 #include "../../lib/postmortem/stall.hpp"
-#include "../../lib/postmortem/task_samples.hpp"
+#include "../../lib/stepd/task_samples.hpp"
 #include "../../lib/postmortem/verdict.hpp"
 
 using namespace gangway;

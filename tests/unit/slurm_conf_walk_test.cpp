@@ -1,10 +1,10 @@
-// slurm.conf with its Include lines followed (lib/env/slurm_conf_walk), on
+// slurm.conf with its Include lines followed (lib/conf/slurm_conf_walk), on
 // files in memory: where SLURM looks for an included file, %c, the order of
 // the lines, and the bounds on what a hostile or broken tree can cost.
 #include "catch_compat.hpp"
 
-#include "../../lib/env/plugstack_text.hpp"
-#include "../../lib/env/slurm_conf_walk.hpp"
+#include "../../lib/conf/plugstack_text.hpp"
+#include "../../lib/conf/slurm_conf_walk.hpp"
 #include "../../lib/health/gres.hpp"
 #include "memory_files.hpp"
 

@@ -1,8 +1,8 @@
 #include "site_nodes.hpp"
 
-#include "../../env/slurm_conf_walk.hpp"
+#include "../../conf/slurm_conf_walk.hpp"
 #include "../../env/slurm_nodes.hpp"
-#include "../conf_files.hpp"
+#include "../conf/conf_files.hpp"
 #include "../node/process_env.hpp"
 #include "../slurm/scontrol.hpp"
 

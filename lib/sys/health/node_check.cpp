@@ -4,14 +4,14 @@
 #include <functional>
 #include <thread>
 
-#include "../../env/slurm_conf_walk.hpp"
+#include "../../conf/slurm_conf_walk.hpp"
 #include "../../health/check_mode.hpp"
 #include "../../health/confirm.hpp"
 #include "../../health/judge.hpp"
 #include "../../health/kmsg_record.hpp"
 #include "../../health/run_plan.hpp"
 #include "../../health/xid.hpp"
-#include "../conf_files.hpp"
+#include "../conf/conf_files.hpp"
 #include "../node/file.hpp"
 #include "../node/sysfs.hpp"
 #include "../stages/cuda_stage.hpp"

@@ -26,7 +26,7 @@
 #include "../node/file.hpp"
 #include "../devices/ib_ports.hpp"
 #include "../health/nvml_stage.hpp"
-#include "../stages/stage.hpp"
+#include "../run/deadline.hpp"  // run_bounded: the NVML read
 #include "stops_auth.hpp"
 #include "links.hpp"
 

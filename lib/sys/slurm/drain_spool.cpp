@@ -4,8 +4,7 @@
 #include <unistd.h>
 
 #include "../../base/text.hpp"
-#include "../net/sock.hpp"  // random_bytes
-#include "../node/file.hpp"
+#include "../node/file.hpp"  // random_bytes
 
 namespace gangway::sys {
 

@@ -1,8 +1,8 @@
 // SLURM's configuration files as they are on this node, for the walks of
-// lib/env (plugstack.conf's includes for `gangway doctor`, slurm.conf's for
+// lib/conf (plugstack.conf's includes for `gangway doctor`, slurm.conf's for
 // the doctor and the node check).
 #pragma once
-#include "../env/conf_files.hpp"
+#include "../../conf/conf_files.hpp"
 
 namespace gangway::sys {
 

@@ -2,7 +2,7 @@
 
 #include "../base/error.hpp"
 #include "../base/text.hpp"
-#include "config.hpp"
+#include "../env/config.hpp"
 
 namespace gangway {
 

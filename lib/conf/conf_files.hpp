@@ -1,6 +1,6 @@
 // What a walk through SLURM's configuration files needs from a file system:
 // plugstack.conf's includes (plugstack_walk.hpp) and slurm.conf's
-// (slurm_conf_walk.hpp). The real one is lib/sys/conf_files.hpp; the unit
+// (slurm_conf_walk.hpp). The real one is lib/sys/conf/conf_files.hpp; the unit
 // tests and the fuzzers give an in-memory tree, so the walks stay pure.
 #pragma once
 #include <compare>

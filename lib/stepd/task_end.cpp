@@ -1,4 +1,4 @@
-// A task's end as one key=value line (record.hpp). This file is in
+// A task's end as one key=value line (task_end.hpp). This file is in
 // libgangway_core, which the plugin links: no JSON library, no engine code,
 // and the writer is a handful of appends (slurmstepd runs it for every task).
 // The reader is the Epilog's, as root, of a file root wrote; it is strict all
@@ -14,7 +14,7 @@
 
 #include "../base/error.hpp"
 #include "../base/text.hpp"
-#include "record.hpp"
+#include "task_end.hpp"
 
 namespace gangway::postmortem {
 namespace {

@@ -4,7 +4,7 @@
 #include <glob.h>
 #include <sys/stat.h>
 
-#include "node/file.hpp"
+#include "../node/file.hpp"
 
 namespace gangway::sys {
 

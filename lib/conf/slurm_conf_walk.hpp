@@ -12,7 +12,7 @@
 // directory of slurm.conf (the first file), whichever file includes it.
 // No glob: SLURM takes the name as written.
 //
-// Pure: the files are behind ConfFiles (lib/sys/conf_files.hpp on a node).
+// Pure: the files are behind ConfFiles (lib/sys/conf/conf_files.hpp on a node).
 // Bounded (SECURITY.md, "What a parser may spend"): each file is read once
 // (known by device and inode), within a budget of files and bytes; a cycle,
 // a file included again, one that cannot be read and the budget reached are
