@@ -73,7 +73,7 @@ Result<std::string> address_of(const std::string& host, Deadline d) {
     in6_addr probe{};
     if (::inet_pton(AF_INET, host.c_str(), &probe) == 1 || ::inet_pton(AF_INET6, host.c_str(), &probe) == 1) return host;
     try {
-        // The one wait for a call that cannot be interrupted (stage.hpp).
+        // The one wait for a call that cannot be interrupted (deadline.hpp).
         auto got = within<Result<std::string>>(ms_left(d) / 1000.0, [host] { return lookup(host); });
         if (!got) return Failure{"cannot look up " + excerpt(host) + ": no answer from the resolver within the deadline (give an address)"};
         return std::move(*got);
