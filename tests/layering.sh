@@ -101,8 +101,9 @@ resolve() {
 
 # Folder = library: what Makefile.am builds into each library, room by room.
 misplaced=0 listed=0
+declare -A built
 while read -r lib file; do
-  listed=$((listed + 1))
+  listed=$((listed + 1)) built[$file]=1
   room=$(room_of "$file")
   if [ -z "$room" ] || [ -z "${lib_of[$room]:-}" ]; then
     fail "$file (libgangway_$lib) is in no room of tests/layering.sh's table"; misplaced=$((misplaced + 1))
@@ -118,6 +119,10 @@ done < <(awk '
        if (!cont) on = 0 }' Makefile.am)
 [ "$listed" -gt 300 ] || fail "only $listed sources read from Makefile.am's libraries: the test is blind"
 [ $misplaced = 0 ] && pass "each of the $listed sources of the five libraries lies in a room of its own library"
+# ... and each source under lib/ is one library's (or no make dist would carry it).
+unlisted=$(comm -23 <(find lib \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' \) | sort) <(printf '%s\n' "${!built[@]}" | sort))
+[ -z "$unlisted" ] && pass "every source under lib/ is in one library's sources" ||
+  fail "in no library's sources in Makefile.am: $(echo $unlisted)"
 
 edges=0 bad=0
 while IFS= read -r file; do
