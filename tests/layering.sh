@@ -31,7 +31,7 @@ sys/devices     preflight   base preflight sys/node
 sys/net         preflight   base preflight sys/node sys/run
 sys/stages      preflight   base env pin preflight sys/node sys/run sys/devices
 sys/slurm       preflight   base env slurm preflight sys/node sys/run
-sys/preflight   preflight   base env preflight sys/node sys/run sys/devices sys/net sys/stages
+sys/preflight   preflight   base env slurm preflight sys/node sys/run sys/devices sys/net sys/stages sys/slurm
 health          health      base env slurm preflight
 sys/health      health      base env pin conf preflight health sys/node sys/run sys/conf sys/devices sys/net sys/stages sys/slurm
 fleet           fleet       base env slurm preflight health
