@@ -4,7 +4,7 @@
 # Makefile.am (issue 42: folder = library = room), whose LIBADD chain is
 # core <- preflight <- health <- fleet <- postmortem; the plugin (spank) links
 # core alone, the command (launcher) all of them. Checked here:
-#   - the table itself: a room may name only rooms above it in the table, of
+#   - the table itself: a room may name only rooms listed before it (lower), of
 #     its own library or of one its library links;
 #   - every source that Makefile.am puts in lib/libgangway_X.la lies in a room
 #     of library X, so that no folder is split across libraries;
@@ -61,14 +61,14 @@ while read -r room lib allowed; do
   for to in $allowed; do
     [ "$to" = - ] || [ "$to" = '*' ] && continue
     if [ -z "${seen[$to]:-}" ]; then
-      fail "the table: $room names $to, which is not a room above it"; table_ok=0
+      fail "the table: $room names $to, which is not a room listed before it"; table_ok=0
     elif [ "${rank[${lib_of[$to]}]}" -gt "${rank[${links[$lib]}]}" ]; then
       fail "the table: $room ($lib) names $to, of the ${lib_of[$to]} library, which $lib does not link"; table_ok=0
     fi
   done
   lib_of[$room]=$lib may[$room]=" $allowed " seen[$room]=1
 done <<<"$rooms"
-[ $table_ok = 1 ] && pass "the rooms' table is ordered: each room names only rooms below it, of libraries its own links"
+[ $table_ok = 1 ] && pass "the rooms' table is ordered: each room names only rooms listed before it, of libraries its own links"
 
 room_of() {  # a path under the top -> its room ("" when it is in none)
   case $1 in
