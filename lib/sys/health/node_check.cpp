@@ -14,6 +14,7 @@
 #include "../conf/conf_files.hpp"
 #include "../node/file.hpp"
 #include "../node/sysfs.hpp"
+#include "../run/deadline.hpp"
 #include "../stages/cuda_stage.hpp"
 #include "../stages/nccl_stage.hpp"
 #include "nvml_stage.hpp"
@@ -25,11 +26,9 @@
 
 namespace gangway::sys {
 using preflight::StageStatus;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 health::SysfsFacts read_sysfs(const std::string& root, const health::SiteConf& c) {
     health::SysfsFacts f;
@@ -166,7 +165,7 @@ NodeCheckResult run_node_check(const NodeCheckOptions& o) {
     res.run.records = std::move(records);
     res.run.stages = parts.stages;
     res.run.verdict = health::verdict(res.run.records, parts.inconclusive);
-    res.run.seconds = since(t0);
+    res.run.seconds = seconds_since(t0);
     // The measured figures, for the fleet memory (the JSON's gpus and nccl).
     if (cuda)
         for (const auto& gr : cuda->gpus) res.run.gpus.push_back(sys::gpu_record(0, gr));

@@ -1,6 +1,5 @@
 #include "rdma_loopback.hpp"
 
-#include <chrono>
 #include <cstdio>
 
 #include "../stages/verbs_stage.hpp"
@@ -25,7 +24,7 @@ Result<double> loopback_write(const verbs::Port& p, unsigned gid, std::size_t by
 }  // namespace
 
 StageOutcome run_rdma_loopback(const std::vector<verbs::Port>& ports, const LoopbackOptions& o) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     gpu::StageVerdict v;
     std::vector<std::string> figures;
     unsigned tested = 0;
@@ -56,7 +55,7 @@ StageOutcome run_rdma_loopback(const std::vector<verbs::Port>& ports, const Loop
             v.findings.push_back({name, b2});
         }
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs = seconds_since(t0);
     if (!tested && v.findings.empty()) return to_outcome("rdma", gpu::skipped("no RDMA port is up", false, "rdma"), secs);
     v.status = v.findings.empty() ? StageStatus::ok : StageStatus::failed;
     std::string detail = std::to_string(tested) + " port(s)";

@@ -11,6 +11,7 @@
 #include "../../preflight/drain.hpp"
 #include "../../slurm/requeue.hpp"
 #include "../node/process_env.hpp"
+#include "../run/deadline.hpp"
 #include "../slurm/drain_spool.hpp"
 #include "../slurm/scontrol.hpp"
 
@@ -82,8 +83,8 @@ int requeue_without(const std::vector<std::string>& bad, const Say& say) {
     // slurmctld may refuse the update while the requeue is under way: retried
     // for 10 s in all (each try under its own deadline too).
     Result<void> updated = Failure{"not tried"};
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!updated && std::chrono::steady_clock::now() < until) {
+    const Deadline until = after_s(10);
+    while (!updated && Clock::now() < until) {
         updated = exclude_nodes(scontrol, job, list);
         if (!updated) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }

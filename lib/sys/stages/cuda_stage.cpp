@@ -194,8 +194,8 @@ void check_gpu(const cu::Api& a, int index, const CudaStageOptions& o, gpu::GpuR
 }  // namespace
 
 StageOutcome run_cuda_stage(const CudaStageOptions& o, std::vector<gpu::GpuResult>* per_gpu) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto secs = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    const auto t0 = Clock::now();
+    auto secs = [&] { return seconds_since(t0); };
     const auto expected = gpu::allocated_gpus(o.env);
     std::string why;
     const cu::Api* a = cu::api(why);

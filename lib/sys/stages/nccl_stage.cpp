@@ -1,7 +1,6 @@
 // The nccl stage: the job's libnccl (found as the job's framework would find
 // it, loaded with dlopen), this node's GPUs in one all-reduce at a large size
 // (nccl_allreduce.cpp), judged with nccl-tests' arithmetic.
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -15,8 +14,6 @@
 namespace gangway::sys {
 using preflight::StageStatus;
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // `ldconfig -p`'s list of the libraries the loader knows ("" when neither
 // ldconfig runs): through sys::run_command, with a deadline and a cap, like
@@ -75,7 +72,7 @@ std::optional<std::string> nccl_unique_id(const std::string& lib_path, std::stri
 
 StageOutcome run_nccl_stage_local(const NcclStageOptions& o) {
     const auto t0 = Clock::now();
-    auto secs = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+    auto secs = [&] { return seconds_since(t0); };
     std::string why;
     const cu::Api* a = cu::api(why);
     int count = 0;

@@ -323,8 +323,8 @@ Result<double> RdmaEndpoint::write_for(long, std::size_t) { return 0.0; }
 #endif
 
 StageOutcome run_verbs_stage_local(const VerbsStageOptions& o, std::vector<verbs::Port>* out_ports) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto secs = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    const auto t0 = Clock::now();
+    auto secs = [&] { return seconds_since(t0); };
     auto all = read_ib_ports(o.root);
     if (all.empty()) return to_outcome("verbs", gpu::skipped("no RDMA devices", o.t.require_verbs, "verbs"), secs());
     std::vector<verbs::Port> ports;
