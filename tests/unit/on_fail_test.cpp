@@ -1,6 +1,6 @@
 // What `gangway run/check` does with bad nodes after the verdict: drain
 // requests for the admins' Epilog (lib/preflight/drain) and the nodes a
-// requeued job excludes (lib/preflight/requeue).
+// requeued job excludes (lib/slurm/requeue).
 #include "catch_compat.hpp"
 
 #include "../../lib/base/error.hpp"

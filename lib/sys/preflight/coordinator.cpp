@@ -30,9 +30,6 @@ using namespace preflight;
 unsigned confirm_pairs(unsigned n) { return std::max(8u, n / 8); }
 // A flow over a link the reach stage found dead: failed, without a stream.
 constexpr const char* kNotStreamed = "not streamed: no TCP path (the reach stage's probes failed twice)";
-using sys::after_ms;
-using sys::Conn;
-using sys::ms_left;
 
 void Coordination::fail_lost(std::size_t mi, const std::string& stage) {
     auto& m = coord.members()[mi];

@@ -19,8 +19,6 @@
 
 namespace gangway::sys::pf {
 using namespace preflight;
-using sys::after_ms;
-using sys::ms_left;
 
 // cuda, nccl (this node's GPUs) and verbs on every healthy node at once; a
 // node whose stage failed is faulty. A stage skipped everywhere keeps the

@@ -16,9 +16,6 @@
 
 namespace gangway::sys::pf {
 using namespace preflight;
-using sys::after_ms;
-using sys::Conn;
-using sys::ms_left;
 
 // ---------------------------------------------------------------- data side
 // Every speaker listens for probes and bandwidth streams from its peers.

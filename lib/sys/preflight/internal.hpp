@@ -32,8 +32,6 @@ class RdmaEndpoint;  // lib/sys/stages/verbs_stage.hpp: only GpuSpeaker's own fi
 namespace gangway::sys::pf {
 
 using preflight::Kv;
-using sys::Clock;
-using sys::Deadline;
 
 
 // ---------------------------------------------------------------- data side

@@ -33,8 +33,6 @@
 namespace gangway::sys {
 using namespace preflight;
 using namespace pf;
-using sys::after_ms;
-using sys::ms_left;
 
 StepFacts step_facts_from_env(bool insecure) {
     EnvMap env;

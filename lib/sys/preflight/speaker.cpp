@@ -19,9 +19,6 @@
 
 namespace gangway::sys::pf {
 using namespace preflight;
-using sys::after_ms;
-using sys::Conn;
-using sys::ms_left;
 
 namespace {
 
