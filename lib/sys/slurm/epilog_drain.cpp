@@ -22,8 +22,9 @@ namespace {
 // A name from the environment or the spool, in a log line.
 std::string shown(std::string_view s) { return printable_name(s, 300); }
 
-bool digits(std::string_view s, std::string_view also = "") {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return (c >= '0' && c <= '9') || also.find(c) != std::string_view::npos; });
+// SLURM_JOB_ID as slurmd gives it: digits (and '_').
+bool job_id(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || c == '_'; });
 }
 
 // The spool's names for the job: another user's removed unread, the job
@@ -79,7 +80,7 @@ std::string joined(const std::vector<std::string>& v) {
 std::size_t epilog_drain(const EpilogDrainInput& in, const Scontrol& sc, const std::function<void(const std::string&)>& log) {
     const std::string& job = in.job;
     // slurmd sets both; anything else is not an Epilog of a job: nothing to say.
-    if (!digits(job, "_") || !digits(in.uid) || in.dir.empty()) return 0;
+    if (!job_id(job) || in.dir.empty()) return 0;
     const auto uid_n = parse_uint<std::uint32_t>(in.uid);
     if (!uid_n) return 0;
     const uid_t uid = *uid_n;
@@ -149,6 +150,10 @@ std::size_t epilog_drain(const EpilogDrainInput& in, const Scontrol& sc, const s
         std::string node, reason, file;
     };
     std::vector<Drain> drains;
+    // A regular file of the job's user, no link, never waited on, at most kMaxRequestBytes.
+    ReadOptions request_read(slurm::kMaxRequestBytes);
+    request_read.follow_links = false;
+    request_read.owner = uid;
     for (const auto& name : names.own) {
         const std::string node = slurm::request_node(name, job);
         const std::string path = in.dir + "/" + name;
@@ -157,9 +162,10 @@ std::size_t epilog_drain(const EpilogDrainInput& in, const Scontrol& sc, const s
             ::unlinkat(dir.get(), name.c_str(), 0);
             continue;
         }
-        const auto text = read_owned_file(path, uid, slurm::kMaxRequestBytes);
-        if (!text) {
-            log("ignoring request: " + shown(text.error()));
+        // Read through the spool's descriptor, as it was listed and is unlinked.
+        const auto text = read_file_at(dir.get(), name, request_read);
+        if (!text.ok()) {
+            log("ignoring request: " + shown(describe(path, text, request_read)));
             ::unlinkat(dir.get(), name.c_str(), 0);
             continue;
         }
@@ -168,7 +174,7 @@ std::size_t epilog_drain(const EpilogDrainInput& in, const Scontrol& sc, const s
             ::unlinkat(dir.get(), name.c_str(), 0);
             continue;
         }
-        drains.push_back({node, slurm::request_reason(*text), name});
+        drains.push_back({node, slurm::request_reason(text.text), name});
     }
     if (drains.empty()) return 0;
 
