@@ -96,9 +96,9 @@ std::size_t epilog_drain(const EpilogDrainInput& in, const Scontrol& sc, const s
     const JobNames names = job_names(dir.get(), job, uid);
     if (names.strangers > 0)
         log("job " + job + ": removed " + std::to_string(names.strangers) + " drain request file(s) not owned by the job's user (uid " +
-            in.uid + ") from " + in.dir + " unread; only the job's user can ask for its drains");
+            in.uid + ") from " + shown(in.dir) + " unread; only the job's user can ask for its drains");
     if (names.own.empty()) return 0;
-    const std::string left = "; requests left in " + in.dir;
+    const std::string left = "; requests left in " + shown(in.dir);
 
     // Which node decides: the job's first. Both names come from slurmd; nothing
     // of the job's environment reaches an Epilog. Where both lists are set
