@@ -24,9 +24,9 @@ pin             core        base env
 stepd           core        base
 sys/node        core        base env pin
 preflight       preflight   base env slurm
-conf            preflight   base env
+conf            preflight   base env preflight
 sys/run         preflight   base preflight sys/node
-sys/conf        preflight   base conf sys/node
+sys/conf        preflight   base preflight conf sys/node sys/run
 sys/devices     preflight   base preflight sys/node
 sys/net         preflight   base preflight sys/node sys/run
 sys/stages      preflight   base env pin preflight sys/node sys/run sys/devices

@@ -3,6 +3,7 @@
 // verdict on the plugstack lines (lib/conf/plugstack_check).
 #include "catch_compat.hpp"
 
+#include "../../lib/conf/install_rules.hpp"
 #include "../../lib/conf/plugstack_check.hpp"
 #include "../../lib/conf/plugstack_text.hpp"
 #include "../../lib/conf/plugstack_walk.hpp"
@@ -260,4 +261,66 @@ TEST_CASE("plugstack includes: a budget of files, bytes and include paths") {
     REQUIRE(w.remarks.size() == 1);
     CHECK_THAT(w.remarks[0].text, Catch::Matchers::StartsWith("plugstack.conf and its includes go past 100 include paths "
                                                               "(at /p.conf:101)"));
+}
+
+// lib/conf/install_rules: the running SLURM against the builds' releases.
+namespace {
+InstallFacts install_facts(const char* running, std::uint32_t plugin_number) {
+    InstallFacts f;
+    f.built_for = "22.05.8";
+    f.package_version = "1.0";
+    if (running) f.running = RunningSlurm{running, "srun --version"};
+    f.plugin = "/usr/lib/slurm/gangway.so";
+    f.plugin_info.plugin_version = plugin_number;
+    f.plugin_info.plugin_type = "spank";
+    f.plugin_info.gangway_version = "1.0";
+    return f;
+}
+int problems(const std::vector<Remark>& rs) {
+    int n = 0;
+    for (const auto& r : rs) n += r.level == Remark::Level::problem;
+    return n;
+}
+}  // namespace
+
+TEST_CASE("the installation's verdict: one build, the running release") {
+    const auto same = install_facts("22.05.11", 0x160508);
+    CHECK(problems(running_slurm_remarks(same)) == 0);
+    CHECK(problems(plugin_file_remarks(same)) == 0);
+    CHECK(plugin_file_remarks(same).front().text.find("SLURM 22.05 will load it") != std::string::npos);
+    CHECK(version_mismatch_text(same.built_for, same.running).empty());
+
+    // Another release runs: the command, the plugin and the warning say what to rebuild.
+    const auto other = install_facts("24.11.1", 0x160508);
+    CHECK(problems(running_slurm_remarks(other)) == 1);
+    const auto pr = plugin_file_remarks(other);
+    REQUIRE(problems(pr) == 1);
+    CHECK(pr.front().text.find("Incompatible Slurm plugin version") != std::string::npos);
+    CHECK(pr.front().text.find("rebuild gangway against SLURM 24.11") != std::string::npos);
+    CHECK(version_mismatch_text(other.built_for, other.running).find("`srun --version` is SLURM 24.11.1") !=
+          std::string::npos);
+
+    // The plugin from another build than the command's.
+    CHECK(problems(plugin_file_remarks(install_facts("24.11.1", 0x180b01))) == 1);
+    CHECK(problems(plugin_file_remarks(install_facts(nullptr, 0x180b01))) == 1);
+
+    // Unknown running SLURM: a note, no problem, no warning.
+    const auto unknown = install_facts(nullptr, 0x160508);
+    REQUIRE(running_slurm_remarks(unknown).size() == 1);
+    CHECK(running_slurm_remarks(unknown).front().level == Remark::Level::note);
+    CHECK(version_mismatch_text(unknown.built_for, unknown.running).empty());
+
+    // An unreadable plugin, and one of another type.
+    auto bad = same;
+    bad.plugin_info = {};
+    bad.plugin_info.error = "cannot be read";
+    REQUIRE(problems(plugin_file_remarks(bad)) == 1);
+    CHECK(plugin_file_remarks(bad).front().text == "/usr/lib/slurm/gangway.so cannot be read: install gangway's plugin "
+                                                   "there (make install, or the gangway package)");
+    auto typed = same;
+    typed.plugin_info.plugin_type = "auth";
+    CHECK(problems(plugin_file_remarks(typed)) == 1);
+    auto newer = same;
+    newer.plugin_info.gangway_version = "1.1";
+    CHECK(plugin_file_remarks(newer).back().level == Remark::Level::note);
 }
