@@ -17,6 +17,7 @@
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/postmortem/send.hpp"
 #include "../lib/sys/postmortem/stops_service.hpp"
+#include "../lib/sys/watch/watch_service.hpp"
 #include "../lib/sys/node/file.hpp"
 #include "commands.hpp"
 
@@ -222,6 +223,7 @@ int cmd_fleet_serve(int argc, char** argv) {
     // The post-mortem's records (issue 33): its thread and store before the
     // server that hands it requests, gone after the server.
     std::unique_ptr<sys::postmortem::StopsService> service;
+    std::unique_ptr<sys::watch::WatchService> watch;  // the running jobs' progress (issue 43), with the same key
     std::shared_ptr<const sys::fleet::ExtraRoutes> routes;
     if (!stops_key.empty()) {
         auto key = sys::postmortem::read_stops_key(stops_key);
@@ -229,7 +231,7 @@ int cmd_fleet_serve(int argc, char** argv) {
             std::fprintf(stderr, "gangway fleet serve: --stops-key: %s\n", key.error().c_str());
             return 1;
         }
-        stops.key = std::move(*key);
+        stops.key = *key;
         stops.db = db;
         stops.scontrol = sys::scontrol_client(10);
         stops.sacctmgr = sys::sacctmgr_client(10);
@@ -240,7 +242,18 @@ int cmd_fleet_serve(int argc, char** argv) {
             return 1;
         }
         service = std::move(*started);
-        routes = service->routes();
+        auto both = std::make_shared<sys::fleet::ExtraRoutes>(*service->routes());
+        sys::watch::WatchSettings ws;
+        ws.key = std::move(*key);
+        ws.scontrol = sys::scontrol_client(10);
+        ws.unmunge = sys::env_or("GANGWAY_UNMUNGE", "unmunge");
+        ws.log = [](const std::string& line) {
+            std::fprintf(stderr, "gangway fleet serve: %s\n", line.c_str());
+            std::fflush(stderr);
+        };
+        watch = std::make_unique<sys::watch::WatchService>(std::move(ws));
+        watch->add_routes(*both);
+        routes = both;
     }
     auto server = sys::fleet::MetricsServer::start(*where, serve_source(db), limits, routes);
     if (!server) {
@@ -249,10 +262,11 @@ int cmd_fleet_serve(int argc, char** argv) {
     }
     const std::string host = where->ipv6 ? "[" + where->host + "]" : where->host;
     std::fprintf(stderr, "gangway fleet serve: serving http://%s:%u/metrics%s from %s\n", host.c_str(),
-                 unsigned((*server)->port()), service ? " and /v1/stops" : "", db.c_str());
+                 unsigned((*server)->port()), service ? ", /v1/stops and /v1/progress" : "", db.c_str());
     std::fflush(stderr);
     const int sig = signals.wait();
     (*server).reset();
+    watch.reset();
     // Every record taken is in the store: a SLURM call that still runs
     // (bounded by its own deadline) is not waited for past 3 s.
     if (service && !service->stop(std::chrono::seconds(3))) {

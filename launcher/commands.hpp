@@ -23,6 +23,8 @@ int cmd_postmortem(int argc, char** argv);       // cmd_postmortem.cpp: `gangway
 int cmd_postmortem_job(int argc, char** argv);   // cmd_postmortem_deliver.cpp: `postmortem [JOBID]`, the line and timeline
 int cmd_postmortem_send(int argc, char** argv);  // cmd_postmortem_deliver.cpp: `postmortem send`, a record to fleet serve
 int cmd_postmortem_resend(int argc, char** argv);  // cmd_postmortem_deliver.cpp: `postmortem resend`, the node's outbox again
+int cmd_status(int argc, char** argv);      // cmd_watch.cpp: `gangway status`, the running job's pace, straggler, hang
+int cmd_watch_node(int argc, char** argv);  // cmd_watch.cpp: the node agent the plugin starts
 // The fleet store `gangway fleet` reads and writes unless --db names another.
 inline constexpr const char* kFleetDefaultDb = "/var/lib/gangway/fleet.db";
 

@@ -28,6 +28,7 @@ void usage(std::FILE* out) {
         "  epilog-drain      the Epilog's drains of the nodes the check found bad (admins; see --help)\n"
         "  fleet             the fleet memory: ingest the checks' reports, show them (see fleet --help)\n"
         "  postmortem [JOB]  who stopped the job: the node, rank and cause that came first (see --help)\n"
+        "  status [JOB]      the running job's pace, and the node that slows it or a hang (see --help)\n"
         "  version           print the version and the SLURM it was built for\n"
         "  help              this text\n"
         "\n"
@@ -85,6 +86,8 @@ int dispatch(int argc, char** argv) {
     if (cmd == "epilog-drain") return gangway::cli::cmd_epilog_drain(argc - 1, argv + 1);
     if (cmd == "fleet") return gangway::cli::cmd_fleet(argc - 1, argv + 1);
     if (cmd == "postmortem") return gangway::cli::cmd_postmortem(argc - 1, argv + 1);
+    if (cmd == "status") return gangway::cli::cmd_status(argc - 1, argv + 1);
+    if (cmd == "watch-node") return gangway::cli::cmd_watch_node(argc - 1, argv + 1);
     std::fprintf(stderr, "gangway: unknown command \"%s\"; run `gangway help` for the list\n", cmd.c_str());
     return 2;
 }

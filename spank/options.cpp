@@ -12,7 +12,7 @@
 namespace gangway::plugin {
 namespace {
 
-enum OptVal { kMode = 1, kIface = 2, kPin = 3, kCheck = 4, kOnFail = 5, kRankOrder = 6 };
+enum OptVal { kMode = 1, kIface = 2, kPin = 3, kCheck = 4, kOnFail = 5, kRankOrder = 6, kOnHang = 7 };
 
 // The option callback runs in srun/sbatch to validate (remote == 0) and again
 // in slurmstepd (remote == 1), where a failure must not abort the daemon's
@@ -34,6 +34,7 @@ int apply_option(int val, const char* optarg, int remote) {
             state().cli.check.level_from_cli = true;
         }
         if (val == kOnFail) state().cli.check.on_fail = parse_on_fail(arg, "--gangway-on-fail");
+        if (val == kOnHang) state().cli.on_hang = parse_hang_policy(arg, "--gangway-on-hang");
         if (val == kIface) {
             check_iface_name(arg, "--gangway-iface");
             state().cli.iface = arg;
@@ -88,6 +89,12 @@ char kRankOrderUsage[] =
     "SLURM's topology.conf/topology.yaml, so ring neighbours share a switch); default: site rank_order=. Env: "
     "GANGWAY_RANK_ORDER";
 
+char kOnHangName[] = "gangway-on-hang";
+char kOnHangArg[] = "POLICY";
+char kOnHangUsage[] =
+    "[gangway] where the site watches running jobs (watch=): on a hang, report (default: the line in gangway status "
+    "and AdminComment), cancel or requeue the job; off: no watching of this job. Env: GANGWAY_ON_HANG";
+
 struct spank_option kOptions[] = {
     {kModeName, kModeArg, kModeUsage, 1, kMode, on_option},
     {kIfaceName, kIfaceArg, kIfaceUsage, 1, kIface, on_option},
@@ -95,6 +102,7 @@ struct spank_option kOptions[] = {
     {kCheckName, kCheckArg, kCheckUsage, 2, kCheck, on_option},
     {kOnFailName, kOnFailArg, kOnFailUsage, 1, kOnFail, on_option},
     {kRankOrderName, kRankOrderArg, kRankOrderUsage, 1, kRankOrder, on_option},
+    {kOnHangName, kOnHangArg, kOnHangUsage, 1, kOnHang, on_option},
     SPANK_OPTIONS_TABLE_END,
 };
 
@@ -130,6 +138,8 @@ void apply_env_fallbacks(spank_t sp) {
     if (!cli.rank_order)
         if (auto v = context_getenv(sp, "GANGWAY_RANK_ORDER"); !v.empty())
             cli.rank_order = parse_rank_order(v, "GANGWAY_RANK_ORDER");
+    if (!cli.on_hang)
+        if (auto v = context_getenv(sp, "GANGWAY_ON_HANG"); !v.empty()) cli.on_hang = parse_hang_policy(v, "GANGWAY_ON_HANG");
     check_user_allowed(state().site.check, cli.check);
     if (!cli.iface)
         if (auto v = context_getenv(sp, "GANGWAY_IFACE"); !v.empty()) {

@@ -8,6 +8,7 @@
 #include "state.hpp"
 #include "spank_api.hpp"
 #include "sampler.hpp"
+#include "watch.hpp"
 #include "task_exit.hpp"
 
 // SPANK_PLUGIN() defines these as const objects, which C++ gives internal
@@ -91,7 +92,10 @@ extern "C" int slurm_spank_task_exit(spank_t sp, int, char**) {
 
 extern "C" int slurm_spank_exit(spank_t, int, char**) {
     return guarded("exit", kCarryOn, [&] {
-        if (spank_context() == S_CTX_REMOTE) gangway::plugin::sampler::stop();
+        if (spank_context() == S_CTX_REMOTE) {
+            gangway::plugin::sampler::stop();
+            gangway::plugin::watch::stop();
+        }
         return 0;
     });
 }

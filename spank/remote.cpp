@@ -22,6 +22,7 @@
 #include "pinning.hpp"
 #include "options.hpp"
 #include "state.hpp"
+#include "watch.hpp"
 #include "task_exit.hpp"
 
 namespace gangway::plugin::remote {
@@ -242,6 +243,7 @@ int init_post_opt(spank_t sp) {
     } catch (const Error& e) {
         note_error(e.what());
     }
+    watch::prepare(sp);
     return 0;
 }
 

@@ -25,6 +25,7 @@
 #include "log.hpp"
 #include "state.hpp"
 #include "task_exit.hpp"
+#include "watch.hpp"
 
 namespace gangway::plugin::sampler {
 namespace pm = postmortem;
@@ -215,7 +216,9 @@ void add_task(spank_t sp) {
     if (!the->started && !start()) {
         the->failed = true;
         log_error("postmortem_sample: cannot start the sampler thread; no task samples for this step (the rest of the post-mortem is kept)");
+        return;
     }
+    watch::start_agent(the->dir, the->step);  // once a step: its records are these samples
 }
 
 void end_task(spank_t sp) {

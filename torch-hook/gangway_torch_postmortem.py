@@ -19,7 +19,17 @@ by hand, `import gangway_torch_postmortem`):
     blocked in a collective does not return to Python, so a thread of its
     own hears the signal too (Python's wakeup fd);
   - on an uncaught Python exception writes the same file with the
-    exception's type and first line, then lets Python report it as usual.
+    exception's type and first line, then lets Python report it as usual;
+  - where the site watches running jobs (the plugin sets
+    GANGWAY_WATCH_INTERVAL, seconds), a thread of its own writes
+    GANGWAY_POSTMORTEM_DIR/pace.RANK.json at each multiple of the interval
+    on the node's clock (so every rank's report of a round covers the same
+    collectives): each group's newest collective entered and completed, and
+    when this rank entered its kMaxEnters newest ones (docs/watch.md); and,
+    when gangway's node agent leaves GANGWAY_POSTMORTEM_DIR/dump.request (a
+    hang was seen), writes rank.RANK.json at once, as SIGTERM would, without
+    ending. A rank blocked in a collective has released the GIL, so the
+    thread runs.
 The Epilog (`gangway postmortem collect`) reads the files as the user's:
 they can point at a rank of the job, never at a node. Nothing here may fail
 `import torch` or the job: every error leaves things as they were.
@@ -29,6 +39,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 _TIMES = ("time_created_ns", "time_discovered_started_ns", "time_discovered_completed_ns")
 _TIMED = 32  # each group's newest collectives kept with their times (the reader's kMaxTimed)
@@ -60,38 +71,48 @@ def _ns(v):
     return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 else 0
 
 
-def _write(exception=""):
-    """The dump, once: a second caller (the handler and the watching thread
-    both hear one SIGTERM) waits until the first one has written it."""
+def _groups(entries, timed_keys, keep):
+    """The Flight Recorder's collectives by process group: each group's
+    entered and completed sequence numbers, and its `keep` newest rows of
+    [seq, times...]. Each process group numbers its collectives on its own:
+    kept apart by the group's name (the same on every member)."""
+    groups = {}
+    for e in entries:
+        seq = e.get("collective_seq_id")
+        if not isinstance(seq, int) or e.get("is_p2p"):
+            continue
+        pg = e.get("process_group")
+        name = (str(pg[0]) if isinstance(pg, (list, tuple)) and pg else str(e.get("pg_id", "")))[:64] or "0"
+        g = groups.get(name)
+        if g is None:
+            if len(groups) >= 32:
+                continue
+            g = groups[name] = {"entered": [], "completed": [], "timed": []}
+        g["entered"].append(seq)
+        if e.get("retired") or e.get("state") == "completed":
+            g["completed"].append(seq)
+        g["timed"].append([seq] + [_ns(e.get(k)) for k in timed_keys])
+        del g["timed"][:-keep]
+    return groups
+
+
+def _write(exception="", final=True):
+    """The dump. The final one (SIGTERM, an exception) once: a second caller
+    (the handler and the watching thread both hear one SIGTERM) waits until
+    the first one has written it. One asked for by a hang (final=False)
+    leaves room for the final one."""
     global _written
     with _lock:
         if _written:
             return
-        _written = True
+        _written = final
         try:
             d = os.environ["GANGWAY_POSTMORTEM_DIR"]
             rank = int(os.environ["RANK"])
-            # Each process group numbers its collectives on its own: kept
-            # apart by the group's name (the same on every member).
-            groups = {}
-            for e in _fr_entries()[-4000:]:
-                seq = e.get("collective_seq_id")
-                if not isinstance(seq, int) or e.get("is_p2p"):
-                    continue
-                pg = e.get("process_group")
-                name = str(pg[0]) if isinstance(pg, (list, tuple)) and pg else str(e.get("pg_id", ""))
-                g = groups.setdefault(name[:64] or "0", {"entered": [], "completed": [], "timed": []})
-                if len(groups) > 32:
-                    del groups[name[:64] or "0"]
-                    continue
-                g["entered"].append(seq)
-                if e.get("retired") or e.get("state") == "completed":
-                    g["completed"].append(seq)
-                # When: the call (time_created_ns, on this rank's thread) and,
-                # where the backend watches it (NCCL), the start and the
-                # completion; gloo records neither. The node's clock, 0 unknown.
-                g["timed"].append([seq] + [_ns(e.get(k)) for k in _TIMES])
-                del g["timed"][:-_TIMED]
+            # When: the call (time_created_ns, on this rank's thread) and,
+            # where the backend watches it (NCCL), the start and the
+            # completion; gloo records neither. The node's clock, 0 unknown.
+            groups = _groups(_fr_entries()[-4000:], _TIMES, _TIMED)
             # Times for the 8 groups used last (the reader takes 256 rows in all).
             by_last = sorted(groups.values(), key=lambda g: max([t[1] for t in g["timed"]] or [0]), reverse=True)
             for g in by_last[_TIMED_GROUPS:]:
@@ -105,6 +126,50 @@ def _write(exception=""):
             os.rename(tmp, os.path.join(d, "rank.%d.json" % rank))
         except Exception:
             pass
+
+
+_ENTERS = 64  # each group's newest collectives whose entry a pace report times (the reader's kMaxEnters)
+_PACE_GROUPS = 8  # groups reported, those used last (kMaxPaceGroups)
+
+
+def _write_pace(d, rank):
+    """One pace report (pace.RANK.json, replaced atomically)."""
+    groups = _groups(_fr_entries(), ("time_created_ns",), _ENTERS)
+    rows = sorted(groups.items(), key=lambda kv: max([t[1] for t in kv[1]["timed"]] or [0]), reverse=True)
+    doc = {"kind": "gangway-rank-pace", "schema": 1, "rank": rank, "time_ns": time.time_ns(), "groups": {
+        name: {"entered": max(g["entered"] or [0]), "completed": max(g["completed"] or [0]), "enters": g["timed"]}
+        for name, g in rows[:_PACE_GROUPS]}}
+    tmp = os.path.join(d, ".pace.%d.json.%d" % (rank, os.getpid()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+    os.rename(tmp, os.path.join(d, "pace.%d.json" % rank))
+
+
+def _pace(interval):
+    """The pace thread: a report at each multiple of the interval, and a
+    dump as soon as (within a second) the node agent asks for one."""
+    d = os.environ["GANGWAY_POSTMORTEM_DIR"]
+    rank = int(os.environ["RANK"])
+    request = os.path.join(d, "dump.request")
+    served = None
+    next_at = (time.time() // interval + 1) * interval
+    while True:
+        now = time.time()
+        try:
+            st = os.stat(request)
+            if (st.st_mtime_ns, st.st_ino) != served:
+                served = (st.st_mtime_ns, st.st_ino)
+                _write(final=False)
+        except OSError:
+            pass
+        if now >= next_at:
+            try:
+                _write_pace(d, rank)
+            except Exception:
+                pass
+            next_at = (now // interval + 1) * interval
+        time.sleep(max(0.05, min(1.0, next_at - time.time())))
 
 
 def _terminate():
@@ -177,6 +242,9 @@ def autoload():
             previous(kind, value, tb)
 
         sys.excepthook = excepthook
+        interval = os.environ.get("GANGWAY_WATCH_INTERVAL", "")
+        if interval.isdigit() and 1 <= int(interval) <= 3600:
+            threading.Thread(target=_pace, args=(int(interval),), name="gangway-pace", daemon=True).start()
     except Exception:
         return
 

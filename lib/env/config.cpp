@@ -9,7 +9,7 @@
 namespace gangway {
 namespace {
 
-constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max, rank_order, topology_file, postmortem_dir, postmortem_sample";
+constexpr std::string_view kKnownKeys = "mode, iface, addr_template, port_range, batch, pin, topology, nic_include, nic_exclude, torch_hook, check, on_fail, check_min_nodes, check_optout, check_key, launcher, node_addrs_max, rank_order, topology_file, postmortem_dir, postmortem_sample, watch, watch_to, watch_key";
 
 bool parse_bool(std::string_view v, std::string_view key) {
     if (v == "1" || v == "yes" || v == "true" || v == "on") return true;
@@ -189,6 +189,22 @@ Config parse_site_args(const std::vector<std::string>& args) {
                 throw Error("plugstack.conf: postmortem_sample=" + excerpt(val) +
                             " is not a number of seconds from 0 to 300; for example postmortem_sample=5 (0: no samples)");
             c.postmortem_sample_s = *n;
+        } else if (key == "watch") {
+            const auto n = parse_uint<unsigned>(val);
+            if (!n || *n > 3600)
+                throw Error("plugstack.conf: watch=" + excerpt(val) +
+                            " is not a number of seconds from 0 to 3600; for example watch=10 (0: off)");
+            c.watch_s = *n;
+        } else if (key == "watch_to") {
+            if (!val.starts_with("http://") || val.size() <= 7 || val.find_first_of(" \t\"'") != std::string_view::npos)
+                throw Error("plugstack.conf: watch_to=" + excerpt(val) +
+                            " is not fleet serve's URL; for example watch_to=http://admin:9464");
+            c.watch_to = val;
+        } else if (key == "watch_key") {
+            if (val.empty() || val.front() != '/')
+                throw Error("plugstack.conf: watch_key=" + excerpt(val) +
+                            " is not an absolute path; give the site's key file, for example watch_key=/etc/gangway/stops.key");
+            c.watch_key = val;
         } else if (key == "node_addrs_max") {
             c.node_addrs_max = parse_node_addrs_max(val);
         } else if (key == "nic_include" || key == "nic_exclude") {
@@ -253,6 +269,23 @@ std::string expand_node_dir(std::string_view t, std::string_view node) {
         }
     }
     return out;
+}
+
+const char* hang_policy_name(HangPolicy h) noexcept {
+    switch (h) {
+        case HangPolicy::cancel: return "cancel";
+        case HangPolicy::requeue: return "requeue";
+        case HangPolicy::off: return "off";
+        case HangPolicy::report: break;
+    }
+    return "report";
+}
+
+HangPolicy parse_hang_policy(std::string_view v, std::string_view origin) {
+    for (HangPolicy h : {HangPolicy::report, HangPolicy::cancel, HangPolicy::requeue, HangPolicy::off})
+        if (v == hang_policy_name(h)) return h;
+    throw Error(std::string(origin) + "=" + excerpt(v) +
+                " is not report, cancel, requeue or off; for example --gangway-on-hang=cancel (off: no watching)");
 }
 
 }  // namespace gangway

@@ -55,6 +55,13 @@ struct Config {
     // postmortem_sample=: seconds between slurmstepd's samples of each task
     // while it runs (issue 41; spank/sampler.hpp); 0: none. With postmortem_dir= only.
     unsigned postmortem_sample_s = 5;
+    // watch=: seconds between the running job's reports (issue 43,
+    // docs/watch.md): each rank's pace (the torch hook), and each node's
+    // agent's record to fleet serve at watch_to=, signed with the key at
+    // watch_key=. 0 (the default): off. With postmortem_dir= and samples only.
+    unsigned watch_s = 0;
+    std::string watch_to;
+    std::string watch_key = "/etc/gangway/stops.key";
 };
 
 // Parses the plugstack.conf arguments. Throws gangway::Error naming the bad
@@ -78,7 +85,14 @@ std::string_view to_string(PinMode m);
 void check_iface_name(std::string_view name, std::string_view origin);
 
 // A user's choices; unset fields leave the site's value.
+// --gangway-on-hang: what a hang of the running job does (report: the line
+// only; cancel or requeue the job), or off: the job opts out of watching.
+enum class HangPolicy { report, cancel, requeue, off };
+HangPolicy parse_hang_policy(std::string_view v, std::string_view origin);
+const char* hang_policy_name(HangPolicy h) noexcept;
+
 struct UserChoice {
+    std::optional<HangPolicy> on_hang;
     std::optional<Mode> mode;
     std::optional<std::string> iface;
     std::optional<PinMode> pin;

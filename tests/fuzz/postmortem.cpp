@@ -8,6 +8,8 @@
 #include "lib/postmortem/record.hpp"
 #include "lib/stepd/task_samples.hpp"
 #include "lib/postmortem/verdict.hpp"
+#include "lib/watch/judge.hpp"
+#include "lib/watch/pace_json.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 #include <cstdlib>
@@ -42,5 +44,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     });
     gangway::fuzz::refusable([&] { (void)parse_rank_dump(in); });
     gangway::fuzz::refusable([&] { (void)kernel_signs(in, KmsgWindow{}); });
+    // The running job's (issue 43): a rank's pace report (the user's own
+    // file) and a node's progress record (over the network, signed): what
+    // they accept writes back and reads back the same, and is judged.
+    gangway::fuzz::refusable([&] {
+        const gangway::watch::Pace p = gangway::watch::parse_pace(in);
+        const std::string out = gangway::watch::pace_json(p);
+        if (gangway::watch::pace_json(gangway::watch::parse_pace(out)) != out) std::abort();
+    });
+    gangway::fuzz::refusable([&] {
+        const gangway::watch::NodeProgress p = gangway::watch::parse_progress(in);
+        const std::string out = gangway::watch::progress_json(p);
+        if (gangway::watch::progress_json(gangway::watch::parse_progress(out)) != out) std::abort();
+        (void)gangway::watch::judgement_line(gangway::watch::judge({p}, p.t_ns));
+    });
     return 0;
 }

@@ -52,7 +52,7 @@ if ! command -v "$cxx" >/dev/null; then
 fi
 
 # The pure library sources: what the targets call, and what those call.
-lib_sources=(lib/base/text.cpp lib/base/siphash.cpp lib/base/pci_bus_id.cpp lib/base/keyed_hash.cpp lib/env/*.cpp lib/conf/*.cpp lib/slurm/*.cpp lib/stepd/*.cpp lib/pin/*.cpp lib/preflight/*.cpp lib/health/*.cpp lib/fleet/*.cpp lib/postmortem/*.cpp)
+lib_sources=(lib/base/text.cpp lib/base/siphash.cpp lib/base/pci_bus_id.cpp lib/base/keyed_hash.cpp lib/env/*.cpp lib/conf/*.cpp lib/slurm/*.cpp lib/stepd/*.cpp lib/pin/*.cpp lib/preflight/*.cpp lib/health/*.cpp lib/fleet/*.cpp lib/postmortem/*.cpp lib/watch/*.cpp)
 san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
 cxxflags=(-std=c++20 -O1 -g1 "${san[@]}" -I"$src")  # -g1: the line tables a report needs, less compile time than -g
 mkdir -p "$build/obj" "$build/artifacts"

@@ -389,16 +389,17 @@ struct Served {
                                         {gangway::fleet::Exposition::prometheus_text, "up 1\n"}};
         };
         auto routes = std::make_shared<ExtraRoutes>();
-        routes->post_path = "/v1/stops";
-        routes->max_body = 1000;
         routes->max_inflight = 2500;
-        routes->post = [this](const std::function<const char*(const char*)>& header, std::string body) {
-            const char* h = header("X-Gangway-Job");
-            bodies.push_back(std::string(h ? h : "-") + ":" + body);
-            return HttpReply{202, "took " + std::to_string(body.size()) + "\n"};
-        };
-        routes->get_prefix = "/v1/stops/";
-        routes->get = [](std::string_view rest, const auto&) { return HttpReply{200, "job " + std::string(rest) + "\n"}; };
+        routes->posts.push_back({"/v1/stops", 1000, [this](const ExtraRoutes::Header& header, std::string body) {
+                                     const char* h = header("X-Gangway-Job");
+                                     bodies.push_back(std::string(h ? h : "-") + ":" + body);
+                                     return HttpReply{202, "took " + std::to_string(body.size()) + "\n"};
+                                 }});
+        // A second route: each POST goes to its own path's handler, with its own bound.
+        routes->posts.push_back({"/v1/progress", 10, [](const ExtraRoutes::Header&, std::string body) {
+                                     return HttpReply{200, "progress " + std::to_string(body.size()) + "\n"};
+                                 }});
+        routes->gets.push_back({"/v1/stops/", [](std::string_view rest, const auto&) { return HttpReply{200, "job " + std::string(rest) + "\n"}; }});
         auto s = MetricsServer::start(ListenAddress{"127.0.0.1", 0, false}, std::move(src), {}, routes);
         REQUIRE(s);
         server = std::move(*s);
@@ -468,6 +469,17 @@ TEST_CASE("http client: a POST and a GET against serve's routes; a URL other tha
     const auto g = gangway::sys::http_request(*u, "GET", "/v1/stops/77", {}, {}, gangway::sys::after_ms(5000));
     REQUIRE(g);
     CHECK(g->body == "job 77\n");
+    // The second route's POST reaches its own handler, under its own bound.
+    const auto p = gangway::sys::http_request(*u, "POST", "/v1/progress", {}, "0123456789", gangway::sys::after_ms(5000));
+    REQUIRE(p);
+    CHECK(p->body == "progress 10\n");
+    const auto big = gangway::sys::http_request(*u, "POST", "/v1/progress", {}, "01234567890", gangway::sys::after_ms(5000));
+    REQUIRE(big);
+    CHECK(big->status == 413);
+    CHECK(s.bodies == std::vector<std::string>{"3:abc"});
+    const auto none = gangway::sys::http_request(*u, "POST", "/v1/other", {}, "x", gangway::sys::after_ms(5000));
+    REQUIRE(none);
+    CHECK(none->status >= 400);
     CHECK(!gangway::sys::parse_http_url("https://admin:9464"));
     CHECK(!gangway::sys::parse_http_url("http://user@admin:9464"));
     CHECK(!gangway::sys::parse_http_url("http://admin:0"));

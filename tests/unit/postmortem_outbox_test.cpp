@@ -123,9 +123,7 @@ struct Stops {
             return MetricsSource::Texts{{gangway::fleet::Exposition::openmetrics, ""}, {gangway::fleet::Exposition::prometheus_text, ""}};
         };
         auto routes = std::make_shared<ExtraRoutes>();
-        routes->post_path = spm::kStopsPath;
-        routes->max_body = spm::kMaxStopBody;
-        routes->post = [this](const std::function<const char*(const char*)>& h, std::string body) {
+        routes->posts.push_back({spm::kStopsPath, spm::kMaxStopBody, [this](const ExtraRoutes::Header& h, std::string body) {
             spm::StopStamp s;
             const auto refused = spm::check_stop_post(kKey, h(spm::kHeaderJob), h(spm::kHeaderNode), h(spm::kHeaderTime),
                                                       h(spm::kHeaderSignature), body, now(), s);
@@ -138,7 +136,7 @@ struct Stops {
                 script.erase(script.begin());
             }
             return HttpReply{status, "status " + std::to_string(status) + "\n"};
-        };
+        }});
         auto started = MetricsServer::start(ListenAddress{"127.0.0.1", 0, false}, std::move(src), {}, routes);
         REQUIRE(started);
         server = std::move(*started);

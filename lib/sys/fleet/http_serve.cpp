@@ -361,6 +361,7 @@ MHD_Result count_framing(void* cls, MHD_ValueKind, const char* key, const char* 
 // A POST's body on its way in (ExtraRoutes): the request's state from its
 // headers to its end, when request_completed frees it.
 struct Upload {
+    const ExtraRoutes::Post* route = nullptr;
     std::string body;
     std::size_t expect = 0;
     std::size_t counted = 0;  // its bytes in State::inflight (the body itself is handed on at the end)
@@ -401,8 +402,7 @@ void mark_request(MetricsServer::State& st, MHD_Connection* c, bool in_request, 
 
 // The headers' call of a POST to ExtraRoutes' path: refused unless framed by
 // one Content-Length within the bounds; else its Upload is made.
-MHD_Result start_upload(MetricsServer::State& st, MHD_Connection* c, const Framing& f, void** req) {
-    const ExtraRoutes& r = *st.routes;
+MHD_Result start_upload(MetricsServer::State& st, MHD_Connection* c, const Framing& f, void** req, const ExtraRoutes::Post& r) {
     if (f.transfer_encoding)
         return send_message(c, MHD_HTTP_BAD_REQUEST, "bad request: Transfer-Encoding is refused; send one Content-Length\n", true);
     if (f.content_lengths == 0) return send_message(c, 411, "length required: send one Content-Length\n", true);
@@ -416,6 +416,7 @@ MHD_Result start_upload(MetricsServer::State& st, MHD_Connection* c, const Frami
     // announces (a stranger's headers cost nothing); a body that would take
     // the bodies being received past max_inflight is cut there.
     auto* u = new Upload;
+    u->route = &r;
     u->expect = std::size_t(*n);
     *req = u;
     mark_request(st, c, true, true);
@@ -437,8 +438,8 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         mark_request(st, c, true, false);
         Framing f;
         MHD_get_connection_values(c, MHD_HEADER_KIND, &count_framing, &f);
-        if (st.routes && st.routes->post && m == MHD_HTTP_METHOD_POST && std::string_view(url) == st.routes->post_path)
-            return start_upload(st, c, f, req);
+        if (const auto* p = st.routes && m == MHD_HTTP_METHOD_POST ? st.routes->post_of(url) : nullptr)
+            return start_upload(st, c, f, req, *p);
         if (f.ambiguous())
             return send_message(c, MHD_HTTP_BAD_REQUEST,
                                 f.transfer_encoding ? "bad request: Transfer-Encoding is refused (GET /metrics has no body)\n"
@@ -466,7 +467,7 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         const auto header = [c](const char* name) { return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name); };
         HttpReply reply;
         try {
-            reply = st.routes->post(header, std::move(u.body));
+            reply = u.route->handle(header, std::move(u.body));
         } catch (const std::exception& e) {  // a bug or no memory: this request fails, the server stays
             reply = {MHD_HTTP_INTERNAL_SERVER_ERROR, std::string("internal error: ") + e.what() + "\n"};
         }
@@ -477,11 +478,11 @@ MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* met
         return MHD_YES;
     }
     const bool close = past_half_life(st, c);
-    if (st.routes && st.routes->get && std::string_view(url).starts_with(st.routes->get_prefix) && get_or_head) {
+    if (const auto* g = st.routes && get_or_head ? st.routes->get_of(url) : nullptr) {
         HttpReply reply;
         try {
             const auto header = [c](const char* name) { return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name); };
-            reply = st.routes->get(std::string_view(url).substr(st.routes->get_prefix.size()), header);
+            reply = g->handle(std::string_view(url).substr(g->prefix.size()), header);
         } catch (const std::exception& e) {
             reply = {MHD_HTTP_INTERNAL_SERVER_ERROR, std::string("internal error: ") + e.what() + "\n"};
         }

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <thread>
 
@@ -64,29 +65,45 @@ struct MetricsSource {
 };
 
 // The routes besides /metrics that `fleet serve --stops-key` turns on (issue
-// 33): POST of exactly `post_path`, the one request that may carry a body,
-// and GET/HEAD of paths under `get_prefix`. A POST there must say its
-// length with one Content-Length of at most max_body (no Transfer-Encoding,
-// so no chunked body): else 400, 411 or 413 and closed, the body unread.
-// Bodies being received take at most max_inflight bytes in all, counted as
-// they come (a body that would pass it: its connection closed), and each must
-// come within ServeLimits::upload_deadline_s of its headers.
-// The handlers run on the server's thread, one at a time: they must be quick
-// (the slow work, SLURM's calls, is theirs to do on another thread).
+// 33, issue 43): POSTs of exactly a Post's `path`, the only requests that may
+// carry a body, and GET/HEAD of paths under a Get's `prefix`. A POST there
+// must say its length with one Content-Length of at most its max_body (no
+// Transfer-Encoding, so no chunked body): else 400, 411 or 413 and closed,
+// the body unread. Bodies being received take at most max_inflight bytes in
+// all, counted as they come (a body that would pass it: its connection
+// closed), and each must come within ServeLimits::upload_deadline_s of its
+// headers. The handlers run on the server's thread, one at a time: they must
+// be quick (the slow work, SLURM's calls, is theirs to do on another thread).
 struct HttpReply {
     unsigned status = 200;
     std::string body;
     std::string content_type = "text/plain; charset=utf-8";
 };
 struct ExtraRoutes {
-    std::string post_path;
-    std::size_t max_body = std::size_t(1) << 20;
+    using Header = std::function<const char*(const char*)>;  // the request's header of that name, or null
+    struct Post {
+        std::string path;
+        std::size_t max_body = std::size_t(1) << 20;
+        std::function<HttpReply(const Header& header, std::string body)> handle;
+    };
+    struct Get {
+        std::string prefix;
+        // rest: the path after prefix.
+        std::function<HttpReply(std::string_view rest, const Header& header)> handle;
+    };
+    std::vector<Post> posts;
+    std::vector<Get> gets;
     std::size_t max_inflight = std::size_t(8) << 20;
-    // `header(name)`: the request's header of that name, or null.
-    std::function<HttpReply(const std::function<const char*(const char*)>& header, std::string body)> post;
-    std::string get_prefix;
-    // rest: the path after get_prefix; header as for post.
-    std::function<HttpReply(std::string_view rest, const std::function<const char*(const char*)>& header)> get;
+    const Post* post_of(std::string_view path) const {
+        for (const auto& p : posts)
+            if (p.handle && p.path == path) return &p;
+        return nullptr;
+    }
+    const Get* get_of(std::string_view path) const {
+        for (const auto& g : gets)
+            if (g.handle && path.starts_with(g.prefix)) return &g;
+        return nullptr;
+    }
 };
 
 // "ADDR:PORT" with a numeric IPv4 address, or "[ADDR]:PORT" with an IPv6

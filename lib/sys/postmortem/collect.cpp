@@ -37,12 +37,6 @@ namespace {
 // Where what a collect could not remove within its bounds waits (root's, 0700).
 constexpr const char* kTrash = ".trash";
 
-std::int64_t clock_ns(clockid_t c) {
-    struct timespec t{};
-    ::clock_gettime(c, &t);
-    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
 // The names in a directory (an open descriptor) that start with `prefix`,
 // at most `max` of them, sorted; `more` says whether there were others.
 std::vector<std::string> names_with(int dirfd, std::string_view prefix, std::size_t max, bool& more) {

@@ -22,7 +22,7 @@ Result<std::string> read_stops_key(const std::string& path) {
 }
 
 Sent send_stop(const HttpUrl& to, std::string_view key, std::uint32_t job, const std::string& node, std::string_view body,
-               int tries, double try_s) {
+               int tries, double try_s, Signed what) {
     Sent out;
     for (int attempt = 0; attempt < tries; ++attempt) {
         if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -33,9 +33,9 @@ Sent send_stop(const HttpUrl& to, std::string_view key, std::uint32_t job, const
             {kHeaderJob, std::to_string(job)},
             {kHeaderNode, node},
             {kHeaderTime, std::to_string(s.time_s)},
-            {kHeaderSignature, stop_signature(key, s, body)},
+            {kHeaderSignature, stop_signature(key, s, body, what)},
         };
-        const auto a = http_request(to, "POST", kStopsPath, headers, body, after_ms(static_cast<long>(try_s * 1000)), 65536);
+        const auto a = http_request(to, "POST", what == Signed::progress ? kProgressPath : kStopsPath, headers, body, after_ms(static_cast<long>(try_s * 1000)), 65536);
         out.status = a ? a->status : 0;
         out.delivery = pm::delivery_of(out.status);
         if (!a) {

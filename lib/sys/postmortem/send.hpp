@@ -17,6 +17,7 @@
 #include "../../base/result.hpp"
 #include "../../postmortem/outbox.hpp"
 #include "../net/http_client.hpp"
+#include "stops_auth.hpp"
 
 namespace gangway::sys::postmortem {
 
@@ -40,7 +41,9 @@ struct Sent {
 // POSTs `body` (a NodeRecord's JSON) for job and node to `to` (serve's base
 // URL; its path is ignored), stamped with now at each try: at most `tries`
 // tries of `try_s` seconds each, 0.5 s apart.
+// With Signed::progress, a running job's progress record to /v1/progress
+// (lib/sys/watch/agent), signed as such.
 Sent send_stop(const HttpUrl& to, std::string_view key, std::uint32_t job, const std::string& node, std::string_view body,
-               int tries = 2, double try_s = kSendTryS);
+               int tries = 2, double try_s = kSendTryS, Signed what = Signed::stop);
 
 }  // namespace gangway::sys::postmortem

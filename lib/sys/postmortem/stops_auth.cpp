@@ -8,14 +8,14 @@
 
 namespace gangway::sys::postmortem {
 
-std::string stop_signature(std::string_view key, const StopStamp& s, std::string_view body) {
-    std::string text = "gangway-stop 1\njob=" + std::to_string(s.job) + "\nnode=" + s.node + "\ntime=" + std::to_string(s.time_s) + "\n";
+std::string stop_signature(std::string_view key, const StopStamp& s, std::string_view body, Signed what) {
+    std::string text = std::string(what == Signed::progress ? "gangway-progress" : "gangway-stop") + " 1\njob=" + std::to_string(s.job) + "\nnode=" + s.node + "\ntime=" + std::to_string(s.time_s) + "\n";
     text.append(body);
     return to_hex(hmac_sha256(key, text));
 }
 
 StopRefusal check_stop_post(std::string_view key, const char* job, const char* node, const char* time, const char* signature,
-                            std::string_view body, std::int64_t now_s, StopStamp& out) {
+                            std::string_view body, std::int64_t now_s, StopStamp& out, Signed what) {
     if (!job || !node || !time || !signature)
         return {400, std::string("missing header ") +
                          (!job ? kHeaderJob : !node ? kHeaderNode : !time ? kHeaderTime : kHeaderSignature) +
@@ -28,7 +28,7 @@ StopRefusal check_stop_post(std::string_view key, const char* job, const char* n
     StopStamp s{*j, node, *t};
     // The signature before the time: an unsigned request learns nothing from
     // which of the two it failed.
-    if (!equal_ct(stop_signature(key, s, body), signature))
+    if (!equal_ct(stop_signature(key, s, body, what), signature))
         return {401, "the signature does not match the site's key (is the key file the same on this node and the admin host?)"};
     if (*t < now_s - kStopMaxSkewS || *t > now_s + kStopMaxSkewS)
         return {403, "stale record: sent at " + std::to_string(*t) + ", now is " + std::to_string(now_s) +
@@ -38,6 +38,7 @@ StopRefusal check_stop_post(std::string_view key, const char* job, const char* n
 }
 
 std::string stops_read_payload(std::uint32_t job) { return "gangway-stops-read job=" + std::to_string(job); }
+std::string status_read_payload(std::uint32_t job) { return "gangway-status-read job=" + std::to_string(job); }
 
 bool munge_credential_shape(std::string_view cred) {
     if (!cred.starts_with("MUNGE:") || cred.size() > kMaxMungeCredential) return false;

@@ -40,8 +40,15 @@ struct StopStamp {
     std::int64_t time_s = 0;  // unix seconds when the node sent it
 };
 
-// The signature's hex (64 digits) over "gangway-stop 1\njob=J\nnode=N\ntime=T\n" + body.
-std::string stop_signature(std::string_view key, const StopStamp& s, std::string_view body);
+// What a signed POST carries: a node's record of a stopped job (/v1/stops),
+// or a node's progress record of a running one (/v1/progress, issue 43).
+// Signed apart, so that a record of one kind is never taken as the other.
+enum class Signed : std::uint8_t { stop, progress };
+inline constexpr const char* kProgressPath = "/v1/progress";
+
+// The signature's hex (64 digits) over "gangway-stop 1\njob=J\nnode=N\ntime=T\n"
+// (or "gangway-progress 1\n...") + body.
+std::string stop_signature(std::string_view key, const StopStamp& s, std::string_view body, Signed what = Signed::stop);
 
 // What the server answers a POST it refuses, or status 0 when it takes it.
 struct StopRefusal {
@@ -56,11 +63,14 @@ struct StopRefusal {
 using gangway::postmortem::NodeRecord;
 
 StopRefusal check_stop_post(std::string_view key, const char* job, const char* node, const char* time, const char* signature,
-                            std::string_view body, std::int64_t now_s, StopStamp& out);
+                            std::string_view body, std::int64_t now_s, StopStamp& out, Signed what = Signed::stop);
 
 // The payload a reader's credential carries for JOB: a credential made for
 // one job does not read another.
 std::string stops_read_payload(std::uint32_t job);
+// GET /v1/status/JOB's (issue 43): the running job's pace, straggler and hang.
+std::string status_read_payload(std::uint32_t job);
+inline constexpr const char* kStatusPath = "/v1/status/";
 
 // Whether a credential is a MUNGE credential's text ("MUNGE:" and base64,
 // at most kMaxMungeCredential): nothing else reaches unmunge.

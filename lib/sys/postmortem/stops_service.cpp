@@ -145,15 +145,12 @@ StopsService::~StopsService() {
 
 std::shared_ptr<const sys::fleet::ExtraRoutes> StopsService::routes() {
     auto r = std::make_shared<sys::fleet::ExtraRoutes>();
-    r->post_path = kStopsPath;
-    r->max_body = kMaxStopBody;
-    r->post = [this](const std::function<const char*(const char*)>& header, std::string body) {
-        return post(header, std::move(body));
-    };
-    r->get_prefix = std::string(kStopsPath) + "/";
-    r->get = [this](std::string_view rest, const std::function<const char*(const char*)>& header) {
-        return get(rest, header(kHeaderMunge));
-    };
+    r->posts.push_back({kStopsPath, kMaxStopBody, [this](const sys::fleet::ExtraRoutes::Header& header, std::string body) {
+                            return post(header, std::move(body));
+                        }});
+    r->gets.push_back({std::string(kStopsPath) + "/", [this](std::string_view rest, const sys::fleet::ExtraRoutes::Header& header) {
+                           return get(rest, header(kHeaderMunge));
+                       }});
     return r;
 }
 
@@ -223,7 +220,7 @@ void StopsService::log_refusal(const std::string& line) {
 
 // Who made the credential, as `unmunge` says (it reads the credential from
 // a private file: the client's runner gives no stdin), or why not.
-static Result<MungeCaller> munge_caller(const std::string& unmunge, std::string_view cred) {
+Result<MungeCaller> munge_caller(const std::string& unmunge, std::string_view cred) {
     if (!munge_credential_shape(cred)) return Failure{"not a MUNGE credential"};
     char path[] = "/tmp/gangway-stops-cred.XXXXXX";
     const int fd = ::mkstemp(path);

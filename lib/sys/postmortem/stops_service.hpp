@@ -41,8 +41,13 @@
 #include "../fleet/http_serve.hpp"
 #include "../fleet/store.hpp"
 #include "../slurm/scontrol.hpp"
+#include "stops_auth.hpp"
 
 namespace gangway::sys::postmortem {
+
+// Who made a MUNGE credential, as `unmunge` says, or why not (the readers
+// of /v1/stops/JOB and /v1/status/JOB).
+Result<MungeCaller> munge_caller(const std::string& unmunge, std::string_view cred);
 
 struct StopsSettings {
     std::string key;  // the site's key (read_stops_key)

@@ -4,7 +4,10 @@
 // in a thread of its own, a name looked up) counts from here, so that "within
 // N s" means the same thing everywhere.
 #pragma once
+#include <time.h>
+
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <memory>
@@ -18,6 +21,13 @@ namespace gangway::sys {
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
+
+// A clock's time in whole nanoseconds (CLOCK_REALTIME: the nodes' records').
+inline std::int64_t clock_ns(clockid_t c) {
+    struct timespec t{};
+    ::clock_gettime(c, &t);
+    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
 
 inline Deadline after_ms(long ms) { return Clock::now() + std::chrono::milliseconds(ms); }
 inline Deadline after_s(double s) {

@@ -49,11 +49,16 @@ Result<std::string> client_call(const std::string& name, const std::string& path
 }  // namespace
 
 Scontrol scontrol_client(double timeout_s) {
-    return Scontrol{client_program("GANGWAY_SCONTROL", "scontrol"), timeout_s, client_program("GANGWAY_SQUEUE", "squeue")};
+    return Scontrol{client_program("GANGWAY_SCONTROL", "scontrol"), timeout_s, client_program("GANGWAY_SQUEUE", "squeue"),
+                    client_program("GANGWAY_SCANCEL", "scancel")};
 }
 
 Result<std::string> scontrol_call(const Scontrol& s, const std::vector<std::string>& args) {
     return client_call("scontrol", s.path, s.timeout_s, args);
+}
+
+Result<void> cancel_job(const Scontrol& s, const std::string& job) {
+    return done(client_call("scancel", s.scancel, s.timeout_s, {job}));
 }
 
 Result<std::string> show_node(const Scontrol& s, const std::string& node) { return scontrol_call(s, {"show", "node", node}); }

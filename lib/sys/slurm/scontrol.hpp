@@ -19,6 +19,7 @@ struct Scontrol {
     std::string path = "scontrol";
     double timeout_s = 10;  // each call's
     std::string squeue = "squeue";  // a job's fields: job_view.hpp says why not scontrol's
+    std::string scancel = "scancel";  // a hung job's end (issue 43: --gangway-on-hang=cancel)
 };
 
 // The client every caller uses: GANGWAY_SCONTROL names the program when set
@@ -54,6 +55,8 @@ Result<std::vector<slurm::JobView>> jobs_of_user(const Scontrol& s, std::uint32_
 Result<std::string> job_admin_comment(const Scontrol& s, const std::string& job);
 // `scontrol requeue JOB`.
 Result<void> requeue_job(const Scontrol& s, const std::string& job);
+// `scancel JOB`: scontrol has no cancel. GANGWAY_SCANCEL names the program.
+Result<void> cancel_job(const Scontrol& s, const std::string& job);
 // `scontrol requeuehold JOB` and `scontrol release JOB`: a finished batch
 // job back to pending but held, so that it takes updates (SLURM 22.05
 // refuses any update of a finished job) and cannot start before them.

@@ -1,0 +1,83 @@
+// `gangway fleet serve --stops-key`'s side of the running job (issue 43,
+// docs/watch.md): takes each node agent's signed progress record on POST
+// /v1/progress (signed as a progress record, never taken for a stop), keeps
+// each step's newest kMaxHistory records a node in memory, judges the step
+// (lib/watch/judge, pure) at most twice an interval, and:
+//   - answers the node "dump" while a confirmed hang waits for its dumps
+//     (the agent leaves dump.request, each rank's hook writes its dump);
+//   - sets the running job's AdminComment to the judgement's line when it
+//     names something new (a straggler's node, a confirmed hang);
+//   - on a confirmed hang of a step run with --gangway-on-hang=cancel or
+//     requeue, cancels or requeues the job two intervals after the dumps
+//     were asked for;
+// all SLURM calls on a thread of its own. GET /v1/status/JOB answers the
+// job's owner (the uid slurmstepd gave the agent), root and serve's own
+// user, as a MUNGE credential says.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "../../watch/judge.hpp"
+#include "../fleet/http_serve.hpp"
+#include "../slurm/scontrol.hpp"
+
+namespace gangway::sys::watch {
+
+struct WatchSettings {
+    std::string key;                  // the site's key (read_stops_key)
+    Scontrol scontrol;                // scontrol_client()
+    std::string unmunge = "unmunge";  // GANGWAY_UNMUNGE for the tests' munged
+    std::function<void(const std::string&)> log;  // serve's log, a line at a time
+};
+
+class WatchService {
+public:
+    explicit WatchService(WatchSettings s);
+    ~WatchService();
+    WatchService(const WatchService&) = delete;
+    WatchService& operator=(const WatchService&) = delete;
+
+    // /v1/progress and /v1/status/ into `routes`.
+    void add_routes(sys::fleet::ExtraRoutes& routes);
+
+    sys::fleet::HttpReply post(const sys::fleet::ExtraRoutes::Header& header, std::string body);
+    sys::fleet::HttpReply status(std::string_view rest, const char* cred);
+
+    static constexpr std::size_t kMaxSteps = 4096;          // steps watched at once
+    static constexpr std::int64_t kForgetNs = 600'000'000'000;  // a step no node spoke of for 10 minutes
+
+private:
+    struct Step {
+        std::uint32_t job = 0, step = 0, uid = 0;
+        gangway::watch::OnHang on_hang = gangway::watch::OnHang::report;
+        std::int64_t interval_ns = 0;
+        std::map<std::string, std::deque<gangway::watch::NodeProgress>> nodes;
+        std::int64_t newest_ns = 0, judged_ns = 0;
+        gangway::watch::Judgement last;
+        std::string said;                 // what the line last put in AdminComment named
+        std::int64_t dump_asked_ns = 0;   // when a confirmed hang asked for the dumps (0: not)
+        bool acted = false;               // the hang's cancel or requeue was asked of SLURM
+    };
+    void judge(Step& s);
+    void enqueue(std::function<void()> call);
+    void run();
+
+    WatchSettings settings_;
+    std::mutex mu_;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, Step> steps_;
+    std::mutex q_mu_;
+    std::condition_variable q_cv_;
+    std::deque<std::function<void()>> queue_;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+}  // namespace gangway::sys::watch
