@@ -50,10 +50,17 @@ _lock = threading.RLock()
 
 
 def _fr_entries():
-    """The Flight Recorder's entries of this process ([] where there are none)."""
-    try:
-        import torch._C._distributed_c10d as c10d
-    except Exception:
+    """The Flight Recorder's entries of this process ([] where there are none).
+    Never imports: this runs on the hook's threads too, which must not take
+    the import lock while `import torch` runs (which loads this hook): an
+    import there raised _DeadlockError in the job's own `import torch`. So
+    only once torch is imported, and its distributed module with it."""
+    t = sys.modules.get("torch")
+    spec = getattr(t, "__spec__", None)
+    if t is None or spec is None or getattr(spec, "_initializing", False):
+        return []
+    c10d = sys.modules.get("torch._C._distributed_c10d")
+    if c10d is None:
         return []
     for name in ("_dump_fr_trace_json", "_dump_nccl_trace_json"):
         fn = getattr(c10d, name, None)

@@ -44,6 +44,13 @@ constexpr double kWaitFloor = 0.10, kWaitTimes = 2, kWaitMargin = 0.05;
 // Pressure ("some avg10", hundredths of a percent): 20% at least, and 10
 // points above the other nodes' median.
 constexpr std::uint32_t kPressureFloor = 2000, kPressureMargin = 1000;
+// A node's link holds the job back: its root qdisc held back (overlimits)
+// or dropped, or the interface failed or dropped, at least this many packets
+// in each of its newest `sustain` intervals, ten times the other nodes'.
+constexpr std::uint64_t kHeldFloor = 50, kHeldTimes = 10;
+// And the job is this much slower than its best pace (a link that queues
+// without slowing the job is not what holds it back).
+constexpr double kSlowerThanBest = 1.2;
 // A rank below this share of a CPU between two samples is not computing.
 constexpr double kIdleShare = 0.05;
 constexpr std::int64_t kCpuSpanNs = 1'000'000'000;
@@ -314,53 +321,119 @@ struct Bucket {
     std::vector<std::size_t> seqs;
 };
 
-// Oldest first; only those with enough collectives for a median.
+// Oldest first, each with enough collectives for a median: an interval
+// with fewer (a job slowed to seconds a collective, a pause) joins the
+// intervals before it, newest first, until it has them; its key stays its
+// newest interval's, so that a bucket is as recent as its newest collective.
 std::vector<Bucket> buckets_of(const Common& c, std::int64_t interval) {
     std::vector<std::pair<std::int64_t, std::size_t>> keyed;
     keyed.reserve(c.seq.size());
     for (std::size_t k = 0; k < c.seq.size(); ++k) keyed.emplace_back(floor_div(c.first[k], interval), k);
     std::sort(keyed.begin(), keyed.end());
     std::vector<Bucket> out;
-    for (std::size_t i = 0; i < keyed.size();) {
-        Bucket b;
-        b.key = keyed[i].first;
-        for (; i < keyed.size() && keyed[i].first == b.key; ++i) b.seqs.push_back(keyed[i].second);
-        if (b.seqs.size() >= kMinBucketSeqs) out.push_back(std::move(b));
+    Bucket b;
+    for (std::size_t i = keyed.size(); i-- > 0;) {
+        if (b.seqs.empty()) b.key = keyed[i].first;
+        b.seqs.push_back(keyed[i].second);
+        // Whole intervals only: a bucket closes between two of them.
+        if (b.seqs.size() >= kMinBucketSeqs && (i == 0 || keyed[i - 1].first != keyed[i].first)) {
+            std::reverse(b.seqs.begin(), b.seqs.end());
+            out.push_back(std::move(b));
+            b = Bucket{};
+        }
     }
+    std::reverse(out.begin(), out.end());
     return out;
 }
 
 // Which node entered last in one bucket, and by how much before the next.
+// Two measures, since a node can hold the others up in two ways:
+//   - steadily, every collective a little (a slower CPU, a noisy neighbour):
+//     each rank's median lateness, a node's its latest rank's, and the lead
+//     over the next node's. Spikes of one rank now and then move no median.
+//   - in bursts (a CPU quota's throttling, a stall now and then), by a lot on
+//     some collectives: what the others waited for it, summed over the
+//     collectives it entered last (by how much before the next node), as a
+//     share of the bucket's time. A healthy job's spikes fall on every node.
 struct Lead {
-    int node = -1;                   // -1: fewer than two nodes
-    std::int64_t lateness = 0;       // its ranks' (the latest rank's median)
-    std::int64_t lead = 0;           // over the next node's
-    std::vector<std::int64_t> late;  // by member: its median lateness in the bucket
+    int node = -1;                   // -1: fewer than two nodes, or no rule met
+    std::int64_t lead = 0;           // the median lead, or the mean wait a collective it caused
+    std::vector<std::int64_t> late;  // by member: its lateness (median or mean, as the rule)
+    std::int64_t lateness = 0;       // the node's (its latest member's)
 };
 
-Lead lead_in(const Common& c, const Bucket& b, std::size_t nodes) {
+// A node that the others waited for at least this share of the bucket's
+// time, this many times the next node's share.
+constexpr double kWaitShareFloor = 0.15, kWaitShareTimes = 3;
+
+Lead lead_in(const Common& c, const Bucket& b, std::size_t nodes, std::int64_t need, std::int64_t need_burst) {
     Lead out;
-    out.late.resize(c.member.size());
-    std::vector<std::int64_t> node_late(nodes, -1), v(b.seqs.size());
-    for (std::size_t m = 0; m < c.member.size(); ++m) {
-        for (std::size_t i = 0; i < b.seqs.size(); ++i) v[i] = minus(c.at(m, b.seqs[i]), c.first[b.seqs[i]]);
-        out.late[m] = lower_median_in_place(v.begin(), v.end());
-        auto& nl = node_late[std::size_t(c.member_node[m])];
-        nl = std::max(nl, out.late[m]);
-    }
-    int top = -1, second = -1;
-    for (std::size_t n = 0; n < nodes; ++n) {
-        if (node_late[n] < 0) continue;
-        if (top < 0 || node_late[n] > node_late[std::size_t(top)]) {
-            second = top, top = int(n);
-        } else if (second < 0 || node_late[n] > node_late[std::size_t(second)]) {
-            second = int(n);
+    const std::size_t members = c.member.size();
+    std::vector<std::int64_t> median_late(members), mean_late(members), node_med(nodes, -1), v(b.seqs.size());
+    for (std::size_t m = 0; m < members; ++m) {
+        double sum = 0;
+        for (std::size_t i = 0; i < b.seqs.size(); ++i) {
+            v[i] = minus(c.at(m, b.seqs[i]), c.first[b.seqs[i]]);
+            sum += double(v[i]);
         }
+        mean_late[m] = saturate<std::int64_t>(sum / double(b.seqs.size()));
+        median_late[m] = lower_median_in_place(v.begin(), v.end());
+        auto& nl = node_med[std::size_t(c.member_node[m])];
+        nl = std::max(nl, median_late[m]);
     }
+    const auto top_two = [nodes](const auto& by_node) {
+        int top = -1, second = -1;
+        for (std::size_t n = 0; n < nodes; ++n) {
+            if (by_node[n] < 0) continue;
+            if (top < 0 || by_node[n] > by_node[std::size_t(top)]) second = top, top = int(n);
+            else if (second < 0 || by_node[n] > by_node[std::size_t(second)]) second = int(n);
+        }
+        return std::make_pair(top, second);
+    };
+    const auto [top, second] = top_two(node_med);
     if (second < 0) return out;  // one node: nobody to be later than
-    out.node = top;
-    out.lateness = node_late[std::size_t(top)];
-    out.lead = node_late[std::size_t(top)] - node_late[std::size_t(second)];
+    const auto node_of_max = [&](const std::vector<std::int64_t>& late, int node) {
+        std::int64_t best = 0;
+        for (std::size_t m = 0; m < members; ++m)
+            if (c.member_node[m] == node) best = std::max(best, late[m]);
+        return best;
+    };
+    if (node_med[std::size_t(top)] - node_med[std::size_t(second)] >= need) {
+        out.node = top;
+        out.lead = node_med[std::size_t(top)] - node_med[std::size_t(second)];
+        out.late = std::move(median_late);
+        out.lateness = node_med[std::size_t(top)];
+        return out;
+    }
+    // The bursts: each collective's last node, charged by how much before
+    // the next. Each node's lateness is taken past its usual (its median):
+    // a node whose clock runs ahead is late by as much every time, and
+    // charged nothing for it.
+    std::vector<std::int64_t> charged(nodes, 0), latest(nodes);
+    for (std::size_t i = 0; i < b.seqs.size(); ++i) {
+        std::fill(latest.begin(), latest.end(), kMinNs);
+        for (std::size_t m = 0; m < members; ++m) {
+            const std::size_t n = std::size_t(c.member_node[m]);
+            latest[n] = std::max(latest[n], minus(minus(c.at(m, b.seqs[i]), c.first[b.seqs[i]]), node_med[n]));
+        }
+        int t = -1, s2 = -1;
+        for (std::size_t n = 0; n < nodes; ++n) {
+            if (latest[n] == kMinNs) continue;
+            if (t < 0 || latest[n] > latest[std::size_t(t)]) s2 = t, t = int(n);
+            else if (s2 < 0 || latest[n] > latest[std::size_t(s2)]) s2 = int(n);
+        }
+        if (t >= 0 && s2 >= 0) charged[std::size_t(t)] += minus(latest[std::size_t(t)], latest[std::size_t(s2)]);
+    }
+    const auto [ct, cs] = top_two(charged);
+    const std::int64_t span = minus(c.first[b.seqs.back()], c.first[b.seqs.front()]);
+    if (ct < 0 || cs < 0 || span <= 0 || b.seqs.size() < 2) return out;
+    const double share = double(charged[std::size_t(ct)]) / double(span), next = double(charged[std::size_t(cs)]) / double(span);
+    const std::int64_t per = charged[std::size_t(ct)] / std::int64_t(b.seqs.size() - 1);
+    if (share < kWaitShareFloor || share < kWaitShareTimes * next || per < need_burst) return out;
+    out.node = ct;
+    out.lead = per;
+    out.lateness = node_of_max(mean_late, ct);
+    out.late = std::move(mean_late);
     return out;
 }
 
@@ -378,12 +451,15 @@ std::optional<Found> find_straggler(const Common& c, const Index& x, std::int64_
     const std::int64_t newest_end = saturate<std::int64_t>((double(buckets.back().key) + 1) * double(interval));
     if (minus(now, newest_end) > times(interval, 2)) return std::nullopt;
     const std::int64_t need = std::max(st.min_lead_ns, saturate<std::int64_t>(st.min_share * double(pace)));
+    // Bursts are charged past each node's usual lateness (no clock offset
+    // counts): a quarter of the steady floor, and the share of the pace.
+    const std::int64_t need_burst = std::max(st.min_lead_ns / 4, saturate<std::int64_t>(st.min_share * double(pace)));
     const std::size_t sustain = std::size_t(std::max(st.sustain, 1));
     Lead newest;
     std::vector<std::int64_t> leads;  // newest first
     for (std::size_t i = buckets.size(); i-- > 0;) {
-        Lead l = lead_in(c, buckets[i], x.node_name.size());
-        if (l.node < 0 || l.lead < need || (!leads.empty() && l.node != newest.node)) break;
+        Lead l = lead_in(c, buckets[i], x.node_name.size(), need, need_burst);
+        if (l.node < 0 || (!leads.empty() && l.node != newest.node)) break;
         leads.push_back(l.lead);
         if (leads.size() == 1) newest = std::move(l);
     }
@@ -513,9 +589,126 @@ std::optional<std::pair<Reason, std::string>> pressure(const Index& x, int node)
                                             percent(best_others / 10000));
 }
 
-void explain(Straggler& s, const Index& x, int node, std::int64_t interval) {
+
+// ---- Root's view of the links ------------------------------------------------
+
+// What a node's links held back between two of its records: the link that
+// held back most, and its figures.
+struct Held {
+    std::uint64_t total = 0, overlimits = 0, drops = 0, errors = 0;
+    std::string_view link;
+};
+
+std::uint64_t grew(std::uint64_t from, std::uint64_t to) { return to > from ? to - from : 0; }
+
+// Each node's, between each of its records with links and the one before, newest first.
+std::vector<std::vector<Held>> held_by_record(const Index& x) {
+    std::vector<std::vector<Held>> out(x.node_name.size());
+    std::vector<const NodeProgress*> prev(x.node_name.size(), nullptr);
+    for (std::size_t i = 0; i < x.recs.size(); ++i) {
+        const NodeProgress* r = x.recs[i];
+        if (r->links.empty()) continue;
+        const std::size_t n = std::size_t(x.rec_node[i]);
+        if (const NodeProgress* p = prev[n]) {
+            Held best;
+            for (const LinkQueue& now : r->links)
+                for (const LinkQueue& was : p->links) {
+                    if (was.name != now.name) continue;
+                    Held h;
+                    h.link = now.name;
+                    h.overlimits = grew(was.qdisc_overlimits, now.qdisc_overlimits);
+                    h.drops = grew(was.qdisc_drops, now.qdisc_drops) + grew(was.tx_dropped, now.tx_dropped);
+                    h.errors = grew(was.tx_errors, now.tx_errors);
+                    h.total = h.overlimits + h.drops + h.errors;
+                    if (h.total > best.total) best = h;
+                }
+            out[n].push_back(best);
+        }
+        prev[n] = r;
+    }
+    for (auto& v : out) std::reverse(v.begin(), v.end());
+    return out;
+}
+
+struct LinkHolder {
+    int node = -1;
+    std::string evidence;
+};
+
+// The node whose link held back packets in each of its newest `sustain`
+// intervals, beyond doubt against the others; nullopt when none.
+std::optional<LinkHolder> link_holder(const Index& x, int sustain) {
+    if (x.node_name.size() < 2 || sustain < 1) return std::nullopt;
+    const auto held = held_by_record(x);
+    const std::size_t k = std::size_t(sustain);
+    std::optional<LinkHolder> out;
+    std::uint64_t out_low = 0;
+    for (std::size_t n = 0; n < held.size(); ++n) {
+        if (held[n].size() < k) continue;
+        std::uint64_t low = UINT64_MAX;
+        for (std::size_t i = 0; i < k; ++i) low = std::min(low, held[n][i].total);
+        if (low < kHeldFloor) continue;
+        std::vector<std::uint64_t> others;
+        for (std::size_t o = 0; o < held.size(); ++o)
+            if (o != n)
+                for (std::size_t i = 0; i < std::min(k, held[o].size()); ++i) others.push_back(held[o][i].total);
+        const std::uint64_t o = others.empty() ? 0 : lower_median(std::move(others));
+        if (low < kHeldTimes * o || (out && low <= out_low)) continue;
+        const Held& h = held[n][0];
+        LinkHolder l;
+        l.node = int(n);
+        l.evidence = std::string(x.node_name[n]) + "'s " + std::string(h.link) + " held back " + std::to_string(h.overlimits) +
+                     " packets past its rate, dropped " + std::to_string(h.drops) + " and failed " + std::to_string(h.errors) +
+                     " in the last interval, the other nodes' links " + std::to_string(o) + " in all";
+        out = std::move(l);
+        out_low = low;
+    }
+    return out;
+}
+
+// A straggler named by its link: the node's ranks, and the job's pace now
+// against its best (both 0 where no rank reports its pace).
+Straggler link_straggler(const Index& x, const LinkHolder& l, std::int64_t pace_now, std::int64_t pace_best, int sustain) {
+    Straggler s;
+    s.node = std::string(x.node_name[std::size_t(l.node)]);
+    for (std::size_t r = 0; r < x.rank.size(); ++r)
+        if (x.expected[r] && x.node_of[r] == l.node) s.ranks.push_back(x.rank[r]);
+    std::sort(s.ranks.begin(), s.ranks.end());
+    s.intervals = sustain;
+    s.reason = Reason::network;
+    s.evidence = l.evidence;
+    s.pace_ns = pace_now;
+    s.best_pace_ns = pace_best;
+    if (pace_now > 0 && pace_best > 0) {
+        s.lead_ns = pace_now - pace_best;
+        s.slowdown = double(pace_now) / double(pace_best);
+    }
+    return s;
+}
+
+// The job's pace over its newest `sustain` intervals with data, and its best
+// (the least of any interval's); 0 where there are too few.
+std::pair<std::int64_t, std::int64_t> pace_now_and_best(const Common& c, std::int64_t interval, int sustain) {
+    const auto buckets = buckets_of(c, interval);
+    if (buckets.size() <= std::size_t(std::max(sustain, 1))) return {0, 0};
+    std::vector<std::size_t> recent;
+    for (std::size_t i = buckets.size() - std::size_t(sustain); i < buckets.size(); ++i)
+        recent.insert(recent.end(), buckets[i].seqs.begin(), buckets[i].seqs.end());
+    std::sort(recent.begin(), recent.end());
+    std::int64_t best = 0;
+    for (const Bucket& b : buckets) {
+        const std::int64_t p = pace_over(c, b.seqs);
+        if (p > 0 && (best == 0 || p < best)) best = p;
+    }
+    return {pace_over(c, recent), best};
+}
+
+// Why the straggler's node is slow, where root's view says so.
+void explain(Straggler& s, const Index& x, int node, std::int64_t interval, int sustain) {
     auto r = cpu_wait(x, node, interval);
     if (!r) r = pressure(x, node);
+    if (!r)
+        if (const auto l = link_holder(x, sustain); l && l->node == node) r = std::make_pair(Reason::network, l->evidence);
     if (!r) return;
     s.reason = r->first;
     s.evidence = std::move(r->second);
@@ -779,7 +972,10 @@ std::string straggler_words(const Straggler& s) {
     std::snprintf(b, sizeof b, "%.1fx", s.slowdown);
     std::string out = "straggler: " + s.node;
     if (!s.ranks.empty()) out += " (" + rank_list(s.ranks) + ")";
-    if (s.pace_ns > 0) out += ", " + duration(s.lead_ns) + " later than the next node a collective, the job " + b + " slower for it";
+    if (s.best_pace_ns > 0)
+        out += ", its link holds the job back: a collective every " + duration(s.pace_ns) + " against " + duration(s.best_pace_ns) +
+               " at its best, the job " + b + " slower";
+    else if (s.pace_ns > 0) out += ", " + duration(s.lead_ns) + " later than the next node a collective, the job " + b + " slower for it";
     else out += ", by root's view alone (no rank reports its pace)";
     if (!s.evidence.empty()) out += "; " + s.evidence;
     return out;
@@ -800,6 +996,7 @@ std::string hang_words(const Hang& h) {
 
 Judgement& root_only(Judgement& j, const Index& x, std::int64_t now, const JudgeSettings& s, std::int64_t interval) {
     if (auto f = root_straggler(x, s, interval)) j.straggler = std::move(f->s);
+    else if (const auto l = link_holder(x, s.sustain)) j.straggler = link_straggler(x, *l, 0, 0, s.sustain);
     j.hang = root_hang(x, now, s);
     return j;
 }
@@ -813,6 +1010,7 @@ const char* reason_name(Reason r) noexcept {
     case Reason::cpu_pressure: return "cpu_pressure";
     case Reason::memory_pressure: return "memory_pressure";
     case Reason::io_pressure: return "io_pressure";
+    case Reason::network: return "network";
     }
     return "none";
 }
@@ -854,8 +1052,17 @@ Judgement judge(const std::vector<NodeProgress>& history, std::int64_t now_ns, c
 
     if (auto f = find_straggler(c, x, j.pace_ns, now_ns, s, interval)) {
         f->s.group = std::string(g.name);
-        explain(f->s, x, f->node, interval);
+        explain(f->s, x, f->node, interval, s.sustain);
         j.straggler = std::move(f->s);
+    } else if (const auto l = link_holder(x, s.sustain)) {
+        // No rank enters last (a slow link slows every rank's collectives
+        // alike), but one node's link holds back what the job sends, and the
+        // job runs slower than its best.
+        const auto [now_pace, best] = pace_now_and_best(c, interval, s.sustain);
+        if (now_pace > 0 && best > 0 && double(now_pace) >= kSlowerThanBest * double(best)) {
+            j.straggler = link_straggler(x, *l, now_pace, best, s.sustain);
+            j.straggler->group = std::string(g.name);
+        }
     }
     j.hang = find_hang(rep, judged, x, j.pace_ns, now_ns, s);
     return j;

@@ -23,7 +23,7 @@ struct JudgeSettings {
 };
 
 // Why root's evidence says the straggler's node is slow, where it says so.
-enum class Reason : std::uint8_t { none, cpu_wait, cpu_pressure, memory_pressure, io_pressure };
+enum class Reason : std::uint8_t { none, cpu_wait, cpu_pressure, memory_pressure, io_pressure, network };
 const char* reason_name(Reason r) noexcept;  // "cpu_wait", ...
 
 struct Straggler {
@@ -34,6 +34,9 @@ struct Straggler {
     std::int64_t pace_ns = 0;          // the median interval between the group's collectives
     double slowdown = 1.0;             // pace / (pace - lead): the job's pace against its pace without this node
     int intervals = 0;                 // intervals in a row it led
+    // Named by its link (Reason::network) rather than by the ranks' lead:
+    // the job's best pace in the history (the slowdown is pace_ns against it).
+    std::int64_t best_pace_ns = 0;
     Reason reason = Reason::none;      // root's confirmation (none: the ranks' word only)
     std::string evidence;              // root's figures behind `reason`, one phrase
 };

@@ -46,6 +46,16 @@ struct Pace {
     std::vector<GroupPace> groups;
 };
 
+// One of the node's addressed links, root's reading (lib/sys/watch/link_queues):
+// cumulative counters since the interface was made.
+struct LinkQueue {
+    std::string name;                  // eth1, ib0: at most 15 bytes
+    std::uint64_t tx_bytes = 0, tx_errors = 0, tx_dropped = 0;  // the interface's (IFLA_STATS64)
+    std::uint64_t qdisc_drops = 0, qdisc_overlimits = 0;        // its root qdisc's (TCA_STATS_QUEUE)
+    bool operator==(const LinkQueue&) const = default;
+};
+inline constexpr std::size_t kMaxLinkQueues = 16;
+
 // What the user asked to happen on a hang (--gangway-on-hang=).
 enum class OnHang : std::uint8_t { report, cancel, requeue };
 const char* on_hang_name(OnHang h) noexcept;                // "report", "cancel", "requeue"
@@ -65,6 +75,7 @@ struct NodeProgress {
     std::vector<Pace> paces;               // the ranks' reports (only of `ranks`)
     std::vector<postmortem::TaskSample> samples;      // root's: each task's newest rounds
     std::vector<postmortem::PressureSample> pressure; // root's: the node's (or step's) pressure
+    std::vector<LinkQueue> links;                     // root's: the node's addressed links at t_ns
 };
 
 }  // namespace gangway::watch

@@ -133,16 +133,20 @@ std::string progress_json(const NodeProgress& p) {
     for (const auto& s : p.samples)
         samples.push_back(json::array({std::uint64_t(s.t_ns), s.rank, std::string(1, pm::state_letter(s.state)), s.cpu_ns,
                                        s.wait_ns, s.procs}));
+    json links = json::array();
+    for (const auto& l : p.links)
+        links.push_back(json::array({l.name, l.tx_bytes, l.tx_errors, l.tx_dropped, l.qdisc_drops, l.qdisc_overlimits}));
     for (const auto& s : p.pressure)
         pressure.push_back(json::array({std::uint64_t(s.t_ns), s.cpu, s.memory, s.io, s.scope == pm::PressureScope::step ? "s" : "n"}));
     json j = {{"kind", "gangway-progress"}, {"schema", 1}, {"job", p.job}, {"step", p.step}, {"node", p.node}, {"uid", p.uid},
               {"time_ns", std::uint64_t(p.t_ns)}, {"interval_ns", std::uint64_t(p.interval_ns)}, {"on_hang", on_hang_name(p.on_hang)}, {"ranks", p.ranks},
-              {"paces", std::move(paces)}, {"samples", std::move(samples)}, {"pressure", std::move(pressure)}};
+              {"paces", std::move(paces)}, {"samples", std::move(samples)}, {"pressure", std::move(pressure)}, {"links", std::move(links)}};
     return j.dump();
 }
 
 NodeProgress parse_progress(std::string_view text) {
-    constexpr std::size_t kValues = 32 + kMaxProgressRanks * (1 + kPaceValues) + kMaxProgressSamples * 7 + kMaxProgressPressure * 6;
+    constexpr std::size_t kValues =
+        32 + kMaxProgressRanks * (1 + kPaceValues) + kMaxProgressSamples * 7 + kMaxProgressPressure * 6 + kMaxLinkQueues * 7;
     const json j = bounded_parse(text, kMaxProgressBytes, kValues, 7, "a progress record");
     want_kind(j, "gangway-progress", "a gangway progress record");
     NodeProgress p;
@@ -207,6 +211,21 @@ NodeProgress parse_progress(std::string_view text) {
         ps.step = p.step;
         p.pressure.push_back(ps);
     }
+    if (j.contains("links"))  // an agent of before the links: none
+        for (const auto& l : list("links", kMaxLinkQueues)) {
+            if (!l.is_array() || l.size() != 6 || !l[0].is_string())
+                throw Error("a progress record's \"links\" holds something else than [name, tx_bytes, tx_errors, tx_dropped, drops, overlimits]");
+            LinkQueue q;
+            q.name = l[0].get<std::string>();
+            if (q.name.empty() || q.name.size() > 15 || printable_name(q.name, 15) != q.name || q.name.find(' ') != std::string::npos)
+                throw Error("a progress record's link name \"" + excerpt(q.name) + "\" is not an interface's name");
+            std::uint64_t* fields[] = {&q.tx_bytes, &q.tx_errors, &q.tx_dropped, &q.qdisc_drops, &q.qdisc_overlimits};
+            for (int i = 1; i <= 5; ++i) {
+                if (!l[i].is_number_unsigned()) throw Error("a progress record's link counters are not whole numbers");
+                *fields[i - 1] = l[i].get<std::uint64_t>();
+            }
+            p.links.push_back(std::move(q));
+        }
     return p;
 }
 

@@ -19,14 +19,22 @@
 #                a hang naming rank 5 on node10 within 2 minutes, every other
 #                rank's dump written at once (rank.N.json in its node's
 #                directory), and the job cancelled within a minute after;
-#   3 healthy    WATCH_HEALTHY=N jobs (default 1; the issue's bar is 20, run
-#                by hand) of 60 s under the machine's load: nothing named.
-# WATCH_CASES="1 3" runs some only.
+#   4 link       node10's data link shaped mid-run (tc, both ways) to 20
+#                Mbit/s, a fifth of what the job's all-reduces of 1 MB
+#                send: named as the node that holds the job back, with the
+#                network as the reason (its link's qdisc held back what it
+#                was given), within 90 s;
+#   3 healthy    WATCH_HEALTHY=N jobs (default 20) of 60 s under the
+#                machine's load: nothing named. Not in `make check` (20
+#                minutes): WATCH_CASES=3 runs it (BENCHMARKS.md has its
+#                runs); cases 1 and 2 run healthy for their first 25 and 15
+#                s, checked in gangway status, and no other node named.
+# WATCH_CASES="1 3" runs some only (default: 1 2 4).
 . "$(dirname "$0")/lib.sh"
 $TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
 command -v munged >/dev/null && command -v mungekey >/dev/null || skip_or_fail "MUNGE is not installed (apt-get install munge): gangway status reads through it"
 RELEASE=${GANGWAY_CLUSTER_RELEASE:-22.05}
-CASES=${WATCH_CASES:-1 2 3}
+CASES=${WATCH_CASES:-1 2 4}
 PORT=${GANGWAY_WATCH_PORT:-19474}
 URL=http://198.18.0.1:$PORT
 PM=$WORK/pm
@@ -42,6 +50,7 @@ undo() {
   fi
   [ -n "$M" ] && [ -r "$M/key.d/pid" ] && kill "$(cat "$M/key.d/pid")" 2>/dev/null
   [ -n "$M" ] && rm -rf "$M"
+  unshape_link node10
   cp "$GANGWAY_CLUSTER_DIR"/log/slurmd-node*.log "$WORK/" 2>/dev/null
   no_plugstack
   return 0
@@ -64,9 +73,21 @@ printf '#!/bin/sh\nexec unmunge -S %s/sock "$@"\n' "$M" >"$M/unmunge"
 chmod 755 "$M/munge" "$M/unmunge"
 export GANGWAY_MUNGE=$M/munge GANGWAY_UNMUNGE=$M/unmunge
 
+# fleet serve and the job owner's `gangway status` run on the host, as on an
+# admin host and a login node: MUNGE is the host's (the release roots hold
+# none), so a gangway built for the host: this build on 22.05, else the
+# host's (the developer's _build, CI's 22.05 package tree). serve's SLURM
+# calls go to the release's scontrol, squeue and scancel (PATH: cluster.sh's
+# wrappers enter the root).
+HOST_GANGWAY=''
+for b in "${GANGWAY_HOST_BIN:-}" "$top_builddir/launcher/gangway" "$top_srcdir/_build/launcher/gangway" \
+  $(ls -d "$top_srcdir"/_deb-bookworm/work/gangway-*/_build/launcher/gangway 2>/dev/null); do
+  [ -n "$b" ] && [ -x "$b" ] && "$b" version >/dev/null 2>&1 && { HOST_GANGWAY=$b; break; }
+done
+[ -n "$HOST_GANGWAY" ] || skip_or_fail "no gangway built for this host to run gangway status with (set GANGWAY_HOST_BIN)"
 plugstack $SITE_ARGS launcher=$INSTALL/gangway postmortem_dir=$PM/%n postmortem_sample=2 watch=5 watch_to=$URL \
   watch_key=$WORK/stops.key
-"$GANGWAY_BIN" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
+"$HOST_GANGWAY" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
   2>>"$WORK/serve.log" &
 serve=$!
 for _ in $(seq 50); do grep -q "serving http" "$WORK/serve.log" && break; sleep 0.2; done
@@ -85,9 +106,8 @@ as_user() {
     nsenter --target "$pid" --mount --root --wd="$wd" -S $USER_ID -G $USER_ID -- "${env[@]}" "/usr/bin/$1" "${@:2}"
   fi
 }
-# status: the job's owner's `gangway status` (the host's build: MUNGE's socket is the host's).
 status() { setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups env GANGWAY_MUNGE="$GANGWAY_MUNGE" \
-  "$top_builddir/launcher/gangway" status "$job" --from "$URL" 2>&1; }
+  "$HOST_GANGWAY" status "$job" --from "$URL" 2>&1; }
 comment_of() { squeue --noheader --states=all --jobs="$1" --Format=admin_comment:1024 2>/dev/null | sed 's/ *$//'; }
 state_of() { squeue --noheader --states=all --jobs="$1" --format=%T 2>/dev/null; }
 # submit CASE SECONDS [SBATCH OPTIONS...]: the case's job, the user's; its id in $job.
@@ -97,23 +117,27 @@ submit() {
   cat >"$WORK/$c.sbatch" <<EOS
 #!/bin/bash
 #SBATCH -N4 --ntasks-per-node=2 -o $WORK/out/$c.%j.out -D $WORK/user $*
-export WATCH_DIR=$WORK/run WATCH_SECONDS=$secs WATCH_FORGE=${FORGE:-0}
+export WATCH_DIR=$WORK/run WATCH_SECONDS=$secs WATCH_FORGE=${FORGE:-0} WATCH_TENSOR=${TENSOR:-1024} WATCH_WORK=${WORK_N:-20}
 srun $TORCH_PY $top_srcdir/tests/integration/watch_loop.py
 EOS
   job=$(as_user sbatch --parsable -J "watch-$c" "$WORK/$c.sbatch" 2>"$WORK/sbatch.err") \
     || { fail "$c: sbatch as uid $USER_ID failed: $(cat "$WORK/sbatch.err")"; job=''; return 1; }
 }
-# pids_of RANK...: once every rank named is in its loop (180 s at most).
+# pids_of CASE RANK...: once every rank named is in its loop (180 s at
+# most), their pids in $pids; else a failure that says why (the job's output's end).
 pids_of() {
-  local t0=$SECONDS r out=''
+  local c=$1 t0=$SECONDS r; shift
+  pids=''
   for r in "$@"; do
     while [ ! -s "$WORK/run/pid.$r" ]; do
-      [ $((SECONDS - t0)) -lt 180 ] || { fail "job $job: rank $r not in its loop in 180 s ($(state_of "$job"))"; return 1; }
+      if [ $((SECONDS - t0)) -ge 180 ] || ! [[ $(state_of "$job") =~ ^(PENDING|CONFIGURING|RUNNING)$ ]]; then
+        fail "$c: job $job: rank $r not in its loop ($(state_of "$job"), $((SECONDS - t0)) s): $(tail -3 "$WORK"/out/*."$job".out 2>/dev/null | tr '\n' ' ')"
+        return 1
+      fi
       sleep 0.5
     done
-    out="$out $(cat "$WORK/run/pid.$r")"
+    pids="$pids $(cat "$WORK/run/pid.$r")"
   done
-  echo "$out"
 }
 # wait_end: until the job has left the queue's running states (240 s at most).
 wait_end() {
@@ -129,8 +153,8 @@ has() { [[ " $CASES " == *" $1 "* ]]; }
 
 if has 1; then
   FORGE=1 submit straggler 150
-  if pids=$(pids_of 4 5); then
-    sleep 40
+  if pids_of 1 4 5; then
+    sleep 25
     out=$(status)
     if grep -q "no straggler and no hang" <<<"$out"; then pass "1: healthy so far: $(head -1 <<<"$out")"
     else fail "1: before the slowdown, gangway status: $(tr '\n' ' ' <<<"$out")"; fi
@@ -159,7 +183,7 @@ fi
 
 if has 2; then
   submit hang 600 --gangway-on-hang=cancel
-  if pids=$(pids_of 5); then
+  if pids_of 2 5; then
     sleep 15
     kill -STOP $pids
     t_stop=$SECONDS seen=''
@@ -187,10 +211,36 @@ if has 2; then
   job=''
 fi
 
+if has 4; then
+  TENSOR=262144 WORK_N=5 submit link 150
+  if pids_of 4 4 5; then
+    sleep 25
+    out=$(status)
+    grep -q "no straggler and no hang" <<<"$out" && pass "4: healthy so far: $(head -1 <<<"$out")" \
+      || fail "4: before the link was shaped, gangway status: $(tr '\n' ' ' <<<"$out")"
+    shape_link node10 20
+    t_slow=$SECONDS seen=''
+    while [ $((SECONDS - t_slow)) -lt 90 ]; do
+      out=$(status)
+      grep -q "^straggler: node10.*node10's eth1 held back" <<<"$out" && { seen=$((SECONDS - t_slow)); break; }
+      sleep 2
+    done
+    if [ -n "$seen" ]; then pass "4: ${seen} s after the link was shaped, gangway status: $(grep '^straggler' <<<"$out")"
+    else fail "4: not named 90 s after the link was shaped; gangway status: $(tr '\n' ' ' <<<"$out")"; fi
+    unshape_link node10
+    touch "$WORK/run/stop"
+    wait_end || fail "4: job $job did not end"
+    others=$(named_so_far | grep -v "^straggler: node10" || true)
+    [ -z "$others" ] && pass "4: no node but node10 named" || fail "4: named besides node10: $others"
+  fi
+  unshape_link node10
+  job=''
+fi
+
 if has 3; then
-  for k in $(seq "${WATCH_HEALTHY:-1}"); do
+  for k in $(seq "${WATCH_HEALTHY:-20}"); do
     submit healthy 60
-    pids_of 0 >/dev/null && wait_end
+    pids_of 3 0 && wait_end
     named=$(named_so_far)
     [ -z "$named" ] && pass "3: healthy job $k ($job): nothing named" || fail "3: healthy job $k ($job): $named"
     job=''

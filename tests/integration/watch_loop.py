@@ -1,6 +1,6 @@
 """A training loop's stand-in for tests/integration/watch.sh: each step
 computes (a few matrix products on one thread, WATCH_WORK of them) and then
-all-reduces over gloo (init_method="env://", gangway's variables), for
+all-reduces WATCH_TENSOR floats (default 1024) over gloo (init_method="env://", gangway's variables), for
 WATCH_SECONDS or until WATCH_DIR/stop exists. Each rank writes its pid to
 WATCH_DIR/pid.RANK once it is in the loop, and its steps' times to
 WATCH_DIR/steps.RANK at the end (the test compares the job's pace with and
@@ -27,7 +27,7 @@ dist.init_process_group("gloo", init_method="env://", timeout=datetime.timedelta
 rank = dist.get_rank()
 world = dist.get_world_size()
 a = torch.rand(96, 96)
-t = torch.zeros(1024)
+t = torch.zeros(int(os.environ.get("WATCH_TENSOR", "1024")))
 n_work = int(os.environ.get("WATCH_WORK", "20"))
 end = time.time() + float(os.environ.get("WATCH_SECONDS", "60"))
 steps = []

@@ -52,6 +52,7 @@ struct Sim {
         std::uint32_t node;
         std::int64_t from, to, extra;
         int rank = -1;  // one rank of the node only
+        std::uint64_t every = 1;  // only every this many collectives (a quota's throttling: bursts)
     };
     std::vector<Slow> slow;
     Leave leave = Leave::none;  // a rank that leaves the collectives at leave_at
@@ -73,10 +74,11 @@ struct Sim {
         return b;
     }
     std::int64_t off(std::uint32_t n) const { return n < offset.size() ? offset[n] : 0; }
-    std::int64_t extra(std::uint32_t r, std::int64_t t) const {
+    std::int64_t extra(std::uint32_t r, std::int64_t t, std::uint64_t seq = 0) const {
         std::int64_t e = 0;
         for (const auto& s : slow)
-            if (s.node == node_of(r) && (s.rank < 0 || std::uint32_t(s.rank) == r) && t >= s.from && t < s.to) e += s.extra;
+            if (s.node == node_of(r) && (s.rank < 0 || std::uint32_t(s.rank) == r) && t >= s.from && t < s.to && seq % s.every == 0)
+                e += s.extra;
         return e;
     }
 
@@ -89,7 +91,7 @@ struct Sim {
             std::int64_t last = t;
             bool all = true;
             for (std::uint32_t r = 0; r < ranks(); ++r) {
-                std::int64_t e = t + period + std::int64_t(unit(rng) * double(jitter)) + extra(r, t);
+                std::int64_t e = t + period + std::int64_t(unit(rng) * double(jitter)) + extra(r, t, seq);
                 if (unit(rng) < spike) e += 5 * period;
                 if (leave != Leave::none && r == leave_rank && e >= leave_at) {
                     all = false;
@@ -650,4 +652,108 @@ TEST_CASE("root's view alone: a rank stopped for the hang limit is a confirmed h
     busy.leave = Leave::busy, busy.leave_rank = 5, busy.leave_at = T0 + 30 * kS;
     busy.run(T0 + 200 * kS);
     CHECK_FALSE(judge(without_paces(busy.history(now)), now).hang);
+}
+
+// A slow link: every rank's collectives slow alike (no rank enters last),
+// and root's reading of one node's link shows it holding back what the job
+// sends (its qdisc's overlimits and drops).
+namespace {
+// Each record gets the node's eth1 counters at its time: `held` packets a
+// second held back from `from` on by the nodes in `holding`.
+std::vector<NodeProgress> with_links(std::vector<NodeProgress> h, const std::vector<std::string>& holding, std::int64_t from,
+                                     std::uint64_t held) {
+    for (auto& r : h) {
+        LinkQueue q;
+        q.name = "eth1";
+        q.tx_bytes = std::uint64_t(r.t_ns - (T0 - 400 * kS)) / 1000;
+        if (std::find(holding.begin(), holding.end(), r.node) != holding.end() && r.t_ns > from) {
+            q.qdisc_overlimits = held * std::uint64_t((r.t_ns - from) / kS);
+            q.qdisc_drops = q.qdisc_overlimits / 20;
+        }
+        r.links.push_back(q);
+        LinkQueue other;  // a second link that holds nothing back: the one that does is named
+        other.name = "eth0";
+        r.links.push_back(other);
+    }
+    return h;
+}
+}  // namespace
+
+TEST_CASE("a node whose link holds the job back is the straggler, with the network as the reason", "[watch][judge]") {
+    Sim sim;
+    const std::int64_t from = T0 + 30 * kS;
+    for (std::uint32_t n = 0; n < 4; ++n) sim.slow.push_back({n, from, T0 + 1000 * kS, 150 * kMs});
+    sim.run(T0 + 200 * kS);
+    const std::int64_t now = T0 + 100 * kS;
+    // The pace alone names nobody: every rank slowed alike.
+    CHECK_FALSE(sim.judge_at(now).straggler);
+    Judgement j = judge(with_links(sim.history(now), {"n03"}, from, 200), now);
+    REQUIRE(j.straggler);
+    CHECK(j.straggler->node == "n03");
+    CHECK(j.straggler->ranks == std::vector<std::uint32_t>{4, 5});
+    CHECK(j.straggler->reason == Reason::network);
+    CHECK(j.straggler->best_pace_ns > 100 * kMs);
+    CHECK(j.straggler->best_pace_ns < 200 * kMs);
+    CHECK(j.straggler->slowdown > 1.5);
+    CHECK(j.straggler->slowdown < 3);
+    CHECK_THAT(judgement_line(j), StartsWith("straggler: n03 (ranks 4, 5), its link holds the job back: a collective every "));
+    CHECK_THAT(judgement_line(j), ContainsSubstring("n03's eth1 held back 2000 packets past its rate, dropped 100"));
+    // Before the link held anything back, or too little of it: nothing.
+    CHECK_FALSE(judge(with_links(sim.history(from + 15 * kS), {"n03"}, from, 200), from + 15 * kS).straggler);
+    CHECK_FALSE(judge(with_links(sim.history(now), {"n03"}, from, 2), now).straggler);
+    // Root's view alone (no pace): named by its link.
+    j = judge(without_paces(with_links(sim.history(now), {"n03"}, from, 200)), now);
+    REQUIRE(j.straggler);
+    CHECK(j.straggler->reason == Reason::network);
+    CHECK_THAT(judgement_line(j), StartsWith("straggler: n03 (ranks 4, 5), by root's view alone"));
+}
+
+TEST_CASE("a link that queues while the job keeps its pace holds nothing back", "[watch][judge]") {
+    Sim sim;
+    const std::int64_t from = T0 + 30 * kS;
+    sim.run(T0 + 200 * kS);
+    const std::int64_t now = T0 + 100 * kS;
+    CHECK_FALSE(judge(with_links(sim.history(now), {"n03"}, from, 200), now).straggler);
+}
+
+TEST_CASE("a node slowed to seconds a collective is still named: intervals with too few collectives join", "[watch][judge]") {
+    Sim sim;
+    const std::int64_t from = T0 + 33 * kS;
+    sim.slow.push_back({2, from, T0 + 1000 * kS, 1500 * kMs});  // 3 to 4 collectives an interval
+    sim.run(T0 + 300 * kS);
+    std::int64_t first = 0;
+    for (std::int64_t now = from; now <= from + 120 * kS && !first; now += kS)
+        if (const auto j = sim.judge_at(now); j.straggler && j.straggler->node == "n03") first = now;
+    REQUIRE(first > 0);
+    CHECK(first - from <= 90 * kS);
+    const Judgement j = sim.judge_at(first + 20 * kS);
+    REQUIRE(j.straggler);
+    CHECK(j.straggler->node == "n03");
+    CHECK(j.straggler->slowdown > 3);
+}
+
+TEST_CASE("a node that holds the others up in bursts (a CPU quota's throttling) is named by the time they waited for it", "[watch][judge]") {
+    Sim sim;
+    sim.period = 20 * kMs, sim.jitter = 8 * kMs;
+    const std::int64_t from = T0 + 33 * kS;
+    // Every 4th collective, node n03's ranks come 80 ms late: no median moves.
+    sim.slow.push_back({2, from, T0 + 1000 * kS, 80 * kMs, -1, 4});
+    sim.run(T0 + 200 * kS);
+    const Judgement before = sim.judge_at(from - kS);
+    CHECK_FALSE(before.straggler);
+    std::int64_t first = 0;
+    for (std::int64_t now = from; now <= from + 90 * kS && !first; now += kS)
+        if (const auto j = sim.judge_at(now); j.straggler) first = now;
+    REQUIRE(first > 0);
+    const Judgement j = sim.judge_at(first);
+    CHECK(j.straggler->node == "n03");
+    CHECK(j.straggler->ranks == std::vector<std::uint32_t>{4, 5});
+    CHECK(j.straggler->lead_ns > 15 * kMs);
+    CHECK(j.straggler->slowdown > 1.5);
+    // The same bursts spread over every node: nobody.
+    Sim spread;
+    spread.period = 20 * kMs, spread.jitter = 8 * kMs;
+    for (std::uint32_t n = 0; n < 4; ++n) spread.slow.push_back({n, from, T0 + 1000 * kS, 80 * kMs, -1, 16});
+    spread.run(T0 + 200 * kS);
+    for (std::int64_t now = from + 30 * kS; now <= from + 90 * kS; now += 10 * kS) CHECK_FALSE(spread.judge_at(now).straggler);
 }

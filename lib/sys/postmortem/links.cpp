@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 
+#include "../net/rtnetlink.hpp"
 #include "../node/fd.hpp"
 #include "../devices/ib_ports.hpp"
 #include "../node/pci_devices.hpp"
@@ -106,64 +107,36 @@ std::optional<Link> link_of(const nlmsghdr* h) {
 }  // namespace
 
 Result<std::vector<pm::LinkFacts>> read_links() {
-    Fd s(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-    if (!s) return Failure{std::string("cannot open a netlink socket: ") + std::strerror(errno)};
-    const timeval tv{2, 0};
-    ::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     struct {
-        nlmsghdr h;
         ifinfomsg i;
         rtattr a;
         std::uint32_t mask;
     } req{};
-    req.h.nlmsg_len = sizeof req;
-    req.h.nlmsg_type = RTM_GETLINK;
-    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-    req.h.nlmsg_seq = 1;
     req.i.ifi_family = AF_UNSPEC;
     // No statistics: the answer stays small (a few hundred bytes a link).
     req.a.rta_type = IFLA_EXT_MASK;
     req.a.rta_len = RTA_LENGTH(sizeof req.mask);
     req.mask = RTEXT_FILTER_SKIP_STATS;
-    sockaddr_nl kernel{};
-    kernel.nl_family = AF_NETLINK;
-    if (::sendto(s.get(), &req, sizeof req, 0, reinterpret_cast<const sockaddr*>(&kernel), sizeof kernel) < 0)
-        return Failure{std::string("cannot ask rtnetlink for the links: ") + std::strerror(errno)};
     std::vector<Link> out;
-    std::vector<char> buf(std::size_t(64) << 10);  // new's alignment: a nlmsghdr's
-    // Each answer holds one link or more; each wait for one at most 2 s.
-    for (std::size_t rounds = 0; rounds <= kMaxLinks; ++rounds) {
-        const ssize_t got = ::recv(s.get(), buf.data(), buf.size(), 0);
-        if (got < 0) {
-            if (errno == EINTR) continue;
-            return Failure{std::string("rtnetlink's list of links: ") + std::strerror(errno)};
-        }
-        if (got == 0) return Failure{"rtnetlink's list of links ended early"};
-        int len = static_cast<int>(got);
-        for (const auto* h = reinterpret_cast<const nlmsghdr*>(buf.data()); NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-            if (h->nlmsg_seq != 1) continue;
-            if (h->nlmsg_type == NLMSG_DONE) {
-                mark_virtual_bridges(out);
-                const auto names = addressed_names();
-                std::vector<pm::LinkFacts> facts;
-                for (auto& l : out) {
-                    l.facts.addressed = std::binary_search(names.begin(), names.end(), l.facts.name);
-                    facts.push_back(std::move(l.facts));
-                }
-                return facts;
-            }
-            if (h->nlmsg_type == NLMSG_ERROR) {
-                const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
-                return Failure{std::string("rtnetlink refused the list of links: ") + std::strerror(-e->error)};
-            }
-            if (h->nlmsg_type != RTM_NEWLINK) continue;
-            if (auto l = link_of(h)) {
-                if (out.size() >= kMaxLinks) return Failure{"more than " + std::to_string(kMaxLinks) + " network interfaces"};
-                out.push_back(std::move(*l));
-            }
-        }
+    bool over = false;
+    const auto done = rtnetlink_dump(RTM_GETLINK, std::string_view(reinterpret_cast<const char*>(&req), sizeof req), "links",
+                                     kMaxLinks * 4, [&](const nlmsghdr* h) {
+                                         if (h->nlmsg_type != RTM_NEWLINK) return;
+                                         if (auto l = link_of(h)) {
+                                             if (out.size() >= kMaxLinks) over = true;
+                                             else out.push_back(std::move(*l));
+                                         }
+                                     });
+    if (!done) return Failure{done.error()};
+    if (over) return Failure{"more than " + std::to_string(kMaxLinks) + " network interfaces"};
+    mark_virtual_bridges(out);
+    const auto names = addressed_names();
+    std::vector<pm::LinkFacts> facts;
+    for (auto& l : out) {
+        l.facts.addressed = std::binary_search(names.begin(), names.end(), l.facts.name);
+        facts.push_back(std::move(l.facts));
     }
-    return Failure{"rtnetlink's list of links did not end"};
+    return facts;
 }
 
 std::vector<std::string> present_hcas(const std::string& sysfs_root) { return ib_devices(sysfs_root); }

@@ -15,6 +15,7 @@
 #include "../node/file.hpp"
 #include "../postmortem/send.hpp"
 #include "../run/deadline.hpp"
+#include "link_queues.hpp"
 
 namespace gangway::sys::watch {
 namespace gw = gangway::watch;
@@ -70,6 +71,8 @@ std::optional<gw::NodeProgress> read_progress(const AgentSettings& s, std::int64
         if (r.t_ns == newest) here.insert(r.rank);
     }
     if (!samples.pressure.empty()) p.pressure.push_back(samples.pressure.back());
+    // The node's links: in this namespace, the node's (the agent is slurmstepd's child).
+    if (auto links = read_link_queues()) p.links = std::move(*links);
     p.ranks.assign(here.begin(), here.end());
     if (p.ranks.size() > gw::kMaxProgressRanks) p.ranks.resize(gw::kMaxProgressRanks);
     // The ranks' reports: only of ranks root places here, each under its own name.

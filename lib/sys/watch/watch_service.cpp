@@ -73,16 +73,29 @@ void WatchService::enqueue(std::function<void()> call) {
     q_cv_.notify_one();
 }
 
+// One line a refusal, at most one each 10 s (a node sending a bad record
+// every interval, or a stranger, does not fill the log).
+void WatchService::log_refusal(const std::string& line) {
+    std::lock_guard l(refusal_mu_);
+    const std::int64_t now = now_s();
+    if (now - refusal_logged_s_ < 10) return;
+    refusal_logged_s_ = now;
+    settings_.log("watch: " + line);
+}
+
 sys::fleet::HttpReply WatchService::post(const sys::fleet::ExtraRoutes::Header& header, std::string body) {
     postmortem::StopStamp stamp;
     if (const auto refused = postmortem::check_stop_post(settings_.key, header(kHeaderJob), header(kHeaderNode), header(kHeaderTime),
                                                          header(kHeaderSignature), body, now_s(), stamp,
-                                                         postmortem::Signed::progress))
+                                                         postmortem::Signed::progress)) {
+        log_refusal("refused a progress record: " + refused.why);
         return {refused.status, "refused: " + refused.why + "\n"};
+    }
     gw::NodeProgress rec;
     try {
         rec = gw::parse_progress(body);
     } catch (const Error& e) {
+        log_refusal("refused node " + stamp.node + "'s progress record of job " + std::to_string(stamp.job) + ": " + e.what());
         return {400, std::string("refused: ") + e.what() + "\n"};
     }
     if (rec.job != stamp.job || rec.node != stamp.node)
@@ -97,6 +110,8 @@ sys::fleet::HttpReply WatchService::post(const sys::fleet::ExtraRoutes::Header& 
     Step& s = steps_[id];
     s.job = rec.job, s.step = rec.step, s.uid = rec.uid, s.on_hang = rec.on_hang, s.interval_ns = rec.interval_ns;
     s.newest_ns = std::max(s.newest_ns, rec.t_ns);
+    if (!s.nodes.count(rec.node) && s.nodes.size() >= kMaxNodes)
+        return {503, "busy: job " + std::to_string(rec.job) + " step " + std::to_string(rec.step) + " has " + std::to_string(kMaxNodes) + " nodes watched\n"};
     auto& q = s.nodes[rec.node];
     q.push_back(std::move(rec));
     while (q.size() > gw::kMaxHistory) q.pop_front();

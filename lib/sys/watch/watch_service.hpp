@@ -52,6 +52,7 @@ public:
     sys::fleet::HttpReply status(std::string_view rest, const char* cred);
 
     static constexpr std::size_t kMaxSteps = 4096;          // steps watched at once
+    static constexpr std::size_t kMaxNodes = 4096;          // nodes of one step
     static constexpr std::int64_t kForgetNs = 600'000'000'000;  // a step no node spoke of for 10 minutes
 
 private:
@@ -67,12 +68,15 @@ private:
         bool acted = false;               // the hang's cancel or requeue was asked of SLURM
     };
     void judge(Step& s);
+    void log_refusal(const std::string& line);
     void enqueue(std::function<void()> call);
     void run();
 
     WatchSettings settings_;
     std::mutex mu_;
     std::map<std::pair<std::uint32_t, std::uint32_t>, Step> steps_;
+    std::mutex refusal_mu_;
+    std::int64_t refusal_logged_s_ = 0;
     std::mutex q_mu_;
     std::condition_variable q_cv_;
     std::deque<std::function<void()>> queue_;
