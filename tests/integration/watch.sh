@@ -7,34 +7,35 @@
 # node agent a step a node (root) sends them with slurmstepd's samples to
 # `gangway fleet serve`, which judges. Every job is a user's (nobody, uid
 # 65534), 2 ranks on each of the 4 nodes running a gloo all-reduce loop with
-# computation in each step (tests/integration/watch_loop.py):
-#   1 straggler  node10's two ranks put mid-run in a CPU cgroup with a
-#                quota (a noisy neighbour's share): named as the straggler
-#                (node10, ranks 4 and 5) within 90 s, in `gangway status`
-#                (read by the job's owner through MUNGE) and in the running
-#                job's AdminComment; nothing named in the healthy minute
-#                before; rank 0 forges pace reports for rank 7 (another
-#                node's) and rank 999: no node but node10 is ever named;
+# computation in each step and all-reduces of 256 KB
+# (tests/integration/watch_loop.py). One job runs the cases in this order
+# (a job's start is 10 s of CI's time), each fault undone before the next,
+# after 20 s of health in which nothing is named:
+#   1 straggler  node10's two ranks put in a CPU cgroup with a quota (a
+#                noisy neighbour's share): named as the straggler (node10,
+#                ranks 4 and 5) within 90 s, with root's reason, in `gangway
+#                status` (read by the job's owner through MUNGE) and in the
+#                running job's AdminComment; named no more within 60 s of
+#                the quota's end;
+#   4 link       node10's data link shaped (tc, both ways) to 10 Mbit/s,
+#                a fraction of what its all-reduces send: named as the node
+#                that holds the job back, with the network as the reason
+#                (its link's qdisc held back what it was given), within 90 s;
 #   2 hang       rank 5 SIGSTOPped, the job run with --gangway-on-hang=cancel:
 #                a hang naming rank 5 on node10 within 2 minutes, every other
 #                rank's dump written at once (rank.N.json in its node's
-#                directory), and the job cancelled within a minute after;
-#   4 link       node10's data link shaped mid-run (tc, both ways) to 20
-#                Mbit/s, a fifth of what the job's all-reduces of 1 MB
-#                send: named as the node that holds the job back, with the
-#                network as the reason (its link's qdisc held back what it
-#                was given), within 90 s;
+#                directory), and the job cancelled within a minute after.
+# Rank 0 forges pace reports for rank 7 (another node's) and rank 999: no
+# node but node10 and no rank but its own is ever named.
 #   3 healthy    WATCH_HEALTHY=N jobs (default 20) of 60 s under the
 #                machine's load: nothing named. Not in `make check` (20
-#                minutes): WATCH_CASES=3 runs it (BENCHMARKS.md has its
-#                runs); cases 1 and 2 run healthy for their first 25 and 15
-#                s, checked in gangway status, and no other node named.
-# WATCH_CASES="1 3" runs some only (default: 1 2 4).
+#                minutes): WATCH_CASES=3 runs it (BENCHMARKS.md has its runs).
+# WATCH_CASES="1 3" runs some only (default: 1 4 2).
 . "$(dirname "$0")/lib.sh"
 $TORCH_PY -c 'import torch' 2>/dev/null || skip_or_fail "Debian's python3-torch is not installed (apt-get install python3-torch)"
 command -v munged >/dev/null && command -v mungekey >/dev/null || skip_or_fail "MUNGE is not installed (apt-get install munge): gangway status reads through it"
 RELEASE=${GANGWAY_CLUSTER_RELEASE:-22.05}
-CASES=${WATCH_CASES:-1 2 4}
+CASES=${WATCH_CASES:-1 4 2}
 PORT=${GANGWAY_WATCH_PORT:-19474}
 URL=http://198.18.0.1:$PORT
 PM=$WORK/pm
@@ -151,48 +152,53 @@ wait_end() {
 named_so_far() { grep "job $job step" "$WORK/serve.log" | sed 's/.*: job [0-9]* step [0-9]*: //'; }
 has() { [[ " $CASES " == *" $1 "* ]]; }
 
-if has 1; then
-  FORGE=1 submit straggler 150
-  if pids_of 1 4 5; then
-    sleep 25
+# await WHAT SECONDS PATTERN: the owner's gangway status until a line
+# matches PATTERN (an ERE), SECONDS at most: its seconds in $seen (empty:
+# never), the status in $out.
+await() {
+  local t0=$SECONDS
+  seen=''
+  while [ $((SECONDS - t0)) -lt "$2" ]; do
     out=$(status)
-    if grep -q "no straggler and no hang" <<<"$out"; then pass "1: healthy so far: $(head -1 <<<"$out")"
-    else fail "1: before the slowdown, gangway status: $(tr '\n' ' ' <<<"$out")"; fi
+    grep -Eq "$3" <<<"$out" && { seen=$((SECONDS - t0)); return 0; }
+    sleep 2
+  done
+  return 1
+}
+# The cases run one after another in one job (a job's start is 10 s of CI's
+# time): its all-reduces carry 256 KB, enough for a shaped link to matter.
+if has 1 || has 2 || has 4; then
+  FORGE=1 TENSOR=65536 WORK_N=15 submit phases 900 --gangway-on-hang=cancel
+  if pids_of all 4 5; then
+    sleep 20
+    out=$(status)
+    if grep -q "no straggler and no hang" <<<"$out"; then pass "healthy so far: $(head -1 <<<"$out")"
+    else fail "before any fault, gangway status: $(tr '\n' ' ' <<<"$out")"; fi
+  fi
+  if [ -n "$pids" ] && has 1; then
     mkdir -p "$CG"
     echo 100000 >"$CG/cpu.cfs_period_us"; echo 15000 >"$CG/cpu.cfs_quota_us"
     for p in $pids; do echo "$p" >"$CG/cgroup.procs"; done
-    t_slow=$SECONDS seen=''
-    while [ $((SECONDS - t_slow)) -lt 90 ]; do
-      out=$(status)
-      grep -q "^straggler: node10" <<<"$out" && { seen=$((SECONDS - t_slow)); break; }
-      sleep 2
-    done
-    if [ -n "$seen" ]; then pass "1: ${seen} s after the slowdown, gangway status: $(grep '^straggler' <<<"$out")"
+    if await 1 90 "^straggler: node10 \(ranks 4, 5\)"; then pass "1: ${seen} s after the slowdown, gangway status: $(grep '^straggler' <<<"$out")"
     else fail "1: no straggler named 90 s after the slowdown; gangway status: $(tr '\n' ' ' <<<"$out")"; fi
     [[ $(comment_of "$job") == "gangway: straggler: node10"* ]] && pass "1: the running job's AdminComment: $(comment_of "$job")" \
       || fail "1: the running job's AdminComment: \"$(comment_of "$job")\""
-    touch "$WORK/run/stop"
-    wait_end || fail "1: job $job did not end"
-    others=$(named_so_far | grep -v "^straggler: node10" | grep -E "node0[89]|node11|rank 999" || true)
-    [ -z "$others" ] && pass "1: no node but node10 named (the forged reports for rank 7 and rank 999 dropped)" \
-      || fail "1: named besides node10: $others"
+    while read -r p; do echo "$p" >/sys/fs/cgroup/cpu/cgroup.procs; done <"$CG/cgroup.procs"
+    # Recovered: named no more once its figures are old.
+    if await 1 60 "no straggler and no hang"; then pass "1: ${seen} s after the quota went, no straggler"
+    else fail "1: still named 60 s after the quota went: $(tr '\n' ' ' <<<"$out")"; fi
   fi
-  while read -r p; do echo "$p" >/sys/fs/cgroup/cpu/cgroup.procs 2>/dev/null; done <"$CG/cgroup.procs" 2>/dev/null
-  job=''
-fi
-
-if has 2; then
-  submit hang 600 --gangway-on-hang=cancel
-  if pids_of 2 5; then
-    sleep 15
-    kill -STOP $pids
-    t_stop=$SECONDS seen=''
-    while [ $((SECONDS - t_stop)) -lt 120 ]; do
-      out=$(status)
-      grep -q "^hang: .*rank 5.*node10" <<<"$out" && { seen=$((SECONDS - t_stop)); break; }
-      sleep 2
-    done
-    if [ -n "$seen" ]; then pass "2: ${seen} s after SIGSTOP, gangway status: $(grep '^hang' <<<"$out")"
+  if [ -n "$pids" ] && has 4; then
+    shape_link node10 10
+    if await 4 90 "^straggler: node10 \(ranks 4, 5\).*node10's eth1 held back"; then
+      pass "4: ${seen} s after the link was shaped, gangway status: $(grep '^straggler' <<<"$out")"
+    else fail "4: not named by its link 90 s after it was shaped; gangway status: $(tr '\n' ' ' <<<"$out")"; fi
+    unshape_link node10
+  fi
+  if [ -n "$pids" ] && has 2; then
+    stopped=$(cut -d' ' -f3 <<<"$pids")  # rank 5's
+    kill -STOP "$stopped"
+    if await 2 120 "^hang: .*rank 5.*node10"; then pass "2: ${seen} s after SIGSTOP, gangway status: $(grep '^hang' <<<"$out")"
     else fail "2: no hang named 120 s after SIGSTOP; gangway status: $(tr '\n' ' ' <<<"$out")"; fi
     t_hang=$SECONDS
     # Every rank but the stopped one leaves its dump (its node's directory) at once.
@@ -205,35 +211,13 @@ if has 2; then
       || fail "2: $dumps of the 7 running ranks' dumps written: $(ls "$PM"/node*/"$job"/user/ 2>&1 | tr '\n' ' ')"
     if wait_end && [ $((SECONDS - t_hang)) -le 60 ]; then pass "2: --gangway-on-hang=cancel: the job ended $((SECONDS - t_hang)) s after the hang was named ($(state_of "$job"))"
     else fail "2: the job did not end within 60 s of the hang ($(state_of "$job"), $((SECONDS - t_hang)) s)"; fi
-    kill -CONT $pids 2>/dev/null
+    kill -CONT "$stopped" 2>/dev/null
   fi
-  scancel "$job" 2>/dev/null
-  job=''
-fi
-
-if has 4; then
-  TENSOR=262144 WORK_N=5 submit link 150
-  if pids_of 4 4 5; then
-    sleep 25
-    out=$(status)
-    grep -q "no straggler and no hang" <<<"$out" && pass "4: healthy so far: $(head -1 <<<"$out")" \
-      || fail "4: before the link was shaped, gangway status: $(tr '\n' ' ' <<<"$out")"
-    shape_link node10 20
-    t_slow=$SECONDS seen=''
-    while [ $((SECONDS - t_slow)) -lt 90 ]; do
-      out=$(status)
-      grep -q "^straggler: node10.*node10's eth1 held back" <<<"$out" && { seen=$((SECONDS - t_slow)); break; }
-      sleep 2
-    done
-    if [ -n "$seen" ]; then pass "4: ${seen} s after the link was shaped, gangway status: $(grep '^straggler' <<<"$out")"
-    else fail "4: not named 90 s after the link was shaped; gangway status: $(tr '\n' ' ' <<<"$out")"; fi
-    unshape_link node10
-    touch "$WORK/run/stop"
-    wait_end || fail "4: job $job did not end"
-    others=$(named_so_far | grep -v "^straggler: node10" || true)
-    [ -z "$others" ] && pass "4: no node but node10 named" || fail "4: named besides node10: $others"
-  fi
-  unshape_link node10
+  touch "$WORK/run/stop"
+  wait_end || { fail "job $job did not end"; scancel "$job"; }
+  others=$(named_so_far | grep -vE "^(straggler|hang): (node10|rank 5 \(node10\))" || true)
+  [ -z "$others" ] && pass "no node but node10 and no rank but its own named (rank 0's forged reports for rank 7 and rank 999 dropped)" \
+    || fail "named besides node10: $others"
   job=''
 fi
 
