@@ -267,7 +267,15 @@ int fleet_flagged(int argc, char** argv) {
     }
     const auto repeat = fleet::repeat_offenders(*rows, now, a.nodes);
     std::fputs(fleet::render_repeat_offenders(repeat).c_str(), stdout);
-    return fleet::flags_for(t->result, a.nodes).empty() && repeat.empty() ? 0 : 1;
+    // And the nodes root confirmed as a running job's straggler in several jobs.
+    auto events = store->watch_events(now - fleet::kRepeatWindowS, now + 1, a.nodes);
+    if (!events) {
+        std::fprintf(stderr, "gangway fleet flagged: %s\n", events.error().c_str());
+        return 3;
+    }
+    const auto stragglers = fleet::repeat_stragglers(*events, now, a.nodes);
+    std::fputs(fleet::render_repeat_stragglers(stragglers).c_str(), stdout);
+    return fleet::flags_for(t->result, a.nodes).empty() && repeat.empty() && stragglers.empty() ? 0 : 1;
 }
 
 // `fleet stops`: the verdicts `fleet serve --stops-key` stored (issue 33).

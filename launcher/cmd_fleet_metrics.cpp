@@ -247,6 +247,7 @@ int cmd_fleet_serve(int argc, char** argv) {
         ws.key = std::move(*key);
         ws.scontrol = sys::scontrol_client(10);
         ws.unmunge = sys::env_or("GANGWAY_UNMUNGE", "unmunge");
+        ws.db = db;
         ws.log = [](const std::string& line) {
             std::fprintf(stderr, "gangway fleet serve: %s\n", line.c_str());
             std::fflush(stderr);

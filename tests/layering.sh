@@ -39,7 +39,7 @@ sys/fleet       fleet       base env conf fleet sys/node sys/conf sys/slurm
 postmortem      postmortem  base env slurm stepd health
 sys/postmortem  postmortem  base env slurm preflight health postmortem sys/node sys/run sys/devices sys/net sys/slurm sys/health sys/fleet
 watch           postmortem  base env slurm stepd postmortem
-sys/watch       postmortem  base env slurm stepd watch sys/node sys/run sys/net sys/slurm sys/fleet sys/postmortem
+sys/watch       postmortem  base env slurm stepd fleet watch sys/node sys/run sys/net sys/slurm sys/fleet sys/postmortem
 spank           plugin      base env pin stepd sys/node
 launcher        command     *
 '

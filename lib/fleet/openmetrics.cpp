@@ -245,6 +245,17 @@ std::vector<Family> metric_families(const MetricsInput& in) {
         for (const StopCount& s : in.stops)
             f.series.emplace_back(labels({{"node", s.node}, {"cause", s.cause}}), std::to_string(s.count));
     }
+    if (!in.stragglers.empty()) {
+        Family& f = family("gangway_job_straggler", Type::gauge, "",
+                           "Running jobs' stragglers root confirmed, by job and node: 1 while fleet serve names it (gangway status).");
+        for (const RunningStraggler& s : in.stragglers)
+            f.series.emplace_back(labels({{"job", std::to_string(s.job)}, {"node", s.node}}), "1");
+    }
+    if (!in.hangs.empty()) {
+        Family& f = family("gangway_job_hangs", Type::counter, "",
+                           "Running jobs' hangs root confirmed, by the node of a rank that held them (gangway status).");
+        for (const HangCount& h : in.hangs) f.series.emplace_back(labels({{"node", h.node}}), std::to_string(h.count));
+    }
     if (in.counts.last_ingest > 0) {
         Family& f = family("gangway_fleet_last_ingest_timestamp_seconds", Type::gauge, "seconds",
                            "When gangway fleet ingest last ran to its end, unix seconds.");

@@ -26,6 +26,7 @@
 
 #include "model.hpp"
 #include "stops.hpp"
+#include "watch_events.hpp"
 
 namespace gangway::fleet {
 
@@ -51,6 +52,11 @@ struct MetricsInput {
     // Jobs stopped, per blamed node and cause (fleet serve --stops-key):
     // gangway_job_stops_total{node,cause}, at most 9 causes per node.
     std::vector<StopCount> stops;
+    // The running jobs' (fleet serve's watch, issue 43): root-confirmed
+    // stragglers named lately, gangway_job_straggler{job,node} 1, and
+    // confirmed hangs, gangway_job_hangs_total{node}.
+    std::vector<RunningStraggler> stragglers;
+    std::vector<HangCount> hangs;
 };
 
 // GPUs, or ports, of one node that get series of their own; more are left

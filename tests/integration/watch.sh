@@ -183,6 +183,14 @@ if has 1 || has 2 || has 4; then
     else fail "1: no straggler named 90 s after the slowdown; gangway status: $(tr '\n' ' ' <<<"$out")"; fi
     [[ $(comment_of "$job") == "gangway: straggler: node10"* ]] && pass "1: the running job's AdminComment: $(comment_of "$job")" \
       || fail "1: the running job's AdminComment: \"$(comment_of "$job")\""
+    # The admin's view: root's evidence confirmed it, so the fleet's metrics have it.
+    m=$("$HOST_GANGWAY" fleet metrics --db "$WORK/fleet.db" 2>&1 | grep "^gangway_job_straggler{")
+    [ "$m" = "gangway_job_straggler{job=\"$job\",node=\"node10\"} 1" ] && pass "1: fleet metrics: $m" \
+      || fail "1: fleet metrics' gangway_job_straggler: \"$m\""
+    # Another user (daemon, uid 1) reads nothing of it.
+    other=$(setpriv --reuid=1 --regid=1 --clear-groups env GANGWAY_MUNGE="$GANGWAY_MUNGE" "$HOST_GANGWAY" status "$job" --from "$URL" 2>&1)
+    [[ $other == *"is not yours"* ]] && ! grep -q straggler <<<"$other" && pass "1: another user's gangway status is refused: $other" \
+      || fail "1: another user's gangway status: $other"
     while read -r p; do echo "$p" >/sys/fs/cgroup/cpu/cgroup.procs; done <"$CG/cgroup.procs"
     # Recovered: named no more once its figures are old.
     if await 1 60 "no straggler and no hang"; then pass "1: ${seen} s after the quota went, no straggler"
@@ -215,6 +223,10 @@ if has 1 || has 2 || has 4; then
   fi
   touch "$WORK/run/stop"
   wait_end || { fail "job $job did not end"; scancel "$job"; }
+  if has 2; then
+    m=$("$HOST_GANGWAY" fleet metrics --db "$WORK/fleet.db" 2>&1 | grep "^gangway_job_hangs_total")
+    [ "$m" = 'gangway_job_hangs_total{node="node10"} 1' ] && pass "2: fleet metrics: $m" || fail "2: fleet metrics' hangs: \"$m\""
+  fi
   others=$(named_so_far | grep -vE "^(straggler|hang): (node10|rank 5 \(node10\))" || true)
   [ -z "$others" ] && pass "no node but node10 and no rank but its own named (rank 0's forged reports for rank 7 and rank 999 dropped)" \
     || fail "named besides node10: $others"

@@ -33,6 +33,12 @@ Result<gangway::fleet::MetricsInput> read_metrics_input(const std::string& db, s
     auto stops = store->stop_counts();
     if (!stops) return Failure{stops.error()};
     in.stops = std::move(*stops);
+    auto running = store->running_stragglers(now - gangway::fleet::kStragglerFreshS);
+    if (!running) return Failure{running.error()};
+    in.stragglers = std::move(*running);
+    auto hangs = store->hang_counts();
+    if (!hangs) return Failure{hangs.error()};
+    in.hangs = std::move(*hangs);
     return in;
 }
 

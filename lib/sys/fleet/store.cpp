@@ -58,6 +58,10 @@ CREATE TABLE IF NOT EXISTS stop_records(
   state INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY(job, node, run));
 CREATE INDEX IF NOT EXISTS stop_records_state ON stop_records(state, received);
 CREATE TABLE IF NOT EXISTS stop_owners(job INTEGER PRIMARY KEY, uid INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS watch_events(
+  job INTEGER NOT NULL, step INTEGER NOT NULL, kind INTEGER NOT NULL, node TEXT NOT NULL, first INTEGER NOT NULL,
+  last INTEGER NOT NULL, confirmed INTEGER NOT NULL, line TEXT NOT NULL, PRIMARY KEY(job, step, kind, node));
+CREATE INDEX IF NOT EXISTS watch_events_last ON watch_events(last);
 CREATE TABLE IF NOT EXISTS user_series(
   uid INTEGER NOT NULL, day INTEGER NOT NULL, added INTEGER NOT NULL, PRIMARY KEY(uid, day)) WITHOUT ROWID;
 )sql";

@@ -54,6 +54,7 @@
 #include "../../base/result.hpp"
 #include "../../fleet/model.hpp"
 #include "../../fleet/openmetrics.hpp"
+#include "../../fleet/watch_events.hpp"
 #include "points.hpp"
 #include "../../fleet/stops.hpp"
 
@@ -203,6 +204,17 @@ public:
     // timeline and blame replaced, its time and requeue kept (inserted when
     // the job has none).
     Result<void> replace_latest_stop(const gangway::fleet::StopRow& row);
+
+    // The running jobs' stragglers and hangs (store_watch.cpp, issue 43):
+    // one row per (job, step, kind, node), its first time kept and its last,
+    // confirmation and line made the newest's.
+    Result<void> upsert_watch_event(const gangway::fleet::WatchEvent& e);
+    // Events last named at since <= last < until, of the nodes named (empty: all).
+    Result<std::vector<gangway::fleet::WatchEvent>> watch_events(std::int64_t since, std::int64_t until,
+                                                                 const std::vector<std::string>& nodes);
+    // The metrics' figures: confirmed stragglers named at or after `fresh_since`, confirmed hangs by node.
+    Result<std::vector<gangway::fleet::RunningStraggler>> running_stragglers(std::int64_t fresh_since);
+    Result<std::vector<gangway::fleet::HangCount>> hang_counts();
     Result<void> mark_stop_requeued(std::uint32_t job, std::int64_t time);
 
     // The nodes' records waiting (store_stops.cpp, table stop_records).

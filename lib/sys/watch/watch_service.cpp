@@ -140,6 +140,7 @@ void WatchService::judge(Step& s) {
     if (shown.straggler) key = "straggler " + shown.straggler->node;
     if (shown.hang)
         for (const auto r : shown.hang->missing) key += " hang " + std::to_string(r);
+    if (line.empty()) s.said.clear();  // named again after it recovered: said again (the line stays till then)
     if (!line.empty() && key != s.said) {
         s.said = key;
         const std::string text = "gangway: " + line;
@@ -149,6 +150,16 @@ void WatchService::judge(Step& s) {
                 settings_.log("watch: job " + job + "'s AdminComment: " + r.error());
         });
     }
+    // What it named, for the fleet: root's evidence makes it count for the node.
+    std::vector<gangway::fleet::WatchEvent> events;
+    const std::int64_t t = now_s();
+    if (s.last.straggler)
+        events.push_back({t, t, s.job, s.step, gangway::fleet::WatchKind::straggler, s.last.straggler->node,
+                          s.last.straggler->reason != gw::Reason::none, line});
+    if (s.last.hang)
+        for (const auto& node : s.last.hang->nodes)
+            events.push_back({t, t, s.job, s.step, gangway::fleet::WatchKind::hang, node, s.last.hang->confirmed, line});
+    if (!events.empty()) keep(std::move(events));
     if (!hang) {
         s.dump_asked_ns = 0;  // progress again: a new hang asks anew
         return;
@@ -165,6 +176,20 @@ void WatchService::judge(Step& s) {
                           (r ? std::string() : ": " + r.error()));
         });
     }
+}
+
+// On the worker's thread: the store is opened there, once.
+void WatchService::keep(std::vector<gangway::fleet::WatchEvent> events) {
+    if (settings_.db.empty()) return;
+    enqueue([this, events = std::move(events)] {
+        if (!store_) {
+            auto opened = sys::fleet::Store::open(settings_.db, sys::fleet::OpenMode::read_write);
+            if (!opened) return settings_.log("watch: the fleet store: " + opened.error());
+            store_ = std::make_unique<sys::fleet::Store>(std::move(*opened));
+        }
+        for (const auto& e : events)
+            if (const auto r = store_->upsert_watch_event(e); !r) return settings_.log("watch: the fleet store: " + r.error());
+    });
 }
 
 sys::fleet::HttpReply WatchService::status(std::string_view rest, const char* cred) {

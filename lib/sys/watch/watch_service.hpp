@@ -10,6 +10,10 @@
 //   - on a confirmed hang of a step run with --gangway-on-hang=cancel or
 //     requeue, cancels or requeues the job two intervals after the dumps
 //     were asked for;
+//   - keeps each straggler and hang it names in the fleet store
+//     (watch_events: `fleet metrics`' gangway_job_straggler and
+//     gangway_job_hangs_total, `fleet flagged`), confirmed where root's
+//     evidence said so;
 // all SLURM calls on a thread of its own. GET /v1/status/JOB answers the
 // job's owner (the uid slurmstepd gave the agent), root and serve's own
 // user, as a MUNGE credential says.
@@ -26,7 +30,9 @@
 #include <utility>
 
 #include "../../watch/judge.hpp"
+#include "../../fleet/watch_events.hpp"
 #include "../fleet/http_serve.hpp"
+#include "../fleet/store.hpp"
 #include "../slurm/scontrol.hpp"
 
 namespace gangway::sys::watch {
@@ -35,6 +41,7 @@ struct WatchSettings {
     std::string key;                  // the site's key (read_stops_key)
     Scontrol scontrol;                // scontrol_client()
     std::string unmunge = "unmunge";  // GANGWAY_UNMUNGE for the tests' munged
+    std::string db;                   // the fleet store: each straggler and hang named is kept there ("" none)
     std::function<void(const std::string&)> log;  // serve's log, a line at a time
 };
 
@@ -69,6 +76,7 @@ private:
     };
     void judge(Step& s);
     void log_refusal(const std::string& line);
+    void keep(std::vector<gangway::fleet::WatchEvent> events);
     void enqueue(std::function<void()> call);
     void run();
 
@@ -81,6 +89,7 @@ private:
     std::condition_variable q_cv_;
     std::deque<std::function<void()>> queue_;
     bool stopping_ = false;
+    std::unique_ptr<sys::fleet::Store> store_;  // the worker's, opened at its first event
     std::thread worker_;
 };
 
