@@ -96,6 +96,23 @@ unshape_link() {
 # other's data address, so connections between them time out as over a dead
 # path, and both keep their links to the other nodes (this kernel's tc has no
 # drop action or netem). uncut_pair A B undoes it.
+# as_user CLIENT ARGS...: a SLURM client (sbatch) run by the test's
+# unprivileged user ($USER_ID: the post-mortem's and the watch's jobs are
+# nobody's), with its own home ($WORK/user). Another release's clients run in
+# that release's root (cluster.sh's wrappers enter it, which only root may):
+# there root enters it and nsenter becomes the user inside (-S/-G, no extra groups).
+as_user() {
+  local env=(env HOME="$WORK/user" USER=nobody LOGNAME=nobody)
+  if [ -z "${GANGWAY_CLUSTER_ROOT:-}" ]; then
+    setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups "${env[@]}" "$@"
+  else
+    local pid wd
+    pid=$(cat "$GANGWAY_CLUSTER_DIR/run/ctl-anchor.pid") || return 1
+    wd=/proc/$pid/root; [ -d "$wd$PWD" ] && wd=$wd$PWD
+    nsenter --target "$pid" --mount --root --wd="$wd" -S $USER_ID -G $USER_ID -- "${env[@]}" "/usr/bin/$1" "${@:2}"
+  fi
+}
+
 data_addr() { ip -n "$1" -4 -o addr show eth1 | awk '{sub("/.*", "", $4); print $4}'; }
 cut_pair() {
   command -v nft >/dev/null || { echo "FAIL: nft is missing (apt-get install nftables; contrib/dev/install-deps.sh)"; exit 1; }

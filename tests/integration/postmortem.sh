@@ -114,22 +114,6 @@ chown "$USER_ID:$USER_ID" "$WORK/user" "$WORK/out"  # the user's home and job ou
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/stops.key"
 chmod 600 "$WORK/stops.key"
 
-# as_user CLIENT ARGS...: a SLURM client (sbatch) run by the unprivileged
-# user, with its own home. Another release's clients run in that release's
-# root (cluster.sh's wrappers enter it, which only root may): there root
-# enters it and nsenter becomes the user inside (-S/-G, no extra groups).
-as_user() {
-  local env=(env HOME="$WORK/user" USER=nobody LOGNAME=nobody)
-  if [ -z "${GANGWAY_CLUSTER_ROOT:-}" ]; then
-    setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups "${env[@]}" "$@"
-  else
-    local pid wd
-    pid=$(cat "$GANGWAY_CLUSTER_DIR/run/ctl-anchor.pid") || return 1
-    wd=/proc/$pid/root; [ -d "$wd$PWD" ] && wd=$wd$PWD
-    nsenter --target "$pid" --mount --root --wd="$wd" -S $USER_ID -G $USER_ID -- "${env[@]}" "/usr/bin/$1" "${@:2}"
-  fi
-}
-
 # The site's Prolog and Epilog: gangway's scripts with the site's settings,
 # and a node's test-double kernel log where a case left one.
 cat >"$WORK/prolog" <<SH

@@ -96,17 +96,6 @@ grep -q "serving http" "$WORK/serve.log" || { echo "FAIL: fleet serve did not st
 torch_version=$(srun -N1 -w node08 $TORCH_PY -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -1)
 echo "SLURM $RELEASE, torch $torch_version, jobs submitted by uid $USER_ID"
 
-as_user() {
-  local env=(env HOME="$WORK/user" USER=nobody LOGNAME=nobody GANGWAY_MUNGE="$GANGWAY_MUNGE")
-  if [ -z "${GANGWAY_CLUSTER_ROOT:-}" ]; then
-    setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups "${env[@]}" "$@"
-  else
-    local pid wd
-    pid=$(cat "$GANGWAY_CLUSTER_DIR/run/ctl-anchor.pid") || return 1
-    wd=/proc/$pid/root; [ -d "$wd$PWD" ] && wd=$wd$PWD
-    nsenter --target "$pid" --mount --root --wd="$wd" -S $USER_ID -G $USER_ID -- "${env[@]}" "/usr/bin/$1" "${@:2}"
-  fi
-}
 status() { setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups env GANGWAY_MUNGE="$GANGWAY_MUNGE" \
   "$HOST_GANGWAY" status "$job" --from "$URL" 2>&1; }
 comment_of() { squeue --noheader --states=all --jobs="$1" --Format=admin_comment:1024 2>/dev/null | sed 's/ *$//'; }

@@ -1,9 +1,12 @@
 // One rtnetlink dump (rtnetlink.hpp).
 #include "rtnetlink.hpp"
 
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -52,6 +55,23 @@ Result<void> rtnetlink_dump(std::uint16_t type, std::string_view request, std::s
             on(m);
         }
     }
+}
+
+std::vector<std::string> addressed_interfaces() {
+    std::vector<std::string> out;
+    ifaddrs* all = nullptr;
+    if (::getifaddrs(&all) != 0) return out;
+    for (const ifaddrs* a = all; a; a = a->ifa_next) {
+        if (!a->ifa_name || !a->ifa_addr) continue;
+        const int family = a->ifa_addr->sa_family;
+        if (family == AF_INET ||
+            (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr)))
+            out.emplace_back(a->ifa_name);
+    }
+    ::freeifaddrs(all);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 }  // namespace gangway::sys

@@ -25,24 +25,6 @@ namespace {
 
 constexpr std::size_t kMaxLinks = 4096;
 
-// The names of the interfaces with an IPv4 or a non-link-local IPv6 address.
-std::vector<std::string> addressed_names() {
-    std::vector<std::string> out;
-    ifaddrs* all = nullptr;
-    if (::getifaddrs(&all) != 0) return out;
-    for (const ifaddrs* a = all; a; a = a->ifa_next) {
-        if (!a->ifa_name || !a->ifa_addr) continue;
-        const int family = a->ifa_addr->sa_family;
-        if (family == AF_INET ||
-            (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr)))
-            out.emplace_back(a->ifa_name);
-    }
-    ::freeifaddrs(all);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
-
 // A link as the dump gives it, with what tells a virtual bridge.
 struct Link {
     pm::LinkFacts facts;
@@ -130,7 +112,7 @@ Result<std::vector<pm::LinkFacts>> read_links() {
     if (!done) return Failure{done.error()};
     if (over) return Failure{"more than " + std::to_string(kMaxLinks) + " network interfaces"};
     mark_virtual_bridges(out);
-    const auto names = addressed_names();
+    const auto names = addressed_interfaces();
     std::vector<pm::LinkFacts> facts;
     for (auto& l : out) {
         l.facts.addressed = std::binary_search(names.begin(), names.end(), l.facts.name);

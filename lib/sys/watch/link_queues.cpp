@@ -1,7 +1,6 @@
 // Root's view of the node's links while a job runs (link_queues.hpp).
 #include "link_queues.hpp"
 
-#include <ifaddrs.h>
 #include <linux/gen_stats.h>
 #include <linux/if_link.h>
 #include <linux/pkt_sched.h>
@@ -19,31 +18,9 @@
 namespace gangway::sys::watch {
 namespace gw = gangway::watch;
 
-namespace {
-
-// The interfaces with an IPv4 or a non-link-local IPv6 address: the node's
-// own links (a bridge's ports and an unplugged NIC carry no job traffic).
-std::vector<std::string> addressed() {
-    std::vector<std::string> out;
-    ifaddrs* all = nullptr;
-    if (::getifaddrs(&all) != 0) return out;
-    for (const ifaddrs* a = all; a; a = a->ifa_next) {
-        if (!a->ifa_name || !a->ifa_addr || (a->ifa_flags & IFF_LOOPBACK)) continue;
-        const int family = a->ifa_addr->sa_family;
-        if (family == AF_INET ||
-            (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr)))
-            out.emplace_back(a->ifa_name);
-    }
-    ::freeifaddrs(all);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
-
-}  // namespace
-
 Result<std::vector<gw::LinkQueue>> read_link_queues() {
-    const auto names = addressed();
+    // The node's own links (a bridge's ports and an unplugged NIC carry no job traffic).
+    const auto names = addressed_interfaces();
     std::map<int, gw::LinkQueue> by_index;
     ifinfomsg li{};
     li.ifi_family = AF_UNSPEC;
@@ -65,7 +42,8 @@ Result<std::vector<gw::LinkQueue>> read_link_queues() {
                                             stats = true;
                                         }
                                     }
-                                    if (stats && std::binary_search(names.begin(), names.end(), q.name) && by_index.size() < gw::kMaxLinkQueues)
+                                    if (stats && !(ifi->ifi_flags & IFF_LOOPBACK) && std::binary_search(names.begin(), names.end(), q.name) &&
+                                        by_index.size() < gw::kMaxLinkQueues)
                                         by_index[ifi->ifi_index] = std::move(q);
                                 });
     if (!links) return Failure{links.error()};
