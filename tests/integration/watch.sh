@@ -224,7 +224,7 @@ fi
 
 if has 3; then
   for k in $(seq "${WATCH_HEALTHY:-20}"); do
-    submit healthy 60
+    submit healthy "${WATCH_HEALTHY_SECONDS:-60}"
     pids_of 3 0 && wait_end
     named=$(named_so_far)
     [ -z "$named" ] && pass "3: healthy job $k ($job): nothing named" || fail "3: healthy job $k ($job): $named"
