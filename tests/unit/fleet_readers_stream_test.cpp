@@ -136,7 +136,9 @@ TEST_CASE("fleet readers: the one pass gives what compute_trends, show_rows and 
     }
 
     // The metrics' text: from every figure and the old flags, and from the latest of each series and the new ones.
-    MetricsInput all{*figs, old.flags, {}, {}}, latest{view->latest, now.flags, {}, {}};
+    MetricsInput all, latest;
+    all.figures = *figs, all.flags = old.flags;
+    latest.figures = view->latest, latest.flags = now.flags;
     CHECK(render_metrics(all, Exposition::openmetrics) == render_metrics(latest, Exposition::openmetrics));
 }
 
