@@ -154,8 +154,9 @@ if [ $rc = 5 ] && grep -q "PRIMARY_PORT+1 ($((P + 1))).*SLURM_STEP_RESV_PORTS=$P
   pass "one reserved port: exit 5, naming port $((P + 1)) and how to reserve more"
 else fail "one reserved port: rc $rc: $(cat "$W/resv1.err")"; fi
 # Another user holding PRIMARY_PORT+1 without a reservation: one line naming it and MpiParams=ports.
-python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("",int(sys.argv[1]))); s.listen(); time.sleep(4)' $((P + 1)) & st=$!
-sleep 0.3
+python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("",int(sys.argv[1]))); s.listen(); time.sleep(20)' $((P + 1)) & st=$!
+# Until it listens (a loaded machine starts python slowly: a fixed 0.3 s once missed it).
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$((P + 1))") 2>/dev/null && break; sleep 0.1; done
 one "$P" 2>"$W/taken.err"; rc=$?
 kill $st 2>/dev/null; wait $st 2>/dev/null
 if [ $rc = 5 ] && grep -q "port $((P + 1)) (PRIMARY_PORT+1).*MpiParams=ports=" "$W/taken.err"; then
