@@ -7,7 +7,6 @@
 //       the node agent (lib/sys/watch/agent): the plugin starts it in
 //       slurmstepd, root, with its stdin a pipe whose end ends it. Not for people.
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "../lib/base/text.hpp"
@@ -72,7 +71,7 @@ int cmd_status(int argc, char** argv) {
 
 int cmd_watch_node(int argc, char** argv) {
     sys::watch::AgentSettings s;
-    std::string to, key_file, job_dir;
+    std::string to, key_file;
     for (int i = 1; i < argc; ++i) {
         const auto num = [](const std::string& v) { return parse_uint<std::uint32_t>(v).value_or(0); };
         if (auto v = option_value(argc, argv, i, "--job-dir")) s.job_dir = *v;
