@@ -809,16 +809,29 @@ std::optional<Hang> find_hang(const Reports& rep, int judged, const Index& x, st
     const auto by_rank = [&x](int a, int b) { return x.rank[std::size_t(a)] < x.rank[std::size_t(b)]; };
     std::sort(missing.begin(), missing.end(), by_rank);
     std::sort(members.begin(), members.end(), by_rank);
+
+    Views views(x);
+    std::vector<RankView> seen;
+    for (int r : missing.empty() ? members : missing) seen.push_back(views.view(r));
+    // A rank stopped mid-collective leaves some of the others still waiting
+    // in the one before (a ring's chunks it never forwarded): they did not
+    // enter the next either, but root sees them asleep in a wait, not held.
+    // Where root sees some of the missing stopped, in D or ended, those are
+    // the hang; the merely idle ones are its victims.
+    const auto held = [](const RankView& v) { return v.seen == Seen::stopped || v.seen == Seen::disk_wait || v.seen == Seen::ended; };
+    if (!missing.empty() && std::any_of(seen.begin(), seen.end(), held)) {
+        std::vector<int> kept;
+        std::vector<RankView> kept_seen;
+        for (std::size_t i = 0; i < missing.size(); ++i)
+            if (held(seen[i])) kept.push_back(missing[i]), kept_seen.push_back(seen[i]);
+        missing = std::move(kept), seen = std::move(kept_seen);
+    }
     for (int r : missing) {
         h.missing.push_back(x.rank[std::size_t(r)]);
         h.nodes.emplace_back(x.node_name[std::size_t(x.node_of[std::size_t(r)])]);
     }
     std::sort(h.nodes.begin(), h.nodes.end());
     h.nodes.erase(std::unique(h.nodes.begin(), h.nodes.end()), h.nodes.end());
-
-    Views views(x);
-    std::vector<RankView> seen;
-    for (int r : missing.empty() ? members : missing) seen.push_back(views.view(r));
     h.confirmed = !seen.empty() && std::all_of(seen.begin(), seen.end(), [](const RankView& v) { return still(v.seen); });
     const auto busy = std::find_if(seen.begin(), seen.end(), [](const RankView& v) { return v.seen == Seen::busy; });
     const auto unsure = std::find_if(seen.begin(), seen.end(), [](const RankView& v) { return !still(v.seen); });

@@ -385,6 +385,45 @@ TEST_CASE("a stopped rank: a hang naming it, confirmed by root, after the limit 
     }
 }
 
+TEST_CASE("a rank stopped mid-collective: the others still in the one before are its victims, not named", "[watch][judge]") {
+    // Seen in CI on 26.05: rank 5 stopped after sending part of its ring's
+    // chunks; ranks 0-3 completed the collective and entered the next,
+    // ranks 4-7 wait in it still, asleep. Only rank 5 (n03) holds the job.
+    Sim sim;
+    sim.leave = Leave::stopped, sim.leave_rank = 5, sim.leave_at = T0 + 23 * kS;
+    sim.run(T0 + 300 * kS);
+    REQUIRE(sim.waiting_in > 1);
+    const std::uint64_t last = sim.waiting_in - 1;
+    const std::int64_t now = T0 + 113 * kS;
+    auto hist = sim.history(now);
+    for (auto& rec : hist) {
+        for (auto& p : rec.paces) {
+            if (p.rank < 4 || p.t_ns < sim.leave_at) continue;
+            GroupPace& g = p.groups.at(0);
+            g.entered = std::min<std::uint64_t>(g.entered, last), g.completed = std::min<std::uint64_t>(g.completed, last - 1);
+            g.enters.erase(std::remove_if(g.enters.begin(), g.enters.end(), [&](const GroupPace::Enter& e) { return e.seq > last; }), g.enters.end());
+        }
+        for (auto& s : rec.samples)  // asleep in gloo's wait: no CPU since
+            if (s.rank >= 4 && s.rank != 5 && s.t_ns >= sim.leave_at) s.cpu_ns = std::uint64_t(0.6 * double(sim.leave_at - sim.start));
+    }
+    const Judgement j = judge(hist, now);
+    REQUIRE(j.hang);
+    CHECK(j.hang->missing == std::vector<std::uint32_t>{5});
+    CHECK(j.hang->nodes == std::vector<std::string>{"n03"});
+    CHECK(j.hang->confirmed);
+    CHECK(j.hang->evidence == "rank 5 stopped (T) on n03");
+
+    SECTION("none of them held by root's view: every one that did not enter is named") {
+        for (auto& rec : hist)
+            for (auto& s : rec.samples)
+                if (s.state == TaskState::stopped) s.state = TaskState::sleeping;
+        const Judgement k = judge(hist, now);
+        REQUIRE(k.hang);
+        CHECK(k.hang->missing == std::vector<std::uint32_t>{4, 5, 6, 7});
+        CHECK(k.hang->nodes == std::vector<std::string>{"n03", "n04"});
+    }
+}
+
 TEST_CASE("a rank busy on a CPU outside the collectives: an unconfirmed hang", "[watch][judge]") {
     Sim sim;
     sim.leave = Leave::busy, sim.leave_rank = 5, sim.leave_at = T0 + 23 * kS;
