@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <string>
 
 #include "../lib/base/text.hpp"
@@ -41,7 +42,8 @@ const char* kMetricsHelp =
 
 const char* kServeHelp =
     "usage: gangway fleet serve --listen ADDR:PORT [--db FILE] [--cache SECONDS] [--request-deadline SECONDS]\n"
-    "                           [--stops-key FILE [--stops-wait SECONDS] [--stops-max-jobs N] [--drain-max N]]\n"
+    "                           [--stops-key FILE [--stops-wait SECONDS] [--stops-max-jobs N] [--drain-max N]\n"
+    "                            [--watch-hang SECONDS]]\n"
     "\n"
     "Serves GET /metrics for Prometheus on exactly ADDR:PORT (a numeric address; [ADDR]:PORT for\n"
     "IPv6; 0.0.0.0 only when every interface is meant), OpenMetrics or the classic text format as\n"
@@ -67,7 +69,12 @@ const char* kServeHelp =
     "answers 202 (a restart judges it after), SLURM is asked once a round for every job waiting\n"
     "(scontrol -o show job) and every node's state, jobs are judged and delivered round robin by\n"
     "owner, and a late node's record judges its job again. At most --stops-max-jobs jobs (default\n"
-    "16384) wait at once. GET /v1/stops/JOBID answers a job's line and timeline.\n";
+    "16384) wait at once. GET /v1/stops/JOBID answers a job's line and timeline.\n"
+    "\n"
+    "With --stops-key it also watches the running jobs (the plugin's watch=, docs/watch.md): POST\n"
+    "/v1/progress from each node's agent, GET /v1/status/JOBID for `gangway status`. A job none of\n"
+    "whose ranks completed a collective for --watch-hang seconds (default 60, at least 10; and for\n"
+    "ten of the job's own intervals between collectives) hangs.\n";
 
 std::string default_db() { return kFleetDefaultDb; }
 
@@ -156,6 +163,7 @@ int cmd_fleet_serve(int argc, char** argv) {
     std::string db = default_db(), listen, stops_key;
     sys::fleet::ServeLimits limits;
     sys::postmortem::StopsSettings stops;
+    std::optional<std::uint64_t> watch_hang_s;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -202,11 +210,22 @@ int cmd_fleet_serve(int argc, char** argv) {
                 return 2;
             }
             stops.drain_max = *n;
+        } else if (auto v = option_value(argc, argv, i, "--watch-hang")) {
+            const auto n = parse_uint(*v);
+            if (!n || *n < 10 || *n > 86400) {
+                std::fprintf(stderr, "gangway fleet serve: --watch-hang %s: give seconds from 10 to 86400\n", excerpt(*v).c_str());
+                return 2;
+            }
+            watch_hang_s = *n;
         } else {
             std::fprintf(stderr, "gangway fleet serve: unknown option \"%s\"; see `gangway fleet serve --help`\n",
                          excerpt(a).c_str());
             return 2;
         }
+    }
+    if (watch_hang_s && stops_key.empty()) {
+        std::fprintf(stderr, "gangway fleet serve: --watch-hang needs --stops-key FILE (the running jobs are watched with the site's key)\n");
+        return 2;
     }
     if (listen.empty()) {
         std::fprintf(stderr, "gangway fleet serve: needs --listen ADDR:PORT, e.g. --listen 127.0.0.1:9464\n");
@@ -248,6 +267,7 @@ int cmd_fleet_serve(int argc, char** argv) {
         ws.scontrol = sys::scontrol_client(10);
         ws.unmunge = sys::env_or("GANGWAY_UNMUNGE", "unmunge");
         ws.db = db;
+        if (watch_hang_s) ws.hang_min_ns = std::int64_t(*watch_hang_s) * 1'000'000'000;
         ws.log = [](const std::string& line) {
             std::fprintf(stderr, "gangway fleet serve: %s\n", line.c_str());
             std::fflush(stderr);

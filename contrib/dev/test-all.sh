@@ -14,11 +14,11 @@
 #     (a build that also compiles the GPU stages against CUDA's headers);
 #   - the fuzz targets (tests/fuzz/run.sh).
 # Compiling is CPU; a cluster test mostly waits (for jobs, timeouts, daemons).
-# So the builds of the other releases, the sanitizers and the fuzz targets
-# run in a second lane (B), at low priority, while the cluster tests run one
-# at a time in lane A; 22.05's script tests fill lane A's waits for lane B;
-# the load tests, the sanitizer tests and the fuzz targets run at the end, on
-# a machine at rest. BENCHMARKS.md ("CI's time") has the figures.
+# So the builds of the other releases, the sanitizers and the fuzz targets,
+# and the sanitizer tests and fuzz runs (CPU alone) run in a second lane (B),
+# at low priority, while the cluster tests run one at a time in lane A;
+# 22.05's script tests fill lane A's waits for lane B; the load tests run at
+# the end, on a machine at rest. BENCHMARKS.md ("CI's time") has the figures.
 # GANGWAY_RELEASE_TESTS="TEST..." picks fewer cluster tests on 24.11 and 26.05.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -130,12 +130,19 @@ asan_build() (
     { [ -f Makefile ] || ../configure -q --enable-sanitizers $cuda_flag CFLAGS='-g1 -O1' CXXFLAGS='-g1 -O1'; } &&
     make -j"$jobs" launcher/gangway tests/unit/unit_tests
 )
+# The sanitizer tests and the fuzz targets' runs are CPU alone, bounded by
+# CPU time, not wall time: they run in lane B right after their builds,
+# beside lane A's cluster tests, rather than after everything.
+asan_tests() { make -C "$top/_build-asan" check TESTS='tests/unit/unit_tests tests/launcher_cli.sh'; }
+# 8 s each in CI (a smoke run from the seeds; BENCHMARKS.md has the long runs).
+fuzz_both() { tests/fuzz/run.sh --build-only && tests/fuzz/run.sh --seconds="${GANGWAY_FUZZ_SECONDS:-8}"; }
 lane_b() {
   [ -z "$tree22" ] || lane_part check-programs make -C "$tree22" -j"$jobs" check-programs
   lane_part 24.11 release_build 24.11
   lane_part 26.05 release_build 26.05
   lane_part asan asan_build
-  lane_part fuzz tests/fuzz/run.sh --build-only
+  [ ! -f "$top/_build/laneB.asan.rc" ] || [ "$(cut -d' ' -f1 "$top/_build/laneB.asan.rc")" != 0 ] || lane_part asan-tests asan_tests
+  lane_part fuzz fuzz_both
 }
 ( renice -n 10 $BASHPID >/dev/null; ionice -c 2 -n 7 -p $BASHPID 2>/dev/null; lane_b ) &
 laneb_pid=$!
@@ -219,37 +226,34 @@ done
 
 script_tests
 
-# At rest (lane B done): the load tests on 22.05's tree, the sanitizer tests,
-# the fuzz targets.
+# Lane B's end: the sanitizer tests (the unit tests and the command's CLI
+# under ASan and UBSan) and the parsers of outside input under libFuzzer
+# (clang, ASan, UBSan), each for a bounded time from its seed corpus: any
+# crash fails the run.
 t0=$SECONDS
-asan_rc=0 fuzz_rc=0
-lane_wait asan || asan_rc=$?
-lane_wait fuzz || fuzz_rc=$?
+asan_rc=0
+if lane_wait asan; then
+  lane_wait asan-tests || asan_rc=$?
+  sed -n '/^PASS: \|^FAIL: \|^ERROR: /p' "$top/_build/laneB.asan-tests.log"
+  [ $asan_rc = 0 ] || lane_failed asan-tests "the sanitizer tests"
+else
+  lane_failed asan "the sanitizer build"
+fi
+if lane_wait fuzz; then
+  echo "PASS: fuzz"; extra_pass=$((extra_pass + 1))
+else
+  lane_failed fuzz "the fuzz targets' build or run"
+fi
 wait "$laneb_pid" 2>/dev/null || true
 stage_time "the wait for lane B" $t0
+
+# At rest (lane B done): the load tests on 22.05's tree.
 t0=$SECONDS
 if [ -n "$tree22" ]; then
   make -C "$tree22" -j1 check-TESTS check_PROGRAMS= TESTS='$(LOAD_TESTS)' TEST_SUITE_LOG=load-suite.log || status=1
   cp "$tree22/load-suite.log" "$top/_build/" 2>/dev/null || true
 fi
 stage_time "22.05 load tests" $t0
-
-t0=$SECONDS
-if [ $asan_rc = 0 ]; then
-  (cd _build-asan && make check TESTS='tests/unit/unit_tests tests/launcher_cli.sh') || status=1
-else
-  lane_failed asan "the sanitizer build"
-fi
-stage_time "sanitizer tests" $t0
-
-# The parsers of outside input under libFuzzer (clang, ASan, UBSan), each
-# for a bounded time from its seed corpus: any crash fails the run.
-if [ $fuzz_rc = 0 ]; then
-  # 8 s each in CI (a smoke run from the seeds; BENCHMARKS.md has the long runs).
-  step fuzz tests/fuzz/run.sh --seconds="${GANGWAY_FUZZ_SECONDS:-8}"
-else
-  lane_failed fuzz "the fuzz targets' build"
-fi
 
 # 22.05's package installed on this host (after every cluster test: dpkg -i
 # adds the plugin to the host's plugstack.conf.d).

@@ -22,7 +22,10 @@
 #                that holds the job back, with the network as the reason
 #                (its link's qdisc held back what it was given), within 90 s;
 #   2 hang       rank 5 SIGSTOPped, the job run with --gangway-on-hang=cancel:
-#                a hang naming rank 5 on node10 within 2 minutes, every other
+#                a hang naming rank 5 on node10 within 2 minutes (serve's
+#                --watch-hang 20: 20 s of no progress, the site's default
+#                60; the others still waiting in the collective before, a
+#                ring's victims, not named), every other
 #                rank's dump written at once (rank.N.json in its node's
 #                directory), and the job cancelled within a minute after.
 # Rank 0 forges pace reports for rank 7 (another node's) and rank 999: no
@@ -89,7 +92,7 @@ done
 plugstack $SITE_ARGS launcher=$INSTALL/gangway postmortem_dir=$PM/%n postmortem_sample=2 watch=5 watch_to=$URL \
   watch_key=$WORK/stops.key
 "$HOST_GANGWAY" fleet serve --listen 198.18.0.1:$PORT --db "$WORK/fleet.db" --cache 0 --stops-key "$WORK/stops.key" \
-  2>>"$WORK/serve.log" &
+  --watch-hang 20 2>>"$WORK/serve.log" &
 serve=$!
 for _ in $(seq 50); do grep -q "serving http" "$WORK/serve.log" && break; sleep 0.2; done
 grep -q "serving http" "$WORK/serve.log" || { echo "FAIL: fleet serve did not start: $(tail -3 "$WORK/serve.log")"; exit 1; }

@@ -126,6 +126,7 @@ void WatchService::judge(Step& s) {
     for (const auto& [node, q] : s.nodes) history.insert(history.end(), q.begin(), q.end());
     gw::JudgeSettings js;
     if (s.interval_ns > 0) js.interval_ns = s.interval_ns;
+    js.hang_min_ns = settings_.hang_min_ns;
     s.last = gw::judge(history, s.newest_ns, js);
     s.judged_ns = s.newest_ns;
     const std::string job = std::to_string(s.job);

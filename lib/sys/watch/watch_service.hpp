@@ -42,6 +42,7 @@ struct WatchSettings {
     Scontrol scontrol;                // scontrol_client()
     std::string unmunge = "unmunge";  // GANGWAY_UNMUNGE for the tests' munged
     std::string db;                   // the fleet store: each straggler and hang named is kept there ("" none)
+    std::int64_t hang_min_ns = gangway::watch::JudgeSettings{}.hang_min_ns;  // serve --watch-hang: nothing completed this long is a hang
     std::function<void(const std::string&)> log;  // serve's log, a line at a time
 };
 
