@@ -51,6 +51,16 @@ _lock = threading.RLock()
 
 
 def _fr_entries():
+    """The collectives this process recorded: the Flight Recorder's entries,
+    else, where this PyTorch has none and the hook records them itself
+    (_Recorder), the recorder's; [] where neither has any."""
+    entries = _fr_dump()
+    if not entries and _recorder is not None:
+        return _recorder.entries()
+    return entries
+
+
+def _fr_dump():
     """The Flight Recorder's entries of this process ([] where there are none).
     Never imports: this runs on the hook's threads too, which must not take
     the import lock while `import torch` runs (which loads this hook): an
@@ -84,6 +94,141 @@ def _fr_entries():
         except Exception:
             continue
     return []
+
+
+class _Recorder:
+    """Where this PyTorch keeps no Flight Recorder of gloo's collectives
+    (before 2.8; none at all before 2.2), the hook records what the watch needs
+    itself, when imported by hand (`import gangway_torch_postmortem` before
+    or after `import torch`, before the first collective): each call of
+    torch.distributed's collectives (all_reduce, all_gather, broadcast,
+    barrier, ...: those called from Python; DDP's reducer calls its
+    all-reduces from C++ and is not seen), numbered per process group as
+    the Flight Recorder numbers them, the same on every member since every
+    member calls the same collectives in the same order. Entries in the
+    Flight Recorder's own form, so everything after reads them alike: the
+    pace reports and the post-mortem's dumps. About a microsecond a call."""
+
+    _NAMES = ("all_reduce", "all_reduce_coalesced", "all_gather", "all_gather_into_tensor", "_all_gather_base",
+              "all_gather_coalesced", "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "broadcast",
+              "reduce", "barrier", "monitored_barrier", "all_to_all", "all_to_all_single", "gather", "scatter")
+    _KEEP = 2000  # entries kept, as TORCH_FR_BUFFER_SIZE's default here
+
+    def __init__(self, c10d):
+        self._c10d = c10d
+        self._lock = threading.Lock()
+        self._seq = {}
+        self._entries = []
+        self._pending = []  # (entry, work) of async_op calls not yet seen completed
+        self._local = threading.local()
+
+    def _name(self, group):
+        c = self._c10d
+        try:
+            pg = group if group is not None else c._get_default_group()
+            world = getattr(c, "_world", None)
+            names = getattr(world, "pg_names", None) if world is not None else getattr(c, "_pg_names", None)
+            name = names.get(pg) if names is not None else None
+        except Exception:
+            return None
+        return str(name)[:64] if name is not None else None  # None: not a member, or no group yet
+
+    def _enter(self, group):
+        name = self._name(group)
+        if name is None:
+            return None
+        with self._lock:
+            seq = self._seq.get(name, 0) + 1
+            self._seq[name] = seq
+            e = {"collective_seq_id": seq, "process_group": [name, ""], "time_created_ns": time.time_ns(),
+                 "state": "scheduled"}
+            self._entries.append(e)
+            if len(self._entries) > 2 * self._KEEP:
+                del self._entries[:-self._KEEP]
+        return e
+
+    def wrap(self, fn):
+        import inspect
+        params = list(inspect.signature(fn).parameters)
+        gi = params.index("group") if "group" in params else None
+        ai = params.index("async_op") if "async_op" in params else None
+        rec = self
+
+        def recorded(*args, **kwargs):
+            if getattr(rec._local, "inside", False):  # one collective calling another: counted once
+                return fn(*args, **kwargs)
+            group = kwargs["group"] if "group" in kwargs else (args[gi] if gi is not None and gi < len(args) else None)
+            async_op = kwargs["async_op"] if "async_op" in kwargs else (args[ai] if ai is not None and ai < len(args) else False)
+            e = rec._enter(group)
+            rec._local.inside = True
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                rec._local.inside = False
+            if e is not None:
+                if async_op and out is not None and hasattr(out, "is_completed"):
+                    with rec._lock:
+                        rec._pending.append((e, out))
+                        del rec._pending[:-rec._KEEP]
+                else:
+                    e["state"] = "completed"
+            return out
+
+        recorded.__wrapped__ = fn
+        recorded.__name__ = getattr(fn, "__name__", "collective")
+        recorded.__doc__ = getattr(fn, "__doc__", None)
+        return recorded
+
+    def install(self, dist):
+        """The same wrapper in torch.distributed and in distributed_c10d,
+        where the others (all_gather_object, ...) find it."""
+        for n in self._NAMES:
+            fn = getattr(self._c10d, n, None)
+            if fn is None or getattr(fn, "__wrapped__", None) is not None:
+                continue
+            w = self.wrap(fn)
+            setattr(self._c10d, n, w)
+            if getattr(dist, n, None) is fn:
+                setattr(dist, n, w)
+
+    def entries(self):
+        with self._lock:
+            still = []
+            for e, work in self._pending:
+                try:
+                    done = work.is_completed()
+                except Exception:
+                    done = True
+                if done:
+                    e["state"] = "completed"
+                else:
+                    still.append((e, work))
+            self._pending = still
+            return [dict(e) for e in self._entries[-self._KEEP:]]
+
+
+_recorder = None
+
+
+def _record_collectives():
+    """The recorder, where the watch is on and this PyTorch keeps no Flight
+    Recorder. Only from the main thread, outside `import torch` (a hand
+    import): it imports torch.distributed."""
+    global _recorder
+    t = sys.modules.get("torch")
+    spec = getattr(t, "__spec__", None) if t is not None else None
+    if spec is not None and getattr(spec, "_initializing", False):
+        return  # loaded by torch's entry point, during `import torch`: a PyTorch with its Flight Recorder
+    import torch
+    import torch.distributed as dist
+    if not dist.is_available():
+        return
+    c10d_C = getattr(torch._C, "_distributed_c10d", None)
+    if c10d_C is None or hasattr(c10d_C, "_dump_fr_trace"):
+        return  # 2.8 and later: the Flight Recorder records gloo's collectives too
+    rec = _Recorder(dist.distributed_c10d)
+    rec.install(dist)
+    _recorder = rec
 
 
 def _ns(v):
@@ -264,6 +409,10 @@ def autoload():
         sys.excepthook = excepthook
         interval = os.environ.get("GANGWAY_WATCH_INTERVAL", "")
         if interval.isdigit() and 1 <= int(interval) <= 3600:
+            try:
+                _record_collectives()
+            except Exception:
+                pass
             threading.Thread(target=_pace, args=(int(interval),), name="gangway-pace", daemon=True).start()
     except Exception:
         return

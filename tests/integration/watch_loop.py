@@ -6,7 +6,8 @@ WATCH_DIR/pid.RANK once it is in the loop, and its steps' times to
 WATCH_DIR/steps.RANK at the end (the test compares the job's pace with and
 without a slowed node). WATCH_FORGE=1: rank 0 also writes what a user could
 to mislead the watch: pace reports for a rank that is not on its node and
-for a rank that does not exist.
+for a rank that does not exist. WATCH_HOOK=0: the hook not imported by hand
+(on a PyTorch before 2.5: no rank reports, root's view alone).
 """
 import datetime
 import json
@@ -14,10 +15,11 @@ import os
 import sys
 import time
 
-try:  # PyTorch before 2.5 loads no "torch.backends" entry point: import the hook by hand
-    import gangway_torch_postmortem  # noqa: F401
-except Exception:
-    pass
+if os.environ.get("WATCH_HOOK", "1") != "0":
+    try:  # PyTorch before 2.5 loads no "torch.backends" entry point: import the hook by hand
+        import gangway_torch_postmortem  # noqa: F401
+    except Exception:
+        pass
 import torch
 import torch.distributed as dist
 
