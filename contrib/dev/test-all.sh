@@ -167,8 +167,12 @@ t0=$SECONDS
 if [ -n "$tree22" ]; then
   # check-TESTS with no check_PROGRAMS: the tests alone, while lane B builds
   # the test programs in the same tree (no integration test runs one).
+  began=$(date +%s)
   make -C "$tree22" -j1 check-TESTS check_PROGRAMS= TESTS='$(INTEGRATION_TESTS)' TEST_SUITE_LOG=cluster-suite.log || status=1
   cp "$tree22/cluster-suite.log" "$top/_build/" 2>/dev/null || true
+  # Each test's time, from its result file's (one at a time: each ends where the next begins).
+  (cd "$tree22/tests/integration" && ls -tr --time-style=+%s -l -- *.trs 2>/dev/null) |
+    awk -v t="$began" '{sub(/\.sh\.trs$/, "", $7); printf "%s %s %d s", (NR > 1 ? "," : "TIME: 22.05 cluster tests:"), $7, $6 - t; t = $6} END {if (NR) print ""}'
 fi
 stage_time "22.05 cluster tests" $t0
 
