@@ -23,6 +23,7 @@
 #include "../lib/sys/postmortem/send.hpp"
 #include "../lib/env/config.hpp"
 #include "../lib/sys/node/addrs.hpp"
+#include "../lib/sys/postmortem/munge_read.hpp"
 #include "../lib/sys/postmortem/stops_auth.hpp"
 #include "../lib/sys/slurm/scontrol.hpp"
 #include "commands.hpp"
@@ -189,16 +190,10 @@ int cmd_postmortem_job(int argc, char** argv) {
         const auto url = sys::parse_http_url(from);
         if (!url) return fail("--from: " + url.error(), 2);
         // Who asks, for serve to check: a MUNGE credential made for this job's read.
-        const auto cred = sys::run_command({sys::env_or("GANGWAY_MUNGE", "munge"), "-s", sys::postmortem::stops_read_payload(*id)}, 5);
-        if (!cred || cred->status != 0) {
-            const std::string why = "cannot get a MUNGE credential for fleet serve's timeline (munge -s): " +
-                                    (cred ? quiet_text(cred->output, 200) : cred.error()) + "; is munged running here?";
-            if (line.empty()) return fail(why);
-            std::fprintf(stderr, "gangway postmortem: %s\n", why.c_str());  // the line, without the timeline
+        const auto a = sys::postmortem::munge_get(*url, "/v1/stops/" + job, sys::postmortem::stops_read_payload(*id));
+        if (!a && a.error().starts_with("cannot get a MUNGE credential") && !line.empty()) {
+            std::fprintf(stderr, "gangway postmortem: %s\n", a.error().c_str());  // the line, without the timeline
         } else {
-            const std::vector<std::pair<std::string, std::string>> headers{
-                {sys::postmortem::kHeaderMunge, std::string(trim_right(cred->output))}};
-            const auto a = sys::http_request(*url, "GET", "/v1/stops/" + job, headers, {}, sys::after_ms(10000));
             if (!a) return fail(a.error());
             if (a->status == 200) timeline = a->body;
             else if (a->status != 404) return fail("fleet serve answered " + std::to_string(a->status) + ": " + quiet_text(a->body, 200));

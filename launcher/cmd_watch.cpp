@@ -14,6 +14,7 @@
 #include "../lib/sys/node/file.hpp"
 #include "../lib/sys/node/process_env.hpp"
 #include "../lib/sys/postmortem/send.hpp"
+#include "../lib/sys/postmortem/munge_read.hpp"
 #include "../lib/sys/postmortem/stops_auth.hpp"
 #include "../lib/sys/run/deadline.hpp"
 #include "../lib/sys/run/subprocess.hpp"
@@ -56,12 +57,7 @@ int cmd_status(int argc, char** argv) {
     if (from.empty()) return fail("give --from URL (fleet serve's), or set GANGWAY_WATCH_URL", 2);
     const auto url = sys::parse_http_url(from);
     if (!url) return fail("--from: " + url.error(), 2);
-    const auto cred = sys::run_command({sys::env_or("GANGWAY_MUNGE", "munge"), "-s", sys::postmortem::status_read_payload(*id)}, 5);
-    if (!cred || cred->status != 0)
-        return fail("cannot get a MUNGE credential (munge -s): " + (cred ? quiet_text(cred->output, 200) : cred.error()) +
-                    "; is munged running here?");
-    const std::vector<std::pair<std::string, std::string>> headers{{sys::postmortem::kHeaderMunge, std::string(trim_right(cred->output))}};
-    const auto a = sys::http_request(*url, "GET", sys::postmortem::kStatusPath + job, headers, {}, sys::after_ms(10000));
+    const auto a = sys::postmortem::munge_get(*url, sys::postmortem::kStatusPath + job, sys::postmortem::status_read_payload(*id));
     if (!a) return fail(a.error());
     for_each_line(a->body, [&](std::string_view l, std::size_t) {
         std::fprintf(a->status == 200 ? stdout : stderr, "%s%s\n", a->status == 200 ? "" : "gangway status: ", printable_name(l, 400).c_str());

@@ -21,6 +21,7 @@
 #include "../../postmortem/verdict.hpp"
 #include "../run/subprocess.hpp"
 #include "admin_comment.hpp"
+#include "munge_read.hpp"
 #include "stops_auth.hpp"
 
 namespace gangway::sys::postmortem {
@@ -218,24 +219,6 @@ void StopsService::log_refusal(const std::string& line) {
     else ++refusals_unsaid_;
 }
 
-// Who made the credential, as `unmunge` says (it reads the credential from
-// a private file: the client's runner gives no stdin), or why not.
-Result<MungeCaller> munge_caller(const std::string& unmunge, std::string_view cred) {
-    if (!munge_credential_shape(cred)) return Failure{"not a MUNGE credential"};
-    char path[] = "/tmp/gangway-stops-cred.XXXXXX";
-    const int fd = ::mkstemp(path);
-    if (fd < 0) return Failure{std::string("cannot keep the credential: ") + std::strerror(errno)};
-    const bool written = ::write(fd, cred.data(), cred.size()) == ssize_t(cred.size());
-    ::close(fd);
-    Result<CommandOutput> out = Failure{"cannot keep the credential"};
-    if (written) out = run_command({unmunge, "--input=" + std::string(path)}, 5);
-    ::unlink(path);
-    if (!out) return Failure{out.error()};
-    const auto who = parse_unmunge(out->output);
-    if (!who) return Failure{"MUNGE refused the credential: " + quiet_text(out->output.substr(0, out->output.find('\n')), 120)};
-    return *who;
-}
-
 HttpReply StopsService::get(std::string_view rest, const char* cred) {
     const auto job = parse_uint<std::uint32_t>(rest);
     if (!job) return {404, "not found: give /v1/stops/JOBID\n"};
@@ -243,12 +226,11 @@ HttpReply StopsService::get(std::string_view rest, const char* cred) {
     if (!cred)
         return {401, "refused: a job's stops are for its owner and root: send a MUNGE credential "
                      "(gangway postmortem JOBID --from URL does)\n"};
-    const auto who = munge_caller(settings_.unmunge, cred);
-    if (!who) {
-        log_refusal("refused a reader of job " + std::to_string(*job) + ": " + who.error());
-        return {401, "refused: " + who.error() + "\n"};
+    const auto uid = munge_reader(settings_.unmunge, cred, stops_read_payload(*job));
+    if (!uid) {
+        log_refusal("refused a reader of job " + std::to_string(*job) + ": " + uid.error());
+        return {401, "refused: " + uid.error() + "\n"};
     }
-    if (who->payload != stops_read_payload(*job)) return {401, "refused: the credential was made for another request\n"};
     std::int64_t owner = pm::kUnknownOwner;
     {
         std::lock_guard lock(store_mu_);
@@ -256,8 +238,8 @@ HttpReply StopsService::get(std::string_view rest, const char* cred) {
         if (!o) return {503, o.error() + "\n"};
         owner = *o;
     }
-    if (who->uid != 0 && who->uid != ::geteuid() && std::int64_t(who->uid) != owner) {
-        log_refusal("refused uid " + std::to_string(who->uid) + " job " + std::to_string(*job) + "'s stops: not its owner");
+    if (*uid != 0 && *uid != ::geteuid() && std::int64_t(*uid) != owner) {
+        log_refusal("refused uid " + std::to_string(*uid) + " job " + std::to_string(*job) + "'s stops: not its owner");
         return {403, "refused: job " + std::to_string(*job) + " is not yours; its owner or root may read its post-mortem\n"};
     }
     std::vector<gangway::fleet::StopRow> rows;

@@ -45,10 +45,6 @@
 
 namespace gangway::sys::postmortem {
 
-// Who made a MUNGE credential, as `unmunge` says, or why not (the readers
-// of /v1/stops/JOB and /v1/status/JOB).
-Result<MungeCaller> munge_caller(const std::string& unmunge, std::string_view cred);
-
 struct StopsSettings {
     std::string key;  // the site's key (read_stops_key)
     std::string db;   // the fleet store, opened read-write (serve runs as its owner)

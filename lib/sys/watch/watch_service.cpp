@@ -9,7 +9,7 @@
 #include "../../base/text.hpp"
 #include "../../watch/pace_json.hpp"
 #include "../postmortem/stops_auth.hpp"
-#include "../postmortem/stops_service.hpp"
+#include "../postmortem/munge_read.hpp"
 
 namespace gangway::sys::watch {
 namespace gw = gangway::watch;
@@ -198,14 +198,13 @@ sys::fleet::HttpReply WatchService::status(std::string_view rest, const char* cr
     if (!job) return {404, "not found: give /v1/status/JOBID\n"};
     if (!cred)
         return {401, "refused: a job's status is for its owner and root: send a MUNGE credential (gangway status JOBID does)\n"};
-    const auto who = postmortem::munge_caller(settings_.unmunge, cred);
-    if (!who) return {401, "refused: " + who.error() + "\n"};
-    if (who->payload != postmortem::status_read_payload(*job)) return {401, "refused: the credential was made for another request\n"};
+    const auto uid = postmortem::munge_reader(settings_.unmunge, cred, postmortem::status_read_payload(*job));
+    if (!uid) return {401, "refused: " + uid.error() + "\n"};
     std::lock_guard l(mu_);
     std::string out;
     for (const auto& [id, s] : steps_) {
         if (id.first != *job) continue;
-        if (who->uid != 0 && who->uid != ::geteuid() && who->uid != s.uid)
+        if (*uid != 0 && *uid != ::geteuid() && *uid != s.uid)
             return {403, "refused: job " + std::to_string(*job) + " is not yours; its owner or root may read its status\n"};
         const auto& j = s.last;
         out += "job " + std::to_string(s.job) + " step " + std::to_string(s.step) + ": " + std::to_string(j.ranks_reporting) + " of " +
