@@ -87,10 +87,9 @@ struct Index {
     std::vector<char> expected;                   // by rank id: on its node's newest record
 };
 
-Index index_records(const std::vector<NodeProgress>& history) {
+Index index_records(const std::vector<const NodeProgress*>& history) {
     Index x;
-    x.recs.reserve(history.size());
-    for (const auto& r : history) x.recs.push_back(&r);
+    x.recs = history;
     // Oldest first, so that whatever is overwritten below ends as the newest's.
     std::stable_sort(x.recs.begin(), x.recs.end(), [](const NodeProgress* a, const NodeProgress* b) { return a->t_ns < b->t_ns; });
     std::unordered_map<std::string_view, int> node_id;
@@ -1029,6 +1028,13 @@ const char* reason_name(Reason r) noexcept {
 }
 
 Judgement judge(const std::vector<NodeProgress>& history, std::int64_t now_ns, const JudgeSettings& s) {
+    std::vector<const NodeProgress*> recs;
+    recs.reserve(history.size());
+    for (const auto& r : history) recs.push_back(&r);
+    return judge_records(recs, now_ns, s);
+}
+
+Judgement judge_records(const std::vector<const NodeProgress*>& history, std::int64_t now_ns, const JudgeSettings& s) {
     Judgement j;
     const std::int64_t interval = std::max<std::int64_t>(s.interval_ns, 1);
     if (history.empty()) {

@@ -71,6 +71,9 @@ struct Judgement {
 // several minutes (the caller keeps at most kMaxHistory a node); `now_ns`
 // on the same clocks.
 Judgement judge(const std::vector<NodeProgress>& history, std::int64_t now_ns, const JudgeSettings& s = {});
+// The same over records the caller keeps elsewhere (serve's, shared with
+// its judging thread): no copy of them.
+Judgement judge_records(const std::vector<const NodeProgress*>& history, std::int64_t now_ns, const JudgeSettings& s = {});
 inline constexpr std::size_t kMaxHistory = 24;
 
 // One line for people ("straggler: node10 (ranks 4, 5), 180 ms later than

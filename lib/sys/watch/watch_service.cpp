@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <memory>
+#include <optional>
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
@@ -26,9 +28,16 @@ std::int64_t now_s() { return static_cast<std::int64_t>(std::time(nullptr)); }
 WatchService::WatchService(WatchSettings s) : settings_(std::move(s)) {
     if (!settings_.log) settings_.log = [](const std::string&) {};
     worker_ = std::thread([this] { run(); });
+    judger_ = std::thread([this] { judging(); });
 }
 
 WatchService::~WatchService() {
+    {
+        std::lock_guard l(mu_);
+        judge_stopping_ = true;
+    }
+    judge_cv_.notify_all();
+    judger_.join();
     {
         std::lock_guard l(q_mu_);
         stopping_ = true;
@@ -113,22 +122,57 @@ sys::fleet::HttpReply WatchService::post(const sys::fleet::ExtraRoutes::Header& 
     if (!s.nodes.count(rec.node) && s.nodes.size() >= kMaxNodes)
         return {503, "busy: job " + std::to_string(rec.job) + " step " + std::to_string(rec.step) + " has " + std::to_string(kMaxNodes) + " nodes watched\n"};
     auto& q = s.nodes[rec.node];
-    q.push_back(std::move(rec));
+    q.push_back(std::make_shared<const gw::NodeProgress>(std::move(rec)));
     while (q.size() > gw::kMaxHistory) q.pop_front();
-    if (s.newest_ns - s.judged_ns >= s.interval_ns / 2) judge(s);
+    // Judged on the judging thread (tens of ms at 512 ranks), at most twice an
+    // interval: this thread answers the nodes.
+    if (s.newest_ns - s.judged_ns >= s.interval_ns / 2 && !s.queued) {
+        s.queued = true, s.judged_ns = s.newest_ns;
+        to_judge_.push_back(id);
+        judge_cv_.notify_one();
+    }
     // While a confirmed hang waits for its dumps, every node is told.
     return {200, s.dump_asked_ns && !s.acted ? "dump\n" : "taken\n"};
 }
 
-// With mu_ held.
-void WatchService::judge(Step& s) {
-    std::vector<gw::NodeProgress> history;
-    for (const auto& [node, q] : s.nodes) history.insert(history.end(), q.begin(), q.end());
-    gw::JudgeSettings js;
-    if (s.interval_ns > 0) js.interval_ns = s.interval_ns;
-    js.hang_min_ns = settings_.hang_min_ns;
-    s.last = gw::judge(history, s.newest_ns, js);
-    s.judged_ns = s.newest_ns;
+void WatchService::judging() {
+    std::unique_lock l(mu_);
+    for (;;) {
+        judge_cv_.wait(l, [this] { return judge_stopping_ || !to_judge_.empty(); });
+        if (judge_stopping_) return;
+        const StepId id = to_judge_.front();
+        to_judge_.pop_front();
+        auto it = steps_.find(id);
+        if (it == steps_.end()) continue;
+        Step& s = it->second;
+        s.queued = false;
+        // The records stay alive while judged, whatever post() drops meanwhile.
+        std::vector<std::shared_ptr<const gw::NodeProgress>> held;
+        for (const auto& [node, q] : s.nodes) held.insert(held.end(), q.begin(), q.end());
+        gw::JudgeSettings js;
+        if (s.interval_ns > 0) js.interval_ns = s.interval_ns;
+        js.hang_min_ns = settings_.hang_min_ns;
+        const std::int64_t now = s.newest_ns;
+        l.unlock();
+        std::vector<const gw::NodeProgress*> recs;
+        recs.reserve(held.size());
+        for (const auto& r : held) recs.push_back(r.get());
+        std::optional<gw::Judgement> j;
+        try {
+            j = gw::judge_records(recs, now, js);
+        } catch (const std::exception& e) {
+            settings_.log("watch: job " + std::to_string(id.first) + " step " + std::to_string(id.second) + " not judged: " + e.what());
+        }
+        l.lock();
+        if (!j) continue;
+        it = steps_.find(id);
+        if (it != steps_.end()) act(it->second, std::move(*j), js);
+    }
+}
+
+// With mu_ held: what a judgement of the step makes serve do.
+void WatchService::act(Step& s, gw::Judgement j, const gw::JudgeSettings& js) {
+    s.last = std::move(j);
     const std::string job = std::to_string(s.job);
     const bool hang = s.last.hang && s.last.hang->confirmed;
     // The line for AdminComment: a straggler root confirmed or the ranks

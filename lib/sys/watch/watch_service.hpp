@@ -2,7 +2,8 @@
 // docs/watch.md): takes each node agent's signed progress record on POST
 // /v1/progress (signed as a progress record, never taken for a stop), keeps
 // each step's newest kMaxHistory records a node in memory, judges the step
-// (lib/watch/judge, pure) at most twice an interval, and:
+// (lib/watch/judge, pure) at most twice an interval on a thread of its
+// own (not the one that answers the nodes), and:
 //   - answers the node "dump" while a confirmed hang waits for its dumps
 //     (the agent leaves dump.request, each rank's hook writes its dump);
 //   - sets the running job's AdminComment to the judgement's line when it
@@ -68,14 +69,18 @@ private:
         std::uint32_t job = 0, step = 0, uid = 0;
         gangway::watch::OnHang on_hang = gangway::watch::OnHang::report;
         std::int64_t interval_ns = 0;
-        std::map<std::string, std::deque<gangway::watch::NodeProgress>> nodes;
+        // Each node's newest records, shared with a judgement under way.
+        std::map<std::string, std::deque<std::shared_ptr<const gangway::watch::NodeProgress>>> nodes;
         std::int64_t newest_ns = 0, judged_ns = 0;
+        bool queued = false;              // waits for the judging thread
         gangway::watch::Judgement last;
         std::string said;                 // what the line last put in AdminComment named
         std::int64_t dump_asked_ns = 0;   // when a confirmed hang asked for the dumps (0: not)
         bool acted = false;               // the hang's cancel or requeue was asked of SLURM
     };
-    void judge(Step& s);
+    using StepId = std::pair<std::uint32_t, std::uint32_t>;
+    void judging();  // the judging thread: one step at a time, mu_ released while it judges
+    void act(Step& s, gangway::watch::Judgement j, const gangway::watch::JudgeSettings& js);
     void log_refusal(const std::string& line);
     void keep(std::vector<gangway::fleet::WatchEvent> events);
     void enqueue(std::function<void()> call);
@@ -83,7 +88,10 @@ private:
 
     WatchSettings settings_;
     std::mutex mu_;
-    std::map<std::pair<std::uint32_t, std::uint32_t>, Step> steps_;
+    std::map<StepId, Step> steps_;
+    std::deque<StepId> to_judge_;  // with mu_: each step at most once (Step::queued)
+    std::condition_variable judge_cv_;
+    bool judge_stopping_ = false;
     std::mutex refusal_mu_;
     std::int64_t refusal_logged_s_ = 0;
     std::mutex q_mu_;
@@ -92,6 +100,7 @@ private:
     bool stopping_ = false;
     std::unique_ptr<sys::fleet::Store> store_;  // the worker's, opened at its first event
     std::thread worker_;
+    std::thread judger_;  // after worker_: it hands the worker what it decided
 };
 
 }  // namespace gangway::sys::watch
