@@ -25,7 +25,10 @@ by hand, `import gangway_torch_postmortem`):
     GANGWAY_POSTMORTEM_DIR/pace.RANK.json at each multiple of the interval
     on the node's clock (so every rank's report of a round covers the same
     collectives): each group's newest collective entered and completed, and
-    when this rank entered its kMaxEnters newest ones (docs/watch.md); and,
+    when this rank entered its kMaxEnters newest ones (docs/watch.md), from
+    the Flight Recorder or, where this PyTorch keeps none of gloo's
+    collectives and the hook was imported by hand, from the collectives it
+    records itself (_Recorder); and,
     when gangway's node agent leaves GANGWAY_POSTMORTEM_DIR/dump.request (a
     hang was seen), writes rank.RANK.json at once, as SIGTERM would, without
     ending. A rank blocked in a collective has released the GIL, so the
