@@ -771,6 +771,27 @@ struct Views {
         }
         return v;
     }
+
+    // Held (stopped, in D, ended) in every one of the rank's samples of its
+    // node's newest record within `span` of the newest, two at least: not a
+    // moment's page fault.
+    bool held_throughout(int rank_id, std::int64_t span) {
+        const RankView v = view(rank_id);
+        if (v.seen != Seen::stopped && v.seen != Seen::disk_wait && v.seen != Seen::ended) return false;
+        const auto& r = rows[std::size_t(v.node)];
+        const std::uint32_t k = v.rank;
+        const auto b = std::lower_bound(r.cbegin(), r.cend(), k, [](const TaskSample* a, std::uint32_t q) { return a->rank < q; });
+        const auto e = std::upper_bound(b, r.cend(), k, [](std::uint32_t q, const TaskSample* a) { return q < a->rank; });
+        const std::int64_t from = minus((*(e - 1))->t_ns, span);
+        int n = 0;
+        for (auto it = b; it != e; ++it) {
+            if ((*it)->t_ns < from) continue;
+            const TaskState st = (*it)->state;
+            if (st != TaskState::stopped && st != TaskState::disk_wait && st != TaskState::gone) return false;
+            ++n;
+        }
+        return n >= 2;
+    }
 };
 
 bool hung(const Group& g, std::int64_t now, std::int64_t limit) {
@@ -815,14 +836,17 @@ std::optional<Hang> find_hang(const Reports& rep, int judged, const Index& x, st
     // A rank stopped mid-collective leaves some of the others still waiting
     // in the one before (a ring's chunks it never forwarded): they did not
     // enter the next either, but root sees them asleep in a wait, not held.
-    // Where root sees some of the missing stopped, in D or ended, those are
-    // the hang; the merely idle ones are its victims.
-    const auto held = [](const RankView& v) { return v.seen == Seen::stopped || v.seen == Seen::disk_wait || v.seen == Seen::ended; };
-    if (!missing.empty() && std::any_of(seen.begin(), seen.end(), held)) {
+    // Where root sees some of the missing held throughout its newest samples
+    // (stopped, in D or ended, for half the limit or all its record holds),
+    // those are the hang; the merely idle ones are
+    // its victims.
+    std::vector<char> held;
+    for (int r : missing) held.push_back(views.held_throughout(r, limit / 2) ? 1 : 0);
+    if (std::find(held.begin(), held.end(), 1) != held.end()) {
         std::vector<int> kept;
         std::vector<RankView> kept_seen;
         for (std::size_t i = 0; i < missing.size(); ++i)
-            if (held(seen[i])) kept.push_back(missing[i]), kept_seen.push_back(seen[i]);
+            if (held[i]) kept.push_back(missing[i]), kept_seen.push_back(seen[i]);
         missing = std::move(kept), seen = std::move(kept_seen);
     }
     for (int r : missing) {

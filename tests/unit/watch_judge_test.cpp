@@ -413,6 +413,17 @@ TEST_CASE("a rank stopped mid-collective: the others still in the one before are
     CHECK(j.hang->confirmed);
     CHECK(j.hang->evidence == "rank 5 stopped (T) on n03");
 
+    SECTION("a victim in D for one sample (a page fault) is not taken for the hang") {
+        for (auto& rec : hist) {
+            TaskSample* newest = nullptr;
+            for (auto& t : rec.samples)
+                if (t.rank == 6 && (!newest || t.t_ns > newest->t_ns)) newest = &t;
+            if (newest) newest->state = TaskState::disk_wait;
+        }
+        const Judgement k = judge(hist, now);
+        REQUIRE(k.hang);
+        CHECK(k.hang->missing == std::vector<std::uint32_t>{5});
+    }
     SECTION("none of them held by root's view: every one that did not enter is named") {
         for (auto& rec : hist)
             for (auto& s : rec.samples)
