@@ -190,10 +190,12 @@ int cmd_postmortem_job(int argc, char** argv) {
         const auto url = sys::parse_http_url(from);
         if (!url) return fail("--from: " + url.error(), 2);
         // Who asks, for serve to check: a MUNGE credential made for this job's read.
-        const auto a = sys::postmortem::munge_get(*url, "/v1/stops/" + job, sys::postmortem::stops_read_payload(*id));
-        if (!a && a.error().starts_with("cannot get a MUNGE credential") && !line.empty()) {
-            std::fprintf(stderr, "gangway postmortem: %s\n", a.error().c_str());  // the line, without the timeline
+        const auto cred = sys::postmortem::munge_credential(sys::postmortem::stops_read_payload(*id));
+        if (!cred) {
+            if (line.empty()) return fail(cred.error());
+            std::fprintf(stderr, "gangway postmortem: %s\n", cred.error().c_str());  // the line, without the timeline
         } else {
+            const auto a = sys::postmortem::munge_get(*url, "/v1/stops/" + job, *cred);
             if (!a) return fail(a.error());
             if (a->status == 200) timeline = a->body;
             else if (a->status != 404) return fail("fleet serve answered " + std::to_string(a->status) + ": " + quiet_text(a->body, 200));

@@ -57,7 +57,9 @@ int cmd_status(int argc, char** argv) {
     if (from.empty()) return fail("give --from URL (fleet serve's), or set GANGWAY_WATCH_URL", 2);
     const auto url = sys::parse_http_url(from);
     if (!url) return fail("--from: " + url.error(), 2);
-    const auto a = sys::postmortem::munge_get(*url, sys::postmortem::kStatusPath + job, sys::postmortem::status_read_payload(*id));
+    const auto cred = sys::postmortem::munge_credential(sys::postmortem::status_read_payload(*id));
+    if (!cred) return fail(cred.error());
+    const auto a = sys::postmortem::munge_get(*url, sys::postmortem::kStatusPath + job, *cred);
     if (!a) return fail(a.error());
     for_each_line(a->body, [&](std::string_view l, std::size_t) {
         std::fprintf(a->status == 200 ? stdout : stderr, "%s%s\n", a->status == 200 ? "" : "gangway status: ", printable_name(l, 400).c_str());

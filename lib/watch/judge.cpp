@@ -750,15 +750,21 @@ struct Views {
 
     explicit Views(const Index& index) : x(index), rows(index.node_name.size()), sorted(index.node_name.size(), 0) {}
 
+    // The rank's rows (oldest first) in its node's newest record with samples.
+    std::pair<RowIt, RowIt> rows_of_rank(int rank_id) {
+        const int node = x.node_of[std::size_t(rank_id)];
+        auto& r = rows[std::size_t(node)];
+        if (!sorted[std::size_t(node)]) r = rows_of(x.sampled[std::size_t(node)]), sorted[std::size_t(node)] = 1;
+        const std::uint32_t k = x.rank[std::size_t(rank_id)];
+        const auto b = std::lower_bound(r.cbegin(), r.cend(), k, [](const TaskSample* a, std::uint32_t q) { return a->rank < q; });
+        return {b, std::upper_bound(b, r.cend(), k, [](std::uint32_t q, const TaskSample* a) { return q < a->rank; })};
+    }
+
     RankView view(int rank_id) {
         RankView v;
         v.rank = x.rank[std::size_t(rank_id)];
         v.node = x.node_of[std::size_t(rank_id)];
-        auto& r = rows[std::size_t(v.node)];
-        if (!sorted[std::size_t(v.node)]) r = rows_of(x.sampled[std::size_t(v.node)]), sorted[std::size_t(v.node)] = 1;
-        const std::uint32_t k = v.rank;
-        const auto b = std::lower_bound(r.cbegin(), r.cend(), k, [](const TaskSample* a, std::uint32_t q) { return a->rank < q; });
-        const auto e = std::upper_bound(b, r.cend(), k, [](std::uint32_t q, const TaskSample* a) { return q < a->rank; });
+        const auto [b, e] = rows_of_rank(rank_id);
         if (b == e) return v;
         v.no_rows = false;
         const TaskSample& last = **(e - 1);
@@ -776,18 +782,13 @@ struct Views {
     // node's newest record within `span` of the newest, two at least: not a
     // moment's page fault.
     bool held_throughout(int rank_id, std::int64_t span) {
-        const RankView v = view(rank_id);
-        if (v.seen != Seen::stopped && v.seen != Seen::disk_wait && v.seen != Seen::ended) return false;
-        const auto& r = rows[std::size_t(v.node)];
-        const std::uint32_t k = v.rank;
-        const auto b = std::lower_bound(r.cbegin(), r.cend(), k, [](const TaskSample* a, std::uint32_t q) { return a->rank < q; });
-        const auto e = std::upper_bound(b, r.cend(), k, [](std::uint32_t q, const TaskSample* a) { return q < a->rank; });
+        const auto [b, e] = rows_of_rank(rank_id);
+        if (b == e) return false;
         const std::int64_t from = minus((*(e - 1))->t_ns, span);
         int n = 0;
         for (auto it = b; it != e; ++it) {
             if ((*it)->t_ns < from) continue;
-            const TaskState st = (*it)->state;
-            if (st != TaskState::stopped && st != TaskState::disk_wait && st != TaskState::gone) return false;
+            if ((*it)->state != TaskState::stopped && (*it)->state != TaskState::disk_wait && (*it)->state != TaskState::gone) return false;
             ++n;
         }
         return n >= 2;
@@ -838,8 +839,7 @@ std::optional<Hang> find_hang(const Reports& rep, int judged, const Index& x, st
     // enter the next either, but root sees them asleep in a wait, not held.
     // Where root sees some of the missing held throughout its newest samples
     // (stopped, in D or ended, for half the limit or all its record holds),
-    // those are the hang; the merely idle ones are
-    // its victims.
+    // those are the hang; the merely idle ones are its victims.
     std::vector<char> held;
     for (int r : missing) held.push_back(views.held_throughout(r, limit / 2) ? 1 : 0);
     if (std::find(held.begin(), held.end(), 1) != held.end()) {

@@ -14,12 +14,16 @@
 
 namespace gangway::sys::postmortem {
 
-Result<HttpAnswer> munge_get(const HttpUrl& u, const std::string& target, const std::string& payload) {
+Result<std::string> munge_credential(const std::string& payload) {
     const auto cred = run_command({env_or("GANGWAY_MUNGE", "munge"), "-s", payload}, 5);
     if (!cred || cred->status != 0)
         return Failure{"cannot get a MUNGE credential (munge -s): " + (cred ? quiet_text(cred->output, 200) : cred.error()) +
                        "; is munged running here?"};
-    const std::vector<std::pair<std::string, std::string>> headers{{kHeaderMunge, std::string(trim_right(cred->output))}};
+    return std::string(trim_right(cred->output));
+}
+
+Result<HttpAnswer> munge_get(const HttpUrl& u, const std::string& target, const std::string& credential) {
+    const std::vector<std::pair<std::string, std::string>> headers{{kHeaderMunge, credential}};
     return http_request(u, "GET", target, headers, {}, after_ms(10000));
 }
 

@@ -15,10 +15,11 @@
 
 namespace gangway::sys::postmortem {
 
-// The client's side: `munge -s PAYLOAD` (GANGWAY_MUNGE, else munge), then
-// GET u's host for `target` with the credential, 10 s at most. The answer,
-// whatever its status; a failure says what to do (is munged running here?).
-Result<HttpAnswer> munge_get(const HttpUrl& u, const std::string& target, const std::string& payload);
+// The client's side: `munge -s PAYLOAD` (GANGWAY_MUNGE, else munge): the
+// credential, or why not, saying what to do (is munged running here?).
+Result<std::string> munge_credential(const std::string& payload);
+// Then GET u's host for `target` with it, 10 s at most: the answer, whatever its status.
+Result<HttpAnswer> munge_get(const HttpUrl& u, const std::string& target, const std::string& credential);
 
 // Who made a MUNGE credential, as `unmunge` says, or why not.
 Result<MungeCaller> munge_caller(const std::string& unmunge, std::string_view cred);

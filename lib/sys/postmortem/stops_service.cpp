@@ -8,8 +8,6 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 
 #include "../../base/error.hpp"
 #include "../../base/text.hpp"
