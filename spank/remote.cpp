@@ -34,13 +34,14 @@ std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item) {
     return v;
 }
 
-// Every variable a step or task start reads, sorted for read_env.
-const std::vector<std::string>& wanted_env() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> v = step_env_names();
+// Every variable a step or task start reads, sorted for read_env: views of
+// the static lists' names, so that building it copies no string.
+const std::vector<std::string_view>& wanted_env() {
+    static const std::vector<std::string_view> names = [] {
+        std::vector<std::string_view> v(step_env_names().begin(), step_env_names().end());
         v.insert(v.end(), contract_names().begin(), contract_names().end());
         v.insert(v.end(), {kSetRecordVar, kCheckedVar, "CUDA_VISIBLE_DEVICES", "PYTHONPATH", "PATH"});
-        std::sort(v.begin(), v.end());
+        std::sort(v.begin(), v.end(), env_name_less);
         v.erase(std::unique(v.begin(), v.end()), v.end());
         return v;
     }();

@@ -68,6 +68,8 @@ namespace {
 // The reading itself: the problem, with errno in r.err where there is one.
 // One function that returns a code, and one place below that clears the
 // text: the plugin carries this, so it is kept small.
+constexpr std::size_t kPage = 4096;
+
 ReadProblem read_into(FileRead& r, int dirfd, const std::string& name, const ReadOptions& o) {
     // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
     Fd fd(::openat(dirfd, name.c_str(),
@@ -97,10 +99,30 @@ ReadProblem read_into(FileRead& r, int dirfd, const std::string& name, const Rea
         return ReadProblem::too_large;
     // The file's size and one byte (to see it grew), not the limit: a 16 MiB
     // buffer zeroed in every step cost each node's slurmstepd some 60 ms.
-    // sysfs and /proc give 4096 or 0 as the size: start from a page.
+    // sysfs and /proc give 4096 or 0 as the size: read those a page at a time.
     const std::size_t size = regular && r.st.st_size > 0 ? static_cast<std::size_t>(r.st.st_size) : 0;
-    r.text.resize(std::min(std::max(size + 1, std::size_t(4096)), cap));
     std::size_t got = 0;
+    if (size < kPage) {
+        // An attribute, a /proc file or a small file (most reads in a step's
+        // start): through a page on the stack, so that no page of the string
+        // is zeroed first.
+        char page[kPage];
+        for (;;) {
+            const std::size_t room = std::min(sizeof page, cap - r.text.size());
+            if (room == 0) break;
+            const ssize_t n = ::read(fd.get(), page, room);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                r.err = errno;
+                return ReadProblem::read;
+            }
+            if (n == 0) break;
+            r.text.append(page, static_cast<std::size_t>(n));
+        }
+        got = r.text.size();
+    } else {
+        r.text.resize(std::min(size + 1, cap));
+    }
     while (got < r.text.size()) {
         const ssize_t n = ::read(fd.get(), r.text.data() + got, r.text.size() - got);
         if (n < 0 && errno == EINTR) continue;
