@@ -91,12 +91,23 @@ spank_err_t spank_getenv(spank_t sp, const char* var, char* buf, int len) {
     return ESPANK_SUCCESS;
 }
 
+/* slurmstepd's spank_setenv goes through setenvf (src/common/env.c, SLURM
+ * 22.05 to 26.05), which formats the value into a zeroed ENV_BUFSIZE (256 KiB)
+ * buffer first: each call clears 256 KiB. Played here as it is, so that the
+ * plugin's spank_setenv calls cost what they cost in slurmstepd. */
+enum { kEnvBufSize = 256 * 1024 };
+
 spank_err_t spank_setenv(spank_t sp, const char* var, const char* val, int overwrite) {
     (void)sp;
     const long i = find_env(var);
     if (i >= 0 && !overwrite) return ESPANK_ENV_EXISTS;
+    char* value = calloc(1, kEnvBufSize + 2 * sizeof(size_t));
+    if (!value) return ESPANK_ERROR;
+    snprintf(value, kEnvBufSize, "%s", val);
     char* kv = NULL;
-    if (asprintf(&kv, "%s=%s", var, val) < 0) return ESPANK_ERROR;
+    const int n = asprintf(&kv, "%s=%s", var, value);
+    free(value);
+    if (n < 0) return ESPANK_ERROR;
     if (i >= 0) {
         free(g_env[i]);
         g_env[i] = kv;

@@ -102,6 +102,15 @@ step cap0 -N2 -n2 && verify cap0 "node_addrs_max=0: never NODE_ADDRS" --mode nod
   || fail "node_addrs_max=0: $(cat "$WORK/cap0.err")"
 plugstack $SITE_ARGS
 
+# torch_hook=: the hook's directory goes before the user's PYTHONPATH and after
+# the user's APPTAINER_BINDPATH entries, which stay (the plugin once never read
+# APPTAINER_BINDPATH and replaced the user's binds with its own).
+hook=$top_srcdir/torch-hook
+got=$(PYTHONPATH=/opt/site-py APPTAINER_BINDPATH=/opt/data:/data srun -N1 -n1 sh -c 'echo "$PYTHONPATH|$APPTAINER_BINDPATH"' 2>"$WORK/hookpath.err")
+want="$hook:/opt/site-py|/opt/data:/data,$hook:$hook:ro"
+if [ "$got" = "$want" ]; then pass "torch_hook= extends the user's PYTHONPATH and APPTAINER_BINDPATH ($got)"
+else fail "torch_hook= paths: got '$got', want '$want' $(head -c 300 "$WORK/hookpath.err")"; fi
+
 # Job arrays: each array task is its own job, with its own port.
 rm -f "$WORK"/array_*
 if sbatch --wait --array=1-2 -N2 -o /dev/null --wrap "srun -o $WORK/array_\$SLURM_ARRAY_TASK_ID.%t.part $DUMP; cat $WORK/array_\$SLURM_ARRAY_TASK_ID.*.part >$WORK/array_\$SLURM_ARRAY_TASK_ID.out" >/dev/null 2>"$WORK/array.err"; then
