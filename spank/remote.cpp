@@ -28,6 +28,12 @@
 namespace gangway::plugin::remote {
 namespace {
 
+// From how many tasks on a node user_init sets their shared variables: each
+// spank_setenv in slurmstepd clears a 256 KiB buffer (SLURM's setenvf), so a
+// variable set once for the node rather than once per task saves that for
+// every task but one (bench/stepd_sim, BENCHMARKS.md).
+constexpr unsigned kShareFromTasks = 2;
+
 std::optional<std::uint32_t> item_u32(spank_t sp, spank_item_t item) {
     std::uint32_t v = 0;
     if (spank_get_item(sp, item, &v) != ESPANK_SUCCESS) return std::nullopt;
@@ -103,22 +109,24 @@ StepView ordered(const Config& cfg, StepView step) {
 
 using VarList = VarList;
 
-// The contract's variables the task's environment already holds.
+// The contract's variables the task's environment already holds, with the
+// record of those gangway set (GANGWAY_SET: by user_init, or by an earlier
+// step), so that gangway's own values are recomputed, not kept as the user's.
 EnvMap contract_values(const EnvMap& env) {
     EnvMap current;
     for (const auto& name : contract_names())
         if (auto it = env.find(name); it != env.end()) current.insert(*it);
+    if (auto it = env.find(kSetRecordVar); it != env.end()) current.insert(*it);
     return current;
 }
 
-// What one task sets: its environment and step view, and the node's plan.
-VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
+// The variables for `step` with `pin_vars` (a task's placement; none for the
+// node's share): its environment and step view, and the node's plan.
+VarList plan_vars(const Config& cfg, const EnvMap& env, const StepView& step, VarList pin_vars) {
     const auto& st = state();
     EnvMap current = contract_values(env);
-    if (auto it = env.find(kSetRecordVar); it != env.end()) current.insert(*it);
     // In narrow mode SLURM's CUDA_VISIBLE_DEVICES is the input, not a user's choice to keep.
     if (cfg.pin == PinMode::Narrow) current.erase("CUDA_VISIBLE_DEVICES");
-    VarList pin_vars = st.pin_ready ? pinning::task_vars(env, cfg, step) : VarList{};
     // Which order NODE_RANK follows, so that a program (and `gangway env`) can tell.
     if (!st.order_tag.empty()) add_var(pin_vars, "GANGWAY_NODE_ORDER", st.order_tag);
     VarList set;
@@ -145,6 +153,23 @@ VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
     for (const auto& kv : pin_vars)
         if (!current.count(kv.first)) set.push_back(kv);  // the user's value wins
     return set;
+}
+
+// What one task sets.
+VarList plan_task(const Config& cfg, const EnvMap& env, const StepView& step) {
+    return plan_vars(cfg, env, step, state().pin_ready ? pinning::task_vars(env, cfg, step) : VarList{});
+}
+
+// The share of every task's variables that does not depend on the task (all
+// but its rank and placement), set once in user_init where the node starts
+// kShareFromTasks or more: each task then sets only what differs (set_vars'
+// `have`). Recorded in GANGWAY_SET, so that a task recomputes them as
+// gangway's own, not as the user's.
+VarList plan_node_share(const Config& cfg, const EnvMap& env, StepView step) {
+    if (!state().addrs_ready || cfg.mode == Mode::Off) return {};
+    step.rank.reset();
+    step.local_rank.reset();
+    return plan_vars(cfg, env, step, {});
 }
 
 // What the check needs that the task does not get: the contract as mode auto
@@ -199,7 +224,7 @@ void load_check_key(const Config& site) {
     explicit_bzero(bytes->data(), bytes->size());
 }
 
-// Sets `set` in the task's environment. With `have` (the environment as the
+// Sets `set` in the task's environment (in user_init: every task's). With `have` (the environment as the
 // task started), a variable that already has its value there is left alone
 // (an srun in a batch script inherits many): each spank_setenv costs some
 // 10 us in slurmstepd, which zeroes a 256 KiB buffer for it (SLURM's setenvf,
@@ -322,6 +347,7 @@ int user_init(spank_t sp) {
         }
         // Once per step and node: task_init of every task inherits the results.
         prepare_node(sp, cfg, step);
+        if (step.local_tasks.value_or(1) >= kShareFromTasks) set_vars(sp, plan_node_share(cfg, env, step), &env);
     } catch (const Error& e) {
         note_error(e.what());
     }

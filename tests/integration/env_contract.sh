@@ -35,6 +35,10 @@ step off -N2 -n2 --gangway=off && verify off "--gangway=off sets nothing" --tpn 
   || fail "--gangway=off: $(cat "$WORK/off.err")"
 MASTER_PORT=29999 NUM_TRAINERS=2 step user -N4 -n4 && verify user "the user's MASTER_PORT and NUM_TRAINERS win, derived values follow" \
   --mode node --tpn 1,1,1,1 --port 29999 --trainers 2 --world 8 || fail "user values: $(cat "$WORK/user.err")"
+# Two tasks a node: slurmstepd sets the node's share of the variables once, in
+# user_init, and each task the rest; the user's values must still win.
+MASTER_PORT=29998 NUM_TRAINERS=3 step user_task -N4 -n8 && verify user_task "two tasks a node: the user's MASTER_PORT and NUM_TRAINERS win there too" \
+  --mode task --tpn 2,2,2,2 --port 29998 --trainers 3 || fail "user values, task layout: $(cat "$WORK/user_task.err")"
 step resv -N2 -n2 --resv-ports=2 && {
   want=$(awk '/^GWENV/ {print}' "$WORK/resv.out" | $TORCH_PY -c 'import json,sys; print({json.loads(l.split(" ",1)[1]).get("SLURM_STEP_RESV_PORTS","").split("-")[0].split(",")[0] for l in sys.stdin}.pop())')
   if [ -n "$want" ]; then verify resv "srun --resv-ports: the reserved port is used" --mode node --tpn 1,1 --port "$want"
