@@ -28,6 +28,11 @@ export SLURM_STEP_NODELIST='node[08-11]' SLURM_STEP_TASKS_PER_NODE='2(x4)' SLURM
 # srun holds neither, which is the default here).
 run() { unshare -m sh -c 'mount --bind "$0/hosts" /etc/hosts && export LD_PRELOAD="$1" && shift && exec "$@"' "$work" "${STEPD_PRELOAD:-}" "$@"; }
 if [ $callgrind = 1 ]; then
+  # The plugin's own instructions: stepd_sim's copy of SLURM's setenvf buffer
+  # (256 KiB cleared a spank_setenv) left out; how many calls the plugin
+  # makes is counted apart, and the wall runs below include their cost.
+  export STEPD_SETENVF_BUFFER=${STEPD_SETENVF_BUFFER:-0}
+  run "$work/stepd_sim" --rounds 1 "$plugin" "$@" | grep 'spank_setenv calls' | sed 's/^ *//; s/ (each clears.*//'
   # Callgrind counts a forked child from its parent's count at the fork: the
   # files in time order are the step process (forked from stepd_sim's loop),
   # its tasks, then the loop itself. What the plugin adds is the difference

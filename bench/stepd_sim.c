@@ -94,16 +94,21 @@ spank_err_t spank_getenv(spank_t sp, const char* var, char* buf, int len) {
 /* slurmstepd's spank_setenv goes through setenvf (src/common/env.c, SLURM
  * 22.05 to 26.05), which formats the value into a zeroed ENV_BUFSIZE (256 KiB)
  * buffer first: each call clears 256 KiB. Played here as it is, so that the
- * plugin's spank_setenv calls cost what they cost in slurmstepd. */
-enum { kEnvBufSize = 256 * 1024 };
+ * plugin's spank_setenv calls cost what they cost in slurmstepd;
+ * STEPD_SETENVF_BUFFER=0 leaves it out (plugin_path.sh --callgrind counts the
+ * plugin's own instructions). */
+static size_t g_setenvf_buffer = 256 * 1024;
+static unsigned long g_setenvs;  /* spank_setenv calls in this process */
 
 spank_err_t spank_setenv(spank_t sp, const char* var, const char* val, int overwrite) {
     (void)sp;
     const long i = find_env(var);
     if (i >= 0 && !overwrite) return ESPANK_ENV_EXISTS;
-    char* value = calloc(1, kEnvBufSize + 2 * sizeof(size_t));
+    ++g_setenvs;
+    const size_t size = g_setenvf_buffer > strlen(val) ? g_setenvf_buffer : strlen(val) + 1;
+    char* value = calloc(1, size + 2 * sizeof(size_t));
     if (!value) return ESPANK_ERROR;
-    snprintf(value, kEnvBufSize, "%s", val);
+    snprintf(value, size, "%s", val);
     char* kv = NULL;
     const int n = asprintf(&kv, "%s=%s", var, value);
     free(value);
@@ -217,7 +222,7 @@ static void hog_release(struct hog_block** list, size_t bytes) {
 
 /* One slurmstepd: returns wall and CPU time per phase through `out` (a pipe). */
 static void one_step(const char* plugin, int ac, char** av, int out) {
-    double wall[NPHASES] = {0}, cpu[NPHASES] = {0}, flt[NPHASES] = {0}, w, c, f;
+    double wall[NPHASES] = {0}, cpu[NPHASES] = {0}, flt[NPHASES] = {0}, w, c, f, user_setenvs = 0;
     spank_fn task_init = NULL, task_exit = NULL, task_post_fork = NULL, spank_exit = NULL;
     struct hog_block* hog = NULL;
     if (strcmp(plugin, "none") != 0) {
@@ -258,7 +263,9 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
             hog_release(&hog, as_kb * 1024ul);
         }
         w = now_us(CLOCK_MONOTONIC), c = now_us(CLOCK_PROCESS_CPUTIME_ID), f = faults(RUSAGE_SELF);
+        const unsigned long set0 = g_setenvs;
         if (user && user(NULL, ac, av) != 0) _exit(3);
+        user_setenvs = (double)(g_setenvs - set0);
         if (as_kb) {
             const struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
             setrlimit(RLIMIT_AS, &rl);
@@ -281,10 +288,12 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
             spank_setenv(NULL, "SLURM_LOCALID", buf, 1);
             snprintf(buf, sizeof buf, "%u", env_u32("SIM_FIRST_RANK", 0) + t);
             spank_setenv(NULL, "SLURM_PROCID", buf, 1);
-            double r[3] = {0, 0, 0};
+            double r[4] = {0, 0, 0, 0};
             const double tw = now_us(CLOCK_MONOTONIC), tc = now_us(CLOCK_THREAD_CPUTIME_ID), tf = faults(RUSAGE_THREAD);
+            const unsigned long set0 = g_setenvs;
             const int rc = task_init ? task_init(NULL, ac, av) : 0;
             r[0] = now_us(CLOCK_MONOTONIC) - tw, r[1] = now_us(CLOCK_THREAD_CPUTIME_ID) - tc, r[2] = faults(RUSAGE_THREAD) - tf;
+            r[3] = (double)(g_setenvs - set0);
             if (write(fds[1], r, sizeof r) != (ssize_t)sizeof r) _exit(5);
             _exit(rc == 0 ? 0 : 6);
         }
@@ -296,9 +305,10 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
         }
     }
     close(fds[1]);
-    double r[3];
+    double r[4], task_setenvs = 0;
     while (read(fds[0], r, sizeof r) == (ssize_t)sizeof r)
-        wall[P_TASK_INIT] += r[0] / g_tasks, cpu[P_TASK_INIT] += r[1] / g_tasks, flt[P_TASK_INIT] += r[2] / g_tasks;
+        wall[P_TASK_INIT] += r[0] / g_tasks, cpu[P_TASK_INIT] += r[1] / g_tasks, flt[P_TASK_INIT] += r[2] / g_tasks,
+            task_setenvs += r[3] / g_tasks;
     int st, bad = 0;
     for (unsigned t = 0; t < g_tasks; ++t) {
         if (waitpid(pids[t], &st, 0) != pids[t]) _exit(4);
@@ -316,10 +326,11 @@ static void one_step(const char* plugin, int ac, char** av, int out) {
         fprintf(stderr, "stepd_sim: a task_init failed\n");
         _exit(6);
     }
-    double rec[3 * NPHASES];
+    double rec[3 * NPHASES + 2];
     memcpy(rec, wall, sizeof wall);
     memcpy(rec + NPHASES, cpu, sizeof cpu);
     memcpy(rec + 2 * NPHASES, flt, sizeof flt);
+    rec[3 * NPHASES] = user_setenvs, rec[3 * NPHASES + 1] = task_setenvs;
     if (write(out, rec, sizeof rec) != (ssize_t)sizeof rec) _exit(5);
     _exit(0);
 }
@@ -363,6 +374,9 @@ int main(int argc, char** argv) {
     double* wall = calloc((size_t)rounds * NPHASES, sizeof *wall);
     double* cpu = calloc((size_t)rounds * NPHASES, sizeof *cpu);
     double* flt = calloc((size_t)rounds * NPHASES, sizeof *flt);
+    double setenvs[2] = {0, 0};  /* the last round's spank_setenv calls: user_init, each task_init */
+    const char* buffer = getenv("STEPD_SETENVF_BUFFER");
+    if (buffer) g_setenvf_buffer = (size_t)strtoul(buffer, NULL, 10);
     for (unsigned r = 0; r < rounds; ++r) {
         int fds[2];
         if (pipe(fds) != 0) return 4;
@@ -373,7 +387,7 @@ int main(int argc, char** argv) {
             one_step(plugin, ac, av, fds[1]);
         }
         close(fds[1]);
-        double rec[3 * NPHASES];
+        double rec[3 * NPHASES + 2];
         const ssize_t got = read(fds[0], rec, sizeof rec);
         close(fds[0]);
         int st;
@@ -385,6 +399,7 @@ int main(int argc, char** argv) {
         rec[P_STEP] = now_us(CLOCK_MONOTONIC) - w0;
         for (int p = 0; p < NPHASES; ++p)
             wall[p * rounds + r] = rec[p], cpu[p * rounds + r] = rec[NPHASES + p], flt[p * rounds + r] = rec[2 * NPHASES + p];
+        setenvs[0] = rec[3 * NPHASES], setenvs[1] = rec[3 * NPHASES + 1];
     }
     printf("%s, %u rounds, %u tasks: median wall / CPU microseconds, minor page faults\n", plugin, rounds, g_tasks);
     for (int p = 0; p < NPHASES; ++p) {
@@ -394,5 +409,7 @@ int main(int argc, char** argv) {
         printf("  %-32s %10.1f %10.1f %8.1f\n", phase_name[p], wall[p * rounds + rounds / 2],
                p == P_STEP ? 0.0 : cpu[p * rounds + rounds / 2], p == P_STEP ? 0.0 : flt[p * rounds + rounds / 2]);
     }
+    printf("  spank_setenv calls: user_init %.0f, each task_init %.1f (each clears %zu bytes, as SLURM's setenvf)\n",
+           setenvs[0], setenvs[1], g_setenvf_buffer);
     return report_usage(0);
 }
