@@ -62,7 +62,9 @@ void plan_node(spank_t sp, const Config& cfg, const StepView& step) {
     // Only GPUs make PCI devices matter to the plan (compute NICs are those
     // near a GPU), unless the site names NICs itself: a GPU-less node is
     // discovered without its PCI bus, which is most of a discovery's cost.
-    const bool devices = !cfg.nic_include.empty() || sys::pci_has_gpu(sys::sysfs_root());
+    // A cache holds the devices already: its node's PCI bus is not scanned
+    // (one class file a PCI function, hundreds on a GPU server).
+    const bool devices = source.empty() && (!cfg.nic_include.empty() || sys::pci_has_gpu(sys::sysfs_root()));
     auto loaded = sys::load_topology(source, devices ? sys::IoScope::Devices : sys::IoScope::CpusOnly);
     if (!loaded) throw Error(loaded.error());  // plan_node's callers report an Error as the step's one line
     const Topology& topo = *loaded;
