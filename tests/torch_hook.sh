@@ -14,15 +14,27 @@ set -u
 $PY -c 'import torch.distributed' 2>/dev/null || test_skip "Debian's python3-torch is not installed (apt-get install python3-torch)"
 test_workdir torch-hook
 JOB=$top_srcdir/tests/torch_hook_job.py
+HOOK=$top_srcdir/torch-hook
+# As the users run it: the ranks as an unprivileged user (nobody), writing
+# into a directory of theirs as the plugin makes it (0700, the job's owner),
+# from copies of the hook and the job that user can read wherever the
+# checkout is.
+RUN_AS=() who="root (no setpriv)"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  RUN_AS=(setpriv --reuid=65534 --regid=65534 --clear-groups --) who="uid 65534"
+  chmod 711 "$W" && cp -r "$HOOK" "$W/hook" && cp "$JOB" "$W/job.py" && chmod -R a+rX "$W/hook" "$W/job.py"
+  HOOK=$W/hook JOB=$W/job.py
+fi
 port=$((29600 + RANDOM % 300))
 # run_job MODE DIR [ENV...]: both ranks; their stdout in DIR/out.RANK
 run_job() {
   local mode=$1 d=$2; shift 2
   mkdir -p "$d" && chmod 700 "$d"
+  [ ${#RUN_AS[@]} = 0 ] || chown 65534:65534 "$d"
   port=$((port + 1))
   for r in 0 1; do
-    env GANGWAY_POSTMORTEM_DIR="$d" RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-      HOOK_DIR="$top_srcdir/torch-hook" HOOK_MODE="$mode" "$@" $PY "$JOB" >"$d/out.$r" 2>"$d/err.$r" &
+    "${RUN_AS[@]}" env HOME="$d" GANGWAY_POSTMORTEM_DIR="$d" RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      HOOK_DIR="$HOOK" HOOK_MODE="$mode" "$@" $PY "$JOB" >"$d/out.$r" 2>"$d/err.$r" &
     eval "pid$r=\$!"
   done
 }
@@ -31,7 +43,7 @@ field() { $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sy
 # 1. The watch on: every collective recorded, the same numbers on both ranks.
 run_job run "$W/run" GANGWAY_WATCH_INTERVAL=1
 wait "$pid0"; rc0=$?; wait "$pid1"; rc1=$?
-[ $rc0 = 0 ] && [ $rc1 = 0 ] && pass "1: both ranks ran and their all-reduces summed right, wrapped" \
+[ $rc0 = 0 ] && [ $rc1 = 0 ] && pass "1: both ranks ran (as $who) and their all-reduces summed right, wrapped" \
   || fail "1: the ranks' exits $rc0 $rc1: $(tail -3 "$W/run/err.0" "$W/run/err.1")"
 line=$(cat "$W/run/out.0")
 [[ $line == *'"recorder": true'*'"name": "all_reduce"'* ]] && pass "1: the recorder is installed where torch keeps no Flight Recorder: $line" \
