@@ -89,3 +89,25 @@ TEST_CASE("run_command: a command that ignores SIGTERM is killed after the grace
     CHECK(!running(test::file_text(me)));
     CHECK(!running(test::file_text(child)));
 }
+
+TEST_CASE("run_command: termination signals its caller blocks stay blocked in the command", "[subprocess]") {
+    // gangway run's requeue blocks SIGTERM so that the step SLURM tears down
+    // does not stop it half done; its scontrol must not die of that SIGTERM
+    // either (SLURM 26.05: the requeue was taken, scontrol was killed, and no
+    // node was excluded).
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    REQUIRE(pthread_sigmask(SIG_BLOCK, &term, &old) == 0);
+    const auto blocked = sys::run_command({"sh", "-c", "kill -TERM $$; echo alive"}, 30);
+    REQUIRE(pthread_sigmask(SIG_SETMASK, &old, nullptr) == 0);
+    REQUIRE(blocked);
+    CHECK(blocked->status == 0);
+    CHECK_THAT(blocked->output, ContainsSubstring("alive"));
+
+    // Not blocked by the caller: the command dies of it as before.
+    const auto open = sys::run_command({"sh", "-c", "kill -TERM $$; echo alive"}, 30);
+    REQUIRE(open);
+    CHECK(open->status != 0);
+    CHECK(open->output.find("alive") == std::string::npos);
+}

@@ -79,10 +79,18 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv, double t
     Spawn sp;
     posix_spawnattr_setflags(&sp.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     posix_spawnattr_setpgroup(&sp.attr, 0);
-    sigset_t none, all;
-    sigemptyset(&none);
+    // The command starts with every signal at its default and none blocked,
+    // but for the termination signals its caller blocks: a caller that must
+    // finish what it started (the requeue of on_fail.cpp, whose step SLURM
+    // tears down as soon as slurmctld takes it) has its command finish it
+    // too, rather than die of the SIGTERM the whole step gets.
+    sigset_t mine, mask, all;
+    pthread_sigmask(SIG_BLOCK, nullptr, &mine);
+    sigemptyset(&mask);
+    for (const int s : {SIGTERM, SIGINT, SIGHUP})
+        if (sigismember(&mine, s) == 1) sigaddset(&mask, s);
     sigfillset(&all);
-    posix_spawnattr_setsigmask(&sp.attr, &none);
+    posix_spawnattr_setsigmask(&sp.attr, &mask);
     posix_spawnattr_setsigdefault(&sp.attr, &all);
     posix_spawn_file_actions_addopen(&sp.actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&sp.actions, wr.get(), 1);
