@@ -807,3 +807,28 @@ TEST_CASE("a node that holds the others up in bursts (a CPU quota's throttling) 
     spread.run(T0 + 200 * kS);
     for (std::int64_t now = from + 30 * kS; now <= from + 90 * kS; now += 10 * kS) CHECK_FALSE(spread.judge_at(now).straggler);
 }
+
+TEST_CASE("a lead small against the pace while it led is not named, though large against the job's usual pace", "[watch][judge]") {
+    // The whole job slows (the machine's load), one node a little more: its
+    // lead is past min_lead and a fifth of the usual pace, but a tenth of
+    // the pace it had while it led (SLURM 26.05 under CI's load: node09 named
+    // at 23 ms of a 230 ms pace, the job "1.1x slower").
+    Sim sim;
+    sim.period = 20 * kMs, sim.jitter = 4 * kMs;
+    const std::int64_t from = T0 + 30 * kS;
+    for (std::uint32_t n = 0; n < 4; ++n) sim.slow.push_back({n, from, T0 + 1000 * kS, n == 1 ? 230 * kMs : 200 * kMs});
+    sim.run(T0 + 200 * kS);
+    for (std::int64_t now = from + 20 * kS; now <= from + 90 * kS; now += kInterval) {
+        INFO("at " << (now - T0) / kS << " s");
+        CHECK_FALSE(sim.judge_at(now).straggler);
+    }
+    SECTION("the same node slowed by a fifth of that pace or more is named") {
+        Sim more;
+        more.period = 20 * kMs, more.jitter = 4 * kMs;
+        for (std::uint32_t n = 0; n < 4; ++n) more.slow.push_back({n, from, T0 + 1000 * kS, n == 1 ? 290 * kMs : 200 * kMs});
+        more.run(T0 + 200 * kS);
+        const Judgement j = more.judge_at(from + 60 * kS);
+        REQUIRE(j.straggler);
+        CHECK(j.straggler->node == "n02");
+    }
+}
