@@ -224,20 +224,20 @@ void load_check_key(const Config& site) {
     explicit_bzero(bytes->data(), bytes->size());
 }
 
-// Sets `set` in the task's environment (in user_init: every task's). With `have` (the environment as the
-// task started), a variable that already has its value there is left alone
-// (an srun in a batch script inherits many): each spank_setenv costs some
-// 10 us in slurmstepd, which zeroes a 256 KiB buffer for it (SLURM's setenvf,
-// 22.05 to 26.05), and the setenvs are most of a task's start.
+// Sets `set` in the task's environment (in user_init: every task's). With
+// `have` (the environment as the task started), a variable that already has
+// its value there is left alone (an srun in a batch script inherits many):
+// each spank_setenv costs 10-16 us in slurmstepd, which zeroes a 256 KiB
+// buffer for it (SLURM's setenvf, 22.05 to 26.05), and the setenvs are most
+// of a task's start.
 void set_vars(spank_t sp, const VarList& set, const EnvMap* have = nullptr) {
     for (const auto& [name, value] : set) {
+        const bool unset = value.empty() && name != kSetRecordVar;  // an empty value unsets, but the record's
         if (have) {
             const auto it = have->find(name);
-            const bool unset = value.empty() && name != kSetRecordVar;
             if (unset ? it == have->end() : it != have->end() && it->second == value) continue;
         }
-        const spank_err_t rc = value.empty() && name != kSetRecordVar ? spank_unsetenv(sp, name.c_str())
-                                                                      : spank_setenv(sp, name.c_str(), value.c_str(), 1);
+        const spank_err_t rc = unset ? spank_unsetenv(sp, name.c_str()) : spank_setenv(sp, name.c_str(), value.c_str(), 1);
         if (rc != ESPANK_SUCCESS)
             throw Error("cannot set " + name + " in the task's environment: " + spank_strerror(rc));
     }

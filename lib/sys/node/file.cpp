@@ -101,21 +101,23 @@ ReadProblem read_into(FileRead& r, int dirfd, const std::string& name, const Rea
     // buffer zeroed in every step cost each node's slurmstepd some 60 ms.
     // sysfs and /proc give 4096 or 0 as the size: read those a page at a time.
     const std::size_t size = regular && r.st.st_size > 0 ? static_cast<std::size_t>(r.st.st_size) : 0;
+    // One read, EINTR retried; -1 with r.err set on a failure.
+    const auto read_some = [&](char* to, std::size_t n) {
+        ssize_t k;
+        do k = ::read(fd.get(), to, n);
+        while (k < 0 && errno == EINTR);
+        if (k < 0) r.err = errno;
+        return k;
+    };
     std::size_t got = 0;
-    if (size < kPage) {
-        // An attribute, a /proc file or a small file (most reads in a step's
-        // start): through a page on the stack, so that no page of the string
-        // is zeroed first.
+    if (size <= kPage) {
+        // An attribute (sysfs says 4096), a /proc file (0) or a small file:
+        // most reads in a step's start. Through a page on the stack, so that
+        // no page of the string is zeroed first.
         char page[kPage];
-        for (;;) {
-            const std::size_t room = std::min(sizeof page, cap - r.text.size());
-            if (room == 0) break;
-            const ssize_t n = ::read(fd.get(), page, room);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) {
-                r.err = errno;
-                return ReadProblem::read;
-            }
+        for (std::size_t room; (room = std::min(sizeof page, cap - r.text.size())) > 0;) {
+            const ssize_t n = read_some(page, room);
+            if (n < 0) return ReadProblem::read;
             if (n == 0) break;
             r.text.append(page, static_cast<std::size_t>(n));
         }
@@ -124,12 +126,8 @@ ReadProblem read_into(FileRead& r, int dirfd, const std::string& name, const Rea
         r.text.resize(std::min(size + 1, cap));
     }
     while (got < r.text.size()) {
-        const ssize_t n = ::read(fd.get(), r.text.data() + got, r.text.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            r.err = errno;
-            return ReadProblem::read;
-        }
+        const ssize_t n = read_some(r.text.data() + got, r.text.size() - got);
+        if (n < 0) return ReadProblem::read;
         if (n == 0) break;
         got += static_cast<std::size_t>(n);
         // Grown since fstat (or a file whose size the kernel does not say): read on, up to the limit.
